@@ -1,0 +1,212 @@
+"""One error root for everything jarenlab raises, and the table of codes.
+
+Every error carries a ``code`` (``JD....`` for the store, ``JQ....`` for the query
+language), a bare ``reason``, and where known a ``doc_path`` (a JSON Pointer into the
+model or query document), the ``collection`` and the ``key``. A driver error is kept
+as ``__cause__``. ``docs/errors.md`` is generated from :data:`CODES` and a test keeps
+the two in sync.
+
+>>> err = QueryError("JQ2002", "integer division by zero", doc_path="/$idiv")
+>>> err.code, err.name, str(err)
+('JQ2002', 'division_by_zero', 'JQ2002 division_by_zero: integer division by zero (at /$idiv)')
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+#: code -> (name, meaning). The one table; ``docs/errors.md`` mirrors it.
+CODES: dict[str, tuple[str, str]] = {
+    # -- opening and the model ------------------------------------------------
+    "JD0001": ("sqlite_too_old", "The SQLite library lacks a required feature (JSON1, STRICT tables, generated columns)."),
+    "JD0002": ("model_mismatch", "The model disagrees with the existing database; the first difference is named."),
+    "JD0004": ("index_unmappable", "An index path is not a singular JSONPath, or cannot be mapped to a column."),
+    "JD0005": ("invalid_model", "The model document is invalid; `doc_path` points at the offending member."),
+    "JD0006": ("invalid_option", "An option passed to `open()` or a call is outside its allowed set."),
+    "JD0010": ("strict_residual", "`strict=True` refused a query that needs a residual; the construct is named."),
+    "JD0011": ("profile_refused", "The safe profile refused the query document (allow-list, full scan, limit)."),
+    "JD0012": ("transaction_timeout", "Waiting for the store's write gate timed out."),
+    # -- runtime: store -------------------------------------------------------
+    "JD2001": ("duplicate_key", "An insert used a key that is already stored."),
+    "JD2002": ("no_key", "The document has no usable key (missing, wrong type, or not allowed)."),
+    "JD2003": ("schema_invalid", "The document failed schema validation; `errors` lists the validator's messages."),
+    "JD2004": ("unknown_collection", "The collection is not declared in the model."),
+    "JD2005": ("database_error", "SQLite reported a failure; busy or locked is retryable."),
+    "JD2006": ("not_found", "No document is stored under the key (patch)."),
+    "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
+    "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
+    "JD2009": ("invalid_patch", "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply."),
+    "JD2010": ("invalid_argument", "An argument to a store call has the wrong type or value."),
+    "JD2050": ("change_log_gap", "The change log no longer holds the requested sequence; re-seed from a fresh run."),
+    "JD2060": ("live_bound", "A live query exceeded its bounds (queries or maintained rows) and was closed."),
+    "JD2062": ("live_closed", "The live query is closed."),
+    "JD2063": ("store_closed", "The store is closed; open it again to use it."),
+    "JD2065": ("lease_lost", "The job's lease expired or was taken by another claim; nothing was changed."),
+    "JD2066": ("lease_superseded", "The lease's fencing token is not the job's current one; nothing was changed."),
+    "JD2067": ("job_not_leased", "The job is not leased (settled, cancelled or unknown); nothing was changed."),
+    "JD2068": ("job_invalid", "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...)."),
+    "JD2069": ("dag_changed", "A DAG job was resumed under a changed graph; the change is named."),
+    "JD2070": ("unknown_job", "No job is stored under the id."),
+    "JD2080": ("event_invalid", "An event type is undeclared, its payload is invalid, or a dedupe key is reused across types."),
+    "JD2081": ("cursor_expired", "The event cursor lies before the expired-history boundary, or is malformed."),
+    "JD2090": ("interval_conflict", "The write would overlap another record's interval; nothing was written."),
+    "JD2091": ("invalid_interval", "An interval's bounds are missing, of mixed kinds, not UTC `Z` times, or not start < end."),
+    "JD2092": ("idempotency_key_reused", "The idempotency key was used before with a different fingerprint."),
+    "JD2093": ("idempotent_result_invalid", "A retry-safe transaction's result is not exact JSON or is over 16 KiB."),
+    "JD2094": ("owner_forbidden", "The owner view cannot read or write this record."),
+    # -- query language: compile time ----------------------------------------
+    "JQ0001": ("malformed_phrase", "An object mixes `$` operator keys with plain keys, or a phrase is malformed."),
+    "JQ0002": ("unknown_operator", "The `$` operator is not in the vocabulary and not a registered host operator."),
+    "JQ0003": ("bad_arity", "An operator got the wrong number or shape of operands."),
+    "JQ0004": ("bad_path", "A path or variable reference cannot be parsed."),
+    "JQ0005": ("undeclared_external", "A free variable is not among the allowed externals."),
+    "JQ0006": ("bad_flwor", "A FLWOR clause is malformed (missing `$return`, bad binding, ...)."),
+    "JQ0007": ("bad_orderby", "An `$orderby` spec is malformed."),
+    "JQ0008": ("unsupported", "The construct is known but not supported here."),
+    "JQ0009": ("bad_regex", "A regular expression is outside the supported I-Regexp subset."),
+    "JQ0010": ("bad_literal", "A literal is not a JSON value (NaN, infinity, bytes, ...)."),
+    "JQ0011": ("too_deep", "The document exceeds the depth limit."),
+    # -- query language: run time --------------------------------------------
+    "JQ2001": ("cardinality", "An expression produced more items than its position allows."),
+    "JQ2002": ("division_by_zero", "Integer division or modulo by zero."),
+    "JQ2003": ("ebv", "The effective boolean value of two or more items is undefined."),
+    "JQ2004": ("type_error", "An operand has a type the operator cannot take."),
+    "JQ2005": ("incomparable", "Ordering keys are not both numbers or both strings."),
+    "JQ2006": ("unbound_external", "An external variable has no value at run time."),
+    "JQ2007": ("bad_cast", "A value cannot be cast to the requested type."),
+    "JQ2008": ("host_failed", "A host operator raised; the original error is the cause."),
+    "JQ2009": ("limit_exceeded", "An engine limit (items, steps, result size) was exceeded."),
+    "JQ2010": ("bad_argument", "An argument value is out of range for the function."),
+    "JQ2011": ("bad_external", "An external value is not a JSON value."),
+}
+
+
+class JarenlabError(Exception):
+    """The root of every error jarenlab raises.
+
+    Attributes: ``code`` (see :data:`CODES`), ``name`` (its short slug), ``reason``,
+    ``doc_path``, ``collection``, ``key``, ``errors`` (validator messages, where any),
+    ``retryable`` (true for busy/locked database errors).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        reason: str,
+        *,
+        doc_path: str | None = None,
+        collection: str | None = None,
+        key: Any = None,
+        errors: list[str] | None = None,
+        retryable: bool = False,
+    ) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        self.code = code
+        self.name = CODES[code][0]
+        self.reason = reason
+        self.doc_path = doc_path
+        self.collection = collection
+        self.key = key
+        self.errors = list(errors or [])
+        self.retryable = retryable
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        where = []
+        if self.collection is not None:
+            where.append(f"collection {self.collection!r}")
+        if self.key is not None:
+            where.append(f"key {self.key!r}")
+        if self.doc_path is not None:
+            where.append(f"at {self.doc_path}")
+        tail = f" ({', '.join(where)})" if where else ""
+        return f"{self.code} {self.name}: {self.reason}{tail}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors cross process boundaries (workers); keep every field.
+        return (_rebuild, (type(self), self.code, self.reason, self.__dict__.copy()))
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in (
+                ("code", self.code),
+                ("reason", self.reason),
+                ("doc_path", self.doc_path),
+                ("collection", self.collection),
+                ("key", self.key),
+            )
+            if v is not None
+        )
+        errs = "".join(f"<li>{html.escape(e)}</li>" for e in self.errors)
+        return (
+            f"<div style='border-left:4px solid #c0392b;padding:4px 8px'>"
+            f"<b>{html.escape(type(self).__name__)}</b> <code>{html.escape(self.name)}</code>"
+            f"<table>{rows}</table>{f'<ul>{errs}</ul>' if errs else ''}</div>"
+        )
+
+
+def _rebuild(cls: type[JarenlabError], code: str, reason: str, state: dict[str, Any]) -> JarenlabError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, f"{code}: {reason}")
+    err.__dict__.update(state)
+    return err
+
+
+class ModelError(JarenlabError):
+    """The model document is invalid, or disagrees with the database."""
+
+
+class StoreError(JarenlabError):
+    """A store operation failed (keys, closed store, database failures)."""
+
+
+class ValidationError(StoreError):
+    """A document failed schema validation or holds a value JSON cannot represent."""
+
+
+class QueryError(JarenlabError):
+    """A query document failed to compile or to run."""
+
+
+class PlanError(JarenlabError):
+    """The planner or the safe profile refused a query."""
+
+
+class LiveError(JarenlabError):
+    """A live query failed or exceeded its bounds."""
+
+
+class JobError(JarenlabError):
+    """A job queue operation was refused (fencing, unknown job, bad enqueue)."""
+
+
+class EventError(JarenlabError):
+    """An event could not be emitted or a cursor could not be resumed."""
+
+
+class IntervalConflict(StoreError):
+    """A write would make two constrained intervals overlap."""
+
+
+class IdempotencyError(StoreError):
+    """A retry-safe transaction's key or result was refused."""
+
+
+__all__ = [
+    "CODES",
+    "EventError",
+    "IdempotencyError",
+    "IntervalConflict",
+    "JarenlabError",
+    "JobError",
+    "LiveError",
+    "ModelError",
+    "PlanError",
+    "QueryError",
+    "StoreError",
+    "ValidationError",
+]
