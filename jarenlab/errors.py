@@ -87,7 +87,8 @@ class JarenlabError(Exception):
 
     Attributes: ``code`` (see :data:`CODES`), ``name`` (its short slug), ``reason``,
     ``doc_path``, ``collection``, ``key``, ``errors`` (validator messages, where any),
-    ``retryable`` (true for busy/locked database errors).
+    ``retryable`` (true for busy/locked database errors), ``position`` (the index of the
+    offending document in a batch).
     """
 
     def __init__(
@@ -100,6 +101,7 @@ class JarenlabError(Exception):
         key: Any = None,
         errors: list[str] | None = None,
         retryable: bool = False,
+        position: int | None = None,
     ) -> None:
         if code not in CODES:
             raise ValueError(f"unknown error code {code!r}")
@@ -111,6 +113,7 @@ class JarenlabError(Exception):
         self.key = key
         self.errors = list(errors or [])
         self.retryable = retryable
+        self.position = position
         super().__init__(self.message)
 
     @property

@@ -1,0 +1,264 @@
+"""Collection: validated writes, reads by key, whole-collection export, and queries."""
+
+from __future__ import annotations
+
+import html
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import jsonschema_rs
+import orjson
+
+from jarenlab import _sqlite, frames
+from jarenlab.errors import StoreError, ValidationError
+from jarenlab.model import CollectionSpec
+from jarenlab.patch import apply_patch, merge_patch
+from jarenlab.values import to_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from jarenlab.store import Store
+
+#: Called inside the write transaction after each row is written (doc is None for a delete).
+WriteCheck = Callable[[sqlite3.Connection, Any, "dict[str, Any] | None"], None]
+
+_BATCH = 5_000
+_PROGRESS_FROM = 50_000
+
+
+class Collection:
+    """A declared collection. Get one with ``store["name"]``."""
+
+    def __init__(self, store: Store, spec: CollectionSpec) -> None:
+        self.store = store
+        self.spec = spec
+        self.name = spec.name
+        self._table = _sqlite.quote(spec.name)
+        self._validator = jsonschema_rs.validator_for(spec.schema)
+        self._key_member = spec.key[1:] if spec.key else None
+        self._key_type = int if spec.key_type == "INTEGER" else str
+        #: Checks run inside the write transaction for every written or deleted row.
+        self.write_checks: list[WriteCheck] = []
+
+    # -- preparing documents ---------------------------------------------------------------------
+    def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
+        """(key or None, JSON-safe document, JSON text); raises JD2003/JD2008/JD2002."""
+        try:
+            doc = to_json(doc)
+        except ValidationError as err:
+            err.collection = self.name
+            _at(err, position)
+            raise
+        if type(doc) is not dict:
+            raise _at(StoreError("JD2010", f"a document must be an object, not {type(doc).__name__}", collection=self.name), position)
+        if not self._validator.is_valid(doc):
+            errors = [
+                f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
+                for e in self._validator.iter_errors(doc)
+            ]
+            where = f"document {position}: " if position is not None else ""
+            raise _at(
+                ValidationError("JD2003", f"{where}{errors[0]}", collection=self.name, errors=errors), position
+            )
+        key = None
+        if self._key_member is not None:
+            key = doc.get(self._key_member)
+            if type(key) is not self._key_type:
+                raise _at(
+                    StoreError("JD2002", f"key {self.spec.key} must be a {self._key_type.__name__}", collection=self.name, key=key),
+                    position,
+                )
+        return key, doc, orjson.dumps(doc).decode()
+
+    def _check_key(self, key: Any) -> Any:
+        if type(key) is not self._key_type:
+            raise StoreError(
+                "JD2002", f"keys of {self.name!r} are {self._key_type.__name__}s, not {type(key).__name__}", collection=self.name, key=key
+            )
+        return key
+
+    def _written(self, conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
+        for check in self.write_checks:
+            check(conn, key, doc)
+        self.store._record(self.name, key, doc)
+
+    # -- writes ----------------------------------------------------------------------------------
+    def insert(self, doc: dict[str, Any]) -> Any:
+        """Validate and insert one document; return its key. JD2001 if the key is taken."""
+        key, doc, text = self._prepare(doc)
+        if self.spec.identity == "uuid":
+            key = str(uuid.uuid4())
+        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+            conn = self.store._conn()
+            if key is None:
+                key = conn.execute(f"INSERT INTO {self._table}(doc) VALUES (?)", (text,)).lastrowid
+            else:
+                conn.execute(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", (key, text))
+            self._written(conn, key, doc)
+        return key
+
+    def insert_many(self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None) -> int:
+        """Validate and insert many documents in ONE transaction; return how many.
+
+        ``docs`` is an iterable of dicts, a pandas DataFrame or a pyarrow Table (a null cell means
+        the member is absent). Nothing is written if any document fails; the error names its
+        position (``err.position``). A progress bar shows for long batches (``progress=None``:
+        from 50,000 documents).
+        """
+        records = frames.records_from(docs)
+        total = len(records)
+        bar = frames.progress(total, f"insert into {self.name}", progress is True or (progress is None and total >= _PROGRESS_FROM))
+        identity = self.spec.identity
+        with self.store.transaction(), _sqlite.translating(collection=self.name):
+            conn = self.store._conn()
+            next_key = None
+            if identity == "integer":
+                next_key = (conn.execute(f"SELECT max(key) FROM {self._table}").fetchone()[0] or 0) + 1
+            for start in range(0, total, _BATCH):
+                prepared = [self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])]
+                if identity == "integer":
+                    assert next_key is not None
+                    rows = [(next_key + start + i, p[2]) for i, p in enumerate(prepared)]
+                elif identity == "uuid":
+                    rows = [(str(uuid.uuid4()), p[2]) for p in prepared]
+                else:
+                    rows = [(p[0], p[2]) for p in prepared]
+                try:
+                    conn.executemany(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", rows)
+                except sqlite3.IntegrityError:
+                    self._find_duplicate(conn, rows, start)
+                    raise
+                for (key, _), (_, doc, _) in zip(rows, prepared):
+                    self._written(conn, key, doc)
+                bar.update(len(rows))
+        bar.close()
+        return total
+
+    def _find_duplicate(self, conn: sqlite3.Connection, rows: list[tuple[Any, str]], start: int) -> None:
+        """Name the first duplicate of a failed batch (inside the transaction that will roll back)."""
+        seen: set[Any] = set()
+        for i, (key, _) in enumerate(rows):
+            dup = key in seen or conn.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key,)).fetchone()
+            if dup:
+                raise _at(StoreError("JD2001", f"document {start + i}: duplicate key {key!r}", collection=self.name, key=key), start + i)
+            seen.add(key)
+
+    def put(self, doc: dict[str, Any], key: Any = None) -> Any:
+        """Insert or replace a document (upsert); return its key.
+
+        With a key pointer, the key comes from the document (a different ``key`` argument is
+        JD2002). With an allocated identity, ``put(doc)`` allocates and ``put(doc, key)`` replaces.
+        """
+        own, doc, text = self._prepare(doc)
+        if self._key_member is not None:
+            if key is not None and key != own:
+                raise StoreError("JD2002", f"key argument {key!r} differs from the document's {own!r}", collection=self.name, key=key)
+            key = own
+        elif key is None:
+            return self.insert(doc)
+        else:
+            key = self._check_key(key)
+        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+            conn = self.store._conn()
+            conn.execute(
+                f"INSERT INTO {self._table}(key, doc) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc",
+                (key, text),
+            )
+            self._written(conn, key, doc)
+        return key
+
+    def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
+        """Patch a stored document and return the result, which is validated before it is written.
+
+        ``ops`` is an RFC 6902 list (``[{"op": "replace", "path": "/a", "value": 1}]``) or a dict,
+        taken as an RFC 7386 merge patch. JD2006 if nothing is stored under ``key``.
+        """
+        key = self._check_key(key)
+        if not isinstance(ops, list | dict):
+            raise StoreError("JD2009", "a patch is an RFC 6902 list or an RFC 7386 merge-patch object", collection=self.name, key=key)
+        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+            conn = self.store._conn()
+            row = conn.execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
+            old = orjson.loads(row[0])
+            try:
+                new = apply_patch(old, ops) if isinstance(ops, list) else merge_patch(old, ops)
+            except StoreError as err:
+                err.collection, err.key = self.name, key
+                raise
+            own, new, text = self._prepare(new)
+            if self._key_member is not None and own != key:
+                raise StoreError("JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key)
+            conn.execute(f"UPDATE {self._table} SET doc = ? WHERE key = ?", (text, key))
+            self._written(conn, key, new)
+        return new
+
+    def delete(self, key: Any) -> bool:
+        """Delete the document under ``key``; return whether one was stored."""
+        key = self._check_key(key)
+        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+            conn = self.store._conn()
+            gone = conn.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)).rowcount > 0
+            if gone:
+                self._written(conn, key, None)
+        return gone
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get(self, key: Any) -> dict[str, Any] | None:
+        """The document stored under ``key``, or None."""
+        with _sqlite.translating(collection=self.name, key=key):
+            row = self.store._conn().execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
+        return None if row is None else orjson.loads(row[0])
+
+    def count(self) -> int:  # type: ignore[override]
+        """How many documents are stored."""
+        with _sqlite.translating(collection=self.name):
+            return int(self.store._conn().execute(f"SELECT count(*) FROM {self._table}").fetchone()[0])
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def _texts(self) -> tuple[list[Any], list[str]]:
+        with _sqlite.translating(collection=self.name):
+            rows = self.store._conn().execute(f"SELECT key, doc FROM {self._table} ORDER BY rowid").fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def _documents(self) -> list[dict[str, Any]]:
+        """Every stored document, in storage order (the reference engine's input)."""
+        with _sqlite.translating(collection=self.name):
+            rows = self.store._conn().execute(f"SELECT doc FROM {self._table} ORDER BY rowid").fetchall()
+        loads = orjson.loads
+        return [loads(r[0]) for r in rows]
+
+    def to_list(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        """Every document as a list of dicts."""
+        return self._documents()
+
+    def to_arrow(self, *, flatten: bool = False) -> pa.Table:  # type: ignore[override]
+        """Every document as a pyarrow Table (``flatten=True``: nested members as dotted columns)."""
+        keys, texts = self._texts()
+        return frames.texts_to_arrow(texts, self.spec.schema, flatten=flatten)
+
+    def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:  # type: ignore[override]
+        """Every document as a DataFrame indexed by key (``flatten=True``: dotted columns)."""
+        keys, texts = self._texts()
+        return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=flatten)
+
+    def __repr__(self) -> str:
+        return f"<jarenlab.Collection {self.name!r}>"
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<b>collection</b> <code>{html.escape(self.name)}</code>: {self.count():,} documents, key "
+            f"<code>{html.escape(self.spec.key or 'identity ' + str(self.spec.identity))}</code>"
+        )
+
+
+def _at(err: StoreError, position: int | None) -> StoreError:
+    err.position = position
+    return err

@@ -1,0 +1,87 @@
+"""The physical shape of a model: CREATE statements, and comparing them with a database.
+
+>>> from jarenlab.model import load_model
+>>> m = load_model({"$model": "0.1", "collections": {"t": {"schema": {"type": "object",
+...     "properties": {"a": {"type": "string"}}}, "key": None, "identity": "integer",
+...     "indexes": [{"name": "by_a", "path": "$.a"}]}}})
+>>> print(create_statements(m)[1])
+CREATE TABLE "t" (key INTEGER PRIMARY KEY, doc TEXT NOT NULL, gx_a TEXT GENERATED ALWAYS AS (json_extract(doc, '$."a"')) VIRTUAL) STRICT
+"""
+
+from __future__ import annotations
+
+import re
+
+from jarenlab._sqlite import quote
+from jarenlab.model import CollectionSpec, Model
+
+META = "CREATE TABLE _jl_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"
+
+
+def table_statement(spec: CollectionSpec) -> str:
+    """The CREATE TABLE statement of one collection."""
+    key = "key INTEGER PRIMARY KEY" if spec.key_type == "INTEGER" else f"key {spec.key_type} PRIMARY KEY NOT NULL"
+    cols = [key, "doc TEXT NOT NULL"] + [
+        f"{quote(c.name)[1:-1]} {c.sql_type} GENERATED ALWAYS AS (json_extract(doc, '{c.sqlite_path}')) VIRTUAL"
+        for c in spec.columns
+    ]
+    return f"CREATE TABLE {quote(spec.name)} ({', '.join(cols)}) STRICT"
+
+
+def index_name(spec: CollectionSpec, index: str) -> str:
+    return f"{spec.name}_{index}"
+
+
+def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
+    """(name, CREATE INDEX statement) for each declared index."""
+    return [
+        (
+            index_name(spec, ix.name),
+            f"CREATE {'UNIQUE ' if ix.unique else ''}INDEX {quote(index_name(spec, ix.name))} "
+            f"ON {quote(spec.name)} ({', '.join(ix.columns)})",
+        )
+        for ix in spec.indexes
+    ]
+
+
+def extra_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
+    """Statements subsystems add per collection (the interval indexes)."""
+    from jarenlab.intervals import index_statements as interval_indexes
+
+    return interval_indexes(spec)
+
+
+def create_statements(model: Model) -> list[str]:
+    """Every statement that creates a fresh store's model tables (internal tables: ``internal.py``)."""
+    out = [META]
+    for spec in model.collections.values():
+        out.append(table_statement(spec))
+        out += [sql for _, sql in index_statements(spec) + extra_statements(spec)]
+    return out
+
+
+def _norm(sql: str) -> str:
+    return re.sub(r"\s+", " ", sql.strip())
+
+
+def first_shape_difference(model: Model, found: dict[str, str]) -> str | None:
+    """The first way the database (``{name: sql}`` from sqlite_master) differs from the model."""
+    for spec in model.collections.values():
+        sql = found.get(spec.name)
+        if sql is None:
+            return f"table {spec.name!r} is missing"
+        if _norm(sql) != _norm(table_statement(spec)):
+            return f"table {spec.name!r} is {_norm(sql)!r}, the model expects {table_statement(spec)!r}"
+        expected = dict(index_statements(spec) + extra_statements(spec))
+        for name, want in expected.items():
+            have = found.get(name)
+            if have is None:
+                return f"index {name!r} on {spec.name!r} is missing"
+            if _norm(have) != _norm(want):
+                return f"index {name!r} is {_norm(have)!r}, the model expects {want!r}"
+        table = re.compile(rf'\bON\s+"?{re.escape(spec.name)}"?\s*\(', re.I)
+        for name, sql in found.items():
+            if sql.upper().startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) and table.search(sql):
+                if name not in expected:
+                    return f"index {name!r} on {spec.name!r} is not declared in the model"
+    return None

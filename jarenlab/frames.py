@@ -1,0 +1,135 @@
+"""pandas and Arrow conversion: documents in (DataFrame, Arrow) and out (fast NDJSON decode).
+
+Export decodes all documents at once with Arrow's multithreaded JSON reader instead of one
+``json.loads`` per row; columns the JSON Schema types are read with that type.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from jarenlab.errors import StoreError
+
+_ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
+
+
+def records_from(data: Any) -> list[Any]:
+    """Documents from a DataFrame, an Arrow table or an iterable (nulls in a table mean "absent").
+
+    >>> records_from(pd.DataFrame({"a": [1, None], "b": ["x", "y"]}))
+    [{'a': 1.0, 'b': 'x'}, {'b': 'y'}]
+    """
+    if isinstance(data, pd.DataFrame):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        return [_drop_nulls(row) for row in data.to_pylist()]
+    if isinstance(data, dict) or isinstance(data, str | bytes) or not isinstance(data, Iterable):
+        raise StoreError("JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table")
+    return data if isinstance(data, list) else list(data)
+
+
+def _drop_nulls(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_drop_nulls(v) if type(v) is dict else v) for k, v in row.items() if v is not None}
+
+
+def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
+    """Arrow fields for the top-level members a JSON Schema types as one scalar type."""
+    fields = []
+    for name, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, dict) and sub.get("type") in _ARROW_TYPES:
+            fields.append(pa.field(name, _ARROW_TYPES[sub["type"]]))
+    return pa.schema(fields)
+
+
+def texts_to_arrow(texts: list[str], schema: dict[str, Any] | None = None, *, flatten: bool = False) -> pa.Table:
+    """Decode JSON texts (one document each) into an Arrow table."""
+    if not texts:
+        table = pa.table({})
+    else:
+        try:
+            table = pa_json.read_json(
+                io.BytesIO("\n".join(texts).encode()),
+                read_options=pa_json.ReadOptions(block_size=1 << 24),
+                parse_options=pa_json.ParseOptions(
+                    explicit_schema=arrow_schema(schema or {}), unexpected_field_behavior="infer"
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            # Mixed kinds in one member: fall back to Python decoding, mixed columns as JSON text.
+            table = records_to_arrow([orjson.loads(t) for t in texts])
+    return _flatten(table) if flatten else table
+
+
+def _flatten(table: pa.Table) -> pa.Table:
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+def texts_to_frame(
+    texts: list[str], keys: list[Any] | None = None, schema: dict[str, Any] | None = None, *, flatten: bool = False
+) -> pd.DataFrame:
+    """Decode JSON texts into a DataFrame, indexed by ``keys`` when given."""
+    frame = texts_to_arrow(texts, schema, flatten=flatten).to_pandas()
+    if keys is not None:
+        frame.index = pd.Index(keys, name="key")
+    return frame
+
+
+def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
+    """Query results (dicts, or other items as a ``value`` column) as an Arrow table."""
+    if not all(type(i) is dict for i in items):
+        items = [{"value": i} for i in items]
+    try:
+        table = pa.Table.from_pylist(items)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        table = pa.Table.from_pylist([_mixed_as_text(i, _mixed_members(items)) for i in items])
+    return _flatten(table) if flatten else table
+
+
+def _mixed_members(items: list[dict[str, Any]]) -> set[str]:
+    kinds: dict[str, set[type]] = {}
+    for item in items:
+        for k, v in item.items():
+            if v is not None:
+                kinds.setdefault(k, set()).add(float if type(v) is int else type(v))
+    return {k for k, ks in kinds.items() if len(ks) > 1 or ks & {list, dict}}
+
+
+def _mixed_as_text(item: dict[str, Any], mixed: set[str]) -> dict[str, Any]:
+    return {k: (orjson.dumps(v).decode() if k in mixed and v is not None else v) for k, v in item.items()}
+
+
+def records_to_frame(items: list[Any], *, flatten: bool = False) -> pd.DataFrame:
+    """Query results as a DataFrame (dicts become rows; other items a ``value`` column)."""
+    if not all(type(i) is dict for i in items):
+        return pd.DataFrame({"value": items})
+    if flatten:
+        return pd.json_normalize(items)
+    return pd.DataFrame.from_records(items) if items else pd.DataFrame()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress(total: int, description: str, show: bool) -> Any:
+    """A tqdm progress bar (a notebook widget in Jupyter) when ``show``, else a silent stand-in."""
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="doc")

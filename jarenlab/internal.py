@@ -1,0 +1,9 @@
+"""Tables the store keeps for itself (jobs, events, change log, idempotency results).
+
+Each subsystem owns its statements; this module only gathers them so a fresh store creates all
+of them on open (``CREATE ... IF NOT EXISTS``), in one transaction.
+"""
+
+from __future__ import annotations
+
+INTERNAL_DDL: tuple[str, ...] = ()

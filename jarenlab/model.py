@@ -1,0 +1,322 @@
+"""The model document, checked completely before any database work, and normalized.
+
+>>> m = load_model({"$model": "0.1", "collections": {"notes": {
+...     "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+...     "key": "/id", "indexes": [{"name": "by_id", "path": "$.id"}]}}})
+>>> m.collections["notes"].indexes[0].columns
+('gx_id',)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema_rs
+import orjson
+
+from jarenlab.errors import ModelError
+
+MODEL_VERSION = "0.1"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RESERVED = ("_jl", "sqlite_")
+_TOP_MEMBERS = {"$model", "collections", "events"}
+_COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner"}
+_INDEX_MEMBERS = {"name", "path", "unique"}
+_SQL_TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
+# One path segment: .name, ['quoted name'] or [index].
+_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\\"]|\\.)*)'\]|\[(0|[1-9][0-9]*)\]")
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A declared index: its name, singular paths, uniqueness and the generated columns it covers."""
+
+    name: str
+    paths: tuple[str, ...]
+    unique: bool
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A typed virtual generated column for one indexed path."""
+
+    name: str
+    path: str
+    segments: tuple[str | int, ...]
+    sql_type: str
+
+    @property
+    def sqlite_path(self) -> str:
+        """The path in SQLite's JSON path syntax (``$."a"[0]``)."""
+        return sqlite_path(self.segments)
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """One collection, normalized: schema, key, identity, indexes, columns, intervals, owner."""
+
+    name: str
+    schema: dict[str, Any]
+    key: str | None
+    identity: str | None
+    key_type: str
+    indexes: tuple[IndexSpec, ...]
+    columns: tuple[ColumnSpec, ...]
+    intervals: tuple[Any, ...] = ()
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    """A checked model: its collections, event schemas, the source document and its hash."""
+
+    document: dict[str, Any]
+    collections: dict[str, CollectionSpec]
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(canonical_json(self.document)).hexdigest()
+
+
+def canonical_json(value: Any) -> bytes:
+    """Serialize with sorted keys: the same document always gives the same bytes."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def sqlite_path(segments: tuple[str | int, ...]) -> str:
+    """Build a SQLite JSON path from parsed segments.
+
+    >>> sqlite_path(("a", 0, "odd key"))
+    '$."a"[0]."odd key"'
+    """
+    out = "$"
+    for seg in segments:
+        out += f"[{seg}]" if isinstance(seg, int) else f'."{seg}"'
+    return out
+
+
+def parse_singular_path(path: Any, doc_path: str) -> tuple[str | int, ...]:
+    """Parse a singular JSONPath (``$.a.b``, ``$['odd key']``, ``$.a[0]``) into segments.
+
+    Wildcards, slices, filters, unions and descendant segments are refused with JD0004.
+    """
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise ModelError("JD0004", f"index path {path!r} must be a JSONPath string starting with '$'", doc_path=doc_path)
+    pos, segments = 1, []
+    while pos < len(path):
+        m = _SEGMENT.match(path, pos)
+        if not m:
+            raise ModelError(
+                "JD0004",
+                f"index path {path!r} is not singular or not supported at offset {pos} "
+                "(only .name, ['name'] and [index] segments)",
+                doc_path=doc_path,
+            )
+        name, quoted, index = m.groups()
+        if name is not None:
+            segments.append(name)
+        elif quoted is not None:
+            segments.append(re.sub(r"\\(.)", r"\1", quoted))
+        else:
+            segments.append(int(index))
+        pos = m.end()
+    if not segments:
+        raise ModelError("JD0004", f"index path {path!r} selects the whole document", doc_path=doc_path)
+    for seg in segments:
+        if isinstance(seg, str) and (not seg or any(c in seg for c in "\"'\\") or not seg.isprintable()):
+            raise ModelError("JD0004", f"index path {path!r} has a member name SQL cannot address", doc_path=doc_path)
+    return tuple(segments)
+
+
+def _schema_at(schema: Any, segments: tuple[str | int, ...]) -> Any:
+    """The sub-schema at a path, or None where the schema does not declare it."""
+    for seg in segments:
+        if not isinstance(schema, dict):
+            return None
+        if isinstance(seg, int):
+            schema = schema.get("items")
+        else:
+            schema = (schema.get("properties") or {}).get(seg)
+    return schema
+
+
+def _fail(reason: str, doc_path: str) -> ModelError:
+    return ModelError("JD0005", reason, doc_path=doc_path)
+
+
+def _check_members(obj: Any, allowed: set[str], doc_path: str, what: str) -> None:
+    if not isinstance(obj, dict):
+        raise _fail(f"{what} must be an object", doc_path)
+    for member in obj:
+        if member not in allowed:
+            raise _fail(f"unknown member {member!r} in {what} (allowed: {', '.join(sorted(allowed))})", f"{doc_path}/{_esc(member)}")
+
+
+def _esc(member: str) -> str:
+    return str(member).replace("~", "~0").replace("/", "~1")
+
+
+def _check_schema(schema: Any, doc_path: str) -> None:
+    if not isinstance(schema, dict):
+        raise _fail("schema must be a JSON Schema object", doc_path)
+    if schema.get("type") != "object":
+        raise _fail('schema must declare "type": "object"', f"{doc_path}/type")
+    try:
+        jsonschema_rs.validator_for(schema)
+    except Exception as exc:  # the validator's own error type varies by version
+        raise _fail(f"schema does not compile: {exc}", doc_path) from exc
+
+
+def _check_pointer(pointer: Any, schema: dict[str, Any], doc_path: str, what: str) -> tuple[str, str]:
+    """A pointer to a required, declared top-level member; returns (member, json type)."""
+    if not isinstance(pointer, str) or not re.fullmatch(r"/[^/~]+", pointer):
+        raise _fail(f"{what} must be a JSON Pointer to one top-level member, such as \"/id\"", doc_path)
+    member = pointer[1:]
+    declared = (schema.get("properties") or {}).get(member)
+    if not isinstance(declared, dict):
+        raise _fail(f"{what} {pointer!r} points at a member the schema does not declare", doc_path)
+    if member not in (schema.get("required") or []):
+        raise _fail(f"{what} {pointer!r} must be listed in the schema's required members", doc_path)
+    kind = declared.get("type")
+    if kind not in ("string", "integer"):
+        raise _fail(f"{what} {pointer!r} must be typed string or integer in the schema (got {kind!r})", doc_path)
+    return member, kind
+
+
+def column_name(segments: tuple[str | int, ...]) -> str:
+    """The generated column name for a path: ``gx_`` plus the segments, made identifier-safe.
+
+    >>> column_name(("dep", "delay")), column_name(("odd key",))
+    ('gx_dep_delay', 'gx_odd_key_1d5a7f')
+    """
+    plain = "_".join(str(s) for s in segments)
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", plain)
+    if safe != plain:
+        safe += "_" + hashlib.sha256(plain.encode()).hexdigest()[:6]
+    return f"gx_{safe}"
+
+
+def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
+    if not _NAME.match(name) or name.startswith(_RESERVED):
+        raise _fail(f"collection name {name!r} must match [A-Za-z_][A-Za-z0-9_]* and not start with _jl or sqlite_", doc_path)
+    _check_members(decl, _COLLECTION_MEMBERS, doc_path, f"collection {name!r}")
+    if "schema" not in decl:
+        raise _fail(f"collection {name!r} needs a schema", f"{doc_path}/schema")
+    schema = decl["schema"]
+    _check_schema(schema, f"{doc_path}/schema")
+    if "key" not in decl:
+        raise _fail(f'collection {name!r} needs a "key" (a pointer, or null with "identity")', f"{doc_path}/key")
+    key, identity = decl["key"], decl.get("identity")
+    if key is None:
+        if identity not in ("uuid", "integer"):
+            raise _fail('with "key": null, "identity" must be "uuid" or "integer"', f"{doc_path}/identity")
+        key_type = "TEXT" if identity == "uuid" else "INTEGER"
+    else:
+        if identity is not None:
+            raise _fail('"identity" is only allowed with "key": null', f"{doc_path}/identity")
+        key_type = _SQL_TYPES[_check_pointer(key, schema, f"{doc_path}/key", "key")[1]]
+    owner = decl.get("owner")
+    if owner is not None:
+        _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
+    indexes, columns = _indexes(decl.get("indexes", []), schema, f"{doc_path}/indexes")
+    intervals = decl.get("intervals", [])
+    if not isinstance(intervals, list):
+        raise _fail("intervals must be a list", f"{doc_path}/intervals")
+    from jarenlab.intervals import check_declarations
+
+    return CollectionSpec(
+        name=name,
+        schema=schema,
+        key=key,
+        identity=identity,
+        key_type=key_type,
+        indexes=indexes,
+        columns=columns,
+        intervals=check_declarations(intervals, schema, owner, f"{doc_path}/intervals"),
+        owner=owner,
+    )
+
+
+def _indexes(decls: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[IndexSpec, ...], tuple[ColumnSpec, ...]]:
+    if not isinstance(decls, list):
+        raise _fail("indexes must be a list", doc_path)
+    indexes: list[IndexSpec] = []
+    columns: dict[tuple[str | int, ...], ColumnSpec] = {}
+    for i, decl in enumerate(decls):
+        at = f"{doc_path}/{i}"
+        _check_members(decl, _INDEX_MEMBERS, at, "index")
+        name = decl.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise _fail(f"index name {name!r} must match [A-Za-z_][A-Za-z0-9_]*", f"{at}/name")
+        if any(ix.name == name for ix in indexes):
+            raise _fail(f"index name {name!r} is declared twice", f"{at}/name")
+        unique = decl.get("unique", False)
+        if not isinstance(unique, bool):
+            raise _fail("unique must be true or false", f"{at}/unique")
+        raw = decl.get("path")
+        paths = raw if isinstance(raw, list) else [raw]
+        if not paths:
+            raise _fail("a composite index needs at least one path", f"{at}/path")
+        names = []
+        for j, path in enumerate(paths):
+            where = f"{at}/path/{j}" if isinstance(raw, list) else f"{at}/path"
+            segments = parse_singular_path(path, where)
+            if segments not in columns:
+                sub = _schema_at(schema, segments)
+                sql_type = _SQL_TYPES.get(sub.get("type"), "ANY") if isinstance(sub, dict) else "ANY"
+                columns[segments] = ColumnSpec(column_name(segments), path, segments, sql_type)
+            if columns[segments].name in names:
+                raise _fail(f"path {path!r} appears twice in one index", where)
+            names.append(columns[segments].name)
+        indexes.append(IndexSpec(name, tuple(paths), unique, tuple(names)))
+    return tuple(indexes), tuple(columns.values())
+
+
+def load_model(document: Any) -> Model:
+    """Check a model document completely and normalize it; raise ModelError (JD0004/JD0005)."""
+    _check_members(document, _TOP_MEMBERS, "", "the model")
+    if "$model" not in document:
+        raise _fail(f'the model needs "$model": "{MODEL_VERSION}"', "/$model")
+    if document["$model"] != MODEL_VERSION:
+        raise _fail(f'"$model" must be "{MODEL_VERSION}" (got {document["$model"]!r})', "/$model")
+    collections = document.get("collections")
+    if not isinstance(collections, dict) or not collections:
+        raise _fail("collections must be an object declaring at least one collection", "/collections")
+    specs = {name: _collection(name, decl, f"/collections/{_esc(name)}") for name, decl in collections.items()}
+    events = document.get("events", {})
+    if not isinstance(events, dict):
+        raise _fail("events must map event types to payload schemas", "/events")
+    for etype, schema in events.items():
+        if not isinstance(etype, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", etype):
+            raise _fail(f"event type {etype!r} is not a valid name", f"/events/{_esc(str(etype))}")
+        _check_schema(schema, f"/events/{_esc(etype)}")
+    return Model(document=orjson.loads(orjson.dumps(document)), collections=specs, events=dict(events))
+
+
+def first_difference(old: Any, new: Any, path: str = "") -> str | None:
+    """The JSON Pointer of the first place two documents differ, or None when equal.
+
+    >>> first_difference({"a": [1, 2]}, {"a": [1, 3]})
+    '/a/1'
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            if k not in old or k not in new:
+                return f"{path}/{_esc(k)}"
+            found = first_difference(old[k], new[k], f"{path}/{_esc(k)}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(old, list) and isinstance(new, list):
+        for i, (a, b) in enumerate(zip(old, new)):
+            found = first_difference(a, b, f"{path}/{i}")
+            if found is not None:
+                return found
+        return None if len(old) == len(new) else f"{path}/{min(len(old), len(new))}"
+    same = type(old) is type(new) and old == new
+    return None if same else (path or "/")

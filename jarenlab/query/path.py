@@ -1,0 +1,181 @@
+"""Path and variable strings: ``$``, ``$.a['b'][0]``, ``$x``, ``$x[*].y``.
+
+A path starts at the root ``$`` or at a variable ``$name`` and applies RFC 9535
+segments: ``.name``, ``['name']``, ``[index]`` (negative counts from the end) and
+``[*]`` / ``.*``. Filters, descendants, slices and unions are refused with
+``JQ0008``; anything else that does not parse is ``JQ0004``.
+
+>>> p = parse_path("$x['odd key'][0]", "/")
+>>> p.var, p.steps
+('x', (('member', 'odd key'), ('index', 0)))
+>>> path_text(p.var, p.steps)
+"$x['odd key'][0]"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from jarenlab.errors import QueryError
+
+Step = tuple[str, object]
+
+VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_VAR_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHORTHAND = re.compile(r"[A-Za-z_\u0080-\U0010ffff][A-Za-z0-9_\u0080-\U0010ffff]*")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "/": "/", "\\": "\\", "'": "'", '"': '"'}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPath:
+    """A parsed path: ``var`` is ``None`` for the root ``$``."""
+
+    var: str | None
+    steps: tuple[Step, ...]
+
+
+def parse_path(text: str, doc_path: str) -> ParsedPath:
+    """Parse a ``$``-string into a variable (or root) and its steps.
+
+    >>> parse_path("$.a.*", "/").steps
+    (('member', 'a'), ('wild', None))
+    """
+    assert text.startswith("$")
+    i = 1
+    var = None
+    m = _VAR_PREFIX.match(text, i)
+    if m:
+        var = m.group()
+        i = m.end()
+    elif i < len(text) and text[i] not in ".[":
+        raise QueryError("JQ0004", f"cannot parse path {text!r}: expected a variable name, '.' or '['", doc_path=doc_path)
+    steps: list[Step] = []
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("..", i):
+            raise _unsupported(text, "descendant segments '..'", doc_path)
+        if c == ".":
+            i += 1
+            if i < n and text[i] == "*":
+                steps.append(("wild", None))
+                i += 1
+                continue
+            m = _SHORTHAND.match(text, i)
+            if not m:
+                raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: expected a member name", doc_path=doc_path)
+            steps.append(("member", m.group()))
+            i = m.end()
+        elif c == "[":
+            i = _bracket(text, i + 1, steps, doc_path)
+        else:
+            raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: unexpected {c!r}", doc_path=doc_path)
+    return ParsedPath(var, tuple(steps))
+
+
+def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t\n\r":
+        i += 1
+    if i >= n:
+        raise QueryError("JQ0004", f"unterminated '[' in path {text!r}", doc_path=doc_path)
+    c = text[i]
+    if c == "?":
+        raise _unsupported(text, "filter selectors '[?...]' (use $where)", doc_path)
+    if c == "*":
+        steps.append(("wild", None))
+        i += 1
+    elif c in "'\"":
+        name, i = _quoted(text, i, doc_path)
+        steps.append(("member", name))
+    else:
+        m = _INDEX.match(text, i)
+        if m:
+            steps.append(("index", int(m.group())))
+            i = m.end()
+        elif c != ":":
+            raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: bad selector", doc_path=doc_path)
+    while i < n and text[i] in " \t\n\r":
+        i += 1
+    if i < n and text[i] == ":":
+        raise _unsupported(text, "slice selectors (use $subsequence)", doc_path)
+    if i < n and text[i] == ",":
+        raise _unsupported(text, "union selectors (use $seq)", doc_path)
+    if i >= n or text[i] != "]":
+        raise QueryError("JQ0004", f"cannot parse path {text!r}: expected ']' at offset {i}", doc_path=doc_path)
+    return i + 1
+
+
+def _quoted(text: str, i: int, doc_path: str) -> tuple[str, int]:
+    quote = text[i]
+    i += 1
+    out: list[str] = []
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == quote:
+            return "".join(out), i + 1
+        if c == "\\":
+            if i + 1 >= n:
+                break
+            e = text[i + 1]
+            if e == "u":
+                code = text[i + 2 : i + 6]
+                if not _HEX4.fullmatch(code):
+                    raise QueryError("JQ0004", f"bad \\u escape in path {text!r}", doc_path=doc_path)
+                cp = int(code, 16)
+                i += 6
+                low = text[i + 2 : i + 6] if text.startswith("\\u", i) else ""
+                if 0xD800 <= cp < 0xDC00 and _HEX4.fullmatch(low) and 0xDC00 <= int(low, 16) < 0xE000:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+                    i += 6
+                out.append(chr(cp))
+                continue
+            if e not in _ESCAPES:
+                raise QueryError("JQ0004", f"bad escape \\{e} in path {text!r}", doc_path=doc_path)
+            out.append(_ESCAPES[e])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    raise QueryError("JQ0004", f"unterminated quoted name in path {text!r}", doc_path=doc_path)
+
+
+def _unsupported(text: str, what: str, doc_path: str) -> QueryError:
+    return QueryError("JQ0008", f"path {text!r} uses {what}, which the query language does not support", doc_path=doc_path)
+
+
+def path_text(var: str | None, steps: tuple[Step, ...]) -> str:
+    """The canonical text of a path: shorthand members where possible.
+
+    >>> path_text(None, (("member", "a b"), ("wild", None)))
+    "$['a b'][*]"
+    """
+    parts = ["$", var or ""]
+    for kind, arg in steps:
+        if kind == "member":
+            name = str(arg)
+            if _SHORTHAND.fullmatch(name):
+                parts.append("." + name)
+            else:
+                parts.append("['" + _escape(name) + "']")
+        elif kind == "index":
+            parts.append(f"[{arg}]")
+        else:
+            parts.append("[*]")
+    return "".join(parts)
+
+
+def _escape(name: str) -> str:
+    out = []
+    for c in name:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif ord(c) < 0x20:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return "".join(out)

@@ -1,0 +1,99 @@
+"""Python values to JSON values: the documented conversions, and coded refusals.
+
+The rules (also in ``docs/values.md``):
+
+- ``dict`` (string keys), ``list``/``tuple``, ``str``, ``bool``, ``int``, finite ``float``, ``None``: as is.
+- numpy scalars and arrays: their Python value (``.item()`` / ``.tolist()``).
+- ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
+  without an offset (no zone is invented); ``date``: ``YYYY-MM-DD``; ``time``: ISO 8601.
+- ``uuid.UUID``: its string; ``Decimal``: refused (it would lose its exactness silently).
+- NaN, infinity, ``bytes``, pandas ``NA``/``NaT``, sets and other objects: refused with ``JD2008``
+  naming the path. (From a DataFrame or Arrow table, a null cell means "member absent": see ``frames.py``.)
+
+>>> import datetime as dt
+>>> to_json({"t": dt.datetime(2013, 1, 1, 5, tzinfo=dt.timezone.utc), "n": 1})
+{'t': '2013-01-01T05:00:00Z', 'n': 1}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from typing import Any
+
+from jarenlab.errors import ValidationError
+
+_PLAIN = (str, int, bool, type(None))
+
+
+def to_json(value: Any, path: str = "") -> Any:
+    """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting)."""
+    kind = type(value)
+    if kind is dict:
+        out = value
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _refuse(f"object keys must be strings (got {type(k).__name__})", path)
+            c = to_json(v, f"{path}/{k}") if type(v) not in _PLAIN else v
+            if c is not v:
+                if out is value:
+                    out = dict(value)
+                out[k] = c
+        return out
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _refuse(f"{value!r} is not a JSON number", path)
+    if kind is list or kind is tuple:
+        items = [to_json(v, f"{path}/{i}") for i, v in enumerate(value)]
+        if kind is list and all(a is b for a, b in zip(items, value)):
+            return value
+        return items
+    return _convert(value, path)
+
+
+def _convert(value: Any, path: str) -> Any:
+    if isinstance(value, dict):
+        return to_json(dict(value), path)
+    if isinstance(value, bool | int | str):
+        return _base(value)
+    if isinstance(value, float):
+        return to_json(float(value), path)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            utc = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return utc.isoformat() + "Z"
+        return value.isoformat()
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    module = type(value).__module__
+    if module == "numpy" or module.startswith("numpy."):
+        if hasattr(value, "tolist"):
+            return to_json(value.tolist(), path)
+    if module.startswith("pandas"):
+        if type(value).__name__ == "Timestamp" and value is not _nat():
+            return _convert(value.to_pydatetime(), path)
+        raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
+    raise _refuse(f"a {type(value).__name__} has no JSON form", path)
+
+
+def _base(value: Any) -> Any:
+    for base in (bool, int, str):
+        if isinstance(value, base):
+            return base(value)
+    return value
+
+
+def _nat() -> Any:
+    import pandas as pd
+
+    return pd.NaT
+
+
+def _refuse(reason: str, path: str) -> ValidationError:
+    return ValidationError("JD2008", reason + (f" at {path}" if path else ""))
