@@ -51,7 +51,9 @@ def parse_path(text: str, doc_path: str) -> ParsedPath:
         var = m.group()
         i = m.end()
     elif i < len(text) and text[i] not in ".[":
-        raise QueryError("JQ0004", f"cannot parse path {text!r}: expected a variable name, '.' or '['", doc_path=doc_path)
+        raise QueryError(
+            "JQ0004", f"cannot parse path {text!r}: expected a variable name, '.' or '['", doc_path=doc_path
+        )
     steps: list[Step] = []
     n = len(text)
     while i < n:
@@ -66,13 +68,19 @@ def parse_path(text: str, doc_path: str) -> ParsedPath:
                 continue
             m = _SHORTHAND.match(text, i)
             if not m:
-                raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: expected a member name", doc_path=doc_path)
+                raise QueryError(
+                    "JQ0004",
+                    f"cannot parse path {text!r} at offset {i}: expected a member name",
+                    doc_path=doc_path,
+                )
             steps.append(("member", m.group()))
             i = m.end()
         elif c == "[":
             i = _bracket(text, i + 1, steps, doc_path)
         else:
-            raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: unexpected {c!r}", doc_path=doc_path)
+            raise QueryError(
+                "JQ0004", f"cannot parse path {text!r} at offset {i}: unexpected {c!r}", doc_path=doc_path
+            )
     return ParsedPath(var, tuple(steps))
 
 
@@ -97,7 +105,9 @@ def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
             steps.append(("index", int(m.group())))
             i = m.end()
         elif c != ":":
-            raise QueryError("JQ0004", f"cannot parse path {text!r} at offset {i}: bad selector", doc_path=doc_path)
+            raise QueryError(
+                "JQ0004", f"cannot parse path {text!r} at offset {i}: bad selector", doc_path=doc_path
+            )
     while i < n and text[i] in " \t\n\r":
         i += 1
     if i < n and text[i] == ":":
@@ -105,7 +115,9 @@ def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
     if i < n and text[i] == ",":
         raise _unsupported(text, "union selectors (use $seq)", doc_path)
     if i >= n or text[i] != "]":
-        raise QueryError("JQ0004", f"cannot parse path {text!r}: expected ']' at offset {i}", doc_path=doc_path)
+        raise QueryError(
+            "JQ0004", f"cannot parse path {text!r}: expected ']' at offset {i}", doc_path=doc_path
+        )
     return i + 1
 
 
@@ -145,7 +157,9 @@ def _quoted(text: str, i: int, doc_path: str) -> tuple[str, int]:
 
 
 def _unsupported(text: str, what: str, doc_path: str) -> QueryError:
-    return QueryError("JQ0008", f"path {text!r} uses {what}, which the query language does not support", doc_path=doc_path)
+    return QueryError(
+        "JQ0008", f"path {text!r} uses {what}, which the query language does not support", doc_path=doc_path
+    )
 
 
 def path_text(var: str | None, steps: tuple[Step, ...]) -> str:

@@ -129,13 +129,13 @@ def ebv(seq: list[Any], doc_path: str | None = None) -> bool:
     x = seq[0]
     t = type(x)
     if t is bool:
-        return x  # type: ignore[no-any-return]
+        return x
     if t is int:
-        return x != 0  # type: ignore[no-any-return]
+        return x != 0
     if t is float:
-        return x == x and x != 0.0  # type: ignore[no-any-return]
+        return x == x and x != 0.0
     if t is str:
-        return x != ""  # type: ignore[no-any-return]
+        return x != ""
     return x is not None
 
 
@@ -145,7 +145,7 @@ def number_text(x: int | float) -> str:
     >>> number_text(2.0), number_text(0.5), number_text(float("inf")), number_text(7)
     ('2', '0.5', 'Infinity', '7')
     """
-    if type(x) is int:
+    if not isinstance(x, float):
         return str(x)
     if x != x:
         return "NaN"

@@ -1,0 +1,14 @@
+"""The Jaren JSON query language: check, canonicalise, evaluate, and build documents.
+
+>>> from jarenlab.query import evaluate, shape
+>>> shape(evaluate({"$for": {"d": "$[*]"}, "$where": {"$eq": ["$d.k", 1]}, "$return": "$d.v"},
+...                [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}]))
+'a'
+"""
+
+from __future__ import annotations
+
+from jarenlab.query.document import canonical
+from jarenlab.query.engine import CompiledQuery, compile_query, evaluate, shape
+
+__all__ = ["CompiledQuery", "canonical", "compile_query", "evaluate", "shape"]
