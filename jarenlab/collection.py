@@ -128,7 +128,8 @@ class Collection:
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
                 try:
-                    conn.executemany(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", rows)
+                    with self.store.transaction():  # a savepoint, so a failed batch can be inspected
+                        conn.executemany(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", rows)
                 except sqlite3.IntegrityError:
                     self._find_duplicate(conn, rows, start)
                     raise
@@ -211,6 +212,7 @@ class Collection:
     # -- reads -----------------------------------------------------------------------------------
     def get(self, key: Any) -> dict[str, Any] | None:
         """The document stored under ``key``, or None."""
+        key = self._check_key(key)
         with _sqlite.translating(collection=self.name, key=key):
             row = self.store._conn().execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
         return None if row is None else orjson.loads(row[0])

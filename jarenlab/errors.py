@@ -213,3 +213,23 @@ __all__ = [
     "StoreError",
     "ValidationError",
 ]
+
+
+def errors_markdown() -> str:
+    """The codes table as Markdown: ``docs/errors.md`` holds exactly this (a test checks)."""
+    lines = [
+        "# Errors",
+        "",
+        "Every error jarenlab raises is a `jarenlab.JarenlabError` with `code`, `name`, `reason`, and where",
+        "known `doc_path` (a JSON Pointer into the model or query document), `collection`, `key`, `errors`",
+        "(validator messages), `position` (in a batch) and `retryable`. The driver's own error is `__cause__`.",
+        "SQLite errors are translated in one place (`jarenlab/_sqlite.py`); busy/locked is retryable.",
+        "",
+        "This page is generated from `jarenlab.errors.CODES`: regenerate it with",
+        "`python -c \"import jarenlab.errors as e; print(e.errors_markdown(), end='')\" > docs/errors.md`.",
+        "",
+        "| code | name | meaning |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {code} | `{name}` | {meaning} |" for code, (name, meaning) in CODES.items()]
+    return "\n".join(lines) + "\n"

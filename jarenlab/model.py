@@ -288,6 +288,13 @@ def load_model(document: Any) -> Model:
     if not isinstance(collections, dict) or not collections:
         raise _fail("collections must be an object declaring at least one collection", "/collections")
     specs = {name: _collection(name, decl, f"/collections/{_esc(name)}") for name, decl in collections.items()}
+    for spec in specs.values():
+        for i, ix in enumerate(spec.indexes):
+            if f"{spec.name}_{ix.name}" in specs:  # tables and indexes share one namespace in SQLite
+                raise _fail(
+                    f"index {ix.name!r} would be named {spec.name}_{ix.name}, which is a collection",
+                    f"/collections/{_esc(spec.name)}/indexes/{i}/name",
+                )
     events = document.get("events", {})
     if not isinstance(events, dict):
         raise _fail("events must map event types to payload schemas", "/events")

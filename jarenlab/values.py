@@ -62,6 +62,14 @@ def _convert(value: Any, path: str) -> Any:
         return _base(value)
     if isinstance(value, float):
         return to_json(float(value), path)
+    module = type(value).__module__
+    if module == "numpy" or module.startswith("numpy."):
+        if hasattr(value, "tolist"):
+            return to_json(value.tolist(), path)
+    if module.startswith("pandas"):
+        if type(value).__name__ == "Timestamp" and value is not _nat():
+            return _convert(value.to_pydatetime(), path)
+        raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
             utc = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
@@ -71,14 +79,6 @@ def _convert(value: Any, path: str) -> Any:
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
-    module = type(value).__module__
-    if module == "numpy" or module.startswith("numpy."):
-        if hasattr(value, "tolist"):
-            return to_json(value.tolist(), path)
-    if module.startswith("pandas"):
-        if type(value).__name__ == "Timestamp" and value is not _nat():
-            return _convert(value.to_pydatetime(), path)
-        raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
     raise _refuse(f"a {type(value).__name__} has no JSON form", path)
 
 
