@@ -251,6 +251,29 @@ class Collection:
         keys, texts = self._texts()
         return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=flatten)
 
+    # -- queries ---------------------------------------------------------------------------------
+    def execute(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        pushdown: bool = True,
+        strict: bool = False,
+    ) -> Any:
+        """Run a query document; return the engine's result shape (None, the one item, or a list).
+
+        ``pushdown=False`` runs the reference engine over the whole collection.
+        """
+        from jarenlab.query import shape
+
+        return shape(self._run_query(document, externals or {}, pushdown=pushdown, strict=strict))
+
+    def _run_query(self, document: Any, externals: dict[str, Any], *, pushdown: bool = True, strict: bool = False) -> list[Any]:
+        """The flat result sequence of a query document over this collection."""
+        from jarenlab.query import evaluate
+
+        return evaluate(document, self._documents(), externals, operators=self.store.operators)
+
     def __repr__(self) -> str:
         return f"<jarenlab.Collection {self.name!r}>"
 
