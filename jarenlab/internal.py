@@ -6,4 +6,6 @@ of them on open (``CREATE ... IF NOT EXISTS``), in one transaction.
 
 from __future__ import annotations
 
-INTERNAL_DDL: tuple[str, ...] = ()
+from jarenlab.events.tables import EVENTS_DDL
+
+INTERNAL_DDL: tuple[str, ...] = (*EVENTS_DDL,)

@@ -1,0 +1,453 @@
+"""Events: emit validated events, run their handlers in the same transaction, stream what committed.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"notes": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+...     "events": {"flight.delayed": {
+...     "type": "object", "required": ["flight"], "properties": {"flight": {"type": "integer"}}}}}
+>>> with jl.open(model=model) as store:
+...     @store.events.on("flight.delayed")
+...     def count(event, store):
+...         return {"seen": event.seq}
+...     first = store.events.emit("flight.delayed", {"flight": 1545}, dedupe_key="d1")
+...     again = store.events.emit("flight.delayed", {"flight": 1545}, dedupe_key="d1")
+...     first.outcome, again.seq == first.seq, again.deduplicated
+({'seen': 1}, True, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import html
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import jsonschema_rs
+import orjson
+
+from jarenlab import _sqlite
+from jarenlab.errors import EventError, JarenlabError, StoreError
+from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
+from jarenlab.events.stream import EventStream
+from jarenlab.values import to_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jarenlab.store import Store
+
+#: ``handler(event, store) -> outcome or None``; runs inside the emit's transaction.
+Handler = Callable[[Event, "Store"], Any]
+
+_BATCH = 256
+_COLUMNS = "seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt"
+_INSERT = (
+    "INSERT INTO _jl_events(type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+class Events:
+    """The event ledger of a store (``store.events``).
+
+    ``clock`` (seconds since the epoch, ``time.time`` by default) stamps ``at``; tests may replace it.
+    """
+
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+        self._schemas = dict(store.model.events)
+        self._validators = {name: jsonschema_rs.validator_for(s) for name, s in self._schemas.items()}
+        self._handlers: dict[str, list[Handler]] = {}
+        self._changed = threading.Condition()
+        self._version = 0
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
+        self._closed = False
+        self._job_context: Any = None
+        store.after_commit.append(self._on_commit)
+        store.closers.append(self._close)
+
+    # -- handlers --------------------------------------------------------------------------------
+    def on(self, type: str) -> Callable[[Handler], Handler]:
+        """Register a handler for ``type`` (a decorator); handlers run in registration order.
+
+        The handler is called as ``handler(event, store)`` inside the emit's transaction; it may
+        write collections, enqueue jobs and emit further events, and may return an outcome (JSON),
+        which is stored with the event. Re-registering a top-level function with the same module
+        and name (re-running a notebook cell) replaces the earlier one in place instead of adding
+        a second copy; lambdas and nested functions are always added.
+        """
+        self._check_type(type)
+
+        def register(fn: Handler) -> Handler:
+            handlers = self._handlers.setdefault(type, [])
+            name = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
+            if name[1] and "<" not in name[1]:
+                for i, old in enumerate(handlers):
+                    if (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == name:
+                        handlers[i] = fn
+                        return fn
+            handlers.append(fn)
+            return fn
+
+        return register
+
+    def off(self, type: str, handler: Handler | None = None) -> int:
+        """Remove one handler of ``type`` (or all of them); return how many were removed."""
+        handlers = self._handlers.get(type, [])
+        keep = [] if handler is None else [h for h in handlers if h is not handler]
+        removed = len(handlers) - len(keep)
+        self._handlers[type] = keep
+        return removed
+
+    def handlers(self, type: str) -> list[Handler]:
+        """The handlers registered for ``type``, in the order they run."""
+        return list(self._handlers.get(type, []))
+
+    # -- emit ------------------------------------------------------------------------------------
+    def emit(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Event:
+        """Append an event and run its handlers in one transaction; return the event.
+
+        The payload is validated against the schema the model declares for ``type`` (JD2080 with
+        the validator's messages in ``err.errors``; an undeclared type is JD2080 too). A repeated
+        ``dedupe_key`` returns the original event and outcome (``deduplicated=True``) and runs
+        nothing; the same key on another type is JD2080. If a handler raises, the event, every
+        write and every job it enqueued roll back and its exception propagates unchanged (with a
+        note naming the handler). Inside an enclosing ``store.transaction()`` the event commits
+        when that transaction does.
+        """
+        validator = self._check_type(type)
+        if dedupe_key is not None and (not isinstance(dedupe_key, str) or not dedupe_key):
+            raise StoreError("JD2010", f"a dedupe key is a non-empty string, not {dedupe_key!r}")
+        try:
+            payload = to_json(payload)
+        except JarenlabError as err:
+            raise EventError("JD2080", f"payload of {type!r}: {err.reason}", errors=[err.reason]) from err
+        if not validator.is_valid(payload):
+            errors = [
+                f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
+                for e in validator.iter_errors(payload)
+            ]
+            raise EventError("JD2080", f"payload of {type!r} is invalid: {errors[0]}", errors=errors)
+        text = orjson.dumps(payload).decode()
+        job, attempt = self._job_stamp()
+        store = self.store
+        with store.transaction():
+            conn = store._conn()
+            with _sqlite.translating():
+                if dedupe_key is not None:
+                    row = conn.execute(f"SELECT {_COLUMNS} FROM _jl_events WHERE dedupe_key = ?", (dedupe_key,)).fetchone()
+                    if row is not None:
+                        if row[1] != type:
+                            raise EventError(
+                                "JD2080", f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})"
+                            )
+                        return _event(row, deduplicated=True)
+                at_ms = int(self.clock() * 1000)
+                seq = conn.execute(_INSERT, (type, text, at_ms, dedupe_key, job, attempt)).lastrowid
+            assert seq is not None
+            event = Event(seq, type, payload, from_ms(at_ms), dedupe_key, None, job, attempt)
+            outcome = self._run_handlers(event)
+            if outcome is not None:
+                with _sqlite.translating():
+                    conn.execute("UPDATE _jl_events SET outcome = ? WHERE seq = ?", (orjson.dumps(outcome).decode(), seq))
+                event = Event(seq, type, payload, event.at, dedupe_key, outcome, job, attempt)
+        return event
+
+    def _run_handlers(self, event: Event) -> Any:
+        outcome, owner = None, None
+        for handler in self.handlers(event.type):
+            try:
+                result = handler(event, self.store)
+            except BaseException as exc:
+                exc.add_note(f"while handling event #{event.seq} {event.type!r} in {_name(handler)}")
+                raise
+            if result is None:
+                continue
+            if owner is not None:
+                raise EventError(
+                    "JD2082", f"both {_name(owner)} and {_name(handler)} returned an outcome for {event.type!r}"
+                )
+            try:
+                outcome, owner = to_json(result), handler
+            except JarenlabError as err:
+                raise EventError("JD2082", f"{_name(handler)} returned an outcome that is not JSON: {err.reason}") from err
+        return outcome
+
+    def _check_type(self, type: str) -> jsonschema_rs.Validator:
+        try:
+            return self._validators[type]
+        except (KeyError, TypeError):
+            declared = ", ".join(map(repr, self._validators)) or "none"
+            raise EventError(
+                "JD2080", f"event type {type!r} is not declared in the model (declared: {declared})"
+            ) from None
+
+    def _job_stamp(self) -> tuple[Any, int | None]:
+        """(job id, attempt) of the job handler running on this thread/context, else (None, None)."""
+        if self._job_context is None:
+            try:
+                from jarenlab.jobs.context import current_job
+            except ImportError:
+                self._job_context = False
+            else:
+                self._job_context = current_job
+        if self._job_context is False:
+            return None, None
+        current = self._job_context.get()
+        return (None, None) if current is None else (current[0], current[1])
+
+    # -- streams -----------------------------------------------------------------------------------
+    def tail(
+        self,
+        last: int = 10,
+        *,
+        follow: bool = True,
+        poll: float = 0.5,
+        timeout: float | None = None,
+        until: Callable[[Event], bool] | None = None,
+        type: str | Sequence[str] | None = None,
+    ) -> EventStream:
+        """The last ``last`` committed events, then (``follow=True``) new ones as they commit.
+
+        Like ``tail -f -n last``. Expired events are skipped. In a notebook, bound it with
+        ``timeout=`` seconds or ``until=predicate``, or call ``.show()`` and stop the cell.
+
+        >>> # for ev in store.events.tail(last=5, timeout=30): print(ev)
+        """
+        if not isinstance(last, int) or last < 0:
+            raise StoreError("JD2010", f"last must be a non-negative integer, not {last!r}")
+        types = self._types(type)
+        with self._reading() as conn:
+            boundary = self._boundary(conn)
+            head = self._head(conn)
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM _jl_events WHERE seq > ?{_type_filter(types)} ORDER BY seq DESC LIMIT ?",
+                (boundary, *types, last),
+            ).fetchall()
+        return EventStream(
+            self, after=head, backlog=[_event(r) for r in reversed(rows)], follow=follow, poll=poll,
+            timeout=timeout, until=until, types=types, strict=False,
+        )  # fmt: skip
+
+    def resume(
+        self,
+        cursor: str | None = None,
+        *,
+        follow: bool = False,
+        poll: float = 0.5,
+        timeout: float | None = None,
+        until: Callable[[Event], bool] | None = None,
+        type: str | Sequence[str] | None = None,
+    ) -> EventStream:
+        """The committed events after ``cursor`` (None: from the expired boundary on).
+
+        By default it stops once caught up; ``follow=True`` keeps following like ``tail``.
+        JD2081 (raised here, not on first ``next``) when the cursor is malformed, lies before the
+        expired boundary, or is ahead of the ledger; a boundary that a peer moves past the stream
+        while it runs raises JD2081 from ``next``.
+        """
+        types = self._types(type)
+        with self._reading() as conn:
+            boundary = self._boundary(conn)
+            head = self._head(conn)
+        seq = boundary if cursor is None else decode_cursor(cursor)
+        if seq < boundary:
+            raise EventError("JD2081", f"cursor {cursor!r} (after #{seq}) lies before the expired boundary #{boundary}")
+        if seq > head:
+            raise EventError("JD2081", f"cursor {cursor!r} (after #{seq}) is ahead of the latest event #{head}")
+        return EventStream(
+            self, after=seq, backlog=[], follow=follow, poll=poll, timeout=timeout, until=until,
+            types=types, strict=True,
+        )  # fmt: skip
+
+    def _read_after(self, seq: int, *, types: tuple[str, ...], strict: bool) -> tuple[list[Event], int]:
+        """One batch of committed events after ``seq``, and how far it scanned."""
+        with self._reading() as conn:
+            boundary = self._boundary(conn)
+            if boundary > seq:
+                if strict:
+                    raise EventError("JD2081", f"history was expired through #{boundary} past this stream (#{seq})")
+                seq = boundary
+            head = self._head(conn)
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM _jl_events WHERE seq > ?{_type_filter(types)} ORDER BY seq LIMIT {_BATCH}",
+                (seq, *types),
+            ).fetchall()
+        events = [_event(r) for r in rows]
+        return events, (events[-1].seq if len(events) == _BATCH else max(seq, head))
+
+    # -- history ---------------------------------------------------------------------------------
+    def expire_history(self, *, through: str | Event) -> str:
+        """Move the expired boundary forward to ``through`` (a cursor or an Event); return the boundary.
+
+        Deletes nothing: expired events stay stored (dedupe still sees them) but tail, resume and
+        frame no longer serve them, and resuming from a cursor before the boundary is JD2081. A
+        ``through`` at or before the current boundary is a no-op (the boundary never moves back);
+        one ahead of the latest event is JD2081.
+        """
+        seq = through.seq if isinstance(through, Event) else decode_cursor(through)
+        with self.store.transaction(), _sqlite.translating():
+            conn = self.store._conn()
+            head = self._head(conn)
+            if seq > head:
+                raise EventError("JD2081", f"cannot expire through #{seq}: the latest event is #{head}")
+            conn.execute(
+                "INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, ?) ON CONFLICT(singleton) "
+                "DO UPDATE SET expired_through = max(expired_through, excluded.expired_through)",
+                (seq,),
+            )
+            boundary = self._boundary(conn)
+        return encode_cursor(boundary)
+
+    def expired_through(self) -> str:
+        """The cursor of the expired boundary (``resume`` accepts it and anything after it)."""
+        with self._reading() as conn:
+            return encode_cursor(self._boundary(conn))
+
+    def head(self) -> str:
+        """The cursor after the latest committed event: ``resume(events.head(), follow=True)`` sees only new ones."""
+        with self._reading() as conn:
+            return encode_cursor(self._head(conn))
+
+    # -- notebook views --------------------------------------------------------------------------
+    def frame(
+        self,
+        type: str | Sequence[str] | None = None,
+        since: str | dt.datetime | None = None,
+        limit: int | None = None,
+        *,
+        flatten: bool = False,
+    ) -> pd.DataFrame:
+        """Committed, unexpired events as a DataFrame indexed by ``seq``, oldest first.
+
+        ``type`` filters by type (one or several); ``since`` is a cursor (events after it) or a
+        datetime (events at or after it; naive means UTC); ``limit`` keeps the latest N.
+        ``flatten=True`` spreads payload members into ``payload.<member>`` columns.
+        """
+        import pandas as pd
+
+        types = self._types(type)
+        where, params = f"seq > ?{_type_filter(types)}", list(types)
+        if isinstance(since, dt.datetime):
+            aware = since if since.tzinfo is not None else since.replace(tzinfo=dt.UTC)
+            where += " AND at_ms >= ?"
+            params.append(int(aware.timestamp() * 1000))
+        elif since is not None:
+            where += " AND seq > ?"
+            params.append(decode_cursor(since))
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise StoreError("JD2010", f"limit must be a non-negative integer, not {limit!r}")
+        with self._reading() as conn:
+            boundary = self._boundary(conn)
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM _jl_events WHERE {where} ORDER BY seq DESC LIMIT ?",
+                (boundary, *params, -1 if limit is None else limit),
+            ).fetchall()
+        events = [_event(r) for r in reversed(rows)]
+        frame = pd.DataFrame(
+            {
+                "type": pd.Series([e.type for e in events], dtype=object),
+                "at": pd.to_datetime([r[3] for r in reversed(rows)], unit="ms", utc=True),
+                "payload": [e.payload for e in events],
+                "outcome": [e.outcome for e in events],
+                "dedupe_key": pd.Series([e.dedupe_key for e in events], dtype=object),
+                "caused_by_job": pd.Series([e.caused_by_job for e in events], dtype=object),
+                "caused_by_attempt": pd.array([e.caused_by_attempt for e in events], dtype="Int64"),
+                "cursor": pd.Series([e.cursor for e in events], dtype=object),
+            },
+            index=pd.Index([e.seq for e in events], name="seq", dtype="int64"),
+        )
+        if flatten and events:
+            spread = pd.json_normalize([e.payload if isinstance(e.payload, dict) else {} for e in events])
+            spread.columns = [f"payload.{c}" for c in spread.columns]
+            spread.index = frame.index
+            frame = pd.concat([frame.drop(columns="payload"), spread], axis=1)
+        return frame
+
+    def __repr__(self) -> str:
+        counts = {t: len(h) for t, h in self._handlers.items() if h}
+        return f"<jarenlab.Events {len(self._schemas)} types, handlers {counts}>"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td><code>{html.escape(t)}</code></td><td>"
+            f"{html.escape(', '.join(_name(h) for h in self._handlers.get(t, []))) or '&mdash;'}</td></tr>"
+            for t in self._schemas
+        )
+        return f"<div><b>event ledger</b><table><tr><th>type</th><th>handlers</th></tr>{rows}</table></div>"
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    def _types(self, type: str | Sequence[str] | None) -> tuple[str, ...]:
+        types = () if type is None else (type,) if isinstance(type, str) else tuple(type)
+        for t in types:
+            self._check_type(t)
+        return types
+
+    @contextlib.contextmanager
+    def _reading(self) -> Any:
+        """A private connection that sees only committed rows (never this thread's open transaction)."""
+        with self._reader_lock:
+            if self._reader is None:
+                self.store._conn()  # raises JD2063 once the store is closed
+                self._reader = _sqlite.connect(
+                    self.store.path, read_only=self.store.read_only, busy_timeout=self.store.busy_timeout
+                )
+            conn = self._reader
+            with _sqlite.translating():
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+
+    @staticmethod
+    def _boundary(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT expired_through FROM _jl_event_history WHERE singleton = 1").fetchone()
+        return 0 if row is None else int(row[0])
+
+    @staticmethod
+    def _head(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM _jl_events").fetchone()[0])
+
+    def _on_commit(self, changes: object) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    def _wait(self, seen: int, seconds: float) -> None:
+        with self._changed:
+            if self._version == seen and not self._closed:
+                self._changed.wait(seconds)
+
+    def _close(self) -> None:
+        self._closed = True
+        self._wake()
+        with self._reader_lock:
+            if self._reader is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._reader.close()
+                self._reader = None
+
+
+def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
+    seq, type, payload, at_ms, dedupe_key, outcome, job, attempt = row
+    return Event(
+        seq, type, orjson.loads(payload), from_ms(at_ms), dedupe_key,
+        None if outcome is None else orjson.loads(outcome), job, attempt, deduplicated,
+    )  # fmt: skip
+
+
+def _type_filter(types: tuple[str, ...]) -> str:
+    return f" AND type IN ({', '.join('?' * len(types))})" if types else ""
+
+
+def _name(fn: object) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"

@@ -1,0 +1,35 @@
+"""The ledger's tables: the event log and the expired-history boundary.
+
+``INTERNAL_DDL`` (``jarenlab/internal.py``) runs these on every open; each is idempotent.
+
+- ``_jl_events``: one row per committed event. ``seq`` is an ``INTEGER PRIMARY KEY``: the global
+  order and the basis of cursors. Rows are never deleted (expiry is a logical boundary), so a
+  sequence number is never reused. ``caused_by_job`` has no declared type on purpose: it keeps the
+  job id exactly as the queue gives it (text or integer).
+- ``_jl_events_dedupe``: a *partial* unique index, so events without a dedupe key cost nothing in it.
+- ``_jl_event_history``: at most one row; a missing row means the boundary is 0 (nothing expired).
+
+>>> [s.split("(")[0].strip() for s in EVENTS_DDL]  # doctest: +NORMALIZE_WHITESPACE
+['CREATE TABLE IF NOT EXISTS _jl_events', 'CREATE UNIQUE INDEX IF NOT EXISTS _jl_events_dedupe ON _jl_events',
+ 'CREATE TABLE IF NOT EXISTS _jl_event_history']
+"""
+
+from __future__ import annotations
+
+EVENTS_DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS _jl_events (
+        seq INTEGER PRIMARY KEY,
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        dedupe_key TEXT,
+        outcome TEXT,
+        caused_by_job,
+        caused_by_attempt INTEGER
+    )""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS _jl_events_dedupe ON _jl_events(dedupe_key) WHERE dedupe_key IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS _jl_event_history (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        expired_through INTEGER NOT NULL CHECK (expired_through >= 0)
+    )""",
+)
