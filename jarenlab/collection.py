@@ -43,6 +43,10 @@ class Collection:
         self._key_type = int if spec.key_type == "INTEGER" else str
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
+        if spec.intervals:
+            from jarenlab.intervals import write_check
+
+            self.write_checks.append(write_check(spec))
 
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:

@@ -1,19 +1,470 @@
-"""The declared non-overlap constraint on intervals (declarations are checked with the model)."""
+"""The declared non-overlap constraint on intervals.
+
+A collection may declare ``intervals: [{start, end, within?, scope?, when?}]``. Among the records
+that match ``when``, no two with equal ``within`` values (and, with ``scope: "owner"``, the same
+owner) may overlap as half-open ``[start, end)``; touching is allowed. Bounds are both numbers or
+both UTC date-times ending in ``Z``, compared as epoch milliseconds.
+
+Each declaration gets one partial expression index keyed by (owner?, within..., start). Stored
+intervals never overlap, so the only record a write can clash with is the one that starts last
+before the new end: one ``ORDER BY start DESC LIMIT 1`` lookup inside the write transaction.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"rooms": {"key": "/id",
+...     "schema": {"type": "object", "required": ["id", "start", "end"], "properties": {
+...         "id": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}}},
+...     "intervals": [{"start": "/start", "end": "/end"}]}}}
+>>> with jl.open(model=model) as store:
+...     store["rooms"].insert({"id": "a", "start": 0, "end": 10})
+...     store["rooms"].insert({"id": "b", "start": 10, "end": 20})
+...     try:
+...         store["rooms"].insert({"id": "c", "start": 5, "end": 12})
+...     except jl.JarenlabError as err:
+...         print(err.code, err.conflict["key"])
+'a'
+'b'
+JD2090 b
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from jarenlab.errors import ModelError
+import orjson
+
+from jarenlab._sqlite import quote, translating
+from jarenlab.errors import IntervalConflict, ModelError, StoreError
+from jarenlab.model import sqlite_path
+
+if TYPE_CHECKING:
+    from jarenlab.collection import WriteCheck
+    from jarenlab.model import CollectionSpec
+    from jarenlab.store import Store
+
+_DECL_MEMBERS = {"start", "end", "within", "scope", "when"}
+_SCOPES = ("collection", "owner")
+_NUMERIC = ("number", "integer")
+_WITHIN_TYPES = ("string", "integer", "number", "boolean")
+_UTC = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z\Z")
+# What SQLite must see before julianday() runs: never 'now' (non-deterministic in an index).
+_UTC_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*Z"
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+
+Segments = tuple[str, ...]
 
 
-def check_declarations(decls: list[Any], schema: dict[str, Any], owner: str | None, doc_path: str) -> tuple[Any, ...]:
-    """Check a collection's ``intervals`` declarations (none are supported yet)."""
-    if decls:
-        raise ModelError("JD0005", "intervals are not supported yet", doc_path=doc_path)
-    return ()
+@dataclass(frozen=True)
+class IntervalSpec:
+    """One checked declaration: pointers as segments, the bound kind, scope and ``when`` filter."""
+
+    position: int
+    start: Segments
+    end: Segments
+    kind: str  # "number" or "date-time"
+    within: tuple[Segments, ...]
+    scope: str
+    when: tuple[tuple[Segments, Any], ...]
+    owner: Segments | None  # the owner pointer when scope is "owner"
 
 
-def index_statements(spec: object) -> list[tuple[str, str]]:
-    """(name, CREATE INDEX) for the partial index of each interval declaration (none yet)."""
-    return []
+# -- declarations ----------------------------------------------------------------------------------
+def _fail(reason: str, doc_path: str) -> ModelError:
+    return ModelError("JD0005", reason, doc_path=doc_path)
+
+
+def _esc(member: str) -> str:
+    return member.replace("~", "~0").replace("/", "~1")
+
+
+def parse_pointer(pointer: Any, doc_path: str, what: str) -> Segments:
+    """Split a JSON Pointer to an object member into its (unescaped) member names.
+
+    >>> parse_pointer("/slot/a~1b", "/x", "start")
+    ('slot', 'a/b')
+    """
+    if not isinstance(pointer, str) or not pointer.startswith("/") or pointer == "/":
+        raise _fail(
+            f'{what} must be a JSON Pointer to a member, such as "/start" (got {pointer!r})', doc_path
+        )
+    segments = tuple(s.replace("~1", "/").replace("~0", "~") for s in pointer[1:].split("/"))
+    for seg in segments:
+        if not seg or any(c in seg for c in "\"'\\") or not seg.isprintable():
+            raise _fail(f"{what} {pointer!r} has a member name SQL cannot address", doc_path)
+    return segments
+
+
+def _declared(schema: dict[str, Any], segments: Segments, doc_path: str, what: str) -> dict[str, Any]:
+    """The sub-schema of a required member path; every level must be declared and required."""
+    node: Any = schema
+    for depth, seg in enumerate(segments):
+        shown = "/" + "/".join(_esc(s) for s in segments[: depth + 1])
+        props = node.get("properties") if isinstance(node, dict) else None
+        if not isinstance(props, dict) or not isinstance(props.get(seg), dict):
+            raise _fail(f"{what} {shown!r} is not declared in the schema's properties", doc_path)
+        if seg not in (node.get("required") or []):
+            raise _fail(f"{what} {shown!r} must be listed in the schema's required members", doc_path)
+        node = props[seg]
+    return dict(node)
+
+
+def _bound_kind(sub: dict[str, Any], doc_path: str, what: str) -> str:
+    kind = sub.get("type")
+    if kind in _NUMERIC:
+        return "number"
+    if kind == "string" and sub.get("format") == "date-time":
+        return "date-time"
+    raise _fail(
+        f'{what} must be typed "number" or "integer", or "string" with "format": "date-time" (got type {kind!r})',
+        doc_path,
+    )
+
+
+def _when(raw: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[Segments, Any], ...]:
+    if not isinstance(raw, dict) or not raw:
+        raise _fail(
+            'when must be a non-empty object of member: value, such as {"status": "booked"}', doc_path
+        )
+    out = []
+    for member, value in raw.items():
+        at = f"{doc_path}/{_esc(member)}"
+        segments = parse_pointer("/" + _esc(member), at, "when member")
+        props = schema.get("properties") or {}
+        if not isinstance(props.get(member), dict):
+            raise _fail(f"when member {member!r} is not declared in the schema's properties", at)
+        ok = (
+            value is None
+            or isinstance(value, bool | int | str)
+            or (isinstance(value, float) and value == value and abs(value) != float("inf"))
+        )
+        if not ok or (isinstance(value, str) and "\x00" in value):
+            raise _fail(f"when value for {member!r} must be a string, a finite number, a boolean or null", at)
+        out.append((segments, value))
+    return tuple(out)
+
+
+def check_declarations(
+    decls: list[Any], schema: dict[str, Any], owner: str | None, doc_path: str
+) -> tuple[IntervalSpec, ...]:
+    """Check a collection's ``intervals`` declarations; raise ModelError JD0005 with a ``doc_path``.
+
+    >>> schema = {"type": "object", "required": ["s", "e"], "properties": {
+    ...     "s": {"type": "number"}, "e": {"type": "string", "format": "date-time"}}}
+    >>> check_declarations([{"start": "/s", "end": "/e"}], schema, None, "/i")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.ModelError: JD0005 invalid_model: start and end must both be numbers or both date-times (start is number, end is date-time) (at /i/0/end)
+    """
+    out = []
+    for i, decl in enumerate(decls):
+        at = f"{doc_path}/{i}"
+        if not isinstance(decl, dict):
+            raise _fail("an interval declaration must be an object {start, end, within?, scope?, when?}", at)
+        for member in decl:
+            if member not in _DECL_MEMBERS:
+                raise _fail(
+                    f"unknown member {member!r} in an interval declaration (allowed: {', '.join(sorted(_DECL_MEMBERS))})",
+                    f"{at}/{_esc(str(member))}",
+                )
+        bounds = []
+        for name in ("start", "end"):
+            if name not in decl:
+                raise _fail(f"an interval declaration needs {name!r}", f"{at}/{name}")
+            segments = parse_pointer(decl[name], f"{at}/{name}", name)
+            bounds.append(
+                (
+                    segments,
+                    _bound_kind(_declared(schema, segments, f"{at}/{name}", name), f"{at}/{name}", name),
+                )
+            )
+        (start, start_kind), (end, end_kind) = bounds
+        if start == end:
+            raise _fail("start and end point at the same member", f"{at}/end")
+        if start_kind != end_kind:
+            raise _fail(
+                f"start and end must both be numbers or both date-times (start is {start_kind}, end is {end_kind})",
+                f"{at}/end",
+            )
+        within_raw = decl.get("within", [])
+        if not isinstance(within_raw, list):
+            raise _fail("within must be a list of JSON Pointers", f"{at}/within")
+        within: list[Segments] = []
+        for j, pointer in enumerate(within_raw):
+            where = f"{at}/within/{j}"
+            segments = parse_pointer(pointer, where, "within")
+            sub = _declared(schema, segments, where, "within")
+            if sub.get("type") not in _WITHIN_TYPES:
+                raise _fail(
+                    f"within {pointer!r} must be typed string, integer, number or boolean (got {sub.get('type')!r})",
+                    where,
+                )
+            if segments in within or segments in (start, end):
+                raise _fail(f"within {pointer!r} repeats a pointer already in the declaration", where)
+            within.append(segments)
+        scope = decl.get("scope", "collection")
+        if scope not in _SCOPES:
+            raise _fail(f'scope must be "collection" or "owner" (got {scope!r})', f"{at}/scope")
+        if scope == "owner" and owner is None:
+            raise _fail('scope "owner" needs the collection to declare an "owner" pointer', f"{at}/scope")
+        when = _when(decl["when"], schema, f"{at}/when") if "when" in decl else ()
+        owner_segments = parse_pointer(owner, f"{at}/scope", "owner") if scope == "owner" else None
+        out.append(IntervalSpec(i, start, end, start_kind, tuple(within), scope, when, owner_segments))
+    return tuple(out)
+
+
+# -- SQL -------------------------------------------------------------------------------------------
+def _extract(segments: Segments) -> str:
+    return f"json_extract(doc, '{sqlite_path(segments)}')"
+
+
+def _bound_sql(decl: IntervalSpec, segments: Segments) -> str:
+    """The bound as SQL: the number itself, or a date-time as integer epoch milliseconds."""
+    x = _extract(segments)
+    if decl.kind == "number":
+        return x
+    return f"CASE WHEN {x} GLOB '{_UTC_GLOB}' THEN CAST(round((julianday({x}) - 2440587.5) * 86400000.0) AS INTEGER) END"
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def when_sql(decl: IntervalSpec) -> str:
+    """The partial index's WHERE clause: one type-guarded equality per ``when`` member ("" if none).
+
+    >>> d = IntervalSpec(0, ("s",), ("e",), "number", (), "collection", ((("status",), "booked"),), None)
+    >>> print(when_sql(d))
+    json_type(doc, '$."status"') = 'text' AND json_extract(doc, '$."status"') = 'booked'
+    """
+    terms = []
+    for segments, value in decl.when:
+        path = f"'{sqlite_path(segments)}'"
+        if value is None:
+            terms.append(f"json_type(doc, {path}) = 'null'")
+        elif isinstance(value, bool):
+            terms.append(f"json_type(doc, {path}) = '{'true' if value else 'false'}'")
+        elif isinstance(value, str):
+            terms.append(f"json_type(doc, {path}) = 'text' AND {_extract(segments)} = {_literal(value)}")
+        else:
+            terms.append(
+                f"json_type(doc, {path}) IN ('integer', 'real') AND {_extract(segments)} = {_literal(value)}"
+            )
+    return " AND ".join(terms)
+
+
+def index_name(spec: CollectionSpec, decl: IntervalSpec) -> str:
+    """``_jl_iv_<collection>_<n>``: collections never start with ``_jl``, so no declared index collides."""
+    return f"_jl_iv_{spec.name}_{decl.position}"
+
+
+def _group_sql(decl: IntervalSpec) -> list[str]:
+    return ([_extract(decl.owner)] if decl.owner else []) + [_extract(w) for w in decl.within]
+
+
+def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
+    """(name, CREATE INDEX) for the partial index of each interval declaration."""
+    out = []
+    for decl in spec.intervals:
+        name = index_name(spec, decl)
+        where = when_sql(decl)
+        columns = ", ".join([*_group_sql(decl), _bound_sql(decl, decl.start)])
+        out.append(
+            (
+                name,
+                f"CREATE INDEX {quote(name)} ON {quote(spec.name)} ({columns}){f' WHERE {where}' if where else ''}",
+            )
+        )
+    return out
+
+
+def lookup_sql(spec: CollectionSpec, decl: IntervalSpec) -> str:
+    """The conflict lookup: params (group values..., new end, own key, new start) -> conflicting key."""
+    start, end = _bound_sql(decl, decl.start), _bound_sql(decl, decl.end)
+    terms = [when_sql(decl)] if decl.when else []
+    terms += [f"{g} = ?" for g in _group_sql(decl)]
+    terms += [f"{start} < ?", "key IS NOT ?"]
+    return (
+        f"SELECT key FROM (SELECT key, {end} AS e FROM {quote(spec.name)} WHERE {' AND '.join(terms)} "
+        f"ORDER BY {start} DESC LIMIT 1) WHERE e > ?"
+    )
+
+
+# -- values ----------------------------------------------------------------------------------------
+def _pointer(segments: Segments) -> str:
+    return "/" + "/".join(_esc(s) for s in segments)
+
+
+def _get(doc: Any, segments: Segments) -> Any:
+    for seg in segments:
+        doc = doc[seg]
+    return doc
+
+
+def instant(value: Any, kind: str, *, doc_path: str = "") -> int | float:
+    """A bound as a comparable value: the number itself, or UTC date-time as epoch milliseconds.
+
+    >>> instant("1970-01-01T00:00:01.5Z", "date-time"), instant("1970-01-01T00:00:01.500000Z", "date-time")
+    (1500, 1500)
+    """
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise StoreError("JD2091", f"bound {value!r} must be a number", doc_path=doc_path)
+        return value
+    m = _UTC.match(value) if isinstance(value, str) else None
+    if m is None:
+        raise StoreError(
+            "JD2091",
+            f"bound {value!r} must be a UTC date-time ending in Z (YYYY-MM-DDTHH:MM:SS[.sss]Z); offsets are refused",
+            doc_path=doc_path,
+        )
+    year, month, day, hour, minute, second, frac = m.groups()
+    frac = frac or ""
+    if frac[3:].strip("0"):
+        raise StoreError("JD2091", f"bound {value!r} has more than millisecond precision", doc_path=doc_path)
+    try:
+        date = datetime.date(int(year), int(month), int(day))
+        datetime.time(int(hour), int(minute), int(second))
+    except ValueError as exc:
+        raise StoreError(
+            "JD2091", f"bound {value!r} is not a valid date-time ({exc})", doc_path=doc_path
+        ) from None
+    days = date.toordinal() - _EPOCH_ORDINAL
+    ms = int((frac + "000")[:3])
+    return ((days * 24 + int(hour)) * 60 + int(minute)) * 60_000 + int(second) * 1000 + ms
+
+
+def bounds(decl: IntervalSpec, doc: dict[str, Any]) -> tuple[int | float, int | float]:
+    """(start, end) of a record as comparable values; JD2091 unless both are valid and start < end."""
+    lo = instant(_get(doc, decl.start), decl.kind, doc_path=_pointer(decl.start))
+    hi = instant(_get(doc, decl.end), decl.kind, doc_path=_pointer(decl.end))
+    if not lo < hi:
+        raise StoreError(
+            "JD2091",
+            f"start {_get(doc, decl.start)!r} must be before end {_get(doc, decl.end)!r}",
+            doc_path=_pointer(decl.start),
+        )
+    return lo, hi
+
+
+def _matches(decl: IntervalSpec, doc: dict[str, Any]) -> bool:
+    """Python's reading of :func:`when_sql`: does this record count?"""
+    for (member,), want in decl.when:
+        if member not in doc:
+            return False
+        have = doc[member]
+        if want is None or isinstance(want, bool | str):
+            if type(have) is not type(want) or have != want:
+                return False
+        elif isinstance(have, bool) or not isinstance(have, int | float) or have != want:
+            return False
+    return True
+
+
+# -- the check -------------------------------------------------------------------------------------
+def write_check(spec: CollectionSpec) -> WriteCheck:
+    """The check :class:`~jarenlab.collection.Collection` runs after each written row.
+
+    Raises JD2091 for invalid bounds and :class:`IntervalConflict` (JD2090) for a clash; the
+    write transaction then rolls back. ``err.conflict`` is ``{"key", "declaration"}`` and
+    ``err.conflict_owner`` the other record's owner (owner views redact both).
+    """
+    plans = [(decl, lookup_sql(spec, decl)) for decl in spec.intervals]
+    owner_path = sqlite_path(tuple(spec.owner[1:].split("/"))) if spec.owner else None
+    table = quote(spec.name)
+
+    def check(conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
+        if doc is None:
+            return
+        for decl, sql in plans:
+            try:
+                lo, hi = bounds(decl, doc)
+            except StoreError as err:
+                raise StoreError(
+                    err.code, err.reason, doc_path=err.doc_path, collection=spec.name, key=key
+                ) from None
+            if decl.when and not _matches(decl, doc):
+                continue
+            group = [_get(doc, g) for g in ([decl.owner] if decl.owner else []) + list(decl.within)]
+            row = conn.execute(sql, (*group, hi, key, lo)).fetchone()
+            if row is not None:
+                other = row[0]
+                other_owner = None
+                if owner_path is not None:
+                    other_owner = conn.execute(
+                        f"SELECT json_extract(doc, '{owner_path}') FROM {table} WHERE key = ?", (other,)
+                    ).fetchone()[0]
+                raise conflict_error(spec.name, key, other, decl, other_owner)
+
+    return check
+
+
+def conflict_error(
+    collection: str, key: Any, other: Any, decl: IntervalSpec, other_owner: Any = None
+) -> IntervalConflict:
+    """The JD2090 error naming both records."""
+    err = IntervalConflict(
+        "JD2090",
+        f"the interval overlaps record {other!r} (declaration {decl.position}); nothing was written",
+        collection=collection,
+        key=key,
+    )
+    err.conflict = {"key": other, "declaration": decl.position}  # type: ignore[attr-defined]
+    err.conflict_owner = other_owner  # type: ignore[attr-defined]
+    return err
+
+
+def check_existing(store: Store, collection: str) -> None:
+    """Check every stored record against the collection's declarations (activation check).
+
+    Raises JD2091 naming the first record with invalid bounds, or IntervalConflict naming two
+    overlapping records. A model change is refused on reopen (JD0002), so today data meets a new
+    declaration only through bulk loads (each row is checked as it is written); a migration that
+    adds a declaration to a populated collection runs this before creating the index.
+    """
+    coll = store[collection]
+    spec = coll.spec
+    conn = store._conn()
+    for decl in spec.intervals:
+        with translating(collection=collection):
+            _check_stored(conn, spec, decl)
+
+
+def _check_stored(conn: sqlite3.Connection, spec: CollectionSpec, decl: IntervalSpec) -> None:
+    start, end = _bound_sql(decl, decl.start), _bound_sql(decl, decl.end)
+    where = when_sql(decl) or "1"
+    table = quote(spec.name)
+    bad = conn.execute(
+        f"SELECT key, doc FROM {table} WHERE {where} AND coalesce({start} < {end}, 0) = 0 LIMIT 1"
+    ).fetchone()
+    if bad is not None:
+        try:
+            bounds(decl, orjson.loads(bad[1]))
+        except StoreError as err:
+            raise StoreError(
+                err.code,
+                f"stored record {bad[0]!r}: {err.reason}",
+                doc_path=err.doc_path,
+                collection=spec.name,
+                key=bad[0],
+            ) from None
+    group = _group_sql(decl)
+    partition = f"PARTITION BY {', '.join(group)} " if group else ""
+    sql = (
+        f"SELECT key, prev_key FROM (SELECT key, {start} AS s, LAG(key) OVER w AS prev_key, LAG({end}) OVER w AS prev_end "
+        f"FROM {table} WHERE {where} WINDOW w AS ({partition}ORDER BY {start}, key)) WHERE prev_end > s LIMIT 1"
+    )
+    row = conn.execute(sql).fetchone()
+    if row is not None:
+        err = IntervalConflict(
+            "JD2090",
+            f"stored records {row[1]!r} and {row[0]!r} overlap (declaration {decl.position})",
+            collection=spec.name,
+            key=row[0],
+        )
+        err.conflict = {"key": row[1], "declaration": decl.position}  # type: ignore[attr-defined]
+        raise err
