@@ -49,7 +49,7 @@ CODES: dict[str, tuple[str, str]] = {
     "JD2069": ("dag_changed", "A DAG job was resumed under a changed graph; the change is named."),
     "JD2070": ("unknown_job", "No job is stored under the id."),
     "JD2080": ("event_invalid", "An event type is undeclared, its payload is invalid, or a dedupe key is reused across types."),
-    "JD2081": ("cursor_expired", "The event cursor lies before the expired-history boundary, or is malformed."),
+    "JD2081": ("cursor_expired", "The event cursor lies before the expired-history boundary, is ahead of the ledger, or is malformed."),
     "JD2082": ("outcome_invalid", "An event handler returned an outcome that is not JSON, or two handlers of one event returned outcomes."),
     "JD2090": ("interval_conflict", "The write would overlap another record's interval; nothing was written."),
     "JD2091": ("invalid_interval", "An interval's bounds are missing, of mixed kinds, not UTC `Z` times, or not start < end."),
