@@ -7,5 +7,6 @@ of them on open (``CREATE ... IF NOT EXISTS``), in one transaction.
 from __future__ import annotations
 
 from jarenlab.events.tables import EVENTS_DDL
+from jarenlab.idempotency import RESULTS_DDL
 
-INTERNAL_DDL: tuple[str, ...] = (*EVENTS_DDL,)
+INTERNAL_DDL: tuple[str, ...] = (*EVENTS_DDL, RESULTS_DDL)

@@ -460,11 +460,11 @@ def _check_stored(conn: sqlite3.Connection, spec: CollectionSpec, decl: Interval
     )
     row = conn.execute(sql).fetchone()
     if row is not None:
-        err = IntervalConflict(
+        clash = IntervalConflict(
             "JD2090",
             f"stored records {row[1]!r} and {row[0]!r} overlap (declaration {decl.position})",
             collection=spec.name,
             key=row[0],
         )
-        err.conflict = {"key": row[1], "declaration": decl.position}  # type: ignore[attr-defined]
-        raise err
+        clash.conflict = {"key": row[1], "declaration": decl.position}  # type: ignore[attr-defined]
+        raise clash

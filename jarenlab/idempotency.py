@@ -1,0 +1,138 @@
+"""Retry-safe transactions: ``store.transaction(fn, idempotency_key=..., fingerprint=...)``.
+
+The first run of a key runs ``fn(store)`` and stores its result in the same transaction; a replay
+with the same fingerprint returns a copy of the stored result without running ``fn``; a replay
+with another fingerprint raises JD2092. The claim is read after ``BEGIN IMMEDIATE``, under the
+write lock, so of racing calls (threads or processes) exactly one runs. A failed run keeps
+nothing. Keys and fingerprints are stored as SHA-256 digests only; the newest
+:data:`KEEP` keys are kept.
+
+The fingerprint defaults to ``None``: the key alone identifies the call. Pass what the call is
+about (the request's arguments, any JSON value) to have a reused key with other arguments refused.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"t": {"key": None, "identity": "integer",
+...     "schema": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}
+>>> with jl.open(model=model) as store:
+...     first = store.transaction(lambda s: {"key": s["t"].insert({"n": 1})}, idempotency_key="req-1")
+...     again = store.transaction(lambda s: {"key": s["t"].insert({"n": 1})}, idempotency_key="req-1")
+...     first, again, store["t"].count()
+({'key': 1}, {'key': 1}, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from jarenlab._sqlite import translating
+from jarenlab.errors import IdempotencyError, StoreError
+
+if TYPE_CHECKING:
+    from jarenlab.store import Store
+
+#: How many keys are kept (the newest, by claim order).
+KEEP = 1_000
+#: The largest stored result, in bytes of JSON.
+MAX_RESULT_BYTES = 16 * 1024
+
+RESULTS_DDL = (
+    "CREATE TABLE IF NOT EXISTS _jl_transaction_results ("
+    "seq INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, fingerprint BLOB NOT NULL, "
+    "result TEXT NOT NULL, claimed_at TEXT NOT NULL) STRICT"
+)
+
+
+def digest(value: Any) -> bytes:
+    """SHA-256 of a key (a string) or a fingerprint (any JSON value, members in sorted order).
+
+    >>> digest({"b": 1, "a": 2}) == digest({"a": 2, "b": 1})
+    True
+    """
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        raise StoreError("JD2010", f"a fingerprint must be a JSON value ({exc})") from None
+    return hashlib.sha256(text).digest()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Exact equality: same types all the way down (True is not 1, a tuple is not a list)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def encode_result(result: Any) -> str:
+    """The result as JSON text; JD2093 unless it round-trips exactly and fits in 16 KiB.
+
+    >>> encode_result({"id": 7})
+    '{"id":7}'
+    >>> encode_result((1, 2))
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.IdempotencyError: JD2093 idempotent_result_invalid: the result does not round-trip exactly as JSON (it came back as [1,2]); return plain dicts, lists, strings, numbers, booleans and None
+    """
+    try:
+        raw = orjson.dumps(result)
+    except TypeError as exc:
+        raise IdempotencyError(
+            "JD2093", f"the result is not JSON ({exc}); return plain JSON values such as ids"
+        ) from None
+    if len(raw) > MAX_RESULT_BYTES:
+        raise IdempotencyError(
+            "JD2093",
+            f"the result is {len(raw):,} bytes of JSON, over the {MAX_RESULT_BYTES:,} allowed; return ids, not records",
+        )
+    if not _same(orjson.loads(raw), result):
+        shown = raw[:80].decode(errors="replace")
+        raise IdempotencyError(
+            "JD2093",
+            f"the result does not round-trip exactly as JSON (it came back as {shown}); "
+            "return plain dicts, lists, strings, numbers, booleans and None",
+        )
+    return raw.decode()
+
+
+def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | None, fingerprint: Any) -> Any:
+    """Run ``fn(store)`` once per key; see the module docstring. Returns the (stored) result."""
+    if fn is None or not callable(fn):
+        raise StoreError(
+            "JD2010", "a retry-safe transaction needs fn: store.transaction(fn, idempotency_key=...)"
+        )
+    if not isinstance(key, str) or not key:
+        raise StoreError("JD2010", f"idempotency_key must be a non-empty string (got {key!r})")
+    key_hash, print_hash = digest(key), digest(fingerprint)
+    with store.transaction():
+        conn = store._conn()
+        with translating():
+            row = conn.execute(
+                "SELECT fingerprint, result FROM _jl_transaction_results WHERE key = ?", (key_hash,)
+            ).fetchone()
+        if row is not None:
+            if row[0] != print_hash:
+                raise IdempotencyError(
+                    "JD2092",
+                    "this idempotency key was used before with a different fingerprint; nothing was run",
+                )
+            return orjson.loads(row[1])
+        text = encode_result(fn(store))
+        with translating():
+            conn.execute(
+                "INSERT INTO _jl_transaction_results(key, fingerprint, result, claimed_at) "
+                "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (key_hash, print_hash, text),
+            )
+            conn.execute(
+                "DELETE FROM _jl_transaction_results WHERE seq <= "
+                "(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                (KEEP,),
+            )
+    return orjson.loads(text)
