@@ -1,0 +1,227 @@
+"""Owner-scoped views: ``store.as_owner(name)`` reads and writes only that owner's records.
+
+A collection that declares an owner pointer (``"owner": "/owner"``) is *owned*. Through a view:
+writes set the owner member (or require it to equal the view's owner: JD2094 otherwise), reads
+of another owner's record behave as if it were absent, and counts and exports hold only the
+view's records. Collections without an owner pass through unchanged.
+
+An interval clash with another owner's record (``scope: "collection"``) raises JD2090 that says
+nothing about that record: no key, no owner, no chained cause.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"notes": {"key": "/id", "owner": "/owner",
+...     "schema": {"type": "object", "required": ["id", "owner"], "properties": {
+...         "id": {"type": "string"}, "owner": {"type": "string"}}}}}}
+>>> with jl.open(model=model) as store:
+...     store.as_owner("ann")["notes"].insert({"id": "n1"})
+...     store.as_owner("bob")["notes"].get("n1"), store.as_owner("ann")["notes"].get("n1")
+'n1'
+(None, {'id': 'n1', 'owner': 'ann'})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from jarenlab import _sqlite, frames
+from jarenlab.errors import IntervalConflict, StoreError
+from jarenlab.model import sqlite_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from jarenlab.collection import Collection
+    from jarenlab.store import Store
+
+T = TypeVar("T")
+
+
+class OwnerView:
+    """The store as one owner sees it. Get one with ``store.as_owner(name)``."""
+
+    def __init__(self, store: Store, owner: str | int) -> None:
+        if isinstance(owner, bool) or not isinstance(owner, str | int) or owner == "":
+            raise StoreError("JD2010", f"an owner is a non-empty string or an integer (got {owner!r})")
+        self.store = store
+        self.owner = owner
+
+    def collection(self, name: str) -> OwnedCollection | Collection:
+        """The collection as this owner sees it (unowned collections are returned as they are)."""
+        coll = self.store.collection(name)
+        return OwnedCollection(coll, self.owner) if coll.spec.owner else coll
+
+    __getitem__ = collection
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.store
+
+    def __repr__(self) -> str:
+        return f"<jarenlab.OwnerView {self.owner!r} of {self.store.path!r}>"
+
+
+class OwnedCollection:
+    """An owned collection seen through an :class:`OwnerView`."""
+
+    def __init__(self, collection: Collection, owner: str | int) -> None:
+        self.collection = collection
+        self.owner = owner
+        self.name = collection.name
+        assert collection.spec.owner is not None
+        self._member = collection.spec.owner[1:]
+        self._path = sqlite_path((self._member,))
+        self._key_member = collection.spec.key[1:] if collection.spec.key else None
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _mine(self, doc: dict[str, Any] | None) -> bool:
+        if doc is None or self._member not in doc:
+            return False
+        value = doc[self._member]
+        return type(value) is type(self.owner) and value == self.owner
+
+    def _own(self, doc: Any) -> Any:
+        """A copy of ``doc`` with the owner set; JD2094 if it names another owner."""
+        if not isinstance(doc, dict):
+            return doc  # the collection refuses it with its own error
+        if self._member not in doc:
+            return {**doc, self._member: self.owner}
+        if not self._mine(doc):
+            raise StoreError(
+                "JD2094",
+                f"this view writes only records of owner {self.owner!r} (the document names {doc[self._member]!r})",
+                collection=self.name,
+            )
+        return doc
+
+    def _redacting(self, call: Callable[[], T], key: Any = None) -> T:
+        """Run a write; a clash with another owner's record becomes an error that reveals nothing of it."""
+        try:
+            return call()
+        except IntervalConflict as exc:
+            other = getattr(exc, "conflict_owner", None)
+            if type(other) is type(self.owner) and other == self.owner:
+                raise
+            seen = exc
+        redacted = IntervalConflict(
+            "JD2090",
+            "the interval overlaps a record this view cannot read; nothing was written",
+            collection=self.name,
+            key=key,
+        )
+        redacted.conflict = None  # type: ignore[attr-defined]
+        del seen  # raised outside the handler, so the original is neither cause nor context
+        raise redacted
+
+    def _doc_key(self, doc: Any) -> Any:
+        return doc.get(self._key_member) if self._key_member and isinstance(doc, dict) else None
+
+    # -- writes ----------------------------------------------------------------------------------
+    def insert(self, doc: dict[str, Any]) -> Any:
+        """Insert one document owned by this view's owner; return its key."""
+        doc = self._own(doc)
+        return self._redacting(lambda: self.collection.insert(doc), self._doc_key(doc))
+
+    def insert_many(
+        self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None
+    ) -> int:
+        """Insert many documents owned by this view's owner, in one transaction; return how many."""
+        records = [self._own(d) for d in frames.records_from(docs)]
+        return self._redacting(lambda: self.collection.insert_many(records, progress=progress))
+
+    def put(self, doc: dict[str, Any], key: Any = None) -> Any:
+        """Insert or replace a document of this owner; JD2094 when the key holds another owner's record."""
+        doc = self._own(doc)
+        target = self._doc_key(doc) if self._key_member else key
+
+        def write() -> Any:
+            with self.store.transaction():
+                if target is not None:
+                    existing = self.collection.get(target)
+                    if existing is not None and not self._mine(existing):
+                        raise StoreError(
+                            "JD2094", "this view cannot write that record", collection=self.name, key=target
+                        )
+                return self.collection.put(doc, key)
+
+        return self._redacting(write, target)
+
+    def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
+        """Patch one of this owner's records (another owner's is JD2006, as if absent)."""
+
+        def write() -> dict[str, Any]:
+            with self.store.transaction():
+                if not self._mine(self.collection.get(key)):
+                    raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
+                new = self.collection.patch(key, ops)
+                if not self._mine(new):
+                    raise StoreError(
+                        "JD2094",
+                        "a patch cannot hand the record to another owner",
+                        collection=self.name,
+                        key=key,
+                    )
+                return new
+
+        return self._redacting(write, key)
+
+    def delete(self, key: Any) -> bool:
+        """Delete one of this owner's records; False when none (another owner's counts as none)."""
+        with self.store.transaction():
+            if not self._mine(self.collection.get(key)):
+                return False
+            return self.collection.delete(key)
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get(self, key: Any) -> dict[str, Any] | None:
+        """This owner's record under ``key``, or None (also when another owner holds the key)."""
+        doc = self.collection.get(key)
+        return doc if self._mine(doc) else None
+
+    def _rows(self, what: str) -> list[Any]:
+        table = _sqlite.quote(self.name)
+        # json_type guards the type: owner 1 must not match a stored true or 1.0.
+        kind = "text" if isinstance(self.owner, str) else "integer"
+        with _sqlite.translating(collection=self.name):
+            return (
+                self.store._conn()
+                .execute(
+                    f"SELECT {what} FROM {table} WHERE json_type(doc, '{self._path}') = '{kind}' "
+                    f"AND json_extract(doc, '{self._path}') = ? ORDER BY rowid",
+                    (self.owner,),
+                )
+                .fetchall()
+            )
+
+    def count(self) -> int:
+        """How many records this owner has."""
+        return int(self._rows("count(*)")[0][0])
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """This owner's records as a list of dicts."""
+        return [orjson.loads(r[0]) for r in self._rows("doc")]
+
+    def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
+        """This owner's records as a DataFrame indexed by key."""
+        rows = self._rows("key, doc")
+        return frames.texts_to_frame(
+            [r[1] for r in rows], [r[0] for r in rows], self.collection.spec.schema, flatten=flatten
+        )
+
+    def to_arrow(self, *, flatten: bool = False) -> pa.Table:
+        """This owner's records as a pyarrow Table."""
+        return frames.texts_to_arrow(
+            [r[0] for r in self._rows("doc")], self.collection.spec.schema, flatten=flatten
+        )
+
+    @property
+    def store(self) -> Store:
+        return self.collection.store
+
+    def __repr__(self) -> str:
+        return f"<jarenlab.OwnedCollection {self.name!r} as {self.owner!r}>"
