@@ -140,11 +140,14 @@ class Events:
             conn = store._conn()
             with _sqlite.translating():
                 if dedupe_key is not None:
-                    row = conn.execute(f"SELECT {_COLUMNS} FROM _jl_events WHERE dedupe_key = ?", (dedupe_key,)).fetchone()
+                    row = conn.execute(
+                        f"SELECT {_COLUMNS} FROM _jl_events WHERE dedupe_key = ?", (dedupe_key,)
+                    ).fetchone()
                     if row is not None:
                         if row[1] != type:
                             raise EventError(
-                                "JD2080", f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})"
+                                "JD2080",
+                                f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})",
                             )
                         return _event(row, deduplicated=True)
                 at_ms = int(self.clock() * 1000)
@@ -154,7 +157,10 @@ class Events:
             outcome = self._run_handlers(event)
             if outcome is not None:
                 with _sqlite.translating():
-                    conn.execute("UPDATE _jl_events SET outcome = ? WHERE seq = ?", (orjson.dumps(outcome).decode(), seq))
+                    conn.execute(
+                        "UPDATE _jl_events SET outcome = ? WHERE seq = ?",
+                        (orjson.dumps(outcome).decode(), seq),
+                    )
                 event = Event(seq, type, payload, event.at, dedupe_key, outcome, job, attempt)
         return event
 
@@ -170,12 +176,15 @@ class Events:
                 continue
             if owner is not None:
                 raise EventError(
-                    "JD2082", f"both {_name(owner)} and {_name(handler)} returned an outcome for {event.type!r}"
+                    "JD2082",
+                    f"both {_name(owner)} and {_name(handler)} returned an outcome for {event.type!r}",
                 )
             try:
                 outcome, owner = to_json(result), handler
             except JarenlabError as err:
-                raise EventError("JD2082", f"{_name(handler)} returned an outcome that is not JSON: {err.reason}") from err
+                raise EventError(
+                    "JD2082", f"{_name(handler)} returned an outcome that is not JSON: {err.reason}"
+                ) from err
         return outcome
 
     def _check_type(self, type: str) -> jsonschema_rs.Validator:
@@ -257,9 +266,13 @@ class Events:
             head = self._head(conn)
         seq = boundary if cursor is None else decode_cursor(cursor)
         if seq < boundary:
-            raise EventError("JD2081", f"cursor {cursor!r} (after #{seq}) lies before the expired boundary #{boundary}")
+            raise EventError(
+                "JD2081", f"cursor {cursor!r} (after #{seq}) lies before the expired boundary #{boundary}"
+            )
         if seq > head:
-            raise EventError("JD2081", f"cursor {cursor!r} (after #{seq}) is ahead of the latest event #{head}")
+            raise EventError(
+                "JD2081", f"cursor {cursor!r} (after #{seq}) is ahead of the latest event #{head}"
+            )
         return EventStream(
             self, after=seq, backlog=[], follow=follow, poll=poll, timeout=timeout, until=until,
             types=types, strict=True,
@@ -271,7 +284,9 @@ class Events:
             boundary = self._boundary(conn)
             if boundary > seq:
                 if strict:
-                    raise EventError("JD2081", f"history was expired through #{boundary} past this stream (#{seq})")
+                    raise EventError(
+                        "JD2081", f"history was expired through #{boundary} past this stream (#{seq})"
+                    )
                 seq = boundary
             head = self._head(conn)
             rows = conn.execute(
@@ -332,7 +347,7 @@ class Events:
         import pandas as pd
 
         types = self._types(type)
-        where, params = f"seq > ?{_type_filter(types)}", list(types)
+        where, params = f"seq > ?{_type_filter(types)}", list[Any](types)
         if isinstance(since, dt.datetime):
             aware = since if since.tzinfo is not None else since.replace(tzinfo=dt.UTC)
             where += " AND at_ms >= ?"
@@ -351,14 +366,14 @@ class Events:
         events = [_event(r) for r in reversed(rows)]
         frame = pd.DataFrame(
             {
-                "type": pd.Series([e.type for e in events], dtype=object),
+                "type": _objects([e.type for e in events]),
                 "at": pd.to_datetime([r[3] for r in reversed(rows)], unit="ms", utc=True),
-                "payload": [e.payload for e in events],
-                "outcome": [e.outcome for e in events],
-                "dedupe_key": pd.Series([e.dedupe_key for e in events], dtype=object),
-                "caused_by_job": pd.Series([e.caused_by_job for e in events], dtype=object),
+                "payload": _objects([e.payload for e in events]),
+                "outcome": _objects([e.outcome for e in events]),
+                "dedupe_key": _objects([e.dedupe_key for e in events]),
+                "caused_by_job": _objects([e.caused_by_job for e in events]),
                 "caused_by_attempt": pd.array([e.caused_by_attempt for e in events], dtype="Int64"),
-                "cursor": pd.Series([e.cursor for e in events], dtype=object),
+                "cursor": _objects([e.cursor for e in events]),
             },
             index=pd.Index([e.seq for e in events], name="seq", dtype="int64"),
         )
@@ -443,6 +458,15 @@ def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
         seq, type, orjson.loads(payload), from_ms(at_ms), dedupe_key,
         None if outcome is None else orjson.loads(outcome), job, attempt, deduplicated,
     )  # fmt: skip
+
+
+def _objects(values: list[Any]) -> Any:
+    """An object array (keeps ``None`` as ``None`` and does not align on an index like a Series)."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _type_filter(types: tuple[str, ...]) -> str:

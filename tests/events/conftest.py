@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,8 +37,14 @@ MODEL: dict[str, Any] = {
 
 
 @pytest.fixture
-def store(tmp_path: Any) -> Iterator[jl.Store]:
-    with jl.open(tmp_path / "lab.db", MODEL) as s:
+def model() -> dict[str, Any]:
+    """The ledger tests' model (overrides the suite-wide one)."""
+    return copy.deepcopy(MODEL)
+
+
+@pytest.fixture
+def store(tmp_path: Any, model: dict[str, Any]) -> Iterator[jl.Store]:
+    with jl.open(tmp_path / "lab.db", model) as s:
         yield s
 
 

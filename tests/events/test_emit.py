@@ -17,7 +17,13 @@ def test_emit_returns_the_stored_event_with_a_cursor(store: jl.Store) -> None:
     store.events.clock = lambda: 1_357_000_000.25
     ev = store.events.emit("flight.delayed", {"flight": 1545, "minutes": 40})
     assert isinstance(ev, Event)
-    assert (ev.seq, ev.type, ev.payload, ev.dedupe_key, ev.outcome) == (1, "flight.delayed", {"flight": 1545, "minutes": 40}, None, None)
+    assert (ev.seq, ev.type, ev.payload, ev.dedupe_key, ev.outcome) == (
+        1,
+        "flight.delayed",
+        {"flight": 1545, "minutes": 40},
+        None,
+        None,
+    )
     assert ev.at == dt.datetime(2013, 1, 1, 0, 26, 40, 250000, tzinfo=dt.UTC)
     assert decode_cursor(ev.cursor) == 1 and not ev.deduplicated
     assert ev["payload"]["minutes"] == 40 and ev.to_dict()["cursor"] == ev.cursor
@@ -30,7 +36,9 @@ def test_global_order_across_types(store: jl.Store) -> None:
         for i in range(10)
     ]
     assert [e.seq for e in emitted] == list(range(1, 11))
-    assert [(e.seq, e.payload["flight"]) for e in store.events.resume()] == [(e.seq, i) for i, e in enumerate(emitted)]
+    assert [(e.seq, e.payload["flight"]) for e in store.events.resume()] == [
+        (e.seq, i) for i, e in enumerate(emitted)
+    ]
 
 
 def test_undeclared_type_is_refused_on_emit_and_on_register(store: jl.Store, raw_count: Any) -> None:
@@ -178,12 +186,17 @@ def test_handlers_may_emit_further_events(store: jl.Store) -> None:
     @store.events.on("flight.delayed")
     def cascade(event: Event, st: jl.Store) -> dict[str, int] | None:
         if event.payload["minutes"] > 120:
-            return {"cancelled_as": st.events.emit("flight.cancelled", {"flight": event.payload["flight"]}).seq}
+            return {
+                "cancelled_as": st.events.emit("flight.cancelled", {"flight": event.payload["flight"]}).seq
+            }
         return None
 
     ev = store.events.emit("flight.delayed", {"flight": 3, "minutes": 200})
     assert ev.outcome == {"cancelled_as": 2}
-    assert [(e.seq, e.type) for e in store.events.resume()] == [(1, "flight.delayed"), (2, "flight.cancelled")]
+    assert [(e.seq, e.type) for e in store.events.resume()] == [
+        (1, "flight.delayed"),
+        (2, "flight.cancelled"),
+    ]
 
 
 def test_re_registering_a_top_level_handler_replaces_it(store: jl.Store) -> None:
@@ -207,7 +220,9 @@ def test_re_registering_a_top_level_handler_replaces_it(store: jl.Store) -> None
 def test_repr_and_html(store: jl.Store) -> None:
     ev = store.events.emit("flight.delayed", {"flight": 1545, "minutes": 40}, dedupe_key="x")
     text = repr(ev)
-    assert text.startswith('<Event #1 flight.delayed {"flight":1545,"minutes":40} key=\'x\'') and text.endswith("Z>")
+    assert text.startswith(
+        '<Event #1 flight.delayed {"flight":1545,"minutes":40} key=\'x\''
+    ) and text.endswith("Z>")
     page = ev._repr_html_()
     assert "flight.delayed" in page and "1545" in page and "<table>" in page
     assert "flight.delayed" in store.events._repr_html_() and "2 types" in repr(store.events)
