@@ -30,7 +30,9 @@ BOOKINGS: dict[str, Any] = {
                     "end": TIME,
                 },
             },
-            "intervals": [{"start": "/start", "end": "/end", "within": ["/room"], "when": {"status": "booked"}}],
+            "intervals": [
+                {"start": "/start", "end": "/end", "within": ["/room"], "when": {"status": "booked"}}
+            ],
         },
         # Numeric bounds per owner: each owner's calendar is separate.
         "shifts": {
@@ -40,23 +42,32 @@ BOOKINGS: dict[str, Any] = {
             "schema": {
                 "type": "object",
                 "required": ["owner", "from", "to"],
-                "properties": {"owner": {"type": "string"}, "from": {"type": "number"}, "to": {"type": "integer"}},
+                "properties": {
+                    "owner": {"type": "string"},
+                    "from": {"type": "number"},
+                    "to": {"type": "integer"},
+                },
             },
             "intervals": [{"start": "/from", "end": "/to", "scope": "owner"}],
         },
         "runs": {"key": None, "identity": "integer", "schema": {"type": "object"}},
-        "plain": {"key": "/id", "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}},
+        "plain": {
+            "key": "/id",
+            "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+        },
     },
 }
 
 
-def booking(key: str, start: str, end: str, *, room: str = "A", owner: str = "ann", status: str = "booked") -> dict[str, Any]:
+def booking(
+    key: str, start: str, end: str, *, room: str = "A", owner: str = "ann", status: str = "booked"
+) -> dict[str, Any]:
     """A booking of ``room`` from ``start`` to ``end`` (hours like "10" or full date-times)."""
     return {"id": key, "owner": owner, "room": room, "status": status, "start": _t(start), "end": _t(end)}
 
 
 def _t(value: str) -> str:
-    return value if "T" in value else f"2024-05-01T{int(value):02d}:00:00Z"
+    return f"2024-05-01T{int(value):02d}:00:00Z" if value.isdigit() else value
 
 
 @pytest.fixture

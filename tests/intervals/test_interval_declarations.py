@@ -52,7 +52,11 @@ REFUSED = [
     ({"start": "s", "end": "/e"}, f"{AT}/0/start", "JSON Pointer"),
     ({"start": "/nope", "end": "/e"}, f"{AT}/0/start", "not declared"),
     ({"start": "/opt", "end": "/e"}, f"{AT}/0/start", "required"),
-    ({"start": "/slot/a", "end": "/slot/b"}, f"{AT}/0/end", "'/slot/b' must be listed in the schema's required"),
+    (
+        {"start": "/slot/a", "end": "/slot/b"},
+        f"{AT}/0/end",
+        "'/slot/b' must be listed in the schema's required",
+    ),
     ({"start": "/plain", "end": "/e"}, f"{AT}/0/start", "date-time"),
     ({"start": "/s", "end": "/s"}, f"{AT}/0/end", "same member"),
     ({"start": "/s", "end": "/ts"}, f"{AT}/0/end", "must both be numbers or both date-times"),
@@ -64,13 +68,19 @@ REFUSED = [
     ({"start": "/s", "end": "/e", "scope": "tenant"}, f"{AT}/0/scope", "scope must be"),
     ({"start": "/s", "end": "/e", "when": {}}, f"{AT}/0/when", "non-empty object"),
     ({"start": "/s", "end": "/e", "when": {"ghost": 1}}, f"{AT}/0/when/ghost", "not declared"),
-    ({"start": "/s", "end": "/e", "when": {"status": ["a"]}}, f"{AT}/0/when/status", "string, a finite number"),
+    (
+        {"start": "/s", "end": "/e", "when": {"status": ["a"]}},
+        f"{AT}/0/when/status",
+        "string, a finite number",
+    ),
     ({"start": "/s", "end": "/e", "when": {"status": float("nan")}}, f"{AT}/0/when/status", "finite"),
     ({"start": "/s", "end": "/e", "within": ["/slot/it's"]}, f"{AT}/0/within/0", "cannot address"),
 ]
 
 
-@pytest.mark.parametrize(("decl", "doc_path", "words"), REFUSED, ids=[r[1].rsplit("/", 1)[-1] + ":" + r[2] for r in REFUSED])
+@pytest.mark.parametrize(
+    ("decl", "doc_path", "words"), REFUSED, ids=[r[1].rsplit("/", 1)[-1] + ":" + r[2] for r in REFUSED]
+)
 def test_a_bad_declaration_is_refused_with_its_doc_path(decl: Any, doc_path: str, words: str) -> None:
     with pytest.raises(ModelError) as info:
         load_model(_model([decl]))
@@ -106,7 +116,13 @@ def test_a_refused_declaration_creates_no_file(tmp_path: Any) -> None:
 
 ACCEPTED = [
     {"start": "/s", "end": "/e"},
-    {"start": "/ts", "end": "/te", "within": ["/room", "/flag"], "scope": "owner", "when": {"status": "booked"}},
+    {
+        "start": "/ts",
+        "end": "/te",
+        "within": ["/room", "/flag"],
+        "scope": "owner",
+        "when": {"status": "booked"},
+    },
     {"start": "/slot/a", "end": "/e", "within": []},
     {"start": "/s", "end": "/e", "when": {"status": None, "flag": True, "opt": 2.5}},
 ]

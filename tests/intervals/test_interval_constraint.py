@@ -1,0 +1,389 @@
+"""The non-overlap rule on writes: inserts, puts, patches, bulk loads, bounds, rollback, restart, plan."""
+
+from __future__ import annotations
+
+import datetime
+import random
+import sqlite3
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+from jarenlab import intervals
+from jarenlab.errors import IntervalConflict, ModelError, StoreError
+
+from .conftest import booking
+
+
+def _conflict(call: Any, *args: Any) -> IntervalConflict:
+    with pytest.raises(IntervalConflict) as info:
+        call(*args)
+    assert info.value.code == "JD2090"
+    return info.value
+
+
+def test_touching_intervals_are_allowed_and_overlaps_refused(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "11"))
+    b.insert(booking("b", "11", "12"))
+    b.insert(booking("c", "09", "10"))
+    err = _conflict(b.insert, booking("x", "10", "12"))
+    assert err.key == "x" and err.conflict == {"key": "b", "declaration": 0}
+    # one shared millisecond is an overlap, inside and around are overlaps
+    for start, end in [
+        ("2024-05-01T11:59:59.999Z", "13"),
+        ("2024-05-01T10:15:00Z", "2024-05-01T10:45:00Z"),
+        ("08", "13"),
+    ]:
+        _conflict(b.insert, booking("x", start, end))
+    assert b.count() == 3 and b.get("x") is None
+
+
+def test_other_rooms_do_not_clash(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12", room="A"))
+    b.insert(booking("b", "10", "12", room="B"))
+    assert b.count() == 2
+
+
+def test_the_same_instant_written_two_ways_is_the_same(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "2024-05-01T10:00:00Z", "2024-05-01T11:00:00.000Z"))
+    b.insert(booking("b", "2024-05-01T11:00:00Z", "2024-05-01T12:00:00.5Z"))  # touches a
+    err = _conflict(b.insert, booking("c", "2024-05-01T12:00:00.499Z", "2024-05-01T13:00:00Z"))
+    assert err.conflict["key"] == "b"
+    b.insert(booking("c", "2024-05-01T12:00:00.500000Z", "2024-05-01T13:00:00Z"))  # touches b exactly
+    assert b.count() == 3
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "words"),
+    [
+        ("2024-05-01T10:00:00+01:00", "2024-05-01T12:00:00Z", "offsets are refused"),
+        ("2024-05-01T10:00:00z", "2024-05-01T12:00:00Z", "ending in Z"),
+        ("2024-05-01 10:00:00Z", "2024-05-01T12:00:00Z", "ending in Z"),
+        ("now", "2024-05-01T12:00:00Z", "ending in Z"),
+        ("2024-05-01T10:00:00.0001Z", "2024-05-01T12:00:00Z", "millisecond precision"),
+        ("2024-02-30T10:00:00Z", "2024-05-01T12:00:00Z", "not a valid date-time"),
+        ("2024-05-01T10:00:60Z", "2024-05-01T12:00:00Z", "not a valid date-time"),
+        ("2024-05-01T12:00:00Z", "2024-05-01T12:00:00.000Z", "must be before"),
+        ("2024-05-01T13:00:00Z", "2024-05-01T12:00:00Z", "must be before"),
+    ],
+)
+def test_invalid_bounds_are_refused_with_jd2091(store: Any, start: str, end: str, words: str) -> None:
+    with pytest.raises(StoreError) as info:
+        store["bookings"].insert(booking("a", start, end))
+    assert info.value.code == "JD2091" and words in info.value.reason
+    assert (info.value.collection, info.value.key) == ("bookings", "a")
+    assert store["bookings"].count() == 0
+
+
+def test_numeric_bounds_and_bad_numeric_intervals(store: Any) -> None:
+    shifts = store["shifts"]
+    shifts.insert({"owner": "ann", "from": 0.5, "to": 2})
+    shifts.insert({"owner": "ann", "from": 2.0, "to": 3})  # touches
+    _conflict(shifts.insert, {"owner": "ann", "from": 2.999, "to": 4})
+    for bad in ({"owner": "ann", "from": 5, "to": 5}, {"owner": "ann", "from": 6, "to": 5}):
+        with pytest.raises(StoreError) as info:
+            shifts.insert(bad)
+        assert info.value.code == "JD2091"
+    assert shifts.count() == 2
+
+
+def test_a_refused_move_keeps_the_old_slot(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "11"))
+    b.insert(booking("b", "12", "13"))
+    _conflict(b.put, booking("a", "12", "14"))
+    _conflict(b.patch, "a", {"end": "2024-05-01T12:30:00Z"})
+    move = [
+        {"op": "replace", "path": "/start", "value": "2024-05-01T11:30:00Z"},
+        {"op": "replace", "path": "/end", "value": "2024-05-01T12:30:00Z"},
+    ]
+    _conflict(b.patch, "a", move)
+    assert b.get("a") == booking("a", "10", "11")
+    # the old slot is still held: another booking cannot take it
+    _conflict(b.insert, booking("c", "10", "11"))
+    # moving within its own slot and extending into free time is fine
+    assert b.patch("a", {"end": "2024-05-01T12:00:00Z"})["end"] == "2024-05-01T12:00:00Z"
+    b.put(booking("a", "09", "10"))
+    b.insert(booking("c", "10", "12"))
+
+
+def test_cancelling_frees_the_slot_and_reopening_into_it_is_refused(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12"))
+    b.patch("a", {"status": "cancelled"})
+    b.insert(booking("b", "11", "13"))
+    err = _conflict(b.patch, "a", {"status": "booked"})
+    assert err.conflict["key"] == "b"
+    assert b.get("a")["status"] == "cancelled"
+    # records that do not match `when` never count, whatever their status or its absence
+    b.insert({**booking("c", "10", "13"), "status": "tentative"})
+    b.insert({k: v for k, v in booking("d", "10", "13").items() if k != "status"})
+    b.delete("b")
+    b.patch("a", {"status": "booked"})
+
+
+def test_when_filters_compare_types_exactly(tmp_path: Any) -> None:
+    schema = {
+        "type": "object",
+        "required": ["s", "e"],
+        "properties": {"s": {"type": "integer"}, "e": {"type": "integer"}, "on": {}, "n": {}, "z": {}},
+    }
+    decls = [{"start": "/s", "end": "/e", "when": {"on": True, "n": 1, "z": None}}]
+    model = {
+        "$model": "0.1",
+        "collections": {"t": {"key": None, "identity": "integer", "schema": schema, "intervals": decls}},
+    }
+    with jl.open(tmp_path / "w.db", model) as store:
+        t = store["t"]
+        t.insert({"s": 0, "e": 10, "on": True, "n": 1.0, "z": None})  # counts (1.0 == 1)
+        _conflict(t.insert, {"s": 5, "e": 6, "on": True, "n": 1, "z": None})
+        for other in (
+            {"on": 1, "n": 1, "z": None},
+            {"on": True, "n": True, "z": None},
+            {"on": True, "n": 1},
+            {"on": True, "n": "1", "z": None},
+        ):
+            t.insert({"s": 5, "e": 6, **other})  # does not match `when`: not constrained
+        assert t.count() == 5
+
+
+def test_a_when_string_that_looks_like_json_does_not_match_an_array(tmp_path: Any) -> None:
+    schema = {
+        "type": "object",
+        "required": ["s", "e"],
+        "properties": {"s": {"type": "integer"}, "e": {"type": "integer"}, "st": {}},
+    }
+    model = {
+        "$model": "0.1",
+        "collections": {
+            "t": {
+                "key": None,
+                "identity": "integer",
+                "schema": schema,
+                "intervals": [{"start": "/s", "end": "/e", "when": {"st": "['b']"}}],
+            }
+        },
+    }
+    with jl.open(tmp_path / "j.db", model) as store:
+        store["t"].insert({"s": 0, "e": 10, "st": ["b"]})
+        store["t"].insert({"s": 0, "e": 10, "st": "['b']"})
+        _conflict(store["t"].insert, {"s": 0, "e": 10, "st": "['b']"})
+
+
+def test_insert_many_checks_every_row_and_writes_nothing_on_a_clash(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "11"))
+    rows = [booking(f"r{h}", str(h), str(h + 1)) for h in range(12, 20)]
+    err = _conflict(b.insert_many, [*rows, booking("late", "15", "17")])
+    assert {err.key, err.conflict["key"]} in ({"late", "r15"}, {"late", "r16"})
+    err = _conflict(b.insert_many, [booking("z", "09", "10"), booking("y", "2024-05-01T10:30:00Z", "12")])
+    assert {err.key, err.conflict["key"]} == {"y", "a"}
+    assert b.count() == 1
+    # two clashing rows in one batch, neither clashing with stored data
+    err = _conflict(b.insert_many, [booking("p", "20", "22"), booking("q", "21", "23")])
+    assert {err.key, err.conflict["key"]} == {"p", "q"}
+    assert b.insert_many(rows) == 8 and b.count() == 9
+
+
+def test_scope_owner_constrains_each_owner_alone_and_collection_scope_blocks_across(store: Any) -> None:
+    shifts, b = store["shifts"], store["bookings"]
+    shifts.insert({"owner": "ann", "from": 0, "to": 10})
+    shifts.insert({"owner": "bob", "from": 0, "to": 10})
+    _conflict(shifts.insert, {"owner": "bob", "from": 9, "to": 11})
+    b.insert(booking("a", "10", "12", owner="ann"))
+    err = _conflict(b.insert, booking("b", "11", "13", owner="bob"))
+    assert err.conflict_owner == "ann"
+
+
+def test_an_injected_failure_rolls_the_booking_back(store: Any) -> None:
+    b = store["bookings"]
+
+    def boom(conn: Any, key: Any, doc: Any) -> None:
+        if doc and doc.get("room") == "boom":
+            raise RuntimeError("injected")
+
+    b.write_checks.append(boom)
+    with pytest.raises(RuntimeError):
+        b.insert(booking("a", "10", "12", room="boom"))
+    with pytest.raises(RuntimeError), store.transaction():
+        b.insert(booking("b", "10", "12"))
+        raise RuntimeError("later in the same transaction")
+    b.write_checks.remove(boom)
+    b.insert(booking("c", "10", "12", room="boom"))
+    b.insert(booking("d", "10", "12"))
+    assert sorted(d["id"] for d in b.to_list()) == ["c", "d"]
+
+
+def test_a_clash_inside_a_transaction_rolls_back_only_its_savepoint(store: Any) -> None:
+    b = store["bookings"]
+    with store.transaction():
+        b.insert(booking("a", "10", "12"))
+        _conflict(b.insert, booking("b", "11", "13"))
+        b.insert(booking("c", "12", "13"))
+    assert sorted(d["id"] for d in b.to_list()) == ["a", "c"]
+
+
+def test_the_constraint_survives_a_restart(tmp_path: Any, model: dict[str, Any]) -> None:
+    path = tmp_path / "restart.db"
+    with jl.open(path, model) as store:
+        store["bookings"].insert(booking("a", "10", "12"))
+    with jl.open(path) as store:
+        _conflict(store["bookings"].insert, booking("b", "11", "13"))
+    with jl.open(path, model) as store:
+        _conflict(store["bookings"].insert, booking("b", "11", "13"))
+        store["bookings"].insert(booking("b", "12", "13"))
+
+
+def _plan(conn: Any, sql: str, params: tuple[Any, ...]) -> str:
+    return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+
+def test_the_check_is_one_indexed_lookup(store: Any) -> None:
+    conn = store._conn()
+    for name in ("bookings", "shifts"):
+        spec = store[name].spec
+        (decl,) = spec.intervals
+        index = intervals.index_name(spec, decl)
+        params = (("A",) if name == "bookings" else ("ann",)) + (5, "k", 1)
+        plan = _plan(conn, intervals.lookup_sql(spec, decl), params)
+        assert f"SEARCH {name} USING INDEX {index} (" in plan and "<?)" in plan, plan
+        assert f"SCAN {name}" not in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12"))
+    b.insert(booking("b", "10", "12", status="cancelled"))
+    b.insert(booking("c", "10", "12", room="B"))
+    conn = store._conn()
+    stat = dict(
+        conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type='index' AND name LIKE '_jl_iv_%'"
+        ).fetchall()
+    )
+    assert set(stat) == {"_jl_iv_bookings_0", "_jl_iv_shifts_0"}
+    assert "WHERE json_type" in stat["_jl_iv_bookings_0"] and "WHERE" not in stat["_jl_iv_shifts_0"]
+    counted = conn.execute(
+        'SELECT count(*) FROM bookings INDEXED BY "_jl_iv_bookings_0" WHERE '
+        + intervals.when_sql(b.spec.intervals[0])
+    ).fetchone()[0]
+    assert counted == 2
+
+
+def test_a_dropped_interval_index_is_refused_on_reopen(tmp_path: Any, model: dict[str, Any]) -> None:
+    path = tmp_path / "dropped.db"
+    jl.open(path, model).close()
+    raw = sqlite3.connect(path)
+    raw.execute('DROP INDEX "_jl_iv_bookings_0"')
+    raw.commit()
+    raw.close()
+    with pytest.raises(ModelError) as info:
+        jl.open(path, model)
+    assert info.value.code == "JD0002" and "_jl_iv_bookings_0" in info.value.reason
+
+
+def test_adding_a_declaration_to_an_existing_store_is_a_model_change(
+    tmp_path: Any, model: dict[str, Any]
+) -> None:
+    path = tmp_path / "added.db"
+    bare = {
+        **model,
+        "collections": {
+            **model["collections"],
+            "bookings": {**model["collections"]["bookings"], "intervals": []},
+        },
+    }
+    jl.open(path, bare).close()
+    with pytest.raises(ModelError) as info:
+        jl.open(path, model)
+    assert info.value.code == "JD0002" and info.value.doc_path.startswith("/collections/bookings/intervals")
+
+
+def test_check_existing_names_both_overlapping_records(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12"))
+    b.insert(booking("b", "12", "14"))
+    b.insert(booking("c", "10", "12", room="B"))
+    intervals.check_existing(store, "bookings")
+    # data that reached the table around the constraint (raw SQL, as an old file or a migration would)
+    with store.transaction():
+        store._conn().execute(
+            "INSERT INTO bookings(key, doc) VALUES ('z', ?)",
+            (
+                '{"id":"z","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00Z","end":"2024-05-01T15:00:00Z"}',
+            ),
+        )
+    with pytest.raises(IntervalConflict) as info:
+        intervals.check_existing(store, "bookings")
+    assert {info.value.key, info.value.conflict["key"]} == {"b", "z"}
+    assert "'b'" in str(info.value) and "'z'" in str(info.value)
+    b.patch("z", {"status": "cancelled"})
+    intervals.check_existing(store, "bookings")
+
+
+def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
+    with store.transaction():
+        store._conn().execute(
+            "INSERT INTO bookings(key, doc) VALUES ('bad', ?)",
+            (
+                '{"id":"bad","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00+02:00","end":"2024-05-01T15:00:00Z"}',
+            ),
+        )
+    with pytest.raises(StoreError) as info:
+        intervals.check_existing(store, "bookings")
+    assert info.value.code == "JD2091" and info.value.key == "bad"
+
+
+def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
+    rng = random.Random(20240501)
+    spec = store["bookings"].spec
+    expr = intervals._bound_sql(spec.intervals[0], ("v",))
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    values = []
+    for _ in range(5000):
+        ms = rng.randrange(-62_135_596_800_000 + 86_400_000, 253_402_300_799_999)
+        t = epoch + datetime.timedelta(milliseconds=ms)
+        frac = rng.choice(
+            ["", f".{ms % 1000:03d}", f".{ms % 1000:03d}000", f".{ms % 1000:03d}".rstrip("0").rstrip(".")]
+        )
+        whole = ms - ms % 1000 if frac in ("", ".") else ms
+        text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac}Z"
+        values.append((text, whole))
+    conn = store._conn()
+    for text, want in values:
+        doc = '{"v": "%s"}' % text
+        got = conn.execute(f"SELECT {expr} FROM (SELECT ? AS doc)", (doc,)).fetchone()[0]
+        assert intervals.instant(text, "date-time") == want == got, text
+
+
+def test_nested_bound_pointers(tmp_path: Any) -> None:
+    slot = {
+        "type": "object",
+        "required": ["from", "to"],
+        "properties": {"from": {"type": "integer"}, "to": {"type": "integer"}},
+    }
+    schema = {
+        "type": "object",
+        "required": ["slot", "desk"],
+        "properties": {"slot": slot, "desk": {"type": "integer"}},
+    }
+    model = {
+        "$model": "0.1",
+        "collections": {
+            "t": {
+                "key": None,
+                "identity": "integer",
+                "schema": schema,
+                "intervals": [{"start": "/slot/from", "end": "/slot/to", "within": ["/desk"]}],
+            }
+        },
+    }
+    with jl.open(tmp_path / "n.db", model) as store:
+        store["t"].insert({"slot": {"from": 1, "to": 3}, "desk": 1})
+        store["t"].insert({"slot": {"from": 1, "to": 3}, "desk": 2})
+        err = _conflict(store["t"].insert, {"slot": {"from": 2, "to": 4}, "desk": 1})
+        assert err.conflict["key"] == 1
