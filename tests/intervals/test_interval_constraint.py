@@ -7,6 +7,7 @@ import random
 import sqlite3
 from typing import Any
 
+import orjson
 import pytest
 
 import jarenlab as jl
@@ -355,7 +356,7 @@ def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
         values.append((text, whole))
     conn = store._conn()
     for text, want in values:
-        doc = '{"v": "%s"}' % text
+        doc = orjson.dumps({"v": text}).decode()
         got = conn.execute(f"SELECT {expr} FROM (SELECT ? AS doc)", (doc,)).fetchone()[0]
         assert intervals.instant(text, "date-time") == want == got, text
 
