@@ -154,14 +154,14 @@ class _Parser:
     def expr(self, doc: Any, at: str, scope: frozenset[str], depth: int) -> Node:
         if depth > self.max_depth:
             raise QueryError(
-                "JQ0011", f"the document is nested deeper than {self.max_depth} levels", doc_path=at or "/"
+                "JQ0011", f"the document is nested deeper than {self.max_depth} levels", doc_path=at
             )
         t = type(doc)
         if t is str:
             if doc.startswith("$$"):
                 return Lit(doc[1:], at)
             if doc.startswith("$"):
-                p = parse_path(doc, at or "/")
+                p = parse_path(doc, at)
                 if p.var is not None and p.var not in scope:
                     self.free.add(p.var)
                 return PathRef(p.var, p.steps, at)
@@ -174,13 +174,13 @@ class _Parser:
             return self.obj(doc, at, scope, depth)
         why = check_json(doc)
         if why:
-            raise QueryError("JQ0010", f"literal is not a JSON value: {why}", doc_path=at or "/")
+            raise QueryError("JQ0010", f"literal is not a JSON value: {why}", doc_path=at)
         return Lit(doc, at)
 
     def obj(self, doc: dict[Any, Any], at: str, scope: frozenset[str], depth: int) -> Node:
         for k in doc:
             if type(k) is not str:
-                raise QueryError("JQ0010", f"object key {k!r} is not a string", doc_path=at or "/")
+                raise QueryError("JQ0010", f"object key {k!r} is not a string", doc_path=at)
         ops = [k for k in doc if k.startswith("$") and not k.startswith("$$")]
         if not ops:
             members = tuple(
@@ -193,7 +193,7 @@ class _Parser:
             raise QueryError(
                 "JQ0001",
                 f"an object mixes operator key {ops[0]!r} with plain key {plain!r}",
-                doc_path=at or "/",
+                doc_path=at,
             )
         if any(k in doc for k in ("$for", "$let", "$return")):
             return self.flwor(doc, at, scope, depth)
@@ -201,7 +201,7 @@ class _Parser:
             raise QueryError(
                 "JQ0001",
                 f"an operator phrase has several operator keys: {', '.join(ops)}",
-                doc_path=at or "/",
+                doc_path=at,
             )
         key = ops[0]
         name = key[1:]
@@ -296,9 +296,9 @@ class _Parser:
             if k not in FLWOR_KEYS:
                 raise QueryError("JQ0006", f"{k} is not a FLWOR clause", doc_path=_ptr(at, k))
         if "$for" not in doc and "$let" not in doc:
-            raise QueryError("JQ0006", "a FLWOR needs $for or $let", doc_path=at or "/")
+            raise QueryError("JQ0006", "a FLWOR needs $for or $let", doc_path=at)
         if "$return" not in doc:
-            raise QueryError("JQ0006", "a FLWOR needs $return", doc_path=at or "/")
+            raise QueryError("JQ0006", "a FLWOR needs $return", doc_path=at)
         d = depth + 2
         bound: list[str] = []
         fors = []

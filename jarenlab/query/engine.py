@@ -83,7 +83,7 @@ class Compiler:
         if not self.limited:
             return f
         max_steps = self.max_steps
-        where = node.path or "/"
+        where = node.path
 
         def guarded(env: Env) -> list[Any]:
             st = env["#"]
@@ -103,7 +103,7 @@ class Compiler:
             if special is not None:
                 return special
         f = self.seq(node)
-        where = node.path or "/"
+        where = node.path
         return lambda env: ebv(f(env), where)
 
     def _seq(self, node: Node) -> SeqFn:
@@ -170,7 +170,7 @@ class Compiler:
 
     def map(self, node: MapCons) -> SeqFn:
         members = [(k if isinstance(k, str) else self.seq(k), self.seq(v), v.path) for k, v in node.members]
-        where = node.path or "/"
+        where = node.path
 
         def build(env: Env) -> list[Any]:
             out = {}
@@ -194,7 +194,7 @@ class Compiler:
 
     def call(self, node: Call) -> SeqFn:
         """An operator phrase: special forms first, then the function table or a host operator."""
-        where = node.path or "/"
+        where = node.path
         if node.host:
             return self.host(node)
         name = node.name
@@ -275,7 +275,7 @@ class Compiler:
         """A registered host operator: each argument passed as its item (one) or list (else)."""
         fn = self.operators[node.name]
         fs = [self.seq(a) for a in node.args]
-        where = node.path or "/"
+        where = node.path
 
         def run(env: Env) -> list[Any]:
             args = [v[0] if len(v) == 1 else v for v in (f(env) for f in fs)]
@@ -396,7 +396,7 @@ class CompiledQuery:
         out = self._fn(env)
         if self._result_items is not None and len(out) > self._result_items:
             raise QueryError(
-                "JQ2009", f"{len(out)} result items exceed the limit {self._result_items}", doc_path="/"
+                "JQ2009", f"{len(out)} result items exceed the limit {self._result_items}", doc_path=""
             )
         return out
 

@@ -44,7 +44,7 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
     specs = [(c.seq(s.key), s.desc, s.empty_greatest, s.key.path) for s in node.orderby]
     count = node.count
     ret = c.seq(node.ret)
-    here = node.path or "/"
+    here = node.path
     fuse_where = where is not None and not lets and bool(fors)
 
     def bind(env: Env) -> list[Env]:
