@@ -31,6 +31,7 @@ import orjson
 from jarenlab import _sqlite
 from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
+from jarenlab.events.frame import events_frame
 from jarenlab.events.stream import EventStream
 from jarenlab.values import to_json
 
@@ -344,8 +345,6 @@ class Events:
         datetime (events at or after it; naive means UTC); ``limit`` keeps the latest N.
         ``flatten=True`` spreads payload members into ``payload.<member>`` columns.
         """
-        import pandas as pd
-
         types = self._types(type)
         where, params = f"seq > ?{_type_filter(types)}", list[Any](types)
         if isinstance(since, dt.datetime):
@@ -363,26 +362,7 @@ class Events:
                 f"SELECT {_COLUMNS} FROM _jl_events WHERE {where} ORDER BY seq DESC LIMIT ?",
                 (boundary, *params, -1 if limit is None else limit),
             ).fetchall()
-        events = [_event(r) for r in reversed(rows)]
-        frame = pd.DataFrame(
-            {
-                "type": _objects([e.type for e in events]),
-                "at": pd.to_datetime([r[3] for r in reversed(rows)], unit="ms", utc=True),
-                "payload": _objects([e.payload for e in events]),
-                "outcome": _objects([e.outcome for e in events]),
-                "dedupe_key": _objects([e.dedupe_key for e in events]),
-                "caused_by_job": _objects([e.caused_by_job for e in events]),
-                "caused_by_attempt": pd.array([e.caused_by_attempt for e in events], dtype="Int64"),
-                "cursor": _objects([e.cursor for e in events]),
-            },
-            index=pd.Index([e.seq for e in events], name="seq", dtype="int64"),
-        )
-        if flatten and events:
-            spread = pd.json_normalize([e.payload if isinstance(e.payload, dict) else {} for e in events])
-            spread.columns = [f"payload.{c}" for c in spread.columns]
-            spread.index = frame.index
-            frame = pd.concat([frame.drop(columns="payload"), spread], axis=1)
-        return frame
+        return events_frame([_event(r) for r in reversed(rows)], flatten=flatten)
 
     def __repr__(self) -> str:
         counts = {t: len(h) for t, h in self._handlers.items() if h}
@@ -458,15 +438,6 @@ def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
         seq, type, orjson.loads(payload), from_ms(at_ms), dedupe_key,
         None if outcome is None else orjson.loads(outcome), job, attempt, deduplicated,
     )  # fmt: skip
-
-
-def _objects(values: list[Any]) -> Any:
-    """An object array (keeps ``None`` as ``None`` and does not align on an index like a Series)."""
-    import numpy as np
-
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
 
 
 def _type_filter(types: tuple[str, ...]) -> str:
