@@ -1,0 +1,180 @@
+"""Retry-safe transactions: replay, fingerprints, failures, results, hashing, eviction, restart."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+from jarenlab import idempotency
+from jarenlab.errors import IdempotencyError, StoreError
+
+from .conftest import booking
+
+
+class Work:
+    """A transaction body that counts its runs and writes one record each time."""
+
+    def __init__(self, result: Any = "default") -> None:
+        self.runs = 0
+        self.result = result
+
+    def __call__(self, store: Any) -> Any:
+        self.runs += 1
+        key = store["runs"].insert({"run": self.runs})
+        return {"run": key} if self.result == "default" else self.result
+
+
+def test_a_replay_returns_a_copy_of_the_stored_result_without_running(store: Any) -> None:
+    work = Work()
+    first = store.transaction(work, idempotency_key="order-1", fingerprint={"qty": 2})
+    again = store.transaction(work, idempotency_key="order-1", fingerprint={"qty": 2})
+    assert first == again == {"run": 1} and work.runs == 1 and store["runs"].count() == 1
+    again["run"] = 99
+    assert store.transaction(work, idempotency_key="order-1", fingerprint={"qty": 2}) == {"run": 1}
+    assert store.transaction(work, idempotency_key="order-2", fingerprint={"qty": 2}) == {"run": 2}
+
+
+def test_a_different_fingerprint_is_refused(store: Any) -> None:
+    work = Work()
+    store.transaction(work, idempotency_key="k", fingerprint={"qty": 2, "sku": "x"})
+    assert store.transaction(work, idempotency_key="k", fingerprint={"sku": "x", "qty": 2}) == {"run": 1}
+    for other in ({"qty": 3, "sku": "x"}, None, "qty=2"):
+        with pytest.raises(IdempotencyError) as info:
+            store.transaction(work, idempotency_key="k", fingerprint=other)
+        assert info.value.code == "JD2092"
+    assert work.runs == 1
+
+
+def test_the_fingerprint_defaults_to_none(store: Any) -> None:
+    work = Work()
+    store.transaction(work, idempotency_key="k")
+    assert store.transaction(work, idempotency_key="k", fingerprint=None) == {"run": 1}
+    with pytest.raises(IdempotencyError):
+        store.transaction(work, idempotency_key="k", fingerprint={"a": 1})
+
+
+def test_a_failed_run_keeps_nothing_and_can_be_retried(store: Any) -> None:
+    calls = []
+
+    def flaky(s: Any) -> Any:
+        calls.append(1)
+        s["runs"].insert({"attempt": len(calls)})
+        if len(calls) == 1:
+            raise RuntimeError("injected failure")
+        return len(calls)
+
+    with pytest.raises(RuntimeError):
+        store.transaction(flaky, idempotency_key="k")
+    assert store["runs"].count() == 0
+    assert store._conn().execute("SELECT count(*) FROM _jl_transaction_results").fetchone()[0] == 0
+    assert store.transaction(flaky, idempotency_key="k") == 2
+    assert store.transaction(flaky, idempotency_key="k") == 2 and len(calls) == 2
+
+
+def test_an_interval_clash_inside_keeps_no_claim(store: Any) -> None:
+    store["bookings"].insert(booking("a", "10", "12"))
+
+    def book(s: Any) -> Any:
+        return s["bookings"].insert(booking("b", "11", "13"))
+
+    with pytest.raises(jl.JarenlabError) as info:
+        store.transaction(book, idempotency_key="book-b")
+    assert info.value.code == "JD2090"
+    store["bookings"].patch("a", {"status": "cancelled"})
+    assert store.transaction(book, idempotency_key="book-b") == "b"
+
+
+@pytest.mark.parametrize(
+    ("result", "words"),
+    [
+        ((1, 2), "round-trip"),
+        ({"when": __import__("datetime").date(2024, 1, 1)}, "round-trip"),
+        ({1: "int key"}, "not JSON"),
+        (float("nan"), "round-trip"),
+        (object(), "not JSON"),
+        ("x" * (16 * 1024), "over the 16,384"),
+    ],
+)
+def test_results_must_be_exact_json_within_16_kib(store: Any, result: Any, words: str) -> None:
+    with pytest.raises(IdempotencyError) as info:
+        store.transaction(Work(result), idempotency_key="k")
+    assert info.value.code == "JD2093" and words in info.value.reason
+    assert store["runs"].count() == 0
+
+
+def test_results_that_round_trip_are_kept_exactly(store: Any) -> None:
+    value = {
+        "ints": [1, -2, 2**62],
+        "floats": [1.0, 0.1, -0.0],
+        "t": True,
+        "n": None,
+        "s": "é\u2028",
+        "o": {"a": []},
+    }
+    assert idempotency._same(store.transaction(Work(value), idempotency_key="k"), value)
+    back = store.transaction(Work(), idempotency_key="k")
+    assert idempotency._same(back, value) and back is not value
+    big = "y" * (16 * 1024 - 2)  # 16 KiB exactly with its quotes
+    assert store.transaction(Work(big), idempotency_key="big") == big
+
+
+def test_keys_and_fingerprints_are_stored_as_sha256_only(store: Any) -> None:
+    store.transaction(Work(), idempotency_key="customer-42/order-7", fingerprint="card-4242")
+    rows = store._conn().execute("SELECT key, fingerprint, result FROM _jl_transaction_results").fetchall()
+    assert rows == [
+        (
+            hashlib.sha256(b'"customer-42/order-7"').digest(),
+            hashlib.sha256(b'"card-4242"').digest(),
+            '{"run":1}',
+        )
+    ]
+    raw = b"".join(p.read_bytes() for p in Path(store.path).parent.glob("*.db*"))
+    assert b'{"run":1}' in raw  # the files do hold what was written
+    assert b"customer-42" not in raw and b"card-4242" not in raw
+
+
+def test_the_newest_1000_keys_are_kept(store: Any) -> None:
+    for i in range(idempotency.KEEP + 5):
+        store.transaction(lambda s, i=i: i, idempotency_key=f"k{i}")
+    conn = store._conn()
+    assert conn.execute("SELECT count(*) FROM _jl_transaction_results").fetchone()[0] == idempotency.KEEP
+    work = Work()
+    assert store.transaction(work, idempotency_key="k5") == 5 and work.runs == 0  # the oldest kept
+    assert store.transaction(work, idempotency_key=f"k{idempotency.KEEP + 4}") == idempotency.KEEP + 4
+    assert (
+        store.transaction(work, idempotency_key="k4") == {"run": 1} and work.runs == 1
+    )  # evicted: runs again
+
+
+def test_replay_survives_a_restart(tmp_path: Any, model: dict[str, Any]) -> None:
+    path = tmp_path / "restart.db"
+    with jl.open(path, model) as store:
+        assert store.transaction(Work(), idempotency_key="k", fingerprint=[1]) == {"run": 1}
+    with jl.open(path, model) as store:
+        work = Work()
+        assert store.transaction(work, idempotency_key="k", fingerprint=[1]) == {"run": 1} and work.runs == 0
+        with pytest.raises(IdempotencyError):
+            store.transaction(work, idempotency_key="k", fingerprint=[2])
+
+
+def test_inside_an_outer_transaction_the_claim_rolls_back_with_it(store: Any) -> None:
+    work = Work()
+    with pytest.raises(RuntimeError), store.transaction():
+        store.transaction(work, idempotency_key="k")
+        raise RuntimeError("outer fails")
+    assert store.transaction(work, idempotency_key="k") == {"run": 1} and work.runs == 2
+
+
+def test_arguments_are_checked(store: Any) -> None:
+    for kwargs in ({"idempotency_key": ""}, {"idempotency_key": 7}, {"fingerprint": "f"}):
+        with pytest.raises(StoreError) as info:
+            store.transaction(Work(), **kwargs)
+        assert info.value.code == "JD2010"
+    with pytest.raises(StoreError):
+        store.transaction(None, idempotency_key="k")
+    with pytest.raises(StoreError):
+        store.transaction(Work(), idempotency_key="k", fingerprint={1, 2})
