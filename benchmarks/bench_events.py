@@ -158,7 +158,9 @@ def main() -> None:
         ]
         print_table(f"emit x {ARGS.emits:,}", rows)
         for r in rows:
-            print(f"  {r.name:46} {r.median / ARGS.emits * 1e6:8.1f} µs/emit  {ARGS.emits / r.median:10,.0f} emits/s")
+            print(
+                f"  {r.name:46} {r.median / ARGS.emits * 1e6:8.1f} µs/emit  {ARGS.emits / r.median:10,.0f} emits/s"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
