@@ -1,0 +1,28 @@
+"""The durable job queue: ``store.jobs``.
+
+>>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job
+"""
+
+from __future__ import annotations
+
+from jarenlab.jobs.api import Jobs
+from jarenlab.jobs.clock import VirtualClock, backoff
+from jarenlab.jobs.context import Context, current_job
+from jarenlab.jobs.dag import Dag
+from jarenlab.jobs.queue import Lease
+from jarenlab.jobs.registry import HandlerSpec, Handlers
+from jarenlab.jobs.worker import Stopped, Worker
+
+__all__ = [
+    "Context",
+    "Dag",
+    "HandlerSpec",
+    "Handlers",
+    "Jobs",
+    "Lease",
+    "Stopped",
+    "VirtualClock",
+    "Worker",
+    "backoff",
+    "current_job",
+]

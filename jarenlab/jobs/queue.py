@@ -1,0 +1,490 @@
+"""The job state machine in SQL: enqueue, claim, settle, renew, checkpoint, cancel, requeue.
+
+Every transition is one guarded statement (or one short transaction) under the store's write
+gate. A claim is a single ``UPDATE ... WHERE seq = (SELECT ... LIMIT 1) RETURNING``: it counts
+the attempt, bumps the generation and mints a fencing token. Everything a lease holder does
+afterwards (settle, renew, checkpoint) is guarded by that token, the state and the expiry; a
+guard that matches nothing changes nothing and raises a coded :class:`JobError`:
+
+- JD2065 ``lease_lost``: the lease expired (another claim may take the job at any moment);
+- JD2066 ``lease_superseded``: another claim took the job (the token is not the current one);
+- JD2067 ``job_not_leased``: the job is settled or cancelled;
+- JD2070 ``unknown_job``: no such job.
+
+Inspection (get, list, counts) lives in :mod:`jarenlab.jobs.inspect`.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import sqlite3
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from jarenlab import _sqlite
+from jarenlab.errors import JobError, StoreError
+
+if TYPE_CHECKING:
+    from jarenlab.jobs.clock import Clock
+    from jarenlab.store import Store
+
+DEFAULT_MAX_ATTEMPTS = 5
+
+_INSERT = (
+    "INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,"
+    " coalescing_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT(id) DO NOTHING"
+)
+_CLAIM = """UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
+  lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
+  lease_until = ? + {lease}, due_at = ? + {lease}, updated_at = ?
+WHERE seq = ({pick})
+RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
+  run_at, created_at, partition_key, coalescing_key, last_error"""
+#: The next claimable job: due, not cancelled, a kind the worker runs, and the head of its partition
+#: (no earlier job of the partition is waiting, running, retrying, or cancelled but still unwinding).
+_PICK = """SELECT j.seq FROM _jl_jobs j
+  WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
+    AND (j.partition_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+        AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
+  ORDER BY j.due_at, j.seq LIMIT 1"""
+_FENCE = "seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?"
+_COMPLETE = (
+    "UPDATE _jl_jobs SET state = 'done', result = ?, due_at = NULL, lease_until = NULL,"
+    f" lease_token = NULL, settled_at = ?, updated_at = ? WHERE {_FENCE}"
+)
+_FAIL = (
+    "UPDATE _jl_jobs SET state = ?, run_at = ?, due_at = ?, last_error = ?, lease_until = NULL,"
+    f" lease_token = NULL, settled_at = ?, updated_at = ? WHERE {_FENCE}"
+)
+_RELEASE = (
+    "UPDATE _jl_jobs SET state = 'pending', run_at = ?, due_at = ?, lease_until = NULL,"
+    f" lease_token = NULL, updated_at = ? WHERE {_FENCE}"
+)
+_RENEW = f"UPDATE _jl_jobs SET lease_until = ?, due_at = ?, updated_at = ? WHERE {_FENCE}"
+_TOUCH = f"UPDATE _jl_jobs SET checkpointed = 1, updated_at = ? WHERE {_FENCE}"
+_PRUNE = "DELETE FROM _jl_job_checkpoints WHERE job_id = ? AND generation <= ?"
+_PENDING_WITH_KEY = (
+    "SELECT seq, id, payload, run_at, partition_key FROM _jl_jobs"
+    " WHERE kind = ? AND coalescing_key = ? AND state = 'pending' AND attempts = 0"
+)
+
+
+@dataclass(slots=True)
+class Lease:
+    """A claim: the capability to settle, renew or checkpoint one job until ``until``.
+
+    ``token`` is the fencing token minted by the claim; ``generation`` counts claims of the job.
+    """
+
+    seq: int
+    id: str
+    kind: str
+    token: str
+    generation: int
+    attempt: int
+    max_attempts: int
+    seconds: float
+    until: float
+    owner: str
+    checkpointed: bool
+    job: dict[str, Any]
+
+
+def dumps(value: Any) -> str:
+    """JSON text for a payload or result (orjson; raises TypeError for what JSON cannot hold)."""
+    return orjson.dumps(value).decode()
+
+
+def _check_time(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise JobError("JD2068", f"{name} must be a finite number of epoch seconds, not {value!r}")
+    return float(value)
+
+
+def _check_key(name: str, value: Any) -> str | None:
+    if value is not None and (type(value) is not str or not value):
+        raise JobError("JD2068", f"{name} must be a non-empty string, not {value!r}")
+    return value
+
+
+class Queue:
+    """The queue's SQL over one store. ``Jobs`` (the public face) owns one.
+
+    Args:
+        store: the open store. clock: epoch seconds (see :mod:`jarenlab.jobs.clock`).
+    """
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self._claim_sql: dict[tuple[tuple[str, float], ...], tuple[str, tuple[Any, ...]]] = {}
+
+    # -- writing under the gate ------------------------------------------------------------------
+    def _write(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Run one write statement: inside the caller's transaction, or alone under the write gate."""
+        return self._run(sql, params)[0]
+
+    def _run(self, sql: str, params: Sequence[Any]) -> tuple[list[Any], int]:
+        """Like :meth:`_write`, also answering how many rows changed."""
+        store = self.store
+        conn = store._conn()
+        try:
+            if store.in_transaction:
+                cursor = conn.execute(sql, params)
+                return cursor.fetchall(), cursor.rowcount
+            gate = store._gate
+            if not gate.acquire(timeout=store.queue_timeout):
+                raise StoreError("JD0012", f"waited {store.queue_timeout}s for another thread's transaction")
+            try:
+                cursor = conn.execute(sql, params)
+                return cursor.fetchall(), cursor.rowcount
+            finally:
+                gate.release()
+        except sqlite3.Error as exc:
+            raise _sqlite.translate(exc) from exc
+
+    def _fenced(self, sql: str, params: Sequence[Any], lease: Lease, now: float) -> None:
+        """Run a guarded write; when it matched nothing, raise the reason as a coded refusal."""
+        if self._run(sql, params)[1] != 1:
+            raise self.refusal(lease, now)
+
+    def refusal(self, lease: Lease, now: float) -> JobError:
+        """Why a guarded write on ``lease`` matched nothing (JD2065/JD2066/JD2067/JD2070)."""
+        with _sqlite.translating():
+            row = (
+                self.store._conn()
+                .execute(
+                    "SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = ?",
+                    (lease.seq,),
+                )
+                .fetchone()
+            )
+        if row is None:
+            return JobError("JD2070", f"job {lease.id!r} no longer exists", key=lease.id)
+        state, token, generation, until = row
+        if state != "leased":
+            return JobError("JD2067", f"job {lease.id!r} is {state}, not leased", key=lease.id)
+        if token != lease.token or generation != lease.generation:
+            return JobError(
+                "JD2066",
+                f"job {lease.id!r} was claimed again (generation {generation}, yours {lease.generation})",
+                key=lease.id,
+            )
+        return JobError("JD2065", f"the lease on job {lease.id!r} expired at {until}", key=lease.id)
+
+    # -- enqueue ---------------------------------------------------------------------------------
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any,
+        *,
+        id: str | None,
+        run_at: float | None,
+        delay: float | None,
+        max_attempts: int,
+        partition_key: str | None,
+        coalescing_key: str | None,
+    ) -> str:
+        """Insert one job (idempotent by id; coalesced by key); returns the job's id."""
+        if type(kind) is not str or not kind:
+            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
+        if id is not None and (type(id) is not str or not id):
+            raise JobError("JD2068", f"a job id must be a non-empty string, not {id!r}")
+        if type(max_attempts) is not int or max_attempts < 1:
+            raise JobError("JD2068", f"max_attempts must be a positive integer, not {max_attempts!r}")
+        _check_key("partition_key", partition_key)
+        _check_key("coalescing_key", coalescing_key)
+        now = self.clock()
+        at = now if run_at is None else _check_time("run_at", run_at)
+        if delay is not None:
+            at += _check_time("delay", delay)
+        try:
+            text = dumps(payload)
+        except TypeError as exc:
+            raise JobError("JD2068", f"the payload is not JSON: {exc}", key=id) from exc
+        job_id = id if id is not None else uuid.uuid4().hex
+        params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
+        if coalescing_key is None:
+            self._write(_INSERT, params)
+            return job_id
+        with self.store.transaction():
+            return self._coalesce(params, payload)
+
+    def _coalesce(self, params: tuple[Any, ...], payload: Any) -> str:
+        job_id, kind, _, at, _, _, partition_key, key, now, _ = params
+        conn = self.store._conn()
+        with _sqlite.translating(key=job_id):
+            if conn.execute("SELECT 1 FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone():
+                return str(job_id)
+            row = conn.execute(_PENDING_WITH_KEY, (kind, key)).fetchone()
+            if row is None:
+                conn.execute(_INSERT, params)
+                return str(job_id)
+            seq, existing, text, run_at, partition = row
+            if orjson.loads(text) != payload:
+                raise JobError(
+                    "JD2068",
+                    f"coalescing key {key!r} already holds job {existing!r} with a different payload",
+                    key=existing,
+                )
+            if partition != partition_key:
+                raise JobError(
+                    "JD2068",
+                    f"coalescing key {key!r} holds job {existing!r} in partition {partition!r}, "
+                    f"not {partition_key!r}",
+                    key=existing,
+                )
+            if at < run_at:
+                conn.execute(
+                    "UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
+                    (at, at, now, seq),
+                )
+            return str(existing)
+
+    def enqueue_many(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert prepared rows (``_INSERT`` parameter tuples) in one statement batch."""
+        conn = self.store._conn()
+        with self.store.transaction(), _sqlite.translating():
+            conn.executemany(_INSERT, rows)
+
+    # -- claiming --------------------------------------------------------------------------------
+    def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:
+        """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
+        if not kinds:
+            return None
+        key = tuple(kinds.items())
+        cached = self._claim_sql.get(key)
+        if cached is None:
+            lease = "CASE kind " + " ".join("WHEN ? THEN ?" for _ in kinds) + " END"
+            marks = ", ".join("?" for _ in kinds)
+            sql = _CLAIM.format(lease=lease, pick=_PICK.format(kinds=marks))
+            pairs = tuple(v for item in key for v in item)
+            cached = self._claim_sql[key] = (sql, pairs)
+        sql, pairs = cached
+        now = self.clock()
+        token = secrets.token_hex(8)
+        rows = self._write(sql, (owner, token, now, *pairs, now, *pairs, now, now, *kinds, now))
+        if not rows:
+            return None
+        (seq, job_id, kind, payload, attempts, max_attempts, generation, until, checkpointed,
+         run_at, created_at, partition_key, coalescing_key, last_error) = rows[0]  # fmt: skip
+        job = {
+            "id": job_id,
+            "kind": kind,
+            "payload": orjson.loads(payload) if payload is not None else None,
+            "attempt": attempts,
+            "max_attempts": max_attempts,
+            "generation": generation,
+            "run_at": run_at,
+            "created_at": created_at,
+            "partition_key": partition_key,
+            "coalescing_key": coalescing_key,
+            "last_error": last_error,
+            "lease_until": until,
+        }
+        return Lease(seq, job_id, kind, token, generation, attempts, max_attempts,
+                     until - now, until, owner, bool(checkpointed), job)  # fmt: skip
+
+    def claimable(self, kinds: Iterable[str]) -> bool:
+        """True when a claim for ``kinds`` would lease a job now."""
+        names = tuple(kinds)
+        if not names:
+            return False
+        now = self.clock()
+        sql = _PICK.format(kinds=", ".join("?" for _ in names))
+        with _sqlite.translating():
+            return self.store._conn().execute(sql, (now, *names, now)).fetchone() is not None
+
+    def next_wait(self, kinds: Iterable[str], *, scheduled: bool) -> float | None:
+        """When work of ``kinds`` that is under way (retrying, leased) next falls due; with
+        ``scheduled``, also pending work scheduled later. None when there is none."""
+        names = tuple(kinds)
+        if not names:
+            return None
+        marks = ", ".join("?" for _ in names)
+        with _sqlite.translating():
+            row = self.store._conn().execute(
+                f"SELECT min(due_at) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})"
+                " AND (state IN ('failed', 'leased') OR ?)",
+                (*names, scheduled),
+            ).fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def open_count(self, kinds: Iterable[str]) -> int:
+        """How many jobs of ``kinds`` are not settled yet (pending, leased, failed)."""
+        names = tuple(kinds)
+        if not names:
+            return 0
+        marks = ", ".join("?" for _ in names)
+        with _sqlite.translating():
+            return int(self.store._conn().execute(
+                f"SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})", names
+            ).fetchone()[0])
+
+    # -- settling --------------------------------------------------------------------------------
+    def complete(self, lease: Lease, result_text: str | None, *, prune: bool) -> None:
+        """Mark the job done with its result; with ``prune``, delete its checkpoints in the same transaction."""
+        now = self.clock()
+        params = (result_text, now, now, lease.seq, lease.token, now)
+        if not prune:
+            self._fenced(_COMPLETE, params, lease, now)
+            return
+        with self.store.transaction():
+            self._fenced(_COMPLETE, params, lease, now)
+            with _sqlite.translating():
+                self.store._conn().execute(_PRUNE, (lease.id, lease.generation))
+
+    def fail(self, lease: Lease, error: str, *, retry_in: float | None) -> str:
+        """Record a failed attempt: ``failed`` to retry after ``retry_in`` seconds, or ``dead`` when None."""
+        now = self.clock()
+        if retry_in is None:
+            params: tuple[Any, ...] = ("dead", now, None, error, now, now)
+        else:
+            at = now + retry_in
+            params = ("failed", at, at, error, None, now)
+        self._fenced(_FAIL, (*params, lease.seq, lease.token, now), lease, now)
+        return str(params[0])
+
+    def release(self, lease: Lease) -> None:
+        """Give a claim back unsettled (shutdown, interrupt): due now, the attempt stays counted."""
+        now = self.clock()
+        self._fenced(_RELEASE, (now, now, now, lease.seq, lease.token, now), lease, now)
+
+    def renew(self, lease: Lease) -> None:
+        """Extend the lease by its length from now (fenced)."""
+        now = self.clock()
+        until = now + lease.seconds
+        self._fenced(_RENEW, (until, until, now, lease.seq, lease.token, now), lease, now)
+        lease.until = until
+
+    def unwind(self, lease: Lease) -> None:
+        """Drop the lease of a job cancelled while it ran (its partition is blocked until then)."""
+        self._write(
+            "UPDATE _jl_jobs SET lease_until = NULL, lease_token = NULL WHERE seq = ? AND lease_token = ?"
+            " AND state = 'cancelled'",
+            (lease.seq, lease.token),
+        )
+
+    def defer(self, lease: Lease, until: float) -> str:
+        """Settle as a clean new generation due at ``until`` (attempts reset); merges into a pending
+        coalesced successor when one exists. Returns the id of the job that will run."""
+        now = self.clock()
+        key = lease.job["coalescing_key"]
+        with self.store.transaction():
+            conn = self.store._conn()
+            successor = None
+            if key is not None:
+                with _sqlite.translating():
+                    successor = conn.execute(_PENDING_WITH_KEY, (lease.kind, key)).fetchone()
+            if successor is None:
+                self._fenced(
+                    "UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = ?, due_at = ?,"
+                    f" last_error = NULL, lease_until = NULL, lease_token = NULL, updated_at = ? WHERE {_FENCE}",
+                    (until, until, now, lease.seq, lease.token, now),
+                    lease,
+                    now,
+                )
+                return lease.id
+            seq, successor_id, _, run_at, _ = successor
+            self._fenced(_COMPLETE, (dumps({"deferred_into": successor_id}), now, now, lease.seq, lease.token, now),
+                         lease, now)  # fmt: skip
+            with _sqlite.translating():
+                conn.execute(
+                    "UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
+                    (min(run_at, until), min(run_at, until), now, seq),
+                )
+            return str(successor_id)
+
+    def checkpoint(self, lease: Lease, node: str, value_text: str) -> None:
+        """Save one named value for the job, fenced by the lease, in its own transaction."""
+        now = self.clock()
+        with self.store.transaction():
+            self._fenced(_TOUCH, (now, lease.seq, lease.token, now), lease, now)
+            with _sqlite.translating():
+                self.store._conn().execute(
+                    "INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT(job_id, node) DO UPDATE SET value = excluded.value,"
+                    " generation = excluded.generation",
+                    (lease.id, node, value_text, lease.generation),
+                )
+        lease.checkpointed = True
+
+    def checkpoints(self, job_id: str) -> dict[str, Any]:
+        """The checkpoints saved for a job, by name, decoded."""
+        with _sqlite.translating():
+            rows = self.store._conn().execute(
+                "SELECT node, value FROM _jl_job_checkpoints WHERE job_id = ? ORDER BY node", (job_id,)
+            )
+            return {node: orjson.loads(value) for node, value in rows}
+
+    # -- administration --------------------------------------------------------------------------
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job (terminal). True when it was cancelled now, False when already settled.
+
+        A leased job keeps its lease until its handler unwinds, so its partition stays blocked.
+        """
+        now = self.clock()
+        with self.store.transaction():
+            conn = self.store._conn()
+            with _sqlite.translating():
+                row = conn.execute("SELECT state FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone()
+                if row is None:
+                    raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
+                if row[0] in ("done", "dead", "cancelled"):
+                    return False
+                keep = row[0] == "leased"
+                conn.execute(
+                    "UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = ?, updated_at = ?,"
+                    " last_error = coalesce(last_error, 'cancelled'),"
+                    " lease_until = CASE WHEN ? THEN lease_until END,"
+                    " lease_token = CASE WHEN ? THEN lease_token END WHERE id = ?",
+                    (now, now, keep, keep, job_id),
+                )
+        return True
+
+    def requeue(self, job_id: str, *, budget: int, run_at: float | None) -> None:
+        """Make a settled or waiting job due again with ``budget`` more attempts (history kept)."""
+        now = self.clock()
+        at = now if run_at is None else _check_time("run_at", run_at)
+        with self.store.transaction():
+            conn = self.store._conn()
+            with _sqlite.translating():
+                row = conn.execute("SELECT state, lease_until FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone()
+                if row is None:
+                    raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
+                if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):
+                    raise JobError("JD2068", f"job {job_id!r} is running; cancel it or wait", key=job_id)
+                conn.execute(
+                    "UPDATE _jl_jobs SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,"
+                    " run_at = ?, due_at = ?, max_attempts = attempts + ?, settled_at = NULL, result = NULL,"
+                    " lease_until = NULL, lease_token = NULL, updated_at = ? WHERE id = ?",
+                    (at, at, budget, now, job_id),
+                )
+
+    def sweep(self, settled_before: float, *, limit: int | None) -> int:
+        """Delete settled jobs (done, dead, cancelled and unleased) settled before the horizon."""
+        horizon = _check_time("settled_before", settled_before)
+        now = self.clock()
+        select = (
+            "SELECT id FROM _jl_jobs WHERE settled_at < ? AND state IN ('done','dead','cancelled')"
+            " AND (lease_until IS NULL OR lease_until <= ?) ORDER BY settled_at"
+            + (" LIMIT ?" if limit is not None else "")
+        )
+        params: tuple[Any, ...] = (horizon, now) if limit is None else (horizon, now, limit)
+        with self.store.transaction():
+            conn = self.store._conn()
+            with _sqlite.translating():
+                conn.execute("CREATE TEMP TABLE IF NOT EXISTS _jl_sweep(id TEXT PRIMARY KEY)")
+                conn.execute("DELETE FROM _jl_sweep")
+                conn.execute(f"INSERT INTO _jl_sweep {select}", params)
+                conn.execute("DELETE FROM _jl_job_checkpoints WHERE job_id IN (SELECT id FROM _jl_sweep)")
+                removed = conn.execute("DELETE FROM _jl_jobs WHERE id IN (SELECT id FROM _jl_sweep)").rowcount
+                conn.execute("DELETE FROM _jl_sweep")
+        return int(removed)

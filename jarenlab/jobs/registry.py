@@ -1,0 +1,138 @@
+"""Handlers by job kind: a registry a module can build without a store, for workers elsewhere.
+
+``store.jobs`` has one; a module meant for ``python -m jarenlab worker`` makes its own and the
+worker includes it.
+
+>>> handlers = Handlers()
+>>> @handlers.handler("double", concurrency=2)
+... def double(payload, ctx):
+...     return payload * 2
+>>> handlers["double"].concurrency, handlers.kinds
+(2, ('double',))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jarenlab.errors import JobError
+
+if TYPE_CHECKING:
+    from jarenlab.jobs.context import Context
+    from jarenlab.jobs.dag import Dag
+
+HandlerFn = Callable[[Any, "Context"], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerSpec:
+    """One registered kind: its function and its options (None means the worker's default)."""
+
+    kind: str
+    fn: HandlerFn
+    concurrency: int | None = None
+    max_attempts: int | None = None
+    lease: float | None = None
+
+
+def _check_options(concurrency: int | None, max_attempts: int | None, lease: float | None) -> None:
+    for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts)):
+        if value is not None and (type(value) is not int or value < 1):
+            raise JobError("JD2068", f"{name} must be a positive integer, not {value!r}")
+    if lease is not None and (not isinstance(lease, int | float) or not 0 < lease < 1e9):
+        raise JobError("JD2068", f"lease must be a positive number of seconds, not {lease!r}")
+
+
+class Handlers:
+    """A registry of job handlers by kind."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, HandlerSpec] = {}
+
+    def handler(
+        self,
+        kind: str,
+        *,
+        concurrency: int | None = None,
+        max_attempts: int | None = None,
+        lease: float | None = None,
+    ) -> Callable[[HandlerFn], HandlerFn]:
+        """Decorator registering ``fn(payload, ctx)`` for ``kind``.
+
+        Args:
+            kind: the job kind. concurrency: at most this many of the kind run at once in one
+            worker. max_attempts: the default budget for jobs of the kind enqueued here.
+            lease: seconds a claim lasts before it must be renewed (renewed while the handler runs).
+
+        Raises:
+            JobError: JD2068 for a bad kind or option.
+        """
+
+        def register(fn: HandlerFn) -> HandlerFn:
+            self.register(kind, fn, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+            return fn
+
+        return register
+
+    def register(
+        self,
+        kind: str,
+        fn: HandlerFn,
+        *,
+        concurrency: int | None = None,
+        max_attempts: int | None = None,
+        lease: float | None = None,
+    ) -> HandlerSpec:
+        """Register ``fn`` for ``kind`` (replacing an earlier one); returns the spec."""
+        if type(kind) is not str or not kind:
+            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
+        if not callable(fn):
+            raise JobError("JD2068", f"the handler for {kind!r} is not callable")
+        _check_options(concurrency, max_attempts, lease)
+        spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease)
+        self._specs[kind] = spec
+        return spec
+
+    def dag(
+        self,
+        kind: str,
+        *,
+        concurrency: int | None = None,
+        max_attempts: int | None = None,
+        lease: float | None = None,
+    ) -> Dag:
+        """A DAG job kind: add tasks with ``@dag.task(after=[...])`` (see :mod:`jarenlab.jobs.dag`)."""
+        from jarenlab.jobs.dag import Dag
+
+        graph = Dag(kind)
+        self.register(kind, graph.run, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+        return graph
+
+    def include(self, other: Handlers) -> None:
+        """Register every kind of ``other`` here too."""
+        self._specs.update(other._specs)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The registered kinds, in registration order."""
+        return tuple(self._specs)
+
+    def __getitem__(self, kind: str) -> HandlerSpec:
+        return self._specs[kind]
+
+    def get(self, kind: str) -> HandlerSpec | None:
+        return self._specs.get(kind)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._specs
+
+    def __iter__(self) -> Iterator[HandlerSpec]:
+        return iter(list(self._specs.values()))
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"<Handlers {', '.join(self._specs) or '(none)'}>"

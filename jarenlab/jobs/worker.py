@@ -1,0 +1,296 @@
+"""Running handlers: one attempt at a time (:class:`Executor`), lease renewal, background workers.
+
+The executor turns any handler outcome into a settlement: a return value becomes ``done`` (or a
+deferral), anything raised (even an exception whose ``__str__`` raises) or a result JSON cannot
+hold becomes an ordinary failed attempt, retried with capped exponential backoff and jitter or
+dead-lettered with its last error. A refused settlement (the lease was lost) is reported, never
+raised into the loop. :class:`Worker` runs claim-execute loops in threads; ``stop(grace=...)`` is
+bounded by the grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from jarenlab.errors import JarenlabError, JobError
+from jarenlab.jobs.clock import backoff
+from jarenlab.jobs.context import Context, current_job
+from jarenlab.jobs.queue import Lease, dumps
+
+if TYPE_CHECKING:
+    from jarenlab.jobs.api import Jobs
+
+log = logging.getLogger("jarenlab.jobs")
+
+_FENCE_CODES = ("JD2065", "JD2066", "JD2067", "JD2070")
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` for any exception, even one whose ``__str__`` raises (bounded to 2,000 chars).
+
+    >>> describe(ValueError("bad day"))
+    'ValueError: bad day'
+    """
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException:  # the message itself may raise: the failure must still be recorded
+        text = "<the exception's message could not be read>"
+    return (f"{name}: {text}" if text else name)[:2000]
+
+
+class Executor:
+    """Runs one claimed job to a settlement; tracks running jobs for renewal and cancellation."""
+
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+        self.queue = jobs.queue
+        self.running: dict[int, Context] = {}
+        self._lock = threading.Lock()
+        self._renewers = 0
+        self._renew_stop = threading.Event()
+
+    def execute(self, lease: Lease, *, stopping: threading.Event | None = None) -> str:
+        """Run the handler for ``lease`` and settle it; returns the outcome.
+
+        Outcomes: ``done``, ``deferred``, ``failed`` (will retry), ``dead``, ``released`` (given
+        back unsettled on stop), ``cancelled`` or ``lost`` (the settlement was refused).
+        Raises only ``KeyboardInterrupt`` (after giving the lease back).
+        """
+        spec = self.jobs.handlers.get(lease.kind)
+        ctx = Context(self.queue, lease)
+        with self._lock:
+            self.running[lease.seq] = ctx
+        token = current_job.set((lease.id, lease.attempt))
+        try:
+            if spec is None or lease.attempt > lease.max_attempts:
+                reason = (
+                    f"no handler for kind {lease.kind!r}"
+                    if spec is None
+                    else f"attempt {lease.attempt} of {lease.max_attempts}: the previous attempt's lease "
+                    f"expired (worker died or stalled); {lease.job['last_error'] or 'no error recorded'}"
+                )
+                return self._settle_failure(lease, ctx, reason, retry=spec is None)
+            try:
+                value = spec.fn(lease.job["payload"], ctx)
+                text = dumps(value) if ctx.deferred is None else None
+            except KeyboardInterrupt:
+                with contextlib.suppress(JarenlabError):
+                    self.queue.release(lease)
+                raise
+            except BaseException as exc:  # any handler outcome is an ordinary failed attempt
+                if stopping is not None and stopping.is_set():
+                    return self._settle(lambda: self.queue.release(lease), "released", lease, ctx)
+                final = isinstance(exc, JobError) and exc.code == "JD2069"
+                return self._settle_failure(lease, ctx, describe(exc), retry=not final)
+            if ctx.deferred is not None:
+                at = ctx.deferred
+                return self._settle(lambda: self.queue.defer(lease, at), "deferred", lease, ctx)
+            return self._settle(
+                lambda: self.queue.complete(lease, text, prune=lease.checkpointed), "done", lease, ctx
+            )
+        finally:
+            current_job.reset(token)
+            with self._lock:
+                self.running.pop(lease.seq, None)
+
+    def _settle_failure(self, lease: Lease, ctx: Context, error: str, *, retry: bool) -> str:
+        jobs = self.jobs
+        if retry and lease.attempt < lease.max_attempts:
+            delay = backoff(lease.attempt, base=jobs.backoff_base, cap=jobs.backoff_cap, rand=jobs.rand)
+            return self._settle(lambda: self.queue.fail(lease, error, retry_in=delay), "failed", lease, ctx)
+        return self._settle(lambda: self.queue.fail(lease, error, retry_in=None), "dead", lease, ctx)
+
+    def _settle(self, action: object, outcome: str, lease: Lease, ctx: Context) -> str:
+        try:
+            action()  # type: ignore[operator]
+            return outcome
+        except JobError as refusal:
+            if refusal.code not in _FENCE_CODES:
+                raise
+            if refusal.code == "JD2067" and "cancelled" in refusal.reason:
+                self.queue.unwind(lease)
+                return "cancelled"
+            log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
+            return "lost"
+
+    # -- renewal and cancellation ----------------------------------------------------------------
+    def renew_leases(self) -> int:
+        """Renew every running job's lease once a third of it has passed; returns how many were renewed.
+
+        A renewal refused by the fence (lost, superseded, cancelled) sets the job's ``ctx.cancelled``;
+        a storage failure (say, the database is locked) is retried at the next tick.
+        """
+        now = self.jobs.clock()
+        with self._lock:
+            contexts = list(self.running.values())
+        renewed = 0
+        for ctx in contexts:
+            lease = ctx.lease
+            if now < lease.until - lease.seconds * 2 / 3:
+                continue
+            try:
+                self.queue.renew(lease)
+                renewed += 1
+            except JobError as refusal:
+                if refusal.code in _FENCE_CODES:
+                    ctx.cancelled.set()
+            except JarenlabError as exc:
+                log.warning("renewing the lease of job %s failed: %s", lease.id, exc)
+        return renewed
+
+    def cancel_local(self, job_id: str) -> None:
+        """Set ``ctx.cancelled`` for a job running in this process."""
+        with self._lock:
+            contexts = [c for c in self.running.values() if c.lease.id == job_id]
+        for ctx in contexts:
+            ctx.cancelled.set()
+
+    @contextlib.contextmanager
+    def renewing(self) -> Iterator[None]:
+        """Keep a renewal thread running while any caller is inside this block."""
+        with self._lock:
+            self._renewers += 1
+            start = self._renewers == 1
+            if start:
+                self._renew_stop = threading.Event()
+                stop = self._renew_stop
+        if start:
+            threading.Thread(target=self._renew_loop, args=(stop,), name="jarenlab-renew", daemon=True).start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._renewers -= 1
+                if self._renewers == 0:
+                    self._renew_stop.set()
+
+    def _renew_loop(self, stop: threading.Event) -> None:
+        leases = [s.lease for s in self.jobs.handlers if s.lease] + [self.jobs.lease]
+        tick = min(max(min(leases) / 6, 0.02), 5.0)
+        while not stop.wait(tick):
+            try:
+                self.renew_leases()
+            except Exception:  # the store closed under us: nothing left to renew
+                log.debug("lease renewal stopped", exc_info=True)
+                return
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What ``Worker.stop`` saw: jobs that finished during the grace period, and jobs still running."""
+
+    drained: tuple[str, ...]
+    in_flight: tuple[str, ...]
+
+
+class Worker:
+    """Claim-execute loops in background threads. Start one with ``jobs.start(concurrency=N)``."""
+
+    def __init__(self, jobs: Jobs, *, concurrency: int, poll: float, owner: str) -> None:
+        if type(concurrency) is not int or concurrency < 1:
+            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+        self.jobs = jobs
+        self.concurrency = concurrency
+        self.poll = poll
+        self.owner = owner
+        self.stats = {"claimed": 0, "done": 0, "failed": 0, "dead": 0, "lost": 0, "errors": 0}
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, str] = {}
+        self._kinds_running: dict[str, int] = {}
+        self._drained: list[str] = []
+        self._threads: list[threading.Thread] = []
+        self._renewing = contextlib.ExitStack()
+
+    def start(self) -> Worker:
+        """Start the threads (once)."""
+        if self._threads:
+            raise JobError("JD2068", "this worker is already started")
+        self._renewing.enter_context(self.jobs.executor.renewing())
+        for n in range(self.concurrency):
+            thread = threading.Thread(target=self._loop, name=f"jarenlab-worker-{n}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return bool(self._threads) and not self._stopping.is_set()
+
+    def _kinds(self) -> dict[str, float]:
+        jobs = self.jobs
+        kinds = {}
+        for spec in jobs.handlers:
+            limit = spec.concurrency or self.concurrency
+            if self._kinds_running.get(spec.kind, 0) < limit:
+                kinds[spec.kind] = spec.lease or jobs.lease
+        return kinds
+
+    def _loop(self) -> None:
+        jobs = self.jobs
+        while not self._stopping.is_set():
+            seen = jobs.generation
+            try:
+                with self._lock:
+                    lease = jobs.queue.claim(self._kinds(), self.owner)
+                    if lease is not None:
+                        self._in_flight[lease.seq] = lease.id
+                        self._kinds_running[lease.kind] = self._kinds_running.get(lease.kind, 0) + 1
+                        self.stats["claimed"] += 1
+            except Exception as exc:  # a storage failure must not kill the loop: back off and retry
+                self.stats["errors"] += 1
+                if isinstance(exc, JarenlabError) and exc.code == "JD2063":
+                    return
+                log.warning("claiming failed: %s", exc)
+                self._stopping.wait(self.poll)
+                continue
+            if lease is None:
+                jobs.wait_for_work(self.poll, self._stopping, seen)
+                continue
+            try:
+                outcome = jobs.executor.execute(lease, stopping=self._stopping)
+            except BaseException as exc:
+                outcome = "errors"
+                log.warning("settling job %s failed: %s", lease.id, exc)
+            finally:
+                with self._lock:
+                    self._in_flight.pop(lease.seq, None)
+                    self._kinds_running[lease.kind] -= 1
+                    if self._stopping.is_set():
+                        self._drained.append(lease.id)
+            if outcome in self.stats:
+                self.stats[outcome] += 1
+            jobs.notify_settled()
+
+    def stop(self, grace: float = 5.0) -> Stopped:
+        """Stop claiming, cancel running handlers (``ctx.cancelled``) and wait up to ``grace`` seconds.
+
+        Returns which jobs finished during the wait and which were still running; those keep their
+        lease unrenewed, so another worker recovers them once it expires.
+        """
+        self._stopping.set()
+        with self._lock:
+            running = set(self._in_flight)
+        for seq in running:
+            ctx = self.jobs.executor.running.get(seq)
+            if ctx is not None:
+                ctx.cancelled.set()
+        self.jobs.wake()
+        deadline = time.monotonic() + max(grace, 0.0)
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._renewing.close()
+        self.jobs.forget(self)
+        with self._lock:
+            return Stopped(tuple(self._drained), tuple(self._in_flight.values()))
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<jarenlab job worker {self.owner} ×{self.concurrency} {state} {self.stats}>"
