@@ -1,0 +1,92 @@
+"""``python -m jarenlab worker DB --handlers module:attr``: run jobs in another process.
+
+``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry (or a function taking the
+worker's ``Jobs`` and registering handlers on it). Handlers defined in a notebook cannot be
+imported here: put them in a module the worker can import.
+
+Example::
+
+    python -m jarenlab worker lab.db --handlers mylab.tasks:handlers --concurrency 4
+    python -m jarenlab worker lab.db --handlers mylab.tasks:handlers --until-idle
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+import threading
+from typing import Any
+
+from jarenlab.errors import JobError
+
+
+def load(spec: str) -> Any:
+    """The object named by ``module:attr`` (``attr`` may be dotted).
+
+    Raises:
+        JobError: JD2068 when the module or attribute cannot be found.
+    """
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise JobError("JD2068", f"--handlers takes module:attr, not {spec!r}")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise JobError("JD2068", f"cannot load handlers {spec!r}: {exc}") from exc
+    return obj
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jarenlab worker", description="Run jarenlab jobs from a store file.")
+    p.add_argument("db", help="the store file")
+    p.add_argument("--handlers", action="append", required=True, help="module:attr of a Handlers registry")
+    p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
+    p.add_argument("--lease", type=float, default=30.0, help="default lease seconds (default 30)")
+    p.add_argument("--poll", type=float, default=0.5, help="idle poll seconds (default 0.5)")
+    p.add_argument("--grace", type=float, default=5.0, help="seconds running handlers get on stop (default 5)")
+    p.add_argument("--until-idle", action="store_true", help="exit once nothing is left to do")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a worker until SIGINT/SIGTERM (or, with ``--until-idle``, until idle); returns the exit code."""
+    args = parser().parse_args(argv)
+    import jarenlab as jl
+    from jarenlab.jobs.api import Jobs
+    from jarenlab.jobs.registry import Handlers
+
+    store = jl.open(args.db)
+    try:
+        jobs = Jobs(store, lease=args.lease, poll=args.poll, close_grace=args.grace)
+        for spec in args.handlers:
+            found = load(spec)
+            if isinstance(found, Handlers):
+                jobs.include(found)
+            elif isinstance(found, Jobs):
+                jobs.include(found.handlers)
+            elif callable(found):
+                found(jobs)
+            else:
+                raise JobError("JD2068", f"{spec} is neither a Handlers registry nor a function")
+        if not jobs.handlers.kinds:
+            raise JobError("JD2068", "no handlers were registered")
+        if args.until_idle:
+            summary = jobs.run_until_idle(progress=False, concurrency=args.concurrency)
+            print(f"jarenlab worker: {summary}", file=sys.stderr)
+            return 0
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        worker = jobs.start(args.concurrency)
+        print(f"jarenlab worker {jobs.owner}: running {', '.join(jobs.handlers.kinds)}", file=sys.stderr)
+        stop.wait()
+        stopped = worker.stop(grace=args.grace)
+        print(f"jarenlab worker: stopped ({len(stopped.drained)} drained, {len(stopped.in_flight)} in flight)",
+              file=sys.stderr)  # fmt: skip
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,56 @@
+"""Handlers for the process tests: they log every execution (at-least-once) to a file named in the payload."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from jarenlab.jobs import Handlers
+
+jobs = Handlers()
+
+
+def _log(path: str, line: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+@jobs.handler("record", lease=5)
+def record(payload: Any, ctx: Any) -> dict[str, Any]:
+    _log(payload["log"], f"run {ctx.job['id']} {ctx.attempt} {os.getpid()}")
+    return {"pid": os.getpid()}
+
+
+@jobs.handler("slow", lease=1)
+def slow(payload: Any, ctx: Any) -> int:
+    _log(payload["log"], f"start {ctx.job['id']} {ctx.attempt} {os.getpid()} {time.time()}")
+    time.sleep(payload["seconds"])
+    _log(payload["log"], f"end {ctx.job['id']} {ctx.attempt} {os.getpid()}")
+    return ctx.attempt
+
+
+graph = jobs.dag("pipeline")
+
+
+@graph.task
+def extract(payload: Any, inputs: dict[str, Any]) -> list[int]:
+    _log(payload["log"], f"task extract {os.getpid()}")
+    return [1, 2, 3]
+
+
+@graph.task(after=["extract"])
+def transform(payload: Any, inputs: dict[str, Any]) -> list[int]:
+    _log(payload["log"], f"task transform {os.getpid()}")
+    return [x * 10 for x in inputs["extract"]]
+
+
+@graph.task(after=["transform"])
+def load(payload: Any, inputs: dict[str, Any]) -> int:
+    _log(payload["log"], f"task load-start {os.getpid()}")
+    time.sleep(payload["seconds"])
+    _log(payload["log"], f"task load {os.getpid()}")
+    return sum(inputs["transform"])

@@ -1,0 +1,139 @@
+"""Real worker processes: many draining one file, SIGKILL mid-handler, a DAG killed mid-graph.
+
+Settlement is counted by a trigger the test installs on the job table (independent of the worker
+code): every leased -> done transition inserts a row, so "settled exactly once" is a row count.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+
+from .conftest import MODEL
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "procs.db"
+    with jl.open(path, MODEL) as store:
+        conn = store._conn()
+        conn.execute("CREATE TABLE settles(job_id TEXT, state TEXT)")
+        conn.execute(
+            "CREATE TRIGGER count_settles AFTER UPDATE OF state ON _jl_jobs"
+            " WHEN OLD.state = 'leased' AND NEW.state IN ('done', 'dead')"
+            " BEGIN INSERT INTO settles VALUES (NEW.id, NEW.state); END"
+        )
+    return path
+
+
+def worker(db: Path, *extra: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "jarenlab", "worker", str(db), "--handlers", "tests.jobs.handlers_module:jobs"]
+    return subprocess.Popen([*command, *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def settles(db: Path) -> Counter[str]:
+    with jl.open(db) as store:
+        return Counter(row[0] for row in store._conn().execute("SELECT job_id FROM settles"))
+
+
+def lines(log: Path) -> list[list[str]]:
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def wait_for(predicate: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: Path, tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    with jl.open(db) as store:
+        store.jobs.enqueue_many(
+            [{"kind": "record", "payload": {"log": str(log)}, "id": f"r{n:04}"} for n in range(2000)]
+        )
+    procs = [worker(db, "--until-idle", "--concurrency", "2") for _ in range(4)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    runs = Counter(parts[1] for parts in lines(log))
+    assert set(runs) == {f"r{n:04}" for n in range(2000)}  # every job ran at least once
+    assert settles(db) == Counter({f"r{n:04}": 1 for n in range(2000)})  # and settled exactly once
+    with jl.open(db) as store:
+        assert store.jobs.counts()["done"] == 2000
+        pids = {job["result"]["pid"] for job in store.jobs.list(limit=2000)}
+    assert pids <= {p.pid for p in procs} and len(pids) >= 2  # the work was shared
+
+
+def test_twenty_sigkills_mid_handler_lose_nothing(db: Path, tmp_path: Path) -> None:
+    log = tmp_path / "slow.log"
+    with jl.open(db) as store:
+        for n in range(20):
+            store.jobs.enqueue("slow", {"log": str(log), "seconds": 0.5}, id=f"s{n:02}", max_attempts=20)
+    killed: list[tuple[str, str, float]] = []
+    for _ in range(20):
+        proc = worker(db, "--concurrency", "1", "--lease", "1", "--poll", "0.05")
+        wait_for(lambda proc=proc: any(p[0] == "start" and p[3] == str(proc.pid) for p in lines(log)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        start = next(p for p in lines(log) if p[0] == "start" and p[3] == str(proc.pid))
+        killed.append((start[1], start[2], float(start[4])))
+    final = worker(db, "--until-idle", "--concurrency", "8", "--lease", "1", "--poll", "0.05")
+    _, err = final.communicate(timeout=60)
+    assert final.returncode == 0, err.decode()
+    assert settles(db) == Counter({f"s{n:02}": 1 for n in range(20)})
+    starts = [p for p in lines(log) if p[0] == "start"]
+    for job_id, attempt, at in killed:
+        later = [float(p[4]) for p in starts if p[1] == job_id and int(p[2]) == int(attempt) + 1]
+        assert later, f"{job_id} attempt {attempt} was never retried"
+        assert later[0] - at >= 0.9  # recovered only once the killed worker's lease ran out
+    with jl.open(db) as store:
+        jobs = store.jobs.list()
+        assert all(j["state"] == "done" for j in jobs) and len(jobs) == 20
+        assert sum(j["attempts"] for j in jobs) >= 40  # 20 killed attempts + 20 finishing ones
+
+
+def test_a_dag_killed_mid_graph_resumes_without_rerunning_finished_tasks(db: Path, tmp_path: Path) -> None:
+    log = tmp_path / "dag.log"
+    with jl.open(db) as store:
+        store.jobs.enqueue("pipeline", {"log": str(log), "seconds": 1.0}, id="p1")
+    proc = worker(db, "--concurrency", "1", "--lease", "1", "--poll", "0.05")
+    wait_for(lambda: any(p[:2] == ["task", "load-start"] for p in lines(log)))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    with jl.open(db) as store:
+        saved = store.jobs.checkpoints("p1")
+        assert set(saved) == {"$graph", "task:extract", "task:transform"}
+    final = worker(db, "--until-idle", "--concurrency", "1", "--lease", "1", "--poll", "0.05")
+    _, err = final.communicate(timeout=60)
+    assert final.returncode == 0, err.decode()
+    tasks = Counter(p[1] for p in lines(log) if p[0] == "task")
+    assert tasks == Counter({"extract": 1, "transform": 1, "load-start": 2, "load": 1})
+    with jl.open(db) as store:
+        job = store.jobs.get("p1")
+        assert job["state"] == "done" and job["result"] == {"load": 60} and job["attempts"] == 2
+        assert store.jobs.checkpoints("p1") == {}
+    assert settles(db) == Counter({"p1": 1})
+
+
+def test_the_worker_command_reports_bad_handlers(db: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "jarenlab", "worker", str(db), "--handlers", "tests.jobs.nothing_here:jobs"],
+        cwd=ROOT, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode != 0 and b"JD2068" in proc.stderr
+    assert os.path.exists(db)
