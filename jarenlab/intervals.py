@@ -49,7 +49,8 @@ _DECL_MEMBERS = {"start", "end", "within", "scope", "when"}
 _SCOPES = ("collection", "owner")
 _NUMERIC = ("number", "integer")
 _WITHIN_TYPES = ("string", "integer", "number", "boolean")
-_UTC = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z\Z")
+_UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?Z\Z")
+_from_iso = datetime.datetime.fromisoformat
 # What SQLite must see before julianday() runs: never 'now' (non-deterministic in an index).
 _UTC_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*Z"
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
@@ -315,33 +316,40 @@ def instant(value: Any, kind: str, *, doc_path: str = "") -> int | float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise StoreError("JD2091", f"bound {value!r} must be a number", doc_path=doc_path)
         return value
-    m = _UTC.match(value) if isinstance(value, str) else None
+    m = _UTC.match(value) if type(value) is str else None
     if m is None:
         raise StoreError(
             "JD2091",
             f"bound {value!r} must be a UTC date-time ending in Z (YYYY-MM-DDTHH:MM:SS[.sss]Z); offsets are refused",
             doc_path=doc_path,
         )
-    year, month, day, hour, minute, second, frac = m.groups()
-    frac = frac or ""
-    if frac[3:].strip("0"):
-        raise StoreError("JD2091", f"bound {value!r} has more than millisecond precision", doc_path=doc_path)
     try:
-        date = datetime.date(int(year), int(month), int(day))
-        datetime.time(int(hour), int(minute), int(second))
+        t = _from_iso(m[1])
     except ValueError as exc:
         raise StoreError(
             "JD2091", f"bound {value!r} is not a valid date-time ({exc})", doc_path=doc_path
         ) from None
-    days = date.toordinal() - _EPOCH_ORDINAL
-    ms = int((frac + "000")[:3])
-    return ((days * 24 + int(hour)) * 60 + int(minute)) * 60_000 + int(second) * 1000 + ms
+    ms, frac = 0, m[2]
+    if frac:
+        if frac[3:].strip("0"):
+            raise StoreError(
+                "JD2091", f"bound {value!r} has more than millisecond precision", doc_path=doc_path
+            )
+        ms = int(frac[:3].ljust(3, "0"))
+    days = t.toordinal() - _EPOCH_ORDINAL
+    return days * 86_400_000 + t.hour * 3_600_000 + t.minute * 60_000 + t.second * 1000 + ms
+
+
+def _bound(doc: dict[str, Any], decl: IntervalSpec, segments: Segments) -> int | float:
+    try:
+        return instant(_get(doc, segments), decl.kind)
+    except StoreError as err:
+        raise StoreError(err.code, err.reason, doc_path=_pointer(segments)) from None
 
 
 def bounds(decl: IntervalSpec, doc: dict[str, Any]) -> tuple[int | float, int | float]:
     """(start, end) of a record as comparable values; JD2091 unless both are valid and start < end."""
-    lo = instant(_get(doc, decl.start), decl.kind, doc_path=_pointer(decl.start))
-    hi = instant(_get(doc, decl.end), decl.kind, doc_path=_pointer(decl.end))
+    lo, hi = _bound(doc, decl, decl.start), _bound(doc, decl, decl.end)
     if not lo < hi:
         raise StoreError(
             "JD2091",
@@ -373,14 +381,17 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
     write transaction then rolls back. ``err.conflict`` is ``{"key", "declaration"}`` and
     ``err.conflict_owner`` the other record's owner (owner views redact both).
     """
-    plans = [(decl, lookup_sql(spec, decl)) for decl in spec.intervals]
+    plans = [
+        (decl, lookup_sql(spec, decl), ([decl.owner] if decl.owner else []) + list(decl.within))
+        for decl in spec.intervals
+    ]
     owner_path = sqlite_path(tuple(spec.owner[1:].split("/"))) if spec.owner else None
     table = quote(spec.name)
 
     def check(conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
         if doc is None:
             return
-        for decl, sql in plans:
+        for decl, sql, grouping in plans:
             try:
                 lo, hi = bounds(decl, doc)
             except StoreError as err:
@@ -389,8 +400,7 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
                 ) from None
             if decl.when and not _matches(decl, doc):
                 continue
-            group = [_get(doc, g) for g in ([decl.owner] if decl.owner else []) + list(decl.within)]
-            row = conn.execute(sql, (*group, hi, key, lo)).fetchone()
+            row = conn.execute(sql, (*[_get(doc, g) for g in grouping], hi, key, lo)).fetchone()
             if row is not None:
                 other = row[0]
                 other_owner = None

@@ -1,0 +1,164 @@
+"""Benchmark the interval constraint at 1k, 10k and 100k records.
+
+Measures (medians):
+
+* the conflict check through its partial index, against the same query with the index dropped;
+* an accepted insert (validation, check, commit) into a collection with a declared interval,
+  against the same insert into the same collection without one.
+
+Run: ``.venv/bin/python benchmarks/bench_intervals.py [sizes...]``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import jarenlab as jl
+from jarenlab import intervals
+
+ROOMS = 10
+T0 = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
+
+
+def _iso(minutes: int) -> str:
+    return (T0 + datetime.timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _model(with_intervals: bool) -> dict[str, Any]:
+    time_type = {"type": "string", "format": "date-time"}
+    coll: dict[str, Any] = {
+        "key": "/id",
+        "schema": {
+            "type": "object",
+            "required": ["id", "room", "start", "end"],
+            "properties": {
+                "id": {"type": "string"},
+                "room": {"type": "string"},
+                "status": {"type": "string"},
+                "start": time_type,
+                "end": time_type,
+            },
+        },
+    }
+    if with_intervals:
+        coll["intervals"] = [
+            {"start": "/start", "end": "/end", "within": ["/room"], "when": {"status": "booked"}}
+        ]
+    return {"$model": "0.1", "collections": {"bookings": coll}}
+
+
+def _doc(i: int) -> dict[str, Any]:
+    """Record i: room i % ROOMS, one hour every two hours in its room (gaps between)."""
+    slot = i // ROOMS
+    return {
+        "id": f"b{i}",
+        "room": f"r{i % ROOMS}",
+        "status": "booked",
+        "start": _iso(slot * 120),
+        "end": _iso(slot * 120 + 60),
+    }
+
+
+def _median_us(fn: Any, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - t)
+    return statistics.median(times) / 1000
+
+
+def bench(n: int, folder: Path) -> dict[str, float]:
+    rng = random.Random(n)
+    out: dict[str, float] = {}
+    variants = {"with": True, "index_only": True, "without": False}
+    stores = {name: jl.open(folder / f"{n}-{name}.db", _model(flag)) for name, flag in variants.items()}
+    try:
+        for store in stores.values():
+            store["bookings"].insert_many((_doc(i) for i in range(n)), progress=False)
+        # the same partial index, kept up to date, but no check: splits index upkeep from the lookup
+        stores["index_only"]["bookings"].write_checks.clear()
+        store = stores["with"]
+        spec = store["bookings"].spec
+        decl = spec.intervals[0]
+        sql, conn = intervals.lookup_sql(spec, decl), store._conn()
+        slots = n // ROOMS
+
+        probes = []
+        for _ in range(2000):
+            slot = rng.randrange(slots)
+            lo, hi = (
+                slot * 120 + rng.choice([30, 60, 90]),
+                slot * 120 + 100,
+            )  # overlaps, touches, falls in a gap
+            probes.append(
+                (
+                    f"r{rng.randrange(ROOMS)}",
+                    intervals.instant(_iso(hi), "date-time"),
+                    "probe",
+                    intervals.instant(_iso(lo), "date-time"),
+                )
+            )
+        found = [conn.execute(sql, p).fetchone() for p in probes[:300]]
+        assert any(found) and not all(found)  # both outcomes are measured
+        it = iter(probes * 10)
+
+        def probe() -> Any:
+            return conn.execute(sql, next(it)).fetchone()
+
+        out["check_indexed_us"] = _median_us(probe, 2000)
+
+        # accepted inserts, appended after every stored slot, round-robin over the stores
+        times: dict[str, list[float]] = {name: [] for name in stores}
+        for k in range(1000):
+            names = list(stores)[k % 3 :] + list(stores)[: k % 3]
+            for name in names:
+                doc = _doc(n + k)
+                doc["id"] = f"new{k}"
+                t = time.perf_counter_ns()
+                stores[name]["bookings"].insert(doc)
+                times[name].append(time.perf_counter_ns() - t)
+        for name, spent in times.items():
+            out[f"insert_{name}_us"] = statistics.median(spent) / 1000
+
+        conn.execute(f'DROP INDEX "{intervals.index_name(spec, decl)}"')
+        out["check_unindexed_us"] = _median_us(probe, max(5, min(200, 2_000_000 // n)))
+    finally:
+        for store in stores.values():
+            store.close()
+    return out
+
+
+def main(sizes: list[int]) -> None:
+    print(
+        f"# {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, {datetime.date.today()}; medians in µs"
+    )
+    print(
+        f"{'records':>8} {'check':>7} {'no index':>9} {'speedup':>8} "
+        f"{'insert with':>12} {'index only':>11} {'without':>8} {'ratio':>6}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            r = bench(n, Path(tmp))
+            print(
+                f"{n:>8,} {r['check_indexed_us']:>7.1f} {r['check_unindexed_us']:>9.1f} "
+                f"{r['check_unindexed_us'] / r['check_indexed_us']:>7.0f}x {r['insert_with_us']:>12.1f} "
+                f"{r['insert_index_only_us']:>11.1f} {r['insert_without_us']:>8.1f} "
+                f"{r['insert_with_us'] / r['insert_without_us']:>5.2f}x",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [1_000, 10_000, 100_000])
