@@ -8,7 +8,22 @@
 
 from __future__ import annotations
 
+from jarenlab.query.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param
 from jarenlab.query.document import canonical
 from jarenlab.query.engine import CompiledQuery, compile_query, evaluate, shape
 
-__all__ = ["CompiledQuery", "canonical", "compile_query", "evaluate", "shape"]
+__all__ = [
+    "CompiledQuery",
+    "Expr",
+    "OrderKey",
+    "Query",
+    "Queryable",
+    "agg",
+    "canonical",
+    "compile_query",
+    "evaluate",
+    "it",
+    "key",
+    "param",
+    "shape",
+]

@@ -9,13 +9,23 @@ import pytest
 
 from jarenlab.errors import QueryError
 from jarenlab.query import compile_query
-from jarenlab.query.document import ARITY, walk, parse
+from jarenlab.query.document import ARITY, parse, walk
 
 from .corpus import Case, load_cases, same
 
 CASES = list(load_cases())
 #: the core vocabulary every path must be checked on.
-CORE = set(ARITY) - {"call"} | {"for", "let", "where", "groupby", "orderby", "count-clause", "at", "const", "map"}
+CORE = set(ARITY) - {"call"} | {
+    "for",
+    "let",
+    "where",
+    "groupby",
+    "orderby",
+    "count-clause",
+    "at",
+    "const",
+    "map",
+}
 
 
 def _run(case: Case) -> list[object]:

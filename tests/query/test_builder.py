@@ -1,0 +1,214 @@
+"""The builder: expressions, the Query chain and its documents, run by the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jarenlab.errors import QueryError
+from jarenlab.query import Query, Queryable, agg, evaluate, it, key, param
+
+
+class Docs(Queryable):
+    """A tiny source: the reference engine over a list."""
+
+    def __init__(self, docs: list[dict[str, Any]]) -> None:
+        self.name = "flights"
+        self.docs = docs
+        self.documents: list[Any] = []
+
+    def _run_query(self, document: Any, externals: dict[str, Any]) -> list[Any]:
+        self.documents.append(document)
+        return evaluate(document, self.docs, externals)
+
+
+FLIGHTS = [
+    {"flight": 1, "origin": "JFK", "carrier": "AA", "dep_delay": 40},
+    {"flight": 2, "origin": "LGA", "carrier": "AA", "dep_delay": 5},
+    {"flight": 3, "origin": "JFK", "carrier": "B6", "dep_delay": 12},
+    {"flight": 4, "origin": "JFK", "carrier": "AA"},
+    {"flight": 5, "origin": "EWR", "carrier": "B6", "dep_delay": 40},
+    {"flight": 6, "origin": "JFK", "carrier": "B6", "dep_delay": 55.5},
+]
+
+
+@pytest.fixture
+def src() -> Docs:
+    return Docs(FLIGHTS)
+
+
+def test_design_example(src: Docs) -> None:
+    q = (
+        src.where((it.origin == "JFK") & (it.dep_delay > param("min_delay")))
+        .order_by(it.dep_delay.desc(), it.flight)
+        .take(20)
+        .select({"carrier": it.carrier, "delay": it.dep_delay})
+    )
+    assert q.document == [
+        {
+            "$subsequence": [
+                {
+                    "$for": {"it": "$[*]"},
+                    "$where": {
+                        "$and": [{"$eq": ["$it.origin", "JFK"]}, {"$gt": ["$it.dep_delay", "$min_delay"]}]
+                    },
+                    "$orderby": [{"$key": "$it.dep_delay", "$dir": "desc"}, {"$key": "$it.flight"}],
+                    "$return": {"carrier": "$it.carrier", "delay": "$it.dep_delay"},
+                },
+                0,
+                20,
+            ]
+        }
+    ]
+    assert q.to_list(min_delay=10) == [
+        {"carrier": "B6", "delay": 55.5},
+        {"carrier": "AA", "delay": 40},
+        {"carrier": "B6", "delay": 12},
+    ]
+    df = q.to_pandas(min_delay=30)
+    assert list(df.columns) == ["carrier", "delay"] and len(df) == 2
+    assert q.to_arrow(min_delay=30).num_rows == 2
+
+
+def test_select_after_take(src: Docs) -> None:
+    q = src.order_by(it.flight).take(2).select(it.dep_delay)
+    assert q.to_list() == [40, 5]
+    assert q.document[0]["$for"]["it"] != "$[*]", "an expression select after take runs over the window"
+    flat = src.order_by(it.flight).take(2).select({"d": it.dep_delay})
+    assert flat.document[0]["$subsequence"][0]["$return"] == {"d": "$it.dep_delay"}
+
+
+def test_python_logic_refused() -> None:
+    for bad in (
+        lambda: (it.a == 1) and (it.b == 2),
+        lambda: not it.a,
+        lambda: bool(it.a),
+        lambda: 1 in it.tags,
+    ):
+        with pytest.raises(QueryError) as info:
+            bad()
+        assert info.value.code == "JQ0008"
+    with pytest.raises(QueryError, match=r"& \| ~"):
+        if it.a > 1:
+            pass
+
+
+def test_expressions() -> None:
+    assert (~(it.a == 1)).document == {"$not": [{"$eq": ["$it.a", 1]}]}
+    assert ((it.a == 1) | (it.b == 2) | (it.c == 3)).document == {
+        "$or": [{"$eq": ["$it.a", 1]}, {"$eq": ["$it.b", 2]}, {"$eq": ["$it.c", 3]}]
+    }
+    assert (-it.a * 2 + 1).document == {"$add": [{"$mul": [{"$neg": ["$it.a"]}, 2]}, 1]}
+    assert (1 - it.a).document == {"$sub": [1, "$it.a"]}
+    assert (it.a / it.b // 2 % 3).document == {"$mod": [{"$idiv": [{"$div": ["$it.a", "$it.b"]}, 2]}, 3]}
+    assert it["odd key"].document == "$it['odd key']"
+    assert it.tags[0].document == "$it.tags[0]"
+    assert it["desc"].document == "$it.desc"
+    assert (it.name == "$x").document == {"$eq": ["$it.name", "$$x"]}
+    assert it.name.startswith("A").document == {"$starts-with": ["$it.name", "A"]}
+    assert (it.a + 1)["b"].document == {"$get": [{"$add": ["$it.a", 1]}, "b"]}
+    assert it.x.isin(param("ids")).document == {"$eq": ["$it.x", "$ids[*]"]}
+    with pytest.raises(QueryError):
+        param("it")
+    with pytest.raises(QueryError):
+        it.a == float("nan")  # noqa: B015
+
+
+def test_string_helpers(src: Docs) -> None:
+    docs = Docs([{"name": "Ann"}, {"name": "bob"}, {"name": "Abe"}, {}])
+    assert docs.where(it.name.startswith("A")).select(it.name.upper()).to_list() == ["ANN", "ABE"]
+    assert docs.where(it.name.contains("b")).count() == 2
+    assert docs.where(it.name.matches("[A-Z].*")).select(it.name.length()).to_list() == [3, 3]
+    assert docs.where(it.name.is_empty()).count() == 1
+    assert docs.where(it.name.exists()).count() == 3
+
+
+def test_where_chains_and_missing(src: Docs) -> None:
+    q = src.where(it.origin == "JFK").where(it.dep_delay > 20)
+    assert [r["flight"] for r in q] == [1, 6]
+    assert src.where(~(it.dep_delay > 20)).select(it.flight).to_list() == [2, 3, 4]
+    assert src.where(it.carrier.isin(["B6"])).count() == 3
+
+
+def test_order_then_by_empty(src: Docs) -> None:
+    q = src.order_by(it.dep_delay.desc(empty="greatest")).then_by(it.flight.desc()).select(it.flight)
+    assert q.to_list() == [4, 6, 5, 1, 3, 2]
+    assert src.order_by(it.dep_delay).select(it.flight).to_list() == [4, 2, 3, 1, 5, 6]
+    with pytest.raises(QueryError):
+        src.where(it.a == 1).then_by(it.b)
+
+
+def test_skip_take(src: Docs) -> None:
+    base = src.order_by(it.flight).select(it.flight)
+    assert base.skip(1).take(2).to_list() == [2, 3]
+    assert base.take(4).skip(1).to_list() == [2, 3, 4]
+    assert base.take(4).take(2).to_list() == [1, 2]
+    assert base.skip(10).to_list() == []
+    with pytest.raises(QueryError):
+        base.take(-1)
+
+
+def test_aggregates(src: Docs) -> None:
+    assert src.count() == 6
+    assert src.where(it.origin == "JFK").sum(it.dep_delay) == 107.5
+    assert src.where(it.origin == "XXX").sum(it.dep_delay) == 0
+    assert src.where(it.origin == "XXX").avg(it.dep_delay) is None
+    assert src.avg(it.dep_delay) == pytest.approx(152.5 / 5)
+    assert src.min(it.dep_delay) == 5 and src.max(it.flight) == 6
+    assert src.where(it.dep_delay > param("d")).count(d=30) == 3
+    assert src.first() == FLIGHTS[0]
+    assert src.where(it.origin == "XXX").first() is None
+
+
+def test_group_by(src: Docs) -> None:
+    q = (
+        src.group_by(carrier=it.carrier)
+        .order_by(agg.count().desc())
+        .select(
+            {
+                "carrier": key("carrier"),
+                "n": agg.count(),
+                "avg": agg.avg(it.dep_delay),
+                "max": agg.max(it.dep_delay),
+            }
+        )
+    )
+    assert q.to_list() == [
+        {"carrier": "AA", "n": 3, "avg": 22.5, "max": 40},
+        {"carrier": "B6", "n": 3, "avg": 107.5 / 3, "max": 55.5},
+    ]
+    by_max = src.group_by(c=it.carrier).order_by(agg.max(it.dep_delay).desc()).select({"c": key("c")})
+    assert by_max.to_list() == [{"c": "B6"}, {"c": "AA"}]
+    plain = src.group_by(it.origin).to_list()
+    assert [g["key"] for g in plain] == ["JFK", "LGA", "EWR"]
+    assert [f["flight"] for f in plain[0]["items"]] == [1, 3, 4, 6]
+    assert src.where(it.dep_delay > 10).group_by(o=it.origin).select(
+        {"o": key("o"), "n": agg.count()}
+    ).to_list() == [
+        {"o": "JFK", "n": 3},
+        {"o": "EWR", "n": 1},
+    ]
+
+
+def test_order_before_group_nests(src: Docs) -> None:
+    q = (
+        src.order_by(it.flight.desc())
+        .group_by(c=it.carrier)
+        .select({"c": key("c"), "first": agg.max(it.flight)})
+    )
+    assert q.to_list() == [{"c": "B6", "first": 6}, {"c": "AA", "first": 4}]
+
+
+def test_distinct_and_select_shapes(src: Docs) -> None:
+    assert src.select(it.carrier).distinct().to_list() == ["AA", "B6"]
+    assert src.select([it.flight, it.carrier]).take(1).to_list() == [[1, "AA"]]
+    assert src.select(it.origin).distinct().count() == 3
+    assert src.select(it.carrier).distinct().to_pandas()["value"].tolist() == ["AA", "B6"]
+
+
+def test_repr_and_query_source(src: Docs) -> None:
+    q = Query(src).where(it.flight == 1)
+    assert "flights" in repr(q) and '"$where"' in repr(q)
+    assert q._repr_html_().startswith("<pre>")
+    assert src.query().where(it.flight == 1).to_list() == [FLIGHTS[0]]
