@@ -1,0 +1,142 @@
+"""Background workers and cells: stop with grace, close, interrupts, current_job, the progress bar."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+from jarenlab.jobs import Jobs, VirtualClock, current_job
+
+from .conftest import MODEL
+
+
+def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.Store) -> None:
+    jobs = Jobs(store, poll=0.01, lease=30)
+    started = threading.Barrier(3)
+    release = threading.Event()
+
+    @jobs.handler("polite")
+    def polite(payload: Any, ctx: Any) -> str:
+        started.wait(5)
+        ctx.cancelled.wait(5)
+        raise RuntimeError("stopped early")
+
+    @jobs.handler("stubborn")
+    def stubborn(payload: Any, ctx: Any) -> str:
+        started.wait(5)
+        release.wait(10)  # ignores ctx.cancelled
+        return "eventually"
+
+    jobs.enqueue("polite", None, id="p")
+    jobs.enqueue("stubborn", None, id="s")
+    worker = jobs.start(concurrency=2)
+    started.wait(5)
+    t0 = time.monotonic()
+    stopped = worker.stop(grace=0.3)
+    took = time.monotonic() - t0
+    assert 0.25 <= took < 2
+    assert stopped.drained == ("p",) and stopped.in_flight == ("s",)
+    polite_job = jobs.get("p")
+    assert polite_job["state"] == "pending" and polite_job["attempts"] == 1  # given back, due now
+    assert polite_job["last_error"] is None
+    assert jobs.get("s")["state"] == "leased"  # recovered by whoever claims after its lease
+    release.set()
+
+
+def test_store_close_stops_running_workers(tmp_path: Any) -> None:
+    store = jl.open(tmp_path / "close.db", MODEL)
+    jobs = store.jobs
+    jobs.close_grace = 1.0
+    ran = threading.Event()
+    jobs.handler("k")(lambda p, c: ran.set())
+    worker = jobs.start(concurrency=2)
+    jobs.enqueue("k", None)
+    assert ran.wait(5)
+    store.close()
+    assert not worker.running and all(not t.is_alive() for t in worker._threads)
+
+
+def test_an_enqueue_wakes_an_idle_worker_at_once(store: jl.Store) -> None:
+    jobs = Jobs(store, poll=30)  # a poll this long would fail the test
+    done = threading.Event()
+    jobs.handler("k")(lambda p, c: done.set())
+    worker = jobs.start(concurrency=1)
+    try:
+        time.sleep(0.05)
+        jobs.enqueue("k", None)
+        assert done.wait(5)
+    finally:
+        worker.stop(grace=1)
+
+
+def test_interrupting_the_cell_gives_the_lease_back(jobs: Jobs, clock: VirtualClock) -> None:
+    @jobs.handler("long")
+    def long(payload: Any, ctx: Any) -> None:
+        raise KeyboardInterrupt  # what pressing "interrupt" does to the running handler
+
+    jobs.handler("other")(lambda p, c: None)
+    jobs.enqueue("long", None, id="l")
+    jobs.enqueue("other", None, id="o")
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_until_idle(progress=False)
+    job = jobs.get("l")
+    assert (job["state"], job["attempts"], job["run_at"]) == ("pending", 1, clock())
+    assert jobs.get("o")["state"] == "pending"
+    jobs.handler("long")(lambda p, c: "finished")
+    assert jobs.run_until_idle(progress=False)["done"] == 2 and jobs.get("l")["attempts"] == 2
+
+
+def test_interrupting_a_threaded_run_stops_its_worker(store: jl.Store, monkeypatch: Any) -> None:
+    jobs = Jobs(store, poll=0.01, close_grace=1)
+    go = threading.Event()
+
+    @jobs.handler("wait")
+    def wait(payload: Any, ctx: Any) -> None:
+        go.set()
+        ctx.cancelled.wait(5)
+        raise RuntimeError("cancelled")
+
+    jobs.enqueue("wait", None, id="w")
+    original = jobs._cond.wait
+
+    def interrupt(timeout: float | None = None) -> bool:
+        if go.is_set():
+            raise KeyboardInterrupt
+        return original(timeout)
+
+    monkeypatch.setattr(jobs._cond, "wait", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        jobs.run_until_idle(progress=False, concurrency=2)
+    assert jobs.get("w")["state"] == "pending" and not jobs._workers
+
+
+def test_current_job_names_the_running_job(jobs: Jobs) -> None:
+    seen: list[Any] = []
+    jobs.handler("who")(lambda p, c: seen.append(current_job.get()))
+    jobs.enqueue("who", None, id="me")
+    jobs.run_until_idle(progress=False)
+    assert seen == [("me", 1)] and current_job.get() is None
+
+
+def test_run_until_idle_shows_a_progress_bar(jobs: Jobs, capsys: Any) -> None:
+    jobs.handler("k")(lambda p, c: None)
+    jobs.enqueue_many([{"kind": "k"} for _ in range(7)])
+    assert jobs.run_until_idle(progress=True)["done"] == 7
+    assert "7/7" in capsys.readouterr().err
+
+
+def test_a_second_start_of_one_worker_is_refused(store: jl.Store) -> None:
+    jobs = Jobs(store, poll=0.01)
+    jobs.handler("k")(lambda p, c: None)
+    worker = jobs.start(concurrency=1)
+    try:
+        with pytest.raises(jl.JarenlabError):
+            worker.start()
+        with pytest.raises(jl.JarenlabError):
+            jobs.start(concurrency=0)
+    finally:
+        worker.stop(grace=1)
