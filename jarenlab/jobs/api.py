@@ -356,6 +356,13 @@ class Jobs:
             rows = self.store._conn().execute(sql, params).fetchall()
         return views.records_frame([views.job_record(r) for r in rows])
 
+    def recent_failures(self, limit: int = 5) -> list[dict[str, Any]]:
+        """The latest failed or dead jobs (most recently updated first), with their last error."""
+        sql = f"{views.SELECT} WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT ?"
+        with _sqlite.translating():
+            rows = self.store._conn().execute(sql, (limit,)).fetchall()
+        return [views.job_record(r) for r in rows]
+
     def checkpoints(self, id: str) -> dict[str, Any]:
         """The checkpoints saved for a job (kept for dead jobs, pruned when a job completes)."""
         return self.queue.checkpoints(id)

@@ -1,0 +1,1 @@
+"""ipywidgets views (thin: what they show is computed by pure functions in the subsystems)."""
