@@ -14,7 +14,7 @@ tables with their indexes) with the same pragmas (WAL, ``synchronous=NORMAL``), 
 ``json.dumps`` (and, second floor, ``orjson.dumps``), without validation. Bar: at most 2.0x.
 
 A second jarenlab row uses a dedupe key on every emit (one more indexed lookup and index entry).
-Timings are medians over ``--runs`` runs; creating the empty store or file is not timed.
+Timings are medians over ``--runs`` runs, interleaved (each round runs every contender once, in a\nrotating order, so a busy machine slows all of them alike); creating the empty store or file is\nnot timed.
 """
 
 from __future__ import annotations
@@ -126,35 +126,44 @@ def raw_run(arg: tuple[sqlite3.Connection, list[dict[str, int]]], dumps: Any) ->
     conn.close()
 
 
+def interleaved(contenders: dict[str, tuple[Any, Any]], runs: int) -> dict[str, list[float]]:
+    """Time each contender once per round, rotating the order, so load changes hit all alike."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for r in range(runs):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            fn, setup = contenders[name]
+            times[name] += measure(fn, runs=1, setup=setup)
+    return times
+
+
 def main() -> None:
     print_machine()
-    print(f"{ARGS.emits:,} emits per run, {ARGS.runs} runs; one commit per emit")
+    print(f"{ARGS.emits:,} emits per run, {ARGS.runs} runs (interleaved); one commit per emit")
     tmp = tempfile.mkdtemp(prefix="bench-events-")
     try:
-        rows = [
-            Row(
-                "raw sqlite3 + json: 3 inserts / txn",
-                measure(lambda a: raw_run(a, json.dumps), runs=ARGS.runs, setup=lambda: raw_setup(tmp)),
-                floor=True,
-            ),
-            Row(
-                "raw sqlite3 + orjson: 3 inserts / txn",
-                measure(
+        floor_json, floor_orjson = (
+            "raw sqlite3 + json: 3 inserts / txn",
+            "raw sqlite3 + orjson: 3 inserts / txn",
+        )
+        emit, dedupe = "jarenlab emit (+ handler: insert, enqueue)", "jarenlab emit with a dedupe key"
+        times = interleaved(
+            {
+                floor_json: (lambda a: raw_run(a, json.dumps), lambda: raw_setup(tmp)),
+                floor_orjson: (
                     lambda a: raw_run(a, lambda v: orjson.dumps(v).decode()),
-                    runs=ARGS.runs,
-                    setup=lambda: raw_setup(tmp),
+                    lambda: raw_setup(tmp),
                 ),
-                floor=True,
-            ),
-            Row(
-                "jarenlab emit (+ handler: insert, enqueue)",
-                measure(jarenlab_run, runs=ARGS.runs, setup=lambda: jarenlab_setup(tmp, dedupe=False)),
-                bar=2.0,
-            ),
-            Row(
-                "jarenlab emit with a dedupe key",
-                measure(jarenlab_run, runs=ARGS.runs, setup=lambda: jarenlab_setup(tmp, dedupe=True)),
-            ),
+                emit: (jarenlab_run, lambda: jarenlab_setup(tmp, dedupe=False)),
+                dedupe: (jarenlab_run, lambda: jarenlab_setup(tmp, dedupe=True)),
+            },
+            ARGS.runs,
+        )
+        rows = [
+            Row(floor_json, times[floor_json], floor=True),
+            Row(floor_orjson, times[floor_orjson], floor=True),
+            Row(emit, times[emit], bar=2.0),
+            Row(dedupe, times[dedupe]),
         ]
         print_table(f"emit x {ARGS.emits:,}", rows)
         for r in rows:
