@@ -263,20 +263,43 @@ class Collection:
         *,
         pushdown: bool = True,
         strict: bool = False,
+        profile: Any = None,
     ) -> Any:
         """Run a query document; return the engine's result shape (None, the one item, or a list).
 
-        ``pushdown=False`` runs the reference engine over the whole collection.
+        The planner runs what SQLite answers exactly and the reference engine the rest
+        (``explain()`` shows which). ``pushdown=False`` runs the reference engine over the whole
+        collection; ``strict=True`` refuses any residual (JD0010); ``profile`` replaces the
+        store's safe profile for this call.
         """
         from jarenlab.query import shape
 
-        return shape(self._run_query(document, externals or {}, pushdown=pushdown, strict=strict))
+        return shape(self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile))
 
-    def _run_query(self, document: Any, externals: dict[str, Any], *, pushdown: bool = True, strict: bool = False) -> list[Any]:
-        """The flat result sequence of a query document over this collection."""
-        from jarenlab.query import evaluate
+    def _run_query(
+        self, document: Any, externals: dict[str, Any], *, pushdown: bool = True, strict: bool = False, profile: Any = None
+    ) -> list[Any]:
+        """The flat result sequence of a query document over this collection (through the planner)."""
+        from jarenlab.query.run import run_query
 
-        return evaluate(document, self._documents(), externals, operators=self.store.operators)
+        chosen = self.store.profile if profile is None else profile
+        return run_query(self, document, externals, pushdown=pushdown, strict=strict, profile=chosen)[0]
+
+    def explain(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        analyze: bool = False,
+        pushdown: bool = True,
+        strict: bool = False,
+        profile: Any = None,
+    ) -> Any:
+        """How the planner runs a document (:class:`jarenlab.query.explain.Explain`); ``analyze`` runs it."""
+        from jarenlab.query.explain import explain
+
+        chosen = self.store.profile if profile is None else profile
+        return explain(self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen)
 
     def __repr__(self) -> str:
         return f"<jarenlab.Collection {self.name!r}>"

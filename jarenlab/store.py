@@ -59,8 +59,18 @@ class Store:
         busy_timeout: float = 5.0,
         queue_timeout: float = 30.0,
         operators: dict[str, Callable[..., Any]] | None = None,
+        profile: Any = None,
+        statement_cache: int = 128,
     ) -> None:
         checked = load_model(model) if model is not None else None
+        from jarenlab.query.run import PlannerState
+
+        #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.profile`).
+        self.profile = profile
+        #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
+        self.planner = PlannerState(statement_cache)
+        #: Named sources ``store.stats()`` reads: ``{name: () -> dict}`` (live queries, jobs, ...).
+        self.stats_sources: dict[str, Callable[[], dict[str, Any]]] = {}
         self._temp_dir: str | None = None
         if path is None:
             if checked is None:
@@ -290,6 +300,12 @@ class Store:
         self._conn()
         return OwnerView(self, owner)
 
+    def stats(self) -> Any:
+        """Planner, cache, collection and subsystem statistics (:class:`jarenlab.stats.Stats`)."""
+        from jarenlab.stats import collect
+
+        return collect(self)
+
     def _record(self, collection: str, key: Any, doc: dict[str, Any] | None) -> None:
         """Note a change in the current transaction (writes always run inside one)."""
         self._state.changes.append((collection, key, doc))
@@ -367,6 +383,7 @@ def open(
     ``open("lab.db", model)`` creates the file or verifies it against the model;
     ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
     makes a fresh file in a temporary folder that is removed on ``close()``.
-    Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``.
+    Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
+    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
     """
     return Store(path, model, **options)
