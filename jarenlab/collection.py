@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
 #: Called inside the write transaction after each row is written (doc is None for a delete).
@@ -300,6 +301,12 @@ class Collection:
 
         chosen = self.store.profile if profile is None else profile
         return explain(self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen)
+
+    def live(self, document: Any, **externals: Any) -> LiveQuery:
+        """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""
+        from jarenlab.live.live import LiveQuery
+
+        return LiveQuery(self, document, externals)
 
     def __repr__(self) -> str:
         return f"<jarenlab.Collection {self.name!r}>"

@@ -106,6 +106,10 @@ class Store:
             self._remove_temp()
             raise
         self._collections = {name: Collection(self, spec) for name, spec in self.model.collections.items()}
+        from jarenlab.live.hub import ChangeHub
+
+        #: Change capture and live-query delivery (:mod:`jarenlab.live`).
+        self.changes = ChangeHub(self)
 
     # -- connections and the model -------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:

@@ -530,6 +530,12 @@ class Query:
             return pa.Table.from_pylist(rows)
         return pa.table({"value": rows})
 
+    def live(self, **externals: Any) -> Any:
+        """A live query of this chain over a collection (:class:`jarenlab.live.LiveQuery`)."""
+        from jarenlab.live.live import LiveQuery
+
+        return LiveQuery(self._source, self._expr(), externals)  # type: ignore[arg-type]
+
     def __repr__(self) -> str:
         name = getattr(self._source, "name", "?")
         return f"Query({name}):\n{json.dumps(self.document, indent=2, ensure_ascii=False)}"

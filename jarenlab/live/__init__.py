@@ -1,0 +1,14 @@
+"""Live queries: change capture, maintained results and their RFC 6902 patches.
+
+``collection.live(document, **externals)`` (or a builder query's ``.live(**externals)``) returns a
+:class:`LiveQuery`; ``store.changes`` is the store's :class:`ChangeHub` (the change log, bounds,
+the poller). See ``docs/live.md``.
+"""
+
+from __future__ import annotations
+
+from jarenlab.live.capture import CHANGES_DDL, ChangeLog, Record
+from jarenlab.live.hub import ChangeHub
+from jarenlab.live.live import LiveMode, LiveQuery
+
+__all__ = ["CHANGES_DDL", "ChangeHub", "ChangeLog", "LiveMode", "LiveQuery", "Record"]

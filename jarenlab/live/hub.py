@@ -1,0 +1,192 @@
+"""The store's change hub: writes the change log, delivers records to live queries, polls.
+
+One :class:`ChangeHub` per store (``store.changes``). Its ``before_commit`` hook writes the
+commit's record in the same transaction; its ``after_commit`` hook delivers the record to this
+process's live queries at once, from the in-memory changes. A poller thread (started with the
+first live query) watches ``PRAGMA data_version`` and reads the log since the last delivered
+seq, so other processes' commits arrive too. Delivery is serialised by one lock and strictly in
+seq order; a record that is missing locally is read from the log; a gap past retention (or a
+compact record) re-seeds the affected queries from a fresh run. A subscriber that writes does
+not recurse: its commit is queued and delivered after the current record reached everyone.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object"}, "key": None,
+...          "identity": "integer"}}}
+>>> with jl.open(model=model) as store:
+...     _ = store["t"].insert({"n": 1})
+...     store.changes.read(after=0)[0].changes
+{'t': {1: {'n': 1}}}
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jarenlab.errors import LiveError, StoreError
+from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
+
+if TYPE_CHECKING:
+    from jarenlab.live.live import LiveQuery
+    from jarenlab.store import Store
+
+
+class ChangeHub:
+    """Change capture and live-query delivery for one store.
+
+    Settings (plain attributes, change them before registering queries): ``max_queries`` (64),
+    ``max_maintained`` (entries one query may keep, 500,000), ``poll_interval`` (seconds, 0.05),
+    and ``log.retention`` (records kept, 1000) / ``log.inline_limit`` (ops above which a record is
+    written compact, 10,000).
+    """
+
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+        self.log = ChangeLog(
+            {name: int if spec.key_type == "INTEGER" else str for name, spec in store.model.collections.items()},
+            clock=clock,
+        )
+        self.max_queries = 64
+        self.max_maintained = 500_000
+        self.poll_interval = 0.05
+        self.queries: list[LiveQuery] = []
+        self.lock = threading.RLock()
+        self._delivering = False
+        self._pending: dict[int, dict[str, Any]] = {}
+        self._last: int | None = None
+        self._tx = threading.local()
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        if not store.read_only:
+            store.before_commit.append(self._before_commit)
+        store.after_commit.append(self._after_commit)
+        store.closers.append(self.close)
+
+    # -- the log ---------------------------------------------------------------------------------
+    def bounds(self) -> tuple[int, int]:
+        """(earliest available seq, high watermark) of the change log."""
+        return self.log.bounds(self.store._conn())
+
+    def read(self, *, after: int, limit: int = 1000) -> list[Record]:
+        """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
+        conn = self.store._conn()
+        records = self.log.read(conn, after=after, limit=limit)
+        if (records and records[0].seq != after + 1) or (not records and self.log.high_watermark(conn) > after):
+            raise LiveError("JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run")
+        return records
+
+    def _before_commit(self, changes: list[Change]) -> None:
+        seq = self.log.write(self.store._conn(), changes)
+        self._tx.pending = (changes, seq)
+
+    def _after_commit(self, changes: list[Change]) -> None:
+        stashed = getattr(self._tx, "pending", None)
+        self._tx.pending = None
+        if stashed is None or stashed[0] is not changes or stashed[1] is None:
+            return
+        with self.lock:
+            if not self.queries:
+                return
+            self._pending[stashed[1]] = net_changes(changes)
+            if not self._delivering:
+                self._drain(check_log=False)
+
+    # -- delivery --------------------------------------------------------------------------------
+    def _drain(self, *, check_log: bool) -> None:
+        """Deliver every record after the last one, in seq order (caller holds the lock)."""
+        self._delivering = True
+        try:
+            while True:
+                last = self._last or 0
+                for seq in [s for s in self._pending if s <= last]:
+                    del self._pending[seq]
+                nxt = last + 1
+                if nxt in self._pending:
+                    self._deliver(Record(nxt, int(self.clock() * 1000), self.log.source, (), self._pending.pop(nxt)))
+                    continue
+                if not self._pending and not check_log:
+                    return
+                check_log = False
+                conn = self.store._conn()
+                records = self.log.read(conn, after=last, limit=256)
+                if not records:
+                    if self.log.high_watermark(conn) > last:
+                        self._reseed_all(conn)
+                    continue
+                if records[0].seq != nxt:
+                    self._reseed_all(conn)
+                    continue
+                for rec in records:
+                    local = self._pending.pop(rec.seq, None)
+                    self._deliver(rec if local is None else Record(rec.seq, rec.at_ms, rec.source, rec.collections, local))
+                check_log = len(records) == 256
+        finally:
+            self._delivering = False
+
+    def _deliver(self, rec: Record) -> None:
+        for q in list(self.queries):
+            q._receive(rec)
+        self._last = rec.seq
+
+    def _reseed_all(self, conn: Any) -> None:
+        """A gap past retention: every query re-seeds from a fresh run (JD2050 is never guessed over)."""
+        hw = self.log.high_watermark(conn)
+        for q in list(self.queries):
+            q._reseed()
+        self._last = hw
+
+    # -- registration ----------------------------------------------------------------------------
+    def register(self, query: LiveQuery) -> None:
+        """Add a live query (JD2060 beyond ``max_queries``); seeds it under the delivery lock."""
+        with self.lock:
+            if len(self.queries) >= self.max_queries:
+                raise LiveError("JD2060", f"this store already has {self.max_queries} live queries (max_queries)")
+            query._reseed(emit=False)
+            if self._last is None or not self.queries:
+                self._last = query.seq
+            self.queries.append(query)
+        self._start_poller()
+
+    def unregister(self, query: LiveQuery) -> None:
+        with self.lock:
+            if query in self.queries:
+                self.queries.remove(query)
+
+    def _start_poller(self) -> None:
+        if self._poller is not None and self._poller.is_alive():
+            return
+        self._stop.clear()
+        self._poller = threading.Thread(target=self._poll, name="jarenlab-live-poller", daemon=True)
+        self._poller.start()
+
+    def _poll(self) -> None:
+        try:
+            conn = self.store._conn()
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            while not self._stop.wait(self.poll_interval):
+                now = conn.execute("PRAGMA data_version").fetchone()[0]
+                if now == version:
+                    continue
+                version = now
+                with self.lock:
+                    if self.queries and not self._delivering:
+                        self._drain(check_log=True)
+        except StoreError:
+            return  # the store closed under us
+        except Exception as exc:  # a poller must not die silently
+            warnings.warn(f"jarenlab live poller stopped: {exc!r}", RuntimeWarning, stacklevel=1)
+
+    def close(self) -> None:
+        """Close every live query and stop the poller (``store.close()`` calls this)."""
+        self._stop.set()
+        poller = self._poller
+        if poller is not None and poller is not threading.current_thread():
+            poller.join(timeout=5)
+        with self.lock:
+            for q in list(self.queries):
+                q.close()
+            self.queries.clear()

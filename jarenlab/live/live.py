@@ -1,0 +1,278 @@
+"""LiveQuery: a query result kept current as commits land, with RFC 6902 patches per commit.
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object", "required": ["id"],
+...     "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}}, "key": "/id"}}}
+>>> doc = {"$for": {"r": "$[*]"}, "$where": {"$gt": ["$r.n", "$min"]},
+...        "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r.id"}
+>>> with jl.open(model=model) as store:
+...     live = store["t"].live(doc, min=1)
+...     seen = []
+...     stop = live.subscribe(lambda patch, seq: seen.append(patch))
+...     _ = store["t"].insert({"id": "a", "n": 5})
+...     _ = store["t"].insert({"id": "b", "n": 0})
+...     live.mode.strategy, live.rows, seen
+('window', ['a'], [[{'op': 'add', 'path': '/rows/0', 'value': 'a'}]])
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from jarenlab.errors import JarenlabError, LiveError, QueryError
+from jarenlab.live.analyze import plan_live
+from jarenlab.live.capture import Record
+from jarenlab.live.strategies import Accumulator, Groups, Sorted, make_maintainer
+from jarenlab.live.window import Op, diff_values
+from jarenlab.query.engine import compile_query
+from jarenlab.query.values import check_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jarenlab.collection import Collection
+    from jarenlab.live.hub import ChangeHub
+
+Subscriber = Callable[[list[Op], int], Any]
+ErrorHandler = Callable[[JarenlabError], Any]
+
+
+@dataclass(frozen=True)
+class LiveMode:
+    """How a live query is kept current: ``strategy`` and, for ``rerun``, the ``reason``."""
+
+    strategy: str
+    reason: str | None = None
+
+    @property
+    def incremental(self) -> bool:
+        return self.strategy != "rerun"
+
+    def __str__(self) -> str:
+        return self.strategy if self.reason is None else f"{self.strategy} ({self.reason})"
+
+
+class LiveQuery:
+    """A live query over one collection. Make one with ``collection.live(document, **externals)``
+    or ``query.live(**externals)``; ``close()`` it (``store.close()`` closes all of them).
+
+    ``rows`` is the current result (a new list per emission; unchanged rows are the same
+    objects), ``seq`` the last change record applied, ``mode`` the strategy, ``error`` the
+    coded error that closed it (if any), ``updated_at`` the clock time of the last change.
+    A window's order is its ``$orderby`` terms, then the collection key ascending (code points).
+    """
+
+    def __init__(
+        self,
+        collection: Collection,
+        document: Any,
+        externals: dict[str, Any],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        store = collection.store
+        self.collection = collection
+        self.document = document
+        self.clock = clock
+        compiled = compile_query(document, operators=store.operators)
+        self.externals = self._checked(compiled.externals, externals)
+        self._names = compiled.externals
+        self._plan = plan_live(document, frozenset(store.operators))
+        self.mode = LiveMode(self._plan.strategy, self._plan.reason)
+        self._hub: ChangeHub = store.changes  # type: ignore[attr-defined]
+        self._maintainer: Sorted | Accumulator | Groups | None = None
+        self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
+        self._observed: list[tuple[Any, Callable[..., Any]]] = []
+        self.rows: list[Any] = []
+        self.seq = 0
+        self.error: JarenlabError | None = None
+        self.closed = False
+        self.updated_at: float | None = None
+        self._hub.register(self)
+
+    @staticmethod
+    def _checked(names: frozenset[str], given: dict[str, Any]) -> dict[str, Any]:
+        for name in sorted(names):
+            if name not in given:
+                raise QueryError("JQ2006", f"external ${name} has no value")
+            why = check_json(given[name])
+            if why:
+                raise QueryError("JQ2011", f"external ${name} is not a JSON value: {why}")
+        return {k: given[k] for k in names}
+
+    # -- maintenance (called by the hub under its lock) ------------------------------------------
+    def _reseed(self, *, emit: bool = True) -> None:
+        """Start over from a fresh snapshot (registration, a log gap, a compact record, new externals)."""
+        store, coll = self.collection.store, self.collection
+        conn = store._conn()
+        own = not conn.in_transaction
+        try:
+            if own:
+                conn.execute("BEGIN")
+            try:
+                seq = self._hub.log.high_watermark(conn)
+                if self._plan.strategy == "rerun":
+                    fresh = coll._run_query(self.document, self.externals)
+                else:
+                    keys, texts = coll._texts()
+                    m = make_maintainer(self._plan, self.externals, store.operators, coll._key_type)
+                    m.seed(list(zip(keys, map(orjson.loads, texts))))
+                    self._check_bound(m.size)
+                    self._maintainer, fresh = m, m.rows
+            finally:
+                if own and conn.in_transaction:
+                    conn.execute("COMMIT")
+        except JarenlabError as err:
+            if not emit:
+                raise
+            self._fail(err)
+            return
+        ops, _ = diff_values(self.rows, fresh)
+        self.rows, self.seq = fresh, max(seq, self.seq)
+        if emit and ops:
+            self._emit(ops)
+
+    def _receive(self, rec: Record) -> None:
+        if self.closed or rec.seq <= self.seq:
+            return
+        name = self.collection.name
+        if rec.changes is None:
+            if name in rec.collections:
+                self._reseed()
+            self.seq = max(self.seq, rec.seq)
+            return
+        changes = rec.changes.get(name)
+        if not changes:
+            self.seq = rec.seq
+            return
+        if self._maintainer is None:
+            self._reseed()
+            self.seq = max(self.seq, rec.seq)
+            return
+        try:
+            ops = self._maintainer.apply(changes)
+            self._check_bound(self._maintainer.size)
+        except JarenlabError as err:
+            self._fail(err)
+            return
+        self.seq = rec.seq
+        if ops:
+            self.rows = self._maintainer.rows
+            self._emit(ops)
+
+    def _check_bound(self, size: int) -> None:
+        limit = self._hub.max_maintained
+        if size > limit:
+            raise LiveError(
+                "JD2060", f"the live query keeps {size:,} entries, over max_maintained={limit:,}", collection=self.collection.name
+            )
+
+    def _emit(self, ops: list[Op]) -> None:
+        self.updated_at = self.clock()
+        for fn, _ in list(self._subscribers):
+            try:
+                fn(ops, self.seq)
+            except Exception as exc:  # one subscriber must not starve the others or the writer
+                warnings.warn(f"a live query subscriber raised {exc!r}", RuntimeWarning, stacklevel=2)
+
+    def _fail(self, err: JarenlabError) -> None:
+        self.error = err
+        subscribers = list(self._subscribers)
+        self.close()
+        for _, on_error in subscribers:
+            if on_error is not None:
+                on_error(err)
+        if not any(on_error for _, on_error in subscribers):
+            warnings.warn(f"live query closed: {err}", RuntimeWarning, stacklevel=2)
+
+    # -- public surface --------------------------------------------------------------------------
+    def subscribe(self, fn: Subscriber, *, on_error: ErrorHandler | None = None) -> Callable[[], None]:
+        """Call ``fn(patch, seq)`` once per commit that changes the result; return ``unsubscribe``.
+
+        ``patch`` is a list of RFC 6902 ops on ``/rows/i``. A coded error that closes the query
+        (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``.
+        Raises JD2062 on a closed query.
+        """
+        if self.closed:
+            raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
+        entry = (fn, on_error)
+        self._subscribers.append(entry)
+
+        def unsubscribe() -> None:
+            if entry in self._subscribers:
+                self._subscribers.remove(entry)
+
+        return unsubscribe
+
+    def set_externals(self, **values: Any) -> None:
+        """Change externals and re-seed from a fresh run (emits the difference as one patch)."""
+        if self.closed:
+            raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
+        for name in values:
+            if name not in self._names:
+                raise QueryError("JQ0005", f"${name} is not an external of this query")
+        merged = self._checked(self._names, {**self.externals, **values})
+        with self._hub.lock:
+            self.externals = merged
+            self._reseed()
+
+    def bind(self, **controls: Any) -> LiveQuery:
+        """Let ipywidgets controls drive externals: ``live.bind(o=dropdown)``; returns the query."""
+        for name, control in controls.items():
+            if name not in self._names:
+                raise QueryError("JQ0005", f"${name} is not an external of this query")
+
+            def changed(change: dict[str, Any], name: str = name) -> None:
+                if not self.closed:
+                    self.set_externals(**{name: change["new"]})
+
+            control.observe(changed, names="value")
+            self._observed.append((control, changed))
+            if getattr(control, "value", None) is not None and control.value != self.externals.get(name):
+                self.set_externals(**{name: control.value})
+        return self
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The current rows as a DataFrame (scalar rows become one ``value`` column)."""
+        import pandas as pd
+
+        from jarenlab.frames import records_to_frame
+
+        rows = self.rows
+        if rows and all(type(r) is dict for r in rows):
+            return records_to_frame(rows)
+        return pd.DataFrame({"value": rows})
+
+    def widget(self, **options: Any) -> Any:
+        """An ipywidgets table that applies row-level changes (see :mod:`jarenlab.widgets.live`)."""
+        from jarenlab.widgets.live import LiveTable
+
+        return LiveTable(self, **options)
+
+    def close(self) -> None:
+        """Stop maintaining; idempotent. Bound controls are released."""
+        if self.closed:
+            return
+        self.closed = True
+        for control, fn in self._observed:
+            control.unobserve(fn, names="value")
+        self._observed.clear()
+        self._hub.unregister(self)
+        self._subscribers.clear()
+        self._maintainer = None
+
+    def __enter__(self) -> LiveQuery:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{len(self.rows)} rows at seq {self.seq}"
+        return f"<jarenlab.LiveQuery {self.collection.name!r} {self.mode} ({state})>"

@@ -1,0 +1,357 @@
+"""Maintainers: keep a query's result current from a commit's net changes, and say what changed.
+
+Every maintainer has ``seed(pairs)`` (the collection's ``(key, doc)`` pairs in storage order),
+``apply(changes) -> ops`` (RFC 6902 ops on ``/rows/i``; ``[]`` when the result did not change),
+``rows`` (a new list per emission; unchanged rows are the same objects) and ``size`` (entries
+kept, for the bound). Per-row evaluation goes through the reference engine's compiled closures.
+
+>>> from jarenlab.live.analyze import plan_live
+>>> doc = {"$for": {"r": "$[*]"}, "$where": {"$gt": ["$r.n", 1]}, "$orderby": {"$key": "$r.n", "$dir": "desc"},
+...        "$return": "$r.n"}
+>>> m = make_maintainer(plan_live(doc), {}, {}, int)
+>>> m.seed([(1, {"n": 2}), (2, {"n": 5})]); m.rows
+[5, 2]
+>>> m.apply({3: {"n": 3}, 2: None}), m.rows
+([{'op': 'add', 'path': '/rows/1', 'value': 3}, {'op': 'remove', 'path': '/rows/0'}], [3, 2])
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jarenlab.errors import QueryError
+from jarenlab.live.analyze import LivePlan
+from jarenlab.live.window import Op, SortedEntries, diff_keyed, diff_values, same, term_key
+from jarenlab.query.engine import Compiler, Env
+from jarenlab.query.functions import FUNCTIONS
+from jarenlab.query.functions import _integer as integer
+from jarenlab.query.values import hash_key, kind
+
+Changes = Mapping[Any, "dict[str, Any] | None"]
+
+
+class RowEval:
+    """Compiled per-row clauses of a plan: ``env(doc)`` is None when the row is filtered out."""
+
+    def __init__(self, plan: LivePlan, externals: Mapping[str, Any], operators: Mapping[str, Callable[..., Any]]):
+        c = Compiler(operators, {})
+        self.base: Env = {"$": [None], **{k: [v] for k, v in externals.items()}}
+        self.var = plan.var
+        self.lets = [(n, c.seq(e)) for n, e in plan.lets]
+        self.where = c.bool(plan.where) if plan.where is not None else None
+        self.ret = c.seq(plan.ret) if plan.ret is not None else None
+        self.terms = [(c.seq(s.key), s.desc, s.empty_greatest, s.key.path) for s in plan.orderby]
+        self.group = c.seq(plan.group[1]) if plan.group else None
+        self.own = [plan.var] + [n for n, _ in plan.lets]
+        self.compiler = c
+
+    def env(self, doc: dict[str, Any]) -> Env | None:
+        env = dict(self.base)
+        env[self.var] = [doc]
+        for name, f in self.lets:
+            env[name] = f(env)
+        if self.where is not None and not self.where(env):
+            return None
+        return env
+
+
+class Positions:
+    """Storage order: an integer key is its rowid; a text key gets the next number when first seen."""
+
+    def __init__(self, key_type: type) -> None:
+        self.by_key = key_type is int
+        self.pos: dict[Any, int] = {}
+        self.next = 0
+
+    def of(self, key: Any) -> Any:
+        if self.by_key:
+            return key
+        p = self.pos.get(key)
+        if p is None:
+            p = self.pos[key] = self.next
+            self.next += 1
+        return p
+
+    def forget(self, key: Any) -> None:
+        if not self.by_key:
+            self.pos.pop(key, None)
+
+
+class Sorted:
+    """``rows`` and ``window``: every matching row, sorted, with an optional visible slice."""
+
+    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type, skip: int, take: int | None) -> None:
+        self.plan, self.ev, self.skip, self.take = plan, ev, skip, take
+        self.positions = Positions(key_type) if not plan.orderby else None
+        self.entries = SortedEntries()
+        self.kinds = [Counter[str]() for _ in ev.terms]
+        self.term_kinds: dict[Any, tuple[str | None, ...]] = {}
+        self.rows: list[Any] = []
+        self.keyed: list[tuple[Any, Any]] = []
+
+    @property
+    def size(self) -> int:
+        return len(self.entries)
+
+    def _eval(self, key: Any, doc: dict[str, Any] | None) -> tuple[tuple[Any, ...], list[Any]] | None:
+        if doc is None:
+            return None
+        # Every stored text key gets its storage position, matching or not: a row that starts
+        # to match later keeps the place SQLite gave it.
+        pos = self.positions.of(key) if self.positions is not None else None
+        env = self.ev.env(doc)
+        if env is None:
+            return None
+        items = self.ev.ret(env) if self.ev.ret is not None else []
+        if pos is not None:
+            return (pos, key), items
+        parts: list[Any] = []
+        for f, desc, greatest, where in self.ev.terms:
+            v = f(env)
+            if len(v) > 1:
+                raise QueryError("JQ2001", f"an $orderby key has {len(v)} items", doc_path=where)
+            if v and kind(v[0]) not in ("number", "string"):
+                raise QueryError("JQ2005", f"cannot order by {kind(v[0])} keys", doc_path=where)
+            parts.append(term_key(v, desc, greatest))
+        parts.append(key)
+        return tuple(parts), items
+
+    def _count_kinds(self, key: Any, sort: tuple[Any, ...] | None) -> None:
+        for i, k in enumerate(self.term_kinds.pop(key, ())):
+            if k:
+                self.kinds[i][k] -= 1
+        if sort is not None and self.kinds:
+            ks = tuple(("string" if type(_value(p)) is str else "number") if p[0] in (1, -1) else None for p in sort[:-1])
+            self.term_kinds[key] = ks
+            for i, k in enumerate(ks):
+                if k:
+                    self.kinds[i][k] += 1
+
+    def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
+        self.apply(dict(pairs))
+
+    def apply(self, changes: Changes) -> list[Op]:
+        e = self.entries
+        evaluated = [(k, self._eval(k, doc)) for k, doc in changes.items()]
+        fast = self.take is None and self.skip == 0 and not e.multi
+        fast = fast and all(v is None or len(v[1]) == 1 for _, v in evaluated)
+        old_keyed = self.keyed if not fast and self.take is not None else (None if fast else e.slice_keyed(0, None))
+        rows = list(self.rows) if fast else self.rows
+        ops: list[Op] = []
+        for key, new in evaluated:
+            if new is None:
+                if self.positions is not None and changes[key] is None:
+                    self.positions.forget(key)
+                self._count_kinds(key, None)
+                i = e.remove(key)
+                if i is not None and fast:
+                    ops.append({"op": "remove", "path": f"/rows/{i}"})
+                    del rows[i]
+                continue
+            sort, items = new
+            had = e.items.get(key)
+            if had is not None and same(had, items):
+                if e.sort[key] == sort:
+                    continue
+                items = had
+            self._count_kinds(key, sort)
+            try:
+                old, j = e.put(key, sort, items)
+            except TypeError:
+                raise QueryError("JQ2005", "cannot order numbers and strings together", doc_path="/") from None
+            if fast:
+                if old == j:
+                    ops.append({"op": "replace", "path": f"/rows/{j}", "value": items[0]})
+                    rows[j] = items[0]
+                    continue
+                if old is not None:
+                    ops.append({"op": "remove", "path": f"/rows/{old}"})
+                    del rows[old]
+                ops.append({"op": "add", "path": f"/rows/{j}", "value": items[0]})
+                rows.insert(j, items[0])
+        for i, counter in enumerate(self.kinds):
+            if sum(1 for n in counter.values() if n > 0) > 1:
+                raise QueryError("JQ2005", "cannot order numbers and strings together", doc_path=self.ev.terms[i][3])
+        if fast:
+            self.rows = rows
+            return ops
+        new_keyed = e.slice_keyed(self.skip, self.take)
+        ops = diff_keyed(old_keyed or [], new_keyed)
+        if self.take is not None:
+            self.keyed = new_keyed
+        self.rows = [item for _, item in new_keyed]
+        return ops
+
+
+def _value(part: tuple[Any, Any]) -> Any:
+    v = part[1]
+    return getattr(v, "value", v)
+
+
+class Accumulator:
+    """Whole-query ``$count/$sum/$avg/$min/$max``: per-row contributions kept in storage order."""
+
+    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type) -> None:
+        self.name = plan.aggregate or "count"
+        self.fn = FUNCTIONS[self.name]
+        self.inner = Sorted(LivePlan("rows", var=plan.var, lets=plan.lets, where=plan.where, ret=plan.ret), ev, key_type, 0, None)
+        self.n = 0
+        self.total = 0
+        self.odd = 0  # contributions that are not ints (floats or non-numbers): re-add in storage order
+        self.rows: list[Any] = []
+        self.extreme: list[Any] | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.inner.entries)
+
+    def _account(self, items: list[Any], sign: int) -> bool:
+        """Update running totals; True when a min/max must be recomputed."""
+        self.n += sign * len(items)
+        dirty = False
+        for x in items:
+            if type(x) is int:
+                self.total += sign * x
+            else:
+                self.odd += sign
+            if self.name in ("min", "max"):
+                ext = self.extreme
+                if not ext or kind(x) != kind(ext[0]) or kind(x) not in ("number", "string"):
+                    dirty = True
+                elif sign < 0 and x == ext[0]:
+                    dirty = True
+                elif sign > 0:
+                    better = x < ext[0] if self.name == "min" else x > ext[0]
+                    if better:
+                        self.extreme = [x]
+                    elif x == ext[0]:
+                        dirty = True
+        return dirty
+
+    def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
+        self.apply(dict(pairs))
+
+    def apply(self, changes: Changes) -> list[Op]:
+        entries = self.inner.entries
+        dirty = False
+        for key in changes:
+            old = entries.items.get(key)
+            if old is not None:
+                dirty |= self._account(old, -1)
+        self.inner.apply(changes)
+        for key in changes:
+            new = entries.items.get(key)
+            if new is not None:
+                dirty |= self._account(new, +1)
+        if self.name == "count":
+            result = [self.n]
+        elif self.name == "sum" and not self.odd:
+            result = [self.total]
+        elif self.name == "avg" and not self.odd:
+            result = [self.total / self.n] if self.n else []
+        elif self.name in ("min", "max") and not dirty and self.extreme is not None and self.n:
+            result = self.extreme
+        else:
+            result = self.fn([entries.slice_items(0, None)], "/")
+            self.extreme = result if self.name in ("min", "max") and result else None
+        ops, self.rows = diff_values(self.rows, result)
+        return ops
+
+
+class Groups:
+    """A single-level ``$groupby``: only groups a commit touches are re-evaluated by the engine."""
+
+    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type) -> None:
+        assert plan.group is not None
+        self.ev = ev
+        self.gname = plan.group[0]
+        self.positions = Positions(key_type)
+        self.members: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
+        self.groups: dict[Any, tuple[list[Any], SortedEntries, list[Any]]] = {}
+        self.rows: list[Any] = []
+        self.keyed: list[tuple[Any, Any]] = []
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
+        self.apply(dict(pairs))
+
+    def apply(self, changes: Changes) -> list[Op]:
+        dirty: set[Any] = set()
+        for key, doc in changes.items():
+            old = self.members.pop(key, None)
+            if old is not None:
+                self.groups[old[0]][1].remove(key)
+                dirty.add(old[0])
+            if doc is None:
+                self.positions.forget(key)
+                continue
+            pos = self.positions.of(key)
+            env = self.ev.env(doc)
+            if env is None:
+                continue
+            assert self.ev.group is not None
+            gk = self.ev.group(env)
+            if len(gk) > 1:
+                raise QueryError("JQ2001", f"a $groupby key has {len(gk)} items", doc_path="/$groupby")
+            hk = hash_key(gk[0]) if gk else ("empty",)
+            own = {v: env[v] for v in self.ev.own}
+            self.members[key] = (hk, pos, own)
+            group = self.groups.get(hk)
+            if group is None:
+                group = self.groups[hk] = (gk, SortedEntries(), [])
+            group[1].put(key, (pos, key), [None])
+            dirty.add(hk)
+        for hk in dirty:
+            gk, members, items = self.groups[hk]
+            if not len(members):
+                del self.groups[hk]
+                continue
+            env = dict(self.ev.base)
+            keys = list(members.keys())
+            for v in self.ev.own:
+                env[v] = [x for k in keys for x in self.members[k][2][v]]
+            env[self.gname] = gk
+            assert self.ev.ret is not None
+            fresh = self.ev.ret(env)
+            if not same(items, fresh):
+                self.groups[hk] = (gk, members, fresh)
+        ordered = sorted(self.groups.items(), key=lambda g: g[1][1].order[0])
+        keyed = [((hk, i), x) for hk, (_, _, items) in ordered for i, x in enumerate(items)]
+        ops = diff_keyed(self.keyed, keyed)
+        self.keyed = keyed
+        self.rows = [x for _, x in keyed]
+        return ops
+
+
+def make_maintainer(
+    plan: LivePlan,
+    externals: Mapping[str, Any],
+    operators: Mapping[str, Callable[..., Any]],
+    key_type: type,
+) -> Sorted | Accumulator | Groups:
+    """The maintainer of an incremental plan (``plan.strategy`` is not ``rerun``)."""
+    ev = RowEval(plan, externals, operators)
+    if plan.strategy == "accumulator":
+        return Accumulator(plan, ev, key_type)
+    if plan.strategy == "groups":
+        return Groups(plan, ev, key_type)
+    skip, take = 0, None
+    if plan.start is not None:
+        skip = max(_integer(ev, plan.start), 0)
+    if plan.length is not None:
+        start = _integer(ev, plan.start) if plan.start is not None else 0
+        end = max(start + _integer(ev, plan.length), 0)
+        take = max(end - skip, 0)
+    return Sorted(plan, ev, key_type, skip, take)
+
+
+def _integer(ev: RowEval, node: Any) -> int:
+    v = integer(ev.compiler.seq(node)(dict(ev.base)), node.path, "$subsequence bound")
+    if type(v) is not int:
+        raise QueryError("JQ2004", "$subsequence bounds must be integers", doc_path=node.path)
+    return v

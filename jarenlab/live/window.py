@@ -1,0 +1,194 @@
+"""The maintained sorted structure and the RFC 6902 diffs a live query emits.
+
+:class:`SortedEntries` keeps every maintained entry (a collection key, its sort tuple and its
+result items) in one sorted Python list, so an insert or delete is a bisect plus a memmove. The
+sort tuple of a window ends with the collection key, ascending in code-point order whatever the
+direction of the declared terms, so the order is total and deterministic from the first fill.
+
+>>> e = SortedEntries()
+>>> e.put("b", (1, "b"), ["B"]), e.put("a", (1, "a"), ["A"]), e.put("c", (0, "c"), ["C"])
+((None, 0), (None, 0), (None, 0))
+>>> e.slice_items(0, None)
+['C', 'A', 'B']
+>>> e.remove("a")
+1
+>>> diff_keyed([("x", 1), ("y", 2)], [("y", 2), ("z", 3)])
+[{'op': 'remove', 'path': '/rows/0'}, {'op': 'add', 'path': '/rows/1', 'value': 3}]
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+Op = dict[str, Any]
+
+
+class Desc:
+    """Wraps a string so that it sorts in reverse (numbers are negated instead).
+
+    >>> sorted([Desc("a"), Desc("b")])[0].value
+    'b'
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: Desc) -> bool:
+        return bool(other.value < self.value)
+
+    def __gt__(self, other: Desc) -> bool:
+        return bool(self.value < other.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Desc) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def term_key(value: list[Any], desc: bool, empty_greatest: bool) -> tuple[Any, ...]:
+    """One order term as a comparable pair: the empty key ranks first or last, as the engine does.
+
+    >>> term_key([], False, False) < term_key([3], False, False) < term_key([], False, True)
+    True
+    >>> term_key([2], True, False) < term_key([1], True, False)
+    True
+    """
+    if not value:
+        rank = 2 if empty_greatest else 0
+        return (-rank, 0) if desc else (rank, 0)
+    v = value[0]
+    if desc:
+        return (-1, -v if type(v) is not str else Desc(v))
+    return (1, v)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Strict JSON sameness (1 and 1.0 differ, key order counts): is the old row still right?"""
+    return a is b or orjson.dumps(a) == orjson.dumps(b)
+
+
+class SortedEntries:
+    """Entries ``key -> (sort tuple, items)`` kept sorted by sort tuple (which must be unique)."""
+
+    def __init__(self) -> None:
+        self.order: list[tuple[Any, ...]] = []
+        self.sort: dict[Any, tuple[Any, ...]] = {}
+        self.items: dict[Any, list[Any]] = {}
+        self.multi = 0  # entries whose item count is not exactly one
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.sort
+
+    def index(self, key: Any) -> int:
+        return bisect_left(self.order, self.sort[key])
+
+    def remove(self, key: Any) -> int | None:
+        """Drop ``key``; return the index it had (None if absent)."""
+        st = self.sort.pop(key, None)
+        if st is None:
+            return None
+        i = bisect_left(self.order, st)
+        del self.order[i]
+        if len(self.items.pop(key)) != 1:
+            self.multi -= 1
+        return i
+
+    def put(self, key: Any, sort: tuple[Any, ...], items: list[Any]) -> tuple[int | None, int]:
+        """Insert or move ``key``; return (old index or None, new index)."""
+        old = self.remove(key)
+        self.sort[key] = sort
+        self.items[key] = items
+        if len(items) != 1:
+            self.multi += 1
+        insort(self.order, sort)
+        return old, bisect_left(self.order, sort)
+
+    def keys(self, start: int = 0, stop: int | None = None) -> Iterator[Any]:
+        """Collection keys in order (the key is the last element of each sort tuple)."""
+        for st in self.order[start:stop]:
+            yield st[-1]
+
+    def slice_items(self, skip: int, take: int | None) -> list[Any]:
+        """The flattened result items ``[skip : skip + take]`` (all of them when ``take`` is None)."""
+        return [item for _, item in self.slice_keyed(skip, take)]
+
+    def slice_keyed(self, skip: int, take: int | None) -> list[tuple[Any, Any]]:
+        """Like :meth:`slice_items`, each item with a unique identity ``key`` or ``(key, i)``."""
+        end = None if take is None else skip + take
+        if not self.multi:
+            return [(k, self.items[k][0]) for k in self.keys(skip, end)]
+        out: list[tuple[Any, Any]] = []
+        for k in self.keys():
+            its = self.items[k]
+            out.extend(((k, i), x) for i, x in enumerate(its)) if len(its) != 1 else out.append((k, its[0]))
+            if end is not None and len(out) >= end:
+                break
+        return out[skip:end]
+
+
+def diff_keyed(old: list[tuple[Any, Any]], new: list[tuple[Any, Any]], base: str = "/rows/") -> list[Op]:
+    """RFC 6902 ops that turn ``old`` into ``new`` (lists of (unique key, item)).
+
+    An item counts as unchanged when it is the same object; trims the common prefix and suffix
+    first, so a one-row change in a long list emits one or two ops.
+    """
+    n0, n1 = len(old), len(new)
+    p = 0
+    while p < n0 and p < n1 and old[p][0] == new[p][0] and old[p][1] is new[p][1]:
+        p += 1
+    s = 0
+    while s < n0 - p and s < n1 - p and old[n0 - 1 - s][0] == new[n1 - 1 - s][0] and old[n0 - 1 - s][1] is new[n1 - 1 - s][1]:
+        s += 1
+    cur = list(old[p : n0 - s])
+    mid = new[p : n1 - s]
+    ops: list[Op] = []
+    wanted = {k for k, _ in mid}
+    for i in range(len(cur) - 1, -1, -1):
+        if cur[i][0] not in wanted:
+            ops.append({"op": "remove", "path": f"{base}{p + i}"})
+            del cur[i]
+    for i, (k, item) in enumerate(mid):
+        if i < len(cur) and cur[i][0] == k:
+            if cur[i][1] is not item:
+                ops.append({"op": "replace", "path": f"{base}{p + i}", "value": item})
+                cur[i] = (k, item)
+            continue
+        for j in range(i + 1, len(cur)):
+            if cur[j][0] == k:
+                ops.append({"op": "remove", "path": f"{base}{p + j}"})
+                del cur[j]
+                break
+        ops.append({"op": "add", "path": f"{base}{p + i}", "value": item})
+        cur.insert(i, (k, item))
+    return ops
+
+
+def diff_values(old: list[Any], new: list[Any], base: str = "/rows/") -> tuple[list[Op], list[Any]]:
+    """Ops from ``old`` to ``new`` compared by value; returns (ops, rows reusing old equal objects).
+
+    >>> a = {"n": 1}
+    >>> ops, rows = diff_values([a, 2], [{"n": 1}, 3, 4])
+    >>> ops, rows[0] is a
+    ([{'op': 'replace', 'path': '/rows/1', 'value': 3}, {'op': 'add', 'path': '/rows/2', 'value': 4}], True)
+    """
+    rows = list(new)
+    ops: list[Op] = []
+    for i in range(min(len(old), len(new))):
+        if same(old[i], new[i]):
+            rows[i] = old[i]
+        else:
+            ops.append({"op": "replace", "path": f"{base}{i}", "value": new[i]})
+    for i in range(len(old) - 1, len(new) - 1, -1):
+        ops.append({"op": "remove", "path": f"{base}{i}"})
+    for i in range(len(old), len(new)):
+        ops.append({"op": "add", "path": f"{base}{i}", "value": new[i]})
+    return ops, rows
