@@ -141,6 +141,8 @@ def _when(raw: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[Segmen
             or isinstance(value, bool | int | str)
             or (isinstance(value, float) and value == value and abs(value) != float("inf"))
         )
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            ok = False  # SQLite would read the literal as a real and compare it differently
         if not ok or (isinstance(value, str) and "\x00" in value):
             raise _fail(f"when value for {member!r} must be a string, a finite number, a boolean or null", at)
         out.append((segments, value))

@@ -74,6 +74,7 @@ REFUSED = [
         "string, a finite number",
     ),
     ({"start": "/s", "end": "/e", "when": {"status": float("nan")}}, f"{AT}/0/when/status", "finite"),
+    ({"start": "/s", "end": "/e", "when": {"status": 2**64}}, f"{AT}/0/when/status", "finite number"),
     ({"start": "/s", "end": "/e", "within": ["/slot/it's"]}, f"{AT}/0/within/0", "cannot address"),
 ]
 
