@@ -38,6 +38,7 @@ from jarenlab.query.values import check_json, ebv, json_eq, json_lt, kind
 Env = dict[str, Any]
 SeqFn = Callable[[Env], list[Any]]
 BoolFn = Callable[[Env], bool]
+ItemPredMaker = Callable[[Env], Callable[[Any], bool]]
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 _MISSING: Any = object()
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
@@ -265,11 +266,69 @@ class Compiler:
         if isinstance(a, Lit) and not isinstance(b, Lit):
             a, b, name = b, a, _FLIP[name]
         fa = self.seq(a)
-        if isinstance(b, Lit) and type(b.value) not in (list, dict):
-            return _compare_literal(fa, name, b.value)
         fb = self.seq(b)
         test = _TESTS[name]
-        return lambda env: _exists_pair(fa(env), fb(env), test)
+
+        def slow(env: Env) -> bool:
+            return _exists_pair(fa(env), fb(env), test)
+
+        constant = isinstance(b, Lit) or (isinstance(b, PathRef) and not b.steps)
+        if self.limited or not constant:
+            return slow
+        if isinstance(a, PathRef) and len(a.steps) == 1 and a.steps[0][0] == "member":
+            var = a.var if a.var is not None else "$"
+            member = str(a.steps[0][1])
+            if isinstance(b, Lit):
+                if type(b.value) in (list, dict):
+                    return slow
+                return _member_compare_literal(var, member, name, b.value)
+            return _member_compare(var, member, name, fb, slow)
+        if isinstance(b, Lit) and type(b.value) not in (list, dict):
+            return _compare_literal(fa, name, b.value)
+        return slow
+
+    def item_pred(self, node: Node, var: str) -> ItemPredMaker | None:
+        """An item-level predicate for ``$where`` over the ``$for`` variable ``var``, if the shape allows.
+
+        Covers ``$and/$or/$not``, ``$exists/$empty`` and comparisons of ``$var.member``
+        against a literal or a bare variable. The maker runs once per outer tuple and
+        returns ``pred(item)``; items must be objects (others raise ``AttributeError``
+        and the caller falls back to the general path).
+        """
+        if self.limited or not isinstance(node, Call) or node.host:
+            return None
+        name = node.name
+        if name in ("and", "or", "not"):
+            subs = [self.item_pred(a, var) for a in node.args]
+            if any(s is None for s in subs):
+                return None
+            return _item_logic(name, subs)  # type: ignore[arg-type]
+        member = _member_of(node.args[0], var)
+        if name in ("exists", "empty") and member is not None:
+            present = name == "exists"
+            return lambda env: lambda d: (member in d) is present
+        if name not in _TESTS:
+            return None
+        a, b = node.args
+        if isinstance(a, Lit | PathRef) and _member_of(a, var) is None:
+            a, b, name = b, a, _FLIP[name]
+        member = _member_of(a, var)
+        if member is None:
+            return None
+        if isinstance(b, Lit) and type(b.value) not in (list, dict):
+            pred = _item_compare(member, name, b.value)
+            return lambda env: pred
+        if isinstance(b, PathRef) and not b.steps and b.var not in (None, var):
+            other, slow, op = b.var, self.compare(node), name
+
+            def maker(env: Env) -> Callable[[Any], bool]:
+                ys = env[other]
+                if len(ys) == 1 and type(ys[0]) not in (list, dict):
+                    return _item_compare(member, op, ys[0])
+                return lambda d: slow({**env, var: [d]})
+
+            return maker
+        return None
 
     def host(self, node: Call) -> SeqFn:
         """A registered host operator: each argument passed as its item (one) or list (else)."""
@@ -296,8 +355,144 @@ class Compiler:
         return run
 
 
+def _member_of(node: Node, var: str) -> str | None:
+    if (
+        isinstance(node, PathRef)
+        and node.var == var
+        and len(node.steps) == 1
+        and node.steps[0][0] == "member"
+    ):
+        return str(node.steps[0][1])
+    return None
+
+
+def _item_logic(name: str, subs: list[ItemPredMaker]) -> ItemPredMaker:
+    if name == "not":
+        (sub,) = subs
+
+        def negated(env: Env) -> Callable[[Any], bool]:
+            p = sub(env)
+            return lambda d: not p(d)
+
+        return negated
+    if len(subs) == 2:
+        s0, s1 = subs
+
+        def pair(env: Env) -> Callable[[Any], bool]:
+            p0, p1 = s0(env), s1(env)
+            return (lambda d: p0(d) and p1(d)) if name == "and" else (lambda d: p0(d) or p1(d))
+
+        return pair
+
+    def many(env: Env) -> Callable[[Any], bool]:
+        ps = [s(env) for s in subs]
+        if name == "and":
+            return lambda d: all(p(d) for p in ps)
+        return lambda d: any(p(d) for p in ps)
+
+    return many
+
+
+def _item_compare(member: str, name: str, y: Any) -> Callable[[Any], bool]:
+    """``item.member <op> y`` for one object item and one scalar ``y``."""
+    ty = type(y)
+    num = ty is int or ty is float
+    kinds = (int, float) if num else (ty,)
+    if name in _NUM_OPS:
+        op = _NUM_OPS[name]
+        if not num and ty is not str:
+            return lambda d: d.get(member) is _MISSING  # always false; still rejects non-objects
+        return lambda d: type(x := d.get(member, _MISSING)) in kinds and op(x, y)
+    if name == "ne":
+        return lambda d: (x := d.get(member, _MISSING)) is not _MISSING and not (x == y and type(x) in kinds)
+    return lambda d: (x := d.get(member, _MISSING)) == y and type(x) in kinds
+
+
 def _exists_pair(xs: list[Any], ys: list[Any], test: Callable[[Any, Any], bool]) -> bool:
     return any(test(x, y) for x in xs for y in ys)
+
+
+def _member_compare(var: str, member: str, name: str, const: SeqFn, slow: BoolFn) -> BoolFn:
+    """``$var.member <op> constant`` with the member lookup and the type guard inlined.
+
+    The hot path of every filter: one closure call per tuple, no intermediate lists.
+    Anything unusual (a constant that is not one scalar) takes the generic path.
+    """
+    if name in _NUM_OPS:
+        op = _NUM_OPS[name]
+
+        def order(env: Env) -> bool:
+            ys = const(env)
+            if len(ys) != 1:
+                return slow(env)
+            y = ys[0]
+            ty = type(y)
+            num = ty is int or ty is float
+            if not num and ty is not str:
+                return False
+            for d in env[var]:
+                if type(d) is dict:
+                    x = d.get(member, _MISSING)
+                    tx = type(x)
+                    if ((tx is int or tx is float) if num else tx is str) and op(x, y):
+                        return True
+            return False
+
+        return order
+    negate = name == "ne"
+
+    def equal(env: Env) -> bool:
+        ys = const(env)
+        if len(ys) != 1 or type(ys[0]) in (list, dict):
+            return slow(env)
+        y = ys[0]
+        ty = type(y)
+        num = ty is int or ty is float
+        for d in env[var]:
+            if type(d) is dict:
+                x = d.get(member, _MISSING)
+                if x is _MISSING:
+                    continue
+                tx = type(x)
+                same = x == y and (tx is ty or (num and (tx is int or tx is float)))
+                if same is not negate:
+                    return True
+        return False
+
+    return equal
+
+
+def _member_compare_literal(var: str, member: str, name: str, y: Any) -> BoolFn:
+    """``$var.member <op> literal``: as :func:`_member_compare` with the literal's kind known now."""
+    ty = type(y)
+    num = ty is int or ty is float
+    if name in _NUM_OPS:
+        op = _NUM_OPS[name]
+        if not num and ty is not str:
+            return lambda env: False
+        kinds = (int, float) if num else (str,)
+
+        def order(env: Env) -> bool:
+            for d in env[var]:
+                if type(d) is dict:
+                    x = d.get(member, _MISSING)
+                    if type(x) in kinds and op(x, y):
+                        return True
+            return False
+
+        return order
+    kinds = (int, float) if num else (ty,)
+    negate = name == "ne"
+
+    def equal(env: Env) -> bool:
+        for d in env[var]:
+            if type(d) is dict:
+                x = d.get(member, _MISSING)
+                if x is not _MISSING and (x == y and type(x) in kinds) is not negate:
+                    return True
+        return False
+
+    return equal
 
 
 def _compare_literal(fa: SeqFn, name: str, lit: Any) -> BoolFn:

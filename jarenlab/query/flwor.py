@@ -46,6 +46,10 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
     ret = c.seq(node.ret)
     here = node.path
     fuse_where = where is not None and not lets and bool(fors)
+    last = node.fors[-1] if node.fors else None
+    item_where = (
+        c.item_pred(node.where, last[0]) if fuse_where and last is not None and last[2] is None else None
+    )
 
     def bind(env: Env) -> list[Env]:
         tuples = [env] if fors else [dict(env)]
@@ -55,6 +59,17 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
             for t in tuples:
                 work = dict(t)
                 items = _unpack(f(t))
+                if fused and item_where is not None:
+                    try:
+                        kept = list(filter(item_where(t), items))
+                    except AttributeError:  # an item is not an object: take the general path
+                        pass
+                    else:
+                        for x in kept:
+                            nt = dict(t)
+                            nt[name] = [x]
+                            new.append(nt)
+                        continue
                 if fused and at is None:
                     cell = [None]
                     work[name] = cell
@@ -135,18 +150,22 @@ def _sort_key(kinds: set[str], greatest: bool) -> Callable[[list[Any]], Any]:
 
 
 def _order(tuples: list[Env], specs: list[tuple[SeqFn, bool, bool, str]]) -> list[Env]:
-    keyed = [(t, [f(t) for f, _, _, _ in specs]) for t in tuples]
-    for i in range(len(specs) - 1, -1, -1):
-        _, desc, greatest, where = specs[i]
+    # Stable sorts from the last key to the first; each sorts positions by precomputed ranks.
+    columns = [[f(t) for t in tuples] for f, _, _, _ in specs]
+    order = list(range(len(tuples)))
+    for (_, desc, greatest, where), column in reversed(list(zip(specs, columns))):
         kinds = set()
-        for _, keys in keyed:
-            v = keys[i]
+        for v in column:
             if len(v) > 1:
                 raise QueryError("JQ2001", f"an $orderby key has {len(v)} items", doc_path=where)
             if v:
                 kinds.add(kind(v[0]))
         if kinds - {"number", "string"} or len(kinds) > 1:
             raise QueryError("JQ2005", f"cannot order by {', '.join(sorted(kinds))} keys", doc_path=where)
-        key = _sort_key(kinds, greatest)
-        keyed.sort(key=lambda e: key(e[1][i]), reverse=desc)
-    return [t for t, _ in keyed]
+        values = [v[0] for v in column if v]
+        if len(values) == len(column) and all(x == x for x in values):
+            ranks: list[Any] = values  # no empty key and no NaN: the values are their own ranks
+        else:
+            ranks = list(map(_sort_key(kinds, greatest), column))
+        order.sort(key=ranks.__getitem__, reverse=desc)
+    return [tuples[i] for i in order]
