@@ -132,7 +132,7 @@ class EventStream(Iterator[Event]):
         return self.yielded
 
     def _note(self) -> str:
-        state = "stopped" if self.stopped else "following" if self.follow else "caught up"
+        state = "ended" if self.stopped else "following" if self.follow else "catching up"
         return f"{self.yielded} shown, {state}, cursor {self.cursor}"
 
     def __repr__(self) -> str:

@@ -196,3 +196,21 @@ def test_events_from_another_process_appear_by_polling(tmp_path: Any, model: dic
         got = [(e.seq, e.payload["flight"]) for e in stream]
         assert child.wait(timeout=30) == 0
     assert got == [(2, 0), (3, 1), (4, 2)]
+
+
+def test_show_updates_one_display_in_a_notebook(store: jl.Store, monkeypatch: Any) -> None:
+    from jarenlab.events import stream as stream_module
+
+    class Handle:
+        def __init__(self) -> None:
+            self.pages: list[str] = []
+
+        def update(self, obj: Any) -> None:
+            self.pages.append(obj._repr_html_())
+
+    handle = Handle()
+    monkeypatch.setattr(stream_module, "_display_handle", lambda: handle)
+    emit(store, 3)
+    assert store.events.tail(last=2, follow=False).show(rows=5) == 2
+    assert handle.pages and handle.pages[-1].count("<tr>") == 3 and "2 shown" in handle.pages[-1]
+    assert "ended" in handle.pages[-1]
