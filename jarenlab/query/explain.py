@@ -1,0 +1,166 @@
+"""``explain()``: what SQLite answers, what the engine runs, and why, as data, HTML and a widget.
+
+Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), ``indexes``,
+``residual`` (``None`` or ``{"mode", "reasons": [{"construct", "reason"}]}``), ``diverted``
+(why these externals ran the set residual, or None), ``cache`` (hit/miss), ``sqlite_plan``
+(``EXPLAIN QUERY PLAN`` rows). ``analyze=True`` runs the query and adds ``rows_read`` (by SQL),
+``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jarenlab import _sqlite
+from jarenlab.query.profile import Profile
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jarenlab.collection import Collection
+
+
+@dataclass
+class Explain:
+    """The planner's account of one document over one collection."""
+
+    collection: str
+    mode: str
+    sql: str
+    params: list[dict[str, Any]]
+    indexes: list[str]
+    residual: dict[str, Any] | None
+    diverted: str | None
+    cache: str
+    sqlite_plan: list[dict[str, Any]]
+    externals: list[str]
+    analyzed: bool = False
+    rows_read: int | None = None
+    rows_returned: int | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    fallback: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field as plain data."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(field, text) pairs: the data behind ``to_frame()``, the HTML and the widget."""
+        out = [("collection", self.collection), ("mode", self.mode), ("cache", self.cache), ("sql", self.sql)]
+        out.append(("params", json.dumps(self.params, ensure_ascii=False, default=str)))
+        out.append(("indexes", ", ".join(self.indexes) or "none"))
+        if self.residual is not None:
+            for r in self.residual["reasons"]:
+                out.append((f"residual ({self.residual['mode']})", f"{r['construct']}: {r['reason']}"))
+        else:
+            out.append(("residual", "none"))
+        out.append(("diverted", self.diverted or "no"))
+        for p in self.sqlite_plan:
+            out.append(("sqlite plan", "  " * p["depth"] + p["detail"]))
+        if self.analyzed:
+            out.append(("rows read by SQL", str(self.rows_read)))
+            out.append(("rows returned", str(self.rows_returned)))
+            for k, v in self.phases.items():
+                out.append((f"time {k}", f"{v * 1000:.3f} ms"))
+            if self.fallback:
+                out.append(("fallback", self.fallback))
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """A two-column DataFrame (field, value)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["field", "value"])
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'><code style='white-space:pre-wrap'>{html.escape(v)}</code></td></tr>"
+            for k, v in self.rows()
+        )
+        return f"<div class='jarenlab-explain'><b>explain</b> <i>{html.escape(self.mode)}</i><table>{body}</table></div>"
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{k}: {v}" for k, v in self.rows())
+
+    def widget(self) -> Any:
+        """An ipywidgets view: SQL, pushed vs residual parts, the SQLite plan tree, the counts."""
+        from jarenlab.widgets.explain import explain_widget
+
+        return explain_widget(self)
+
+
+def plan_tree(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """``EXPLAIN QUERY PLAN`` rows (id, parent, notused, detail) as a depth-annotated list.
+
+    >>> plan_tree([(2, 0, 0, "SEARCH t USING INDEX t_a (gx_a=?)"), (5, 2, 0, "USE TEMP B-TREE")])
+    [{'id': 2, 'parent': 0, 'depth': 0, 'detail': 'SEARCH t USING INDEX t_a (gx_a=?)'}, {'id': 5, 'parent': 2, 'depth': 1, 'detail': 'USE TEMP B-TREE'}]
+    """
+    depth: dict[int, int] = {0: -1}
+    out = []
+    for row in rows:
+        ident, parent, detail = int(row[0]), int(row[1]), str(row[-1])
+        depth[ident] = depth.get(parent, -1) + 1
+        out.append({"id": ident, "parent": parent, "depth": depth[ident], "detail": detail})
+    return out
+
+
+def explain(
+    coll: Collection,
+    document: Any,
+    externals: dict[str, Any] | None = None,
+    *,
+    analyze: bool = False,
+    pushdown: bool = True,
+    strict: bool = False,
+    profile: Profile | None = None,
+) -> Explain:
+    """Plan (and with ``analyze`` run) a document and describe it; see :class:`Explain`."""
+    from jarenlab.query.run import Trace, _divert_reason, prepare, run_query
+
+    ext = dict(externals or {})
+    if analyze:
+        _, trace, prepared = run_query(coll, document, ext, pushdown=pushdown, strict=strict, profile=profile)
+    else:
+        prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
+        trace = Trace(
+            mode=prepared.plan.mode, cache="hit" if hit else "miss", diverted=_divert_reason(prepared, ext)
+        )
+        if externals is None:
+            trace.diverted = None  # externals are bound at run time; pass them to see a diversion
+        if trace.diverted is not None:
+            trace.mode = "set"
+    plan = prepared.plan
+    if trace.diverted is not None or trace.fallback is not None:
+        stmt = prepared.divert
+    else:
+        stmt = prepared.main if prepared.main is not None else prepared.candidates
+    values = [ext.get(s.value) if s.kind in ("external", "successor") else s.value for s in stmt.slots]
+    with _sqlite.translating(collection=coll.name):
+        eqp = coll.store._conn().execute("EXPLAIN QUERY PLAN " + stmt.sql, values).fetchall()
+    reasons = [r.as_dict() for r in plan.reasons]
+    if trace.diverted:
+        reasons = [{"construct": "externals", "reason": trace.diverted}, *reasons]
+    if trace.fallback:
+        reasons = [{"construct": "data", "reason": trace.fallback}, *reasons]
+    residual = None if trace.mode == "native" else {"mode": trace.mode, "reasons": reasons}
+    return Explain(
+        collection=coll.name,
+        mode=trace.mode,
+        sql=stmt.sql,
+        params=[s.describe() if s.kind != "path" else {"path": s.value} for s in stmt.slots],
+        indexes=list(prepared.indexes),
+        residual=residual,
+        diverted=trace.diverted,
+        cache=trace.cache,
+        sqlite_plan=plan_tree(eqp),
+        externals=sorted(prepared.compiled.externals),
+        analyzed=analyze,
+        rows_read=trace.rows_read if analyze else None,
+        rows_returned=trace.rows_returned if analyze else None,
+        phases=dict(trace.phases) if analyze else {},
+        fallback=trace.fallback,
+    )

@@ -1,0 +1,426 @@
+"""Analyze a query document into a plan: what SQLite answers and what the engine must run.
+
+A plan is a plain value with no SQL text (``sql.py`` emits that). The document is recognised
+as one FLWOR over the collection (``$for: {b: "$[*]"}``), possibly wrapped in a ``$subsequence``
+with literal bounds, a whole-query aggregate, and/or an array constructor (the builder's
+shape). Modes: ``native`` (SQL answers everything), ``row`` (SQL filters and orders; the
+engine computes each row's ``$return``), ``set`` (SQL narrows the candidates; the engine runs
+the whole document over them).
+
+>>> p = analyze({"$for": {"n": "$[*]"}, "$where": {"$eq": ["$n.a", 1]}, "$return": "$n"},
+...             "t", {"type": "object"}, {}, {})
+>>> p.mode, p.where
+('native', Compare(field=Field(steps=('a',), family=None, column=None), op='eq', slot=Slot(kind='literal', value=1), family='number'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
+from jarenlab.query.preds import (
+    AggOut,
+    And,
+    ArrOut,
+    Const,
+    DocOut,
+    Exists,
+    Field,
+    FieldOut,
+    KeyOut,
+    LitOut,
+    MapOut,
+    Not,
+    Or,
+    OrderKey,
+    Out,
+    Pred,
+    Reason,
+    Udf,
+    fields_of,
+    slots_of,
+)
+from jarenlab.query.translate import Context, can_raise, field_of, translate
+
+AGGREGATES = ("count", "sum", "avg", "min", "max")
+TRUE = Const(True)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan of one document over one collection (see the module docstring for modes)."""
+
+    collection: str
+    mode: str
+    where: Pred = TRUE
+    divert_where: Pred = TRUE
+    order: tuple[OrderKey, ...] = ()
+    offset: int = 0
+    limit: int | None = None
+    output: Out | None = None
+    aggregate: tuple[str, Field | None] | None = None
+    group: Field | None = None
+    wrap: bool = False
+    reasons: tuple[Reason, ...] = ()
+    row_document: Any = None
+    return_path: str = ""
+    binding: str | None = None
+    real_checks: tuple[Field, ...] = ()
+    udfs: dict[str, str] = field(default_factory=dict)
+
+
+# -- predicate rewrites: small pure functions applied in order ---------------------------------
+def flatten(p: Pred) -> Pred:
+    """Nested ``And``/``Or`` of the same kind become one.
+
+    >>> from jarenlab.query.preds import Exists, Field
+    >>> a, b, c = (Exists(Field((x,), None, None)) for x in "abc")
+    >>> flatten(And((a, And((b, c))))) == And((a, b, c))
+    True
+    """
+    if isinstance(p, And | Or):
+        kind = type(p)
+        items: list[Pred] = []
+        for x in (flatten(i) for i in p.items):
+            items.extend(x.items if isinstance(x, kind) else (x,))
+        return kind(tuple(items))
+    if isinstance(p, Not):
+        return Not(flatten(p.item))
+    return p
+
+
+def fold_constants(p: Pred) -> Pred:
+    """Constants absorb: ``And(True, x) -> x``, ``Or(x, True) -> True``, ``Not(False) -> True``.
+
+    >>> from jarenlab.query.preds import Exists, Field
+    >>> a = Exists(Field(("a",), None, None))
+    >>> fold_constants(And((Const(True), a))) == a, fold_constants(Or((a, Not(Const(False)))))
+    (True, Const(value=True))
+    """
+    if isinstance(p, Not):
+        inner = fold_constants(p.item)
+        if isinstance(inner, Const):
+            return Const(not inner.value)
+        return inner.item if isinstance(inner, Not) else Not(inner)
+    if isinstance(p, And | Or):
+        unit = isinstance(p, And)
+        items = []
+        for x in (fold_constants(i) for i in p.items):
+            if isinstance(x, Const):
+                if x.value != unit:
+                    return Const(not unit)
+                continue
+            items.append(x)
+        if not items:
+            return Const(unit)
+        return items[0] if len(items) == 1 else type(p)(tuple(items))
+    return p
+
+
+def dedupe(p: Pred) -> Pred:
+    """Repeated operands of ``And``/``Or`` are kept once (both are idempotent).
+
+    >>> from jarenlab.query.preds import Exists, Field
+    >>> a = Exists(Field(("a",), None, None))
+    >>> dedupe(And((a, a)))
+    Exists(field=Field(steps=('a',), family=None, column=None))
+    """
+    if isinstance(p, And | Or):
+        items = tuple(dict.fromkeys(dedupe(i) for i in p.items))
+        return items[0] if len(items) == 1 else type(p)(items)
+    if isinstance(p, Not):
+        return Not(dedupe(p.item))
+    return p
+
+
+REWRITES: tuple[Callable[[Pred], Pred], ...] = (flatten, fold_constants, dedupe)
+
+
+def simplify(p: Pred) -> Pred:
+    """Apply :data:`REWRITES` in order."""
+    for rule in REWRITES:
+        p = rule(p)
+    return p
+
+
+def conjoin(parts: list[Pred]) -> Pred:
+    return simplify(And(tuple(parts))) if parts else Const(True)
+
+
+# -- document shape ------------------------------------------------------------------------------
+def _int_literal(node: Node) -> int | None:
+    if isinstance(node, Lit) and type(node.value) in (int, float) and float(node.value).is_integer():
+        return int(node.value)
+    return None
+
+
+@dataclass
+class _Shape:
+    flwor: Flwor
+    wrap: bool = False
+    aggregate: str | None = None
+    offset: int = 0
+    limit: int | None = None
+    windowed: bool = False
+
+
+def _shape(node: Node, target: Flwor) -> _Shape | None:
+    """Recognise ``[ $subsequence [F, s, l] ]``, ``$count F`` ... around the target FLWOR."""
+    wrap = False
+    if isinstance(node, ArrayCons) and len(node.items) == 1:
+        wrap, node = True, node.items[0]
+    if isinstance(node, Call) and not node.host and node.name in AGGREGATES and node.args[0] is target:
+        return _Shape(target, wrap, aggregate=node.name)
+    if isinstance(node, Call) and not node.host and node.name == "subsequence" and node.args[0] is target:
+        start = _int_literal(node.args[1])
+        length = _int_literal(node.args[2]) if len(node.args) > 2 else None
+        if start is None or (len(node.args) > 2 and length is None):
+            return None
+        lo = max(start, 0)
+        hi = None if length is None else max(start + length, 0)
+        return _Shape(target, wrap, offset=lo, limit=None if hi is None else max(hi - lo, 0), windowed=True)
+    return _Shape(target, wrap) if node is target else None
+
+
+def _target(root: Node) -> Flwor | Reason:
+    """The one FLWOR ranging over the collection, if the root ``$`` is read exactly there."""
+    refs = [n for n in walk(root) if isinstance(n, PathRef) and n.var is None]
+    if len(refs) != 1:
+        return Reason("$", "the document reads the collection other than through one $for binding")
+    ref = refs[0]
+    for n in walk(root):
+        if isinstance(n, Flwor) and any(e is ref for _, e, _ in n.fors):
+            if len(n.fors) != 1:
+                return Reason("$for", "several bindings (a cartesian product or join)")
+            if n.fors[0][2] is not None:
+                return Reason("$at", "positional bindings count positions in the whole collection")
+            if ref.steps != (("wild", None),):
+                return Reason("$for", "the binding is not over $[*]")
+            return n
+    return Reason("$", "the collection is read outside a $for binding")
+
+
+# -- outputs -------------------------------------------------------------------------------------
+def _output(node: Node, ctx: Context) -> Out | None:
+    """A projection the decoder rebuilds from member values, or None."""
+    if isinstance(node, Lit):
+        return LitOut(node.value)
+    if isinstance(node, PathRef) and node.var == ctx.binding and not node.steps:
+        return DocOut()
+    f = field_of(node, ctx)
+    if isinstance(f, Field):
+        return FieldOut(f)
+    if isinstance(node, MapCons) and not node.computed:
+        members = [(k, _output(v, ctx)) for k, v in node.members]
+        if all(o is not None for _, o in members) and all(isinstance(k, str) for k, _ in members):
+            return MapOut(tuple((str(k), o) for k, o in members if o is not None))
+    if isinstance(node, ArrayCons):
+        items = [_output(x, ctx) for x in node.items]
+        if all(o is not None for o in items):
+            return ArrOut(tuple(o for o in items if o is not None))
+    return None
+
+
+def _exactly_one(node: Node, binding: str) -> bool:
+    """Whether a ``$return`` yields exactly one item per tuple (so a row window is an item window)."""
+    if isinstance(node, MapCons | ArrayCons):
+        return True
+    if isinstance(node, Lit):
+        return True
+    return isinstance(node, PathRef) and node.var == binding and not node.steps
+
+
+def _group_output(node: Node, kvar: str, ctx: Context) -> Out | None:
+    if isinstance(node, PathRef) and node.var == kvar and not node.steps:
+        return KeyOut()
+    if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
+        arg = node.args[0]
+        if isinstance(arg, PathRef) and arg.var == ctx.binding and not arg.steps:
+            return AggOut("count", None) if node.name == "count" else None
+        f = field_of(arg, ctx)
+        if not isinstance(f, Field):
+            return None
+        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        if ok.get(node.name, f.family in ("text", "integer")):
+            return AggOut(node.name, f)
+        return None
+    if isinstance(node, MapCons) and not node.computed:
+        members = [(k, _group_output(v, kvar, ctx)) for k, v in node.members]
+        if all(isinstance(k, str) and o is not None for k, o in members):
+            return MapOut(tuple((str(k), o) for k, o in members if o is not None))
+    return None
+
+
+def _order(flwor: Flwor, ctx: Context, kvar: str | None) -> tuple[OrderKey, ...] | Reason:
+    keys = []
+    for spec in flwor.orderby:
+        k = spec.key
+        if kvar is not None:
+            if isinstance(k, PathRef) and k.var == kvar and not k.steps:
+                keys.append(OrderKey(None, "key", spec.desc, spec.empty_greatest))
+                continue
+            if isinstance(k, Call) and k.name == "count" and not k.host and isinstance(k.args[0], PathRef):
+                a = k.args[0]
+                if a.var == ctx.binding and not a.steps:
+                    keys.append(OrderKey(None, "count", spec.desc, spec.empty_greatest))
+                    continue
+            return Reason("$orderby", "a group ordering other than by the key or the member count")
+        f = field_of(k, ctx)
+        if not isinstance(f, Field) or f.family not in ("text", "integer", "number"):
+            return Reason("$orderby", "an ordering key that is not a schema-typed string or number path")
+        keys.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
+    return tuple(keys)
+
+
+# -- analysis ------------------------------------------------------------------------------------
+def analyze(
+    document: Any,
+    collection: str,
+    schema: Any,
+    columns: Mapping[tuple[str | int, ...], str],
+    pure_operators: Mapping[str, Callable[..., Any]],
+    *,
+    operators: frozenset[str] = frozenset(),
+) -> Plan:
+    """Plan a document (already checked by the caller's compile) over a collection."""
+    root = parse(document, operators=operators | frozenset(pure_operators)).node
+    target = _target(root)
+    if isinstance(target, Reason):
+        return Plan(collection, "set", reasons=(target,))
+    binding = target.fors[0][0]
+    ctx = Context(binding, schema, columns, pure_operators)
+    reasons: list[Reason] = []
+    # Narrowing: a pushed conjunct may skip rows only if no earlier residual conjunct (or $let) can raise.
+    conjuncts = _conjuncts(target.where)
+    pushed: list[Pred] = []
+    blocked = any(_value_can_raise(e) for _, e in target.lets)
+    for node in conjuncts:
+        p = translate(node, ctx)
+        if isinstance(p, Reason):
+            reasons.append(p)
+            blocked = blocked or can_raise(node, binding)
+        elif not blocked:
+            pushed.append(p)
+        else:
+            reasons.append(Reason(_name(node), "follows a residual condition that may raise"))
+    where = conjoin(pushed)
+    divert = conjoin(
+        [p for p in pushed if not any(s.kind != "literal" for s in slots_of(p)) and not has_udf(p)]
+    )
+    base = Plan(collection, "set", where, divert, binding=binding, udfs=ctx.udfs)
+    if target.lets:
+        reasons.append(Reason("$let", "let bindings run in the engine"))
+    if target.count is not None:
+        reasons.append(Reason("$count", "tuple numbering runs in the engine"))
+    shape = _shape(root, target)
+    if shape is None:
+        reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
+    if reasons or shape is None:
+        return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
+    return _finish(base, shape, ctx)
+
+
+def has_udf(p: Pred) -> bool:
+    """Whether a predicate calls a registered function (the hatch)."""
+    if isinstance(p, And | Or):
+        return any(has_udf(x) for x in p.items)
+    if isinstance(p, Not):
+        return has_udf(p.item)
+    return isinstance(p, Udf)
+
+
+def _value_can_raise(node: Node) -> bool:
+    from jarenlab.query.translate import _value_raises
+
+    return _value_raises(node)
+
+
+def _name(node: Node) -> str:
+    return f"${node.name}" if isinstance(node, Call) else type(node).__name__
+
+
+def _conjuncts(where: Node | None) -> list[Node]:
+    if where is None:
+        return []
+    if isinstance(where, Call) and where.name == "and" and not where.host:
+        return [c for a in where.args for c in _conjuncts(a)]
+    return [where]
+
+
+def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
+    """Choose native, row or set for a document whose conditions all pushed."""
+    flwor = shape.flwor
+    binding = ctx.binding
+    set_plan = base
+    kvar = flwor.groupby[0][0] if len(flwor.groupby) == 1 else None
+    if len(flwor.groupby) > 1:
+        return replace(set_plan, reasons=(Reason("$groupby", "more than one grouping key"),))
+    order = _order(flwor, ctx, kvar)
+    if isinstance(order, Reason):
+        return replace(set_plan, reasons=(order,))
+    common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
+    if kvar is not None:
+        key = field_of(flwor.groupby[0][1], ctx)
+        if not isinstance(key, Field) or key.family not in ("text", "integer"):
+            return replace(
+                set_plan,
+                reasons=(Reason("$groupby", "the key is not a schema-typed string or integer path"),),
+            )
+        out = _group_output(flwor.ret, kvar, ctx)
+        if out is None or shape.aggregate:
+            return replace(
+                set_plan,
+                reasons=(Reason("$return", "a group result other than the key and typed aggregates"),),
+            )
+        checks = _real_checks(out) + ((key,) if key.family == "integer" else ())
+        return replace(common, mode="native", group=key, output=out, real_checks=checks)
+    if shape.aggregate:
+        return _aggregate(common, set_plan, shape.aggregate, flwor.ret, ctx)
+    out = _output(flwor.ret, ctx)
+    if out is not None:
+        if shape.windowed and isinstance(out, FieldOut):
+            common = replace(common, where=conjoin([common.where, Exists(out.field)]))
+        return replace(common, mode="native", output=out)
+    if shape.windowed and not _exactly_one(flwor.ret, binding):
+        return replace(
+            set_plan, reasons=(Reason("$return", "a window over a return of any number of items"),)
+        )
+    row_doc = {"$for": {binding: "$[*]"}, "$return": unparse(flwor.ret)}
+    reason = Reason("$return", "the projection runs in the engine, row by row")
+    return replace(common, mode="row", row_document=row_doc, return_path=flwor.path, reasons=(reason,))
+
+
+def _real_checks(out: Out) -> tuple[Field, ...]:
+    if (
+        isinstance(out, AggOut)
+        and out.field is not None
+        and out.field.family == "integer"
+        and out.fn != "count"
+    ):
+        return (out.field,)
+    if isinstance(out, MapOut):
+        return tuple(f for _, o in out.members for f in _real_checks(o))
+    return ()
+
+
+def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -> Plan:
+    if common.offset or common.limit is not None:
+        return replace(set_plan, reasons=(Reason(f"${fn}", "an aggregate over a window"),))
+    f = field_of(ret, ctx)
+    if fn == "count" and _exactly_one(ret, ctx.binding):
+        return replace(common, mode="native", aggregate=("count", None), order=())
+    if isinstance(f, Field):
+        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        if ok.get(fn, f.family in ("text", "integer")):
+            checks = (f,) if f.family == "integer" and fn != "count" else ()
+            return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
+    why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
+    return replace(set_plan, reasons=(Reason(f"${fn}", why),))
+
+
+def touched_fields(plan: Plan) -> list[Field]:
+    """Every field the pushed parts read (for ``explain().indexes``)."""
+    out = fields_of(plan.where) + [k.field for k in plan.order if k.field is not None]
+    return out + ([plan.group] if plan.group is not None else [])

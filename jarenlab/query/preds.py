@@ -1,0 +1,243 @@
+"""The planner's value types: fields, bound slots, predicates, outputs. No SQL text lives here.
+
+Every predicate is *total* once emitted (two-valued, §4.3 of the reference): the emitter
+guards each atom with the JSON type of the member, so missing, ``null`` and wrongly typed
+members behave as in the engine.
+
+>>> f = Field(("a", 0), None, None)
+>>> f.json_path
+'$."a"[0]'
+>>> And((Exists(f), Const(True))).items[0]
+Exists(field=Field(steps=('a', 0), family=None, column=None))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NUMBER_TYPES = ("integer", "real")
+TEXT_TYPES = ("text",)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A singular path from the binding: its steps, schema family and usable typed column.
+
+    ``family`` is the schema's guaranteed JSON type at the path (``text``, ``integer``,
+    ``number``, ``boolean``) or None; ``column`` is set only where the typed generated column
+    holds exactly the member's value (TEXT for strings, INTEGER for integers).
+    """
+
+    steps: tuple[str | int, ...]
+    family: str | None
+    column: str | None
+
+    @property
+    def json_path(self) -> str:
+        """The member's path in SQLite's JSON path syntax (bound as a parameter, never inlined)."""
+        out = "$"
+        for s in self.steps:
+            out += f"[{s}]" if isinstance(s, int) else f'."{s}"'
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A bound parameter: a literal value, an external by name, or a value derived from one."""
+
+    kind: str  # "literal" | "external" | "successor"
+    value: Any
+
+    def describe(self) -> dict[str, Any]:
+        """The slot as ``explain().params`` shows it."""
+        if self.kind == "literal":
+            return {"literal": self.value}
+        if self.kind == "external":
+            return {"external": self.value}
+        return {"derived": {"external": self.value, "as": "prefix successor"}}
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Types:
+    """The member's JSON type is one of ``types`` (SQLite ``json_type`` names)."""
+
+    field: Field
+    types: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Exists:
+    field: Field
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``member op value`` where both are in ``family`` (``number`` or ``text``)."""
+
+    field: Field
+    op: str
+    slot: Slot
+    family: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompareAny:
+    """``member op external``: the family is the external's type at bind time (str or number)."""
+
+    field: Field
+    op: str
+    slot: Slot
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """A string-typed member starts with a non-empty prefix: ``low <= v < high``."""
+
+    field: Field
+    low: Slot
+    high: Slot | None
+
+
+@dataclass(frozen=True, slots=True)
+class Suffix:
+    field: Field
+    slot: Slot
+
+
+@dataclass(frozen=True, slots=True)
+class Infix:
+    field: Field
+    slot: Slot
+
+
+@dataclass(frozen=True, slots=True)
+class Truthy:
+    """The effective boolean value of a singular member (the EBV table)."""
+
+    field: Field
+
+
+@dataclass(frozen=True, slots=True)
+class Udf:
+    """A deterministic conjunct run by a registered SQLite function over the document text."""
+
+    name: str
+    fragment: str
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    items: tuple[Pred, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    items: tuple[Pred, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    item: Pred
+
+
+Pred = Const | Types | Exists | Compare | CompareAny | Prefix | Suffix | Infix | Truthy | Udf | And | Or | Not
+
+
+def fields_of(p: Pred) -> list[Field]:
+    """Every field a predicate reads.
+
+    >>> f = Field(("a",), None, None)
+    >>> fields_of(Not(Or((Exists(f), Const(False)))))
+    [Field(steps=('a',), family=None, column=None)]
+    """
+    if isinstance(p, And | Or):
+        return [f for x in p.items for f in fields_of(x)]
+    if isinstance(p, Not):
+        return fields_of(p.item)
+    if isinstance(p, Const | Udf):
+        return []
+    return [p.field]
+
+
+def slots_of(p: Pred) -> list[Slot]:
+    """Every slot a predicate binds (in no particular order)."""
+    if isinstance(p, And | Or):
+        return [s for x in p.items for s in slots_of(x)]
+    if isinstance(p, Not):
+        return slots_of(p.item)
+    if isinstance(p, Compare | CompareAny | Suffix | Infix):
+        return [p.slot]
+    if isinstance(p, Prefix):
+        return [p.low] + ([p.high] if p.high else [])
+    return []
+
+
+# -- outputs ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DocOut:
+    """The whole bound document."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldOut:
+    """One member as an item (no item when it is missing)."""
+
+    field: Field
+
+
+@dataclass(frozen=True, slots=True)
+class LitOut:
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MapOut:
+    members: tuple[tuple[str, Out], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArrOut:
+    items: tuple[Out, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyOut:
+    """The group key (no item for the group of documents missing it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AggOut:
+    """An aggregate over the group's members: ``count`` (field None: every member), ``sum`` ..."""
+
+    fn: str
+    field: Field | None
+
+
+Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut
+
+
+@dataclass(frozen=True, slots=True)
+class OrderKey:
+    """One pushed ordering key: a field, or in a group-by the group ``key`` or its ``count``."""
+
+    field: Field | None
+    what: str  # "field" | "key" | "count"
+    desc: bool
+    empty_greatest: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a construct stays in the residual (``explain().residual.reasons``)."""
+
+    construct: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"construct": self.construct, "reason": self.reason}

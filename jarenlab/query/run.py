@@ -1,0 +1,425 @@
+"""Run a query document over a collection: prepare (cached), bind, divert, execute, decode.
+
+This is the one place the planner's pieces meet: :mod:`plan` decides, :mod:`sql` emits,
+SQLite answers what it can, :mod:`residual` runs the engine for the rest, and a
+:class:`Trace` records what happened for ``explain(analyze=True)`` and ``store.stats()``.
+
+Host operators may be marked pure and scalar so a condition over them runs inside SQLite's
+WHERE as a registered deterministic function (the UDF hatch):
+
+>>> import math
+>>> op = operator(math.sqrt, pure=True)
+>>> op(16.0), op.pure
+(4.0, True)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from jarenlab import _sqlite
+from jarenlab.errors import PlanError, StoreError
+from jarenlab.query.cache import StatementCache
+from jarenlab.query.document import Call, canonical, parse, walk
+from jarenlab.query.engine import CompiledQuery, compile_query
+from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
+from jarenlab.query.preds import AggOut, Const, Pred, Reason
+from jarenlab.query.profile import Profile, full_scans
+from jarenlab.query.residual import run_rows, run_set
+from jarenlab.query.sql import (
+    Layout,
+    SQLiteDialect,
+    Statement,
+    select_aggregate,
+    select_candidates,
+    select_groups,
+    select_rows,
+)
+from jarenlab.query.translate import Context, translate
+from jarenlab.query.values import ebv
+
+if TYPE_CHECKING:
+    from jarenlab.collection import Collection
+
+DIALECT = SQLiteDialect()
+
+
+class PureOperator:
+    """A host operator marked pure and scalar: same arguments, same result, one item."""
+
+    def __init__(self, fn: Callable[..., Any], *, pure: bool) -> None:
+        self.fn = fn
+        self.pure = pure
+        self.__name__ = getattr(fn, "__name__", "operator")
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def operator(fn: Callable[..., Any], *, pure: bool = False) -> PureOperator:
+    """Wrap a host operator; ``pure=True`` lets the planner run conditions over it in SQLite.
+
+    ``jl.open(..., operators={"haversine": operator(haversine, pure=True)})``. A pure operator
+    must be deterministic and return one JSON item; it never runs inside an index.
+    """
+    return PureOperator(fn, pure=pure)
+
+
+class PlannerState:
+    """Per-store planner state: the statement cache, the UDF hatch switch and counters."""
+
+    def __init__(self, capacity: int = 128) -> None:
+        self.cache = StatementCache(capacity)
+        #: Run conditions over pure host operators inside SQLite (False: they stay residual).
+        self.udf_hatch = True
+        self.lock = threading.Lock()
+        self.counters: dict[str, int] = dict.fromkeys(
+            ("native", "row", "set", "diverted", "fallbacks", "rows_read", "rows_returned", "refused"), 0
+        )
+
+    def count(self, **inc: int) -> None:
+        with self.lock:
+            for k, v in inc.items():
+                self.counters[k] += v
+
+
+@dataclass
+class Prepared:
+    """Everything a run needs that does not depend on external values (the cache entry)."""
+
+    plan: Plan
+    compiled: CompiledQuery
+    row_compiled: CompiledQuery | None
+    main: Statement | None
+    layout: Layout | None
+    candidates: Statement
+    divert: Statement
+    externals_in_sql: tuple[str, ...]
+    indexes: tuple[str, ...]
+    mandatory: Pred | None
+    profile: Profile | None
+    scans: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    """What one run did (``explain(analyze=True)``)."""
+
+    mode: str = ""
+    cache: str = "miss"
+    diverted: str | None = None
+    fallback: str | None = None
+    rows_read: int = 0
+    rows_returned: int = 0
+    phases: dict[str, float] = field(default_factory=dict)
+    statement: Statement | None = None
+    params: list[Any] = field(default_factory=list)
+
+
+class _Fallback(Exception):
+    """SQL cannot give the engine's exact answer for this data: the engine decides."""
+
+
+# -- preparing -----------------------------------------------------------------------------------
+def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
+    return json.dumps([coll.name, pushdown, strict, hatch, None if profile is None else profile.key()])
+
+
+def prepare(
+    coll: Collection, document: Any, *, pushdown: bool, strict: bool, profile: Profile | None
+) -> tuple[Prepared, bool]:
+    """The cached preparation of a document (True when it came from the cache)."""
+    state: PlannerState = coll.store.planner
+    opts = _options_key(coll, pushdown, strict, profile, state.udf_hatch)
+    alias = opts + "\n" + repr(document)
+    entry = state.cache.lookup_alias(alias)
+    if entry is not None:
+        return entry, True
+    compiled = compile_query(
+        document, operators=coll.store.operators, limits=profile.limits if profile else None
+    )
+    key = opts + "\n" + canonical(document)
+    entry = state.cache.get(key)
+    if entry is None:
+        entry = _build(coll, document, compiled, pushdown=pushdown, profile=profile, hatch=state.udf_hatch)
+        state.cache.put(key, entry, alias)
+        return entry, False
+    state.cache.put(key, entry, alias)
+    return entry, True
+
+
+def _mandatory(
+    coll: Collection, profile: Profile | None, columns: dict[tuple[str | int, ...], str]
+) -> Pred | None:
+    if profile is None or coll.name not in profile.mandatory:
+        return None
+    doc = profile.mandatory[coll.name]
+    parsed = parse(doc)
+    if len(parsed.externals) != 1:
+        raise PlanError(
+            "JD0011", "a mandatory predicate reads exactly one variable (the document)", collection=coll.name
+        )
+    (binding,) = parsed.externals
+    pred = translate(parsed.node, Context(binding, coll.spec.schema, columns, {}))
+    if isinstance(pred, Reason):
+        raise PlanError(
+            "JD0011",
+            f"the mandatory predicate does not translate natively: {pred.construct}: {pred.reason}",
+            collection=coll.name,
+        )
+    return pred
+
+
+def _build(
+    coll: Collection,
+    document: Any,
+    compiled: CompiledQuery,
+    *,
+    pushdown: bool,
+    profile: Profile | None,
+    hatch: bool,
+) -> Prepared:
+    spec = coll.spec
+    ops = coll.store.operators
+    if profile is not None:
+        used = {
+            n.name
+            for n in walk(parse(document, operators=frozenset(ops)).node)
+            if isinstance(n, Call) and n.host
+        }
+        profile.check(coll.name, compiled.externals, used)
+    columns = {c.segments: c.name for c in spec.columns}
+    mandatory = _mandatory(coll, profile, columns)
+    if not pushdown:
+        plan = Plan(
+            coll.name,
+            "set",
+            reasons=(Reason("pushdown", "pushdown=False runs the engine over every document"),),
+        )
+    else:
+        pure = (
+            {k: v for k, v in ops.items() if getattr(v, "pure", False)} if hatch and profile is None else {}
+        )
+        plan = analyze(document, coll.name, spec.schema, columns, pure, operators=frozenset(ops))
+        if profile is not None and plan.mode == "row":
+            why = Reason(
+                "$return", "the profile's engine limits count the whole run, so the projection runs as a set"
+            )
+            plan = Plan(coll.name, "set", plan.where, plan.divert_where, reasons=(why,), binding=plan.binding)
+    bound = profile.max_rows + 1 if profile is not None else None
+    extra = [mandatory] if mandatory is not None else []
+    where = conjoin([plan.where, *extra])
+    main: Statement | None = None
+    layout: Layout | None = None
+    limit = plan.limit
+    if bound is not None:
+        limit = bound if limit is None else min(limit, bound)
+    if plan.mode in ("native", "row") and plan.aggregate is not None:
+        fn, f = plan.aggregate
+        main, layout = select_aggregate(DIALECT, coll.name, where, AggOut(fn, f), plan.real_checks)
+    elif plan.mode == "native" and plan.group is not None:
+        assert plan.output is not None
+        main, layout = select_groups(
+            DIALECT,
+            coll.name,
+            where,
+            plan.group,
+            plan.output,
+            plan.order,
+            plan.offset,
+            limit,
+            plan.real_checks,
+        )
+    elif plan.mode in ("native", "row"):
+        out = plan.output if plan.mode == "native" else None
+        main, layout = select_rows(DIALECT, coll.name, where, plan.order, plan.offset, limit, out)
+    candidates = select_candidates(DIALECT, coll.name, where, bound)
+    divert = select_candidates(DIALECT, coll.name, conjoin([plan.divert_where, *extra]), bound)
+    limits = profile.limits if profile else None
+    row_compiled = (
+        compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
+    )
+    used_stmt = main if main is not None else candidates
+    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in ("external", "successor")}))
+    touched = {f.column for f in touched_fields(plan) if f.column}
+    indexes = tuple(
+        f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
+    )
+    return Prepared(
+        plan, compiled, row_compiled, main, layout, candidates, divert, ext, indexes, mandatory, profile
+    )
+
+
+# -- running -------------------------------------------------------------------------------------
+def _divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
+    """Why the SQL cannot take these external values (bool, None, missing, non-finite, not a scalar)."""
+    for name in prepared.externals_in_sql:
+        if name not in externals:
+            return f"external ${name} is missing"
+        v = externals[name]
+        t = type(v)
+        if t is str:
+            continue
+        if t is int or (t is float and math.isfinite(v)):
+            continue
+        what = (
+            "None" if v is None else "a boolean" if t is bool else "not finite" if t is float else t.__name__
+        )
+        return f"external ${name} is {what}"
+    return None
+
+
+def _fetch(
+    coll: Collection, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
+) -> list[Any]:
+    conn = coll.store._conn()
+    params = stmt.bind(externals)
+    trace.statement, trace.params = stmt, params
+    if prepared.plan.udfs:
+        _register_udfs(conn, prepared.plan.udfs, coll.store.operators)
+    profile = prepared.profile
+    if profile is not None and profile.refuse_full_scan:
+        scans = prepared.scans.get(stmt.sql)
+        if scans is None:
+            with _sqlite.translating(collection=coll.name):
+                scans = full_scans(
+                    conn.execute("EXPLAIN QUERY PLAN " + stmt.sql, params).fetchall(), coll.name
+                )
+            prepared.scans[stmt.sql] = scans
+        if scans:
+            coll.store.planner.count(refused=1)
+            raise PlanError("JD0011", f"the profile refuses full scans ({scans[0]})", collection=coll.name)
+    try:
+        rows = conn.execute(stmt.sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "integer overflow" in text or "user-defined function raised exception" in text:
+            raise _Fallback(text) from exc
+        raise _sqlite.translate(exc, collection=coll.name) from exc
+    except sqlite3.Error as exc:
+        raise _sqlite.translate(exc, collection=coll.name) from exc
+    trace.rows_read += len(rows)
+    if profile is not None and prepared.plan.aggregate is None and len(rows) > profile.max_rows:
+        coll.store.planner.count(refused=1)
+        raise StoreError(
+            "JD2007",
+            f"the query reads more than the profile's {profile.max_rows} rows; refused whole",
+            collection=coll.name,
+        )
+    return rows
+
+
+def _register_udfs(conn: sqlite3.Connection, udfs: dict[str, str], operators: dict[str, Any]) -> None:
+    for name, text in udfs.items():
+        binding, fragment = json.loads(text)
+        cq = compile_query(fragment, operators=operators)
+
+        def fn(doc_text: str, _cq: CompiledQuery = cq, _b: str = binding) -> int:
+            return 1 if ebv(_cq.run(None, {_b: orjson.loads(doc_text)})) else 0
+
+        conn.create_function(name, 1, fn, deterministic=True)
+
+
+def run_query(
+    coll: Collection,
+    document: Any,
+    externals: dict[str, Any] | None,
+    *,
+    pushdown: bool = True,
+    strict: bool = False,
+    profile: Profile | None = None,
+) -> tuple[list[Any], Trace, Prepared]:
+    """The flat result of a document over a collection, what happened, and the prepared plan."""
+    from jarenlab.query.decode import decode
+
+    ext = dict(externals or {})
+    t0 = time.perf_counter()
+    prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
+    plan = prepared.plan
+    trace = Trace(mode=plan.mode, cache="hit" if hit else "miss")
+    t1 = time.perf_counter()
+    trace.phases["plan"] = t1 - t0
+    state: PlannerState = coll.store.planner
+    if strict and plan.mode != "native":
+        first = plan.reasons[0] if plan.reasons else Reason("document", "needs the engine")
+        state.count(refused=1)
+        raise PlanError(
+            "JD0010", f"strict: {first.construct} needs the residual ({first.reason})", collection=coll.name
+        )
+    trace.diverted = _divert_reason(prepared, ext)
+    if trace.diverted is not None and strict:
+        state.count(refused=1)
+        raise PlanError(
+            "JD0010", f"strict: {trace.diverted}, which diverts to the residual", collection=coll.name
+        )
+    items: list[Any]
+    if trace.diverted is not None:
+        items = _set(coll, prepared, prepared.divert, ext, trace)
+        trace.mode = "set"
+    elif plan.mode == "set":
+        items = _set(coll, prepared, prepared.candidates, ext, trace)
+    else:
+        assert prepared.main is not None and prepared.layout is not None
+        try:
+            rows = _fetch(coll, prepared, prepared.main, ext, trace)
+            t2 = time.perf_counter()
+            trace.phases["sql"] = t2 - t1
+            if plan.mode == "row":
+                assert prepared.row_compiled is not None
+                loads = orjson.loads
+                items = list(
+                    run_rows(prepared.row_compiled, (loads(r[0]) for r in rows), ext, plan.return_path)
+                )
+                trace.phases["residual"] = time.perf_counter() - t2
+            else:
+                items = decode(plan, prepared.layout, rows)
+                trace.phases["decode"] = time.perf_counter() - t2
+        except _Fallback as why:
+            if strict:
+                state.count(refused=1)
+                raise PlanError(
+                    "JD0010", f"strict: {why}; the engine must decide", collection=coll.name
+                ) from None
+            trace.fallback = str(why)
+            trace.rows_read = 0
+            items = _set(coll, prepared, prepared.divert, ext, trace)
+            trace.mode = "set"
+        if plan.wrap and trace.mode != "set":
+            items = [items]
+    trace.rows_returned = len(items)
+    state.count(
+        **{trace.mode: 1},
+        diverted=int(trace.diverted is not None),
+        fallbacks=int(trace.fallback is not None),
+        rows_read=trace.rows_read,
+        rows_returned=len(items),
+    )
+    return items, trace, prepared
+
+
+def _set(
+    coll: Collection, prepared: Prepared, stmt: Statement, ext: dict[str, Any], trace: Trace
+) -> list[Any]:
+    t = time.perf_counter()
+    rows = _fetch(coll, prepared, stmt, ext, trace)
+    loads = orjson.loads
+    docs = [loads(r[0]) for r in rows]
+    t2 = time.perf_counter()
+    trace.phases["sql"] = trace.phases.get("sql", 0.0) + (t2 - t)
+    out = run_set(prepared.compiled, docs, ext)
+    trace.phases["residual"] = time.perf_counter() - t2
+    return out
+
+
+def everything(where: Pred | None) -> Pred:
+    """The mandatory predicate or TRUE (used by callers that fetch whole collections)."""
+    return where if where is not None else Const(True)

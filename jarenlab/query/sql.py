@@ -1,0 +1,346 @@
+"""Emit SQL from a plan, only through a dialect. Values are always bound parameters.
+
+The only text that reaches SQL is the dialect's fixed vocabulary (function names, JSON type
+names) and identifiers checked by :func:`jarenlab._sqlite.quote` (the table, typed columns and
+registered function names). Paths, literals and externals are parameters.
+
+>>> from jarenlab.query.preds import Compare, Field, Slot
+>>> e = Emitter(SQLiteDialect())
+>>> e.pred(Compare(Field(("a",), "integer", "gx_a"), "gt", Slot("literal", 3), "number"))
+"(json_type(doc, ?) IN ('integer', 'real') AND gx_a > ?)"
+>>> [s.value for s in e.params]
+['$."a"', 3]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jarenlab._sqlite import IDENTIFIER, quote
+from jarenlab.errors import PlanError
+from jarenlab.query.preds import (
+    NUMBER_TYPES,
+    AggOut,
+    And,
+    ArrOut,
+    Compare,
+    CompareAny,
+    Const,
+    Exists,
+    Field,
+    FieldOut,
+    Infix,
+    MapOut,
+    Not,
+    Or,
+    OrderKey,
+    Out,
+    Pred,
+    Prefix,
+    Slot,
+    Suffix,
+    Truthy,
+    Types,
+    Udf,
+)
+
+_OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_JSON_TYPES = frozenset({"integer", "real", "text", "true", "false", "null", "array", "object"})
+
+
+class SQLiteDialect:
+    """SQLite's spelling of the few constructs the planner needs (the seam for another backend)."""
+
+    name = "sqlite"
+    doc = "doc"
+    rowid = "rowid"
+
+    def json_type(self) -> str:
+        return f"json_type({self.doc}, ?)"
+
+    def json_value(self) -> str:
+        return f"json_extract({self.doc}, ?)"
+
+    def type_in(self, types: tuple[str, ...]) -> str:
+        if not set(types) <= _JSON_TYPES:
+            raise PlanError("JD0010", f"internal: unknown JSON types {types}")
+        if len(types) == 1:
+            return f"{self.json_type()} = '{types[0]}'"
+        return f"{self.json_type()} IN ({', '.join(repr(t) for t in types)})"
+
+    def nulls(self, desc: bool, first: bool) -> str:
+        # SQLite's default: NULLs first ascending, last descending.
+        default_first = not desc
+        return "" if first == default_first else (" NULLS FIRST" if first else " NULLS LAST")
+
+    def table(self, name: str) -> str:
+        return quote(name)
+
+    def column(self, name: str) -> str:
+        if not IDENTIFIER.match(name):
+            raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
+        return name
+
+
+@dataclass
+class Emitter:
+    """Accumulates SQL fragments and their parameters, in order."""
+
+    dialect: SQLiteDialect
+    params: list[Slot] = field(default_factory=list)
+
+    def path(self, f: Field) -> None:
+        self.params.append(Slot("path", f.json_path))
+
+    def jtype(self, f: Field) -> str:
+        self.path(f)
+        return self.dialect.json_type()
+
+    def types(self, f: Field, types: tuple[str, ...]) -> str:
+        self.path(f)
+        return self.dialect.type_in(types)
+
+    def value(self, f: Field, family: str) -> str:
+        """The member's value: its typed column when it holds exactly that family, else extracted."""
+        if f.column is not None and ((family == "text") == (f.family == "text")):
+            return self.dialect.column(f.column)
+        self.path(f)
+        return self.dialect.json_value()
+
+    def bind(self, slot: Slot) -> str:
+        self.params.append(slot)
+        return "?"
+
+    def pred(self, p: Pred) -> str:
+        """A predicate as SQL; NULL there only ever means false, and NOT makes it two-valued."""
+        d = self.dialect
+        if isinstance(p, Const):
+            return "1" if p.value else "0"
+        if isinstance(p, Types):
+            return self.types(p.field, p.types)
+        if isinstance(p, Exists):
+            return f"{self.jtype(p.field)} IS NOT NULL"
+        if isinstance(p, Compare):
+            guard = self.types(p.field, ("text",) if p.family == "text" else NUMBER_TYPES)
+            return f"({guard} AND {self.value(p.field, p.family)} {_OPS[p.op]} {self.bind(p.slot)})"
+        if isinstance(p, CompareAny):
+            branches = []
+            fam = p.field.family
+            for family, types in (("text", ("text",)), ("number", NUMBER_TYPES)):
+                if fam is not None and fam != "boolean" and (fam == "text") != (family == "text"):
+                    continue  # the schema rules this branch out
+                guard = self.types(p.field, types)
+                typeof = f"typeof({self.bind(p.slot)}) IN ({', '.join(repr(t) for t in types)})"
+                cmp = f"{self.value(p.field, family)} {_OPS[p.op]} {self.bind(p.slot)}"
+                branches.append(f"({guard} AND {typeof} AND {cmp})")
+            return "(" + " OR ".join(branches) + ")" if branches else "0"
+        if isinstance(p, Prefix):
+            guard = self.types(p.field, ("text",))
+            v = self.value(p.field, "text")
+            low = f"{v} >= {self.bind(p.low)}"
+            if p.high is None:
+                return f"({guard} AND {low})"
+            v2 = self.value(p.field, "text")
+            return f"({guard} AND {low} AND {v2} < {self.bind(p.high)})"
+        if isinstance(p, Suffix):
+            guard = self.types(p.field, ("text",))
+            v = self.value(p.field, "text")
+            return f"({guard} AND substr({v}, -length({self.bind(p.slot)})) = {self.bind(p.slot)})"
+        if isinstance(p, Infix):
+            guard = self.types(p.field, ("text",))
+            return f"({guard} AND instr({self.value(p.field, 'text')}, {self.bind(p.slot)}) > 0)"
+        if isinstance(p, Truthy):
+            jt = self.jtype(p.field)
+            parts = []
+            for t, test in (("integer", "<> 0"), ("real", "<> 0"), ("text", "<> ''")):
+                parts.append(
+                    f"WHEN '{t}' THEN {self.value(p.field, 'text' if t == 'text' else 'number')} {test}"
+                )
+            return f"(CASE {jt} WHEN 'true' THEN 1 {' '.join(parts)} WHEN 'array' THEN 1 WHEN 'object' THEN 1 ELSE 0 END)"
+        if isinstance(p, Udf):
+            return f"{d.column(p.name)}({d.doc})"
+        if isinstance(p, And | Or):
+            joiner = " AND " if isinstance(p, And) else " OR "
+            return "(" + joiner.join(self.pred(x) for x in p.items) + ")"
+        if isinstance(p, Not):
+            return f"(NOT coalesce({self.pred(p.item)}, 0))"
+        raise PlanError("JD0010", f"internal: no SQL for predicate {type(p).__name__}")
+
+    def order(self, keys: tuple[OrderKey, ...], group_key: str | None = None) -> str:
+        """ORDER BY terms in the engine's order, the storage order (rowid) breaking ties."""
+        d = self.dialect
+        terms = []
+        for k in keys:
+            if k.what == "count":
+                expr = "count(*)"
+            elif k.what == "key":
+                assert group_key is not None
+                expr = group_key
+            else:
+                assert k.field is not None
+                expr = self.value(k.field, "text" if k.field.family == "text" else "number")
+            empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
+            terms.append(f"{expr} {'DESC' if k.desc else 'ASC'}{d.nulls(k.desc, empty_first)}")
+        terms.append(f"min({d.rowid})" if group_key is not None else d.rowid)
+        return " ORDER BY " + ", ".join(terms)
+
+
+def output_fields(out: Out | None) -> list[Field]:
+    """The distinct fields a native projection reads, in first-use order."""
+    found: dict[Field, None] = {}
+
+    def visit(o: Out | None) -> None:
+        if isinstance(o, FieldOut):
+            found.setdefault(o.field)
+        elif isinstance(o, MapOut):
+            for _, m in o.members:
+                visit(m)
+        elif isinstance(o, ArrOut):
+            for m in o.items:
+                visit(m)
+
+    visit(out)
+    return list(found)
+
+
+def group_aggregates(out: Out | None) -> list[AggOut]:
+    """The distinct aggregates a group result reads, in first-use order."""
+    if isinstance(out, AggOut):
+        return [out]
+    if isinstance(out, MapOut):
+        seen: dict[AggOut, None] = {}
+        for _, m in out.members:
+            for a in group_aggregates(m):
+                seen.setdefault(a)
+        return list(seen)
+    return []
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One emitted statement: its text and the slots bound to its ``?`` in order."""
+
+    sql: str
+    slots: tuple[Slot, ...]
+
+    def bind(self, externals: dict[str, Any]) -> list[Any]:
+        """The parameter values for a run (externals already checked by the caller)."""
+        from jarenlab.query.translate import successor
+
+        out = []
+        for s in self.slots:
+            if s.kind == "external":
+                out.append(externals[s.value])
+            elif s.kind == "successor":
+                out.append(successor(externals[s.value]))
+            else:
+                out.append(s.value)
+        return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How to read a native row: the projected fields (``text`` column or type/value pair) or aggregates."""
+
+    fields: tuple[tuple[Field, str], ...] = ()
+    aggregates: tuple[AggOut, ...] = ()
+    real_flags: int = 0
+
+
+def _where(e: Emitter, where: Pred) -> str:
+    text = e.pred(where)
+    return "" if text == "1" else f" WHERE {text}"
+
+
+def _window(e: Emitter, offset: int, limit: int | None) -> str:
+    if limit is None and not offset:
+        return ""
+    lim = e.bind(Slot("literal", -1 if limit is None else limit))
+    return f" LIMIT {lim} OFFSET {e.bind(Slot('literal', offset))}" if offset else f" LIMIT {lim}"
+
+
+def select_rows(
+    dialect: SQLiteDialect,
+    table: str,
+    where: Pred,
+    order: tuple[OrderKey, ...],
+    offset: int,
+    limit: int | None,
+    out: Out | None,
+) -> tuple[Statement, Layout]:
+    """Rows of a native projection (``out``) or whole documents (``out`` None), filtered and ordered."""
+    e = Emitter(dialect)
+    cols: list[str] = []
+    layout: list[tuple[Field, str]] = []
+    if out is None or (not output_fields(out) and not isinstance(out, MapOut | ArrOut | FieldOut)):
+        cols.append(dialect.doc)
+    else:
+        for f in output_fields(out):
+            if f.column is not None and f.family == "text":
+                cols.append(dialect.column(f.column))
+                layout.append((f, "text"))
+            else:
+                cols.append(f"{e.jtype(f)}, {e.value(f, 'number')}")
+                layout.append((f, "pair"))
+        if not cols:
+            cols.append("1")
+    head = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}"
+    sql = head + _where(e, where) + e.order(order) + _window(e, offset, limit)
+    return Statement(sql, tuple(e.params)), Layout(fields=tuple(layout))
+
+
+def _agg_sql(e: Emitter, a: AggOut) -> str:
+    if a.field is None:
+        return "count(*)"
+    if a.fn == "count":
+        return f"count({e.jtype(a.field)})"
+    family = "text" if a.field.family == "text" else "number"
+    if a.fn == "avg":
+        return f"sum({e.value(a.field, family)}), count({e.jtype(a.field)})"
+    return f"{a.fn}({e.value(a.field, family)})"
+
+
+def _real_flags(e: Emitter, checks: tuple[Field, ...]) -> list[str]:
+    return [f"max({e.types(f, ('real',))})" for f in checks]
+
+
+def select_aggregate(
+    dialect: SQLiteDialect, table: str, where: Pred, agg: AggOut, checks: tuple[Field, ...]
+) -> tuple[Statement, Layout]:
+    """One whole-query aggregate; ``checks`` flag real values in integer paths (the engine decides then)."""
+    e = Emitter(dialect)
+    cols = [_agg_sql(e, agg), *_real_flags(e, checks)]
+    sql = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}" + _where(e, where)
+    return Statement(sql, tuple(e.params)), Layout(aggregates=(agg,), real_flags=len(checks))
+
+
+def select_groups(
+    dialect: SQLiteDialect,
+    table: str,
+    where: Pred,
+    key: Field,
+    out: Out,
+    order: tuple[OrderKey, ...],
+    offset: int,
+    limit: int | None,
+    checks: tuple[Field, ...],
+) -> tuple[Statement, Layout]:
+    """A single-level group-by: key, aggregates and flags per group, groups in first-appearance order."""
+    e = Emitter(dialect)
+    aggs = group_aggregates(out)
+    cols = [e.value(key, "text" if key.family == "text" else "number")]
+    cols += [_agg_sql(e, a) for a in aggs] + _real_flags(e, checks)
+    head = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}" + _where(e, where)
+    sql = head + " GROUP BY 1" + e.order(order, group_key="1") + _window(e, offset, limit)
+    return Statement(sql, tuple(e.params)), Layout(aggregates=tuple(aggs), real_flags=len(checks))
+
+
+def select_candidates(dialect: SQLiteDialect, table: str, where: Pred, bound: int | None) -> Statement:
+    """Whole documents in storage order for the set residual (narrowed by ``where``)."""
+    e = Emitter(dialect)
+    sql = (
+        f"SELECT {dialect.doc} FROM {dialect.table(table)}" + _where(e, where) + f" ORDER BY {dialect.rowid}"
+    )
+    sql += _window(e, 0, bound)
+    return Statement(sql, tuple(e.params))

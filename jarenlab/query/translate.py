@@ -1,0 +1,306 @@
+"""Translate one ``$where`` expression into a total predicate, or say why it cannot be.
+
+Paths resolve against the collection's schema: a member whose schema type is exactly
+``string``/``integer``/``number``/``boolean`` has a *family*, and a declared index's typed
+generated column is used only where it holds exactly the member's value.
+
+>>> from jarenlab.query.document import parse
+>>> ctx = Context("n", {"properties": {"a": {"type": "integer"}}}, {("a",): "gx_a"}, {})
+>>> translate(parse({"$gt": [3, "$n.a"]}).node, ctx)
+Compare(field=Field(steps=('a',), family='integer', column='gx_a'), op='lt', slot=Slot(kind='literal', value=3), family='number')
+>>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
+Reason(construct='$match', reason='the operator has no SQL translation')
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse
+from jarenlab.query.preds import (
+    NUMBER_TYPES,
+    And,
+    Compare,
+    CompareAny,
+    Const,
+    Exists,
+    Field,
+    Infix,
+    Not,
+    Or,
+    Pred,
+    Prefix,
+    Reason,
+    Slot,
+    Suffix,
+    Truthy,
+    Types,
+    Udf,
+)
+
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_IS = {
+    "is-string": ("text",),
+    "is-number": NUMBER_TYPES,
+    "is-boolean": ("true", "false"),
+    "is-null": ("null",),
+    "is-array": ("array",),
+    "is-object": ("object",),
+}
+_FAMILIES = {"string": "text", "integer": "integer", "number": "number", "boolean": "boolean"}
+_MAX_CHAR = 0x10FFFF
+#: operators that never raise, whatever their (non-raising) arguments are.
+_SAFE = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "exists", "empty", "and", "or", "not", *_IS})
+
+
+@dataclass
+class Context:
+    """What translation needs: the binding name, the schema, typed columns, pure host operators."""
+
+    binding: str
+    schema: Any
+    columns: Mapping[tuple[str | int, ...], str]
+    pure_operators: Mapping[str, Callable[..., Any]]
+    udfs: dict[str, str] = field(default_factory=dict)
+
+
+def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
+    """The JSON type the schema guarantees at a path (exactly one type), or None.
+
+    >>> schema_family({"properties": {"a": {"type": "string"}}}, ("a",))
+    'text'
+    >>> schema_family({"properties": {"a": {"type": ["string", "null"]}}}, ("a",)) is None
+    True
+    """
+    for s in steps:
+        if not isinstance(schema, dict):
+            return None
+        if isinstance(s, int):
+            if "prefixItems" in schema:
+                return None
+            schema = schema.get("items")
+        else:
+            schema = (schema.get("properties") or {}).get(s)
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    return _FAMILIES.get(t) if isinstance(t, str) else None
+
+
+def field_of(node: Node, ctx: Context) -> Field | Reason | None:
+    """The field a node names (a singular path from the binding), a reason, or None if not a path."""
+    if not isinstance(node, PathRef) or node.var != ctx.binding:
+        return None
+    steps: list[str | int] = []
+    for kind, arg in node.steps:
+        if kind == "member" and isinstance(arg, str):
+            if '"' in arg or "\\" in arg:
+                return Reason(unparse(node), "SQLite's JSON path syntax cannot name this member")
+            steps.append(arg)
+        elif kind == "index" and isinstance(arg, int) and arg >= 0:
+            steps.append(arg)
+        else:
+            return Reason(unparse(node), "the path is not singular (wildcard or negative index)")
+    key = tuple(steps)
+    family = schema_family(ctx.schema, key)
+    column = ctx.columns.get(key)
+    usable = column if family in ("text", "integer") else None
+    return Field(key, family, usable)
+
+
+def successor(prefix: str) -> str | None:
+    """The smallest string greater than every string that starts with ``prefix`` (code points).
+
+    >>> successor("ab"), successor("a\\U0010ffff"), successor("\\U0010ffff") is None
+    ('ac', 'b', True)
+    >>> successor("\\ud7ff") == "\\ue000"
+    True
+    """
+    chars = list(prefix)
+    while chars and ord(chars[-1]) == _MAX_CHAR:
+        chars.pop()
+    if not chars:
+        return None
+    nxt = ord(chars[-1]) + 1
+    if 0xD800 <= nxt <= 0xDFFF:
+        nxt = 0xE000
+    chars[-1] = chr(nxt)
+    return "".join(chars)
+
+
+def can_raise(node: Node, binding: str | None = None) -> bool:
+    """Whether evaluating a boolean position could raise (so it must not be skipped by narrowing).
+
+    Comparisons, ``$exists``/``$empty``, type tests and logic over paths and literals never
+    raise; the EBV of a singular path never raises.
+
+    >>> from jarenlab.query.document import parse
+    >>> can_raise(parse({"$and": [{"$eq": ["$n.a", 1]}, "$n.b"]}).node, "n")
+    False
+    >>> can_raise(parse({"$starts-with": ["$n.s", "x"]}).node, "n")
+    True
+    """
+    if isinstance(node, Lit):
+        return False
+    if isinstance(node, PathRef):
+        return any(k == "wild" for k, _ in node.steps)  # EBV of several items raises JQ2003
+    if isinstance(node, Call) and not node.host and node.name in _SAFE:
+        return any(
+            _value_raises(a) if node.name not in ("and", "or", "not") else can_raise(a) for a in node.args
+        )
+    return True
+
+
+def _value_raises(node: Node) -> bool:
+    """Whether computing a value (not its EBV) could raise: only plain paths and literals cannot."""
+    if isinstance(node, Lit | PathRef):
+        return False
+    if isinstance(node, ArrayCons):
+        return any(_value_raises(x) for x in node.items)
+    if isinstance(node, MapCons):
+        return True
+    return can_raise(node)
+
+
+def translate(node: Node, ctx: Context) -> Pred | Reason:
+    """A total predicate equal to the node's EBV for every document, or the reason it is not."""
+    if isinstance(node, Lit):
+        v = node.value
+        return Const(bool(v) if type(v) in (list, dict) else _ebv_scalar(v))
+    f = field_of(node, ctx)
+    if isinstance(f, Reason):
+        return f
+    if f is not None:
+        return Truthy(f)
+    if isinstance(node, Call):
+        if node.host:
+            return _udf(node, ctx)
+        return _call(node, ctx)
+    if isinstance(node, PathRef):
+        return Reason(unparse(node), "a variable other than the binding (external or outer) as a condition")
+    return Reason(type(node).__name__, "a constructor or nested FLWOR as a condition")
+
+
+def _ebv_scalar(v: Any) -> bool:
+    if type(v) is str:
+        return v != ""
+    if type(v) in (int, float):
+        return v != 0
+    return bool(v)
+
+
+def _call(node: Call, ctx: Context) -> Pred | Reason:
+    name = node.name
+    if name in ("and", "or"):
+        parts = [translate(a, ctx) for a in node.args]
+        bad = next((p for p in parts if isinstance(p, Reason)), None)
+        if bad is not None:
+            return bad
+        return (And if name == "and" else Or)(tuple(parts))  # type: ignore[arg-type]
+    if name == "not":
+        inner = translate(node.args[0], ctx)
+        return inner if isinstance(inner, Reason) else Not(inner)
+    if name in ("exists", "empty"):
+        f = field_of(node.args[0], ctx)
+        if isinstance(f, Field):
+            return Exists(f) if name == "exists" else Not(Exists(f))
+        if isinstance(node.args[0], Lit):
+            return Const(name == "exists")
+        return f or Reason(f"${name}", "the argument is not a singular path of the binding")
+    if name in _IS:
+        f = field_of(node.args[0], ctx)
+        if isinstance(f, Field):
+            return Types(f, _IS[name])
+        return f or Reason(f"${name}", "the argument is not a singular path of the binding")
+    if name in _FLIP:
+        return _compare(node, ctx)
+    if name in ("starts-with", "ends-with", "contains"):
+        return _string_op(node, ctx)
+    return Reason(f"${name}", "the operator has no SQL translation")
+
+
+def _compare(node: Call, ctx: Context) -> Pred | Reason:
+    op = node.name
+    a, b = node.args
+    if not isinstance(field_of(a, ctx), Field) and isinstance(field_of(b, ctx), Field):
+        a, b, op = b, a, _FLIP[op]
+    f = field_of(a, ctx)
+    if isinstance(f, Reason):
+        return f
+    if f is None:
+        return Reason(f"${node.name}", "neither side is a singular path of the binding")
+    if isinstance(b, Lit):
+        return _compare_literal(f, op, b.value, node.name)
+    if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
+        eq = CompareAny(f, "eq" if op == "ne" else op, Slot("external", b.var))
+        return And((Exists(f), Not(eq))) if op == "ne" else eq
+    if isinstance(b, PathRef) and b.var == ctx.binding:
+        return Reason(f"${node.name}", "a comparison between two paths of the document")
+    return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
+
+
+def _compare_literal(f: Field, op: str, v: Any, name: str) -> Pred | Reason:
+    t = type(v)
+    if v is None or t is bool:
+        jt = "null" if v is None else ("true" if v else "false")
+        if op == "eq":
+            return Types(f, (jt,))
+        if op == "ne":
+            return And((Exists(f), Not(Types(f, (jt,)))))
+        return Const(False)
+    if t in (list, dict):
+        return Reason(f"${name}", "deep equality against an array or object literal")
+    family = "text" if t is str else "number"
+    if op == "ne":
+        return And((Exists(f), Not(Compare(f, "eq", Slot("literal", v), family))))
+    return Compare(f, op, Slot("literal", v), family)
+
+
+def _string_op(node: Call, ctx: Context) -> Pred | Reason:
+    construct = f"${node.name}"
+    f = field_of(node.args[0], ctx)
+    if isinstance(f, Reason):
+        return f
+    if f is None or f.family != "text":
+        return Reason(
+            construct, "the first argument is not a string-typed path (the engine raises on non-strings)"
+        )
+    pattern = node.args[1]
+    if not isinstance(pattern, Lit) or type(pattern.value) is not str:
+        return Reason(construct, "the pattern is not a literal string")
+    p = pattern.value
+    if p == "":
+        return Const(True)
+    if "\x00" in p:
+        return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
+    if node.name == "starts-with":
+        hi = successor(p)
+        return Prefix(f, Slot("literal", p), Slot("literal", hi) if hi is not None else None)
+    return (Suffix if node.name == "ends-with" else Infix)(f, Slot("literal", p))
+
+
+def _udf(node: Call, ctx: Context) -> Pred | Reason:
+    """The UDF hatch: a condition over pure host operators, run by the engine inside SQLite."""
+    construct = f"${node.name}"
+    from jarenlab.query.document import walk
+
+    for n in walk(node):
+        if isinstance(n, Call) and n.host and n.name not in ctx.pure_operators:
+            return Reason(
+                construct, "a host operator not registered as pure and scalar (jl.operator(fn, pure=True))"
+            )
+        if isinstance(n, PathRef) and n.var != ctx.binding:
+            return Reason(construct, "a host-operator condition that reads externals or the root")
+    if not ctx.pure_operators:
+        return Reason(construct, "host operators run in SQLite only when marked pure (the hatch is off)")
+    fragment = unparse(node)
+    import json
+
+    text = json.dumps([ctx.binding, fragment], sort_keys=True, ensure_ascii=False)
+    name = "jl_p_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    if ctx.udfs.setdefault(name, text) != text:  # a hash collision must never share a function
+        return Reason(construct, "two fragments share a function name")
+    return Udf(name, text)

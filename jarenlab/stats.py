@@ -1,0 +1,115 @@
+"""``store.stats()``: planner, statement cache, collections and subsystems in one table.
+
+Sections: ``statement_cache`` (hits, misses, evictions, size, capacity), ``queries`` (by mode:
+native/row/set; diversions; fallbacks; refusals; rows read by SQL vs rows returned),
+``collections`` (rows, index sizes), and whatever other modules register in
+``store.stats_sources`` (``{"live": fn, "jobs": fn}``; each ``fn() -> dict``). Index sizes come
+from the ``dbstat`` table when SQLite has it; otherwise the size says ``"dbstat unavailable"``.
+
+>>> flat_rows({"queries": {"native": 2}, "jobs": {"by_state": {"done": 1}}})
+[('queries', 'native', 2), ('jobs', 'by_state.done', 1)]
+"""
+
+from __future__ import annotations
+
+import html
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jarenlab import _sqlite
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jarenlab.store import Store
+
+
+def flat_rows(data: dict[str, Any], prefix: str = "") -> list[tuple[str, str, Any]]:
+    """(section, metric, value) rows; nested dicts become dotted metric names."""
+    out: list[tuple[str, str, Any]] = []
+
+    def visit(section: str, name: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                visit(section, f"{name}.{k}" if name else str(k), v)
+        else:
+            out.append((section, name, value))
+
+    for section, value in data.items():
+        visit(section, "", value)
+    return out
+
+
+@dataclass
+class Stats:
+    """A snapshot of ``store.stats()``: ``data`` (nested dict), ``to_frame()``, HTML, ``widget()``."""
+
+    data: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def to_frame(self) -> pd.DataFrame:
+        """A DataFrame with columns section, metric, value."""
+        import pandas as pd
+
+        return pd.DataFrame(flat_rows(self.data), columns=["section", "metric", "value"])
+
+    def _repr_html_(self) -> str:
+        return stats_html(self.data)
+
+    def widget(self, store: Store, *, interval: float = 2.0) -> Any:
+        """A widget that re-reads ``store.stats()`` every ``interval`` seconds (and on demand)."""
+        from jarenlab.widgets.stats import stats_widget
+
+        return stats_widget(store, interval=interval)
+
+
+def stats_html(data: dict[str, Any]) -> str:
+    """The stats as an HTML table grouped by section."""
+    rows = "".join(
+        f"<tr><td>{html.escape(s)}</td><td>{html.escape(m)}</td><td style='text-align:right'>{html.escape(str(v))}</td></tr>"
+        for s, m, v in flat_rows(data)
+    )
+    return f"<div class='jarenlab-stats'><b>store stats</b><table><tr><th>section</th><th>metric</th><th>value</th></tr>{rows}</table></div>"
+
+
+def _index_sizes(conn: sqlite3.Connection, names: list[str]) -> dict[str, Any]:
+    try:
+        rows = conn.execute(
+            "SELECT name, sum(pgsize) FROM dbstat WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name",
+            (__import__("json").dumps(names),),
+        ).fetchall()
+    except sqlite3.Error:
+        return dict.fromkeys(names, "dbstat unavailable")
+    found = {n: int(b) for n, b in rows}
+    return {n: found.get(n, 0) for n in names}
+
+
+def collect(store: Store) -> Stats:
+    """Read every source once and return a :class:`Stats` snapshot."""
+    planner = store.planner
+    with planner.lock:
+        counters = dict(planner.counters)
+    queries = {k: counters[k] for k in ("native", "row", "set", "diverted", "fallbacks", "refused")}
+    queries["rows_read"] = counters["rows_read"]
+    queries["rows_returned"] = counters["rows_returned"]
+    conn = store._conn()
+    collections: dict[str, Any] = {}
+    with _sqlite.translating():
+        for name, coll in store.collections.items():
+            rows = conn.execute(f"SELECT count(*) FROM {_sqlite.quote(name)}").fetchone()[0]
+            names = [f"{name}_{ix.name}" for ix in coll.spec.indexes]
+            collections[name] = {"rows": int(rows), "index_bytes": _index_sizes(conn, names)}
+    data: dict[str, Any] = {
+        "statement_cache": planner.cache.stats(),
+        "queries": queries,
+        "collections": collections,
+    }
+    for source, fn in sorted(store.stats_sources.items()):
+        try:
+            data[source] = fn()
+        except Exception as exc:  # a broken source must not hide the others
+            data[source] = {"error": repr(exc)}
+    return Stats(data)
