@@ -15,6 +15,7 @@ from jarenlab import _sqlite, frames
 from jarenlab.errors import StoreError, ValidationError
 from jarenlab.model import CollectionSpec
 from jarenlab.patch import apply_patch, merge_patch
+from jarenlab.query.builder import Queryable
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ _BATCH = 5_000
 _PROGRESS_FROM = 50_000
 
 
-class Collection:
+class Collection(Queryable):
     """A declared collection. Get one with ``store["name"]``."""
 
     def __init__(self, store: Store, spec: CollectionSpec) -> None:

@@ -555,7 +555,8 @@ class Queryable:
     name: str
 
     def _run_query(self, document: Any, externals: dict[str, Any]) -> list[Any]:
-        raise NotImplementedError
+        """The flat result sequence of ``document`` over this source (each source defines it)."""
+        raise TypeError(f"{type(self).__name__} does not define _run_query")
 
     def query(self) -> Query:
         """A :class:`Query` over every document."""
