@@ -47,9 +47,9 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
     here = node.path
     fuse_where = where is not None and not lets and bool(fors)
     last = node.fors[-1] if node.fors else None
-    item_where = (
-        c.item_pred(node.where, last[0]) if fuse_where and last is not None and last[2] is None else None
-    )
+    item_where = None
+    if fuse_where and node.where is not None and last is not None and last[2] is None:
+        item_where = c.item_pred(node.where, last[0])
 
     def bind(env: Env) -> list[Env]:
         tuples = [env] if fors else [dict(env)]
