@@ -50,7 +50,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Row, measure, print_machine, print_table
+from common import Row, measure, measure_rounds, print_machine, print_table
 
 import jarenlab as jl
 from jarenlab import ddl
@@ -62,20 +62,20 @@ TINYDB_FILE_GETS = 3
 
 
 class Fresh:
-    """Hands out fresh paths in one scratch folder and deletes the previous one's files."""
+    """Hands out fresh file paths for one contender, deleting the previous run's files."""
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def __init__(self, root: str, stem: str, suffix: str = ".db") -> None:
+        self.root, self.stem, self.suffix = root, stem, suffix
         self.count = 0
         self.last: str | None = None
 
-    def path(self, stem: str, suffix: str = ".db") -> str:
+    def path(self) -> str:
         if self.last is not None:
-            for suffix in ("", "-wal", "-shm"):
+            for extra in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
-                    os.remove(self.last + suffix)
+                    os.remove(self.last + extra)
         self.count += 1
-        self.last = os.path.join(self.root, f"{stem}-{self.count}{suffix}")
+        self.last = os.path.join(self.root, f"{self.stem}-{self.count}{self.suffix}")
         return self.last
 
 
@@ -86,53 +86,38 @@ def _raw_connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+def _orjson_text(doc: Any) -> str:
+    return orjson.dumps(doc).decode()
+
+
 def bench_insert(
     docs: list[dict[str, Any]], frame: pd.DataFrame, args: argparse.Namespace, root: str
 ) -> dict[str, Any]:
     """Time the inserts; return the loaded stores/files the later workloads read."""
     spec = load_model(flights_model()).collections["flights"]
-    rows: list[Row] = []
     kept: dict[str, Any] = {}
-
-    # jarenlab, from a list of dicts and from the DataFrame (a fresh store per run).
     stores: list[Any] = []
 
     def fresh_store() -> Any:
+        # A fresh store per run (jl.open(model=...) removes its temp folder on close).
         while stores:
             stores.pop().close()
         store = jl.open(model=flights_model())
         stores.append(store)
         return store
 
-    rows.append(
-        Row(
-            "jarenlab insert_many(DataFrame)",
-            measure(
-                lambda s: s["flights"].insert_many(frame, progress=False), runs=args.runs, setup=fresh_store
-            ),
-            note="includes DataFrame -> documents; the floors start from the list",
-        )
-    )
-    rows.append(
-        Row(
-            "jarenlab insert_many(list of dicts)",
-            measure(
-                lambda s: s["flights"].insert_many(docs, progress=False), runs=args.runs, setup=fresh_store
-            ),
-            bar=2.0,
-        )
-    )
-    kept["store"] = stores.pop()
+    def fresh_table(fresh: Fresh, *, same_shape: bool = True) -> Any:
+        def setup() -> sqlite3.Connection:
+            conn = _raw_connect(fresh.path())
+            if same_shape:
+                conn.execute(ddl.table_statement(spec))
+                for _, sql in ddl.index_statements(spec):
+                    conn.execute(sql)
+            else:
+                conn.execute("CREATE TABLE flights (key INTEGER PRIMARY KEY, doc TEXT NOT NULL) STRICT")
+            return conn
 
-    # The floors: same table shape and indexes, raw executemany in one transaction, no validation.
-    fresh = Fresh(root)
-
-    def fresh_table() -> sqlite3.Connection:
-        conn = _raw_connect(fresh.path("floor"))
-        conn.execute(ddl.table_statement(spec))
-        for _, sql in ddl.index_statements(spec):
-            conn.execute(sql)
-        return conn
+        return setup
 
     def raw_insert(dumps: Any) -> Any:
         def run(conn: sqlite3.Connection) -> None:
@@ -145,33 +130,37 @@ def bench_insert(
 
         return run
 
-    floor_json = Row(
-        "json floor: json.dumps + executemany",
-        measure(raw_insert(json.dumps), runs=args.runs, setup=fresh_table),
-        floor=True,
+    json_files, orjson_files = Fresh(root, "json_floor"), Fresh(root, "orjson_floor")
+    # Taken in turns; the list-of-dicts store is created last, so it is the one kept for reads.
+    times = measure_rounds(
+        {
+            "frame": (lambda s: s["flights"].insert_many(frame, progress=False), fresh_store),
+            "list": (lambda s: s["flights"].insert_many(docs, progress=False), fresh_store),
+            "json": (raw_insert(json.dumps), fresh_table(json_files)),
+            "orjson": (raw_insert(_orjson_text), fresh_table(orjson_files)),
+            "plain": (raw_insert(_orjson_text), fresh_table(Fresh(root, "plain"), same_shape=False)),
+        },
+        runs=args.runs,
     )
-    floor_orjson = Row(
-        "orjson floor: orjson.dumps + executemany",
-        measure(raw_insert(lambda d: orjson.dumps(d).decode()), runs=args.runs, setup=fresh_table),
-        floor=True,
-    )
-    kept["floor"] = fresh.last
-    fresh.last = None  # keep this file for the get and export workloads
-    rows += [floor_json, floor_orjson]
-
-    def plain_table() -> sqlite3.Connection:
-        conn = _raw_connect(fresh.path("plain"))
-        conn.execute("CREATE TABLE flights (key INTEGER PRIMARY KEY, doc TEXT NOT NULL) STRICT")
-        return conn
-
-    rows.append(
+    kept["store"] = stores.pop()
+    kept["floor"] = orjson_files.last
+    floor_json = Row("json floor: json.dumps + executemany", times["json"], floor=True)
+    floor_orjson = Row("orjson floor: orjson.dumps + executemany", times["orjson"], floor=True)
+    rows = [
+        Row(
+            "jarenlab insert_many(DataFrame)",
+            times["frame"],
+            note="includes DataFrame -> documents; the floors start from the list",
+        ),
+        Row("jarenlab insert_many(list of dicts)", times["list"], bar=2.0),
+        floor_json,
+        floor_orjson,
         Row(
             "orjson + executemany, plain table",
-            measure(raw_insert(lambda d: orjson.dumps(d).decode()), runs=args.runs, setup=plain_table),
+            times["plain"],
             note="context: no generated columns, no indexes",
-        )
-    )
-
+        ),
+    ]
     # sqlite-utils: columns from the documents, the same three indexes declared before the load.
     import sqlite_utils
 
@@ -180,8 +169,10 @@ def bench_insert(
         for c, t in frame.dtypes.items()
     }
 
+    su_files = Fresh(root, "sqlite_utils")
+
     def fresh_su() -> Any:
-        db = sqlite_utils.Database(fresh.path("sqlite_utils"))
+        db = sqlite_utils.Database(su_files.path())
         db.enable_wal()
         table = db["flights"]
         table.create(columns)
@@ -201,14 +192,15 @@ def bench_insert(
             note="default batch_size=100",
         )
     )
-    kept["sqlite_utils"] = fresh.last
-    fresh.last = None
+    kept["sqlite_utils"] = su_files.last
 
     # TinyDB: its default storage, one JSON file written once per insert_multiple.
     from tinydb import TinyDB
 
+    tiny_files = Fresh(root, "tinydb", ".json")
+
     def fresh_tiny() -> Any:
-        return TinyDB(fresh.path("tinydb", ".json"))
+        return TinyDB(tiny_files.path())
 
     def tiny_insert(db: Any) -> None:
         db.insert_multiple(docs)
@@ -221,8 +213,7 @@ def bench_insert(
             note="no validation, no indexes",
         )
     )
-    kept["tinydb"] = fresh.last
-    fresh.last = None
+    kept["tinydb"] = tiny_files.last
 
     kept["insert"] = print_table(f"insert {len(docs):,} flights", rows, floors=[floor_json, floor_orjson])
     return kept
@@ -234,10 +225,6 @@ def bench_get(
     """Time 1,000 random gets by key in each contender."""
     keys = random.Random(13).choices(range(1, len(docs) + 1), k=GETS)
     flights = kept["store"]["flights"]
-    rows = [
-        Row("jarenlab get", measure(lambda _: [flights.get(k) for k in keys], runs=args.get_runs), bar=1.5)
-    ]
-
     conn = sqlite3.connect(kept["floor"])
 
     def raw_get(loads: Any) -> Any:
@@ -248,17 +235,17 @@ def bench_get(
 
         return run
 
-    floor_json = Row(
-        "json floor: SELECT doc + json.loads",
-        measure(raw_get(json.loads), runs=args.get_runs),
-        floor=True,
+    times = measure_rounds(
+        {
+            "jarenlab": (lambda _: [flights.get(k) for k in keys], None),
+            "json": (raw_get(json.loads), None),
+            "orjson": (raw_get(orjson.loads), None),
+        },
+        runs=args.get_runs,
     )
-    floor_orjson = Row(
-        "orjson floor: SELECT doc + orjson.loads",
-        measure(raw_get(orjson.loads), runs=args.get_runs),
-        floor=True,
-    )
-    rows += [floor_json, floor_orjson]
+    floor_json = Row("json floor: SELECT doc + json.loads", times["json"], floor=True)
+    floor_orjson = Row("orjson floor: SELECT doc + orjson.loads", times["orjson"], floor=True)
+    rows = [Row("jarenlab get", times["jarenlab"], bar=1.5), floor_json, floor_orjson]
 
     import sqlite_utils
 
@@ -306,7 +293,6 @@ def bench_export(
 ) -> list[dict[str, Any]]:
     """Time exporting every flight to one pandas DataFrame."""
     flights = kept["store"]["flights"]
-    rows = [Row("jarenlab to_pandas()", measure(lambda _: flights.to_pandas(), runs=args.runs), bar=1.0)]
     conn = sqlite3.connect(kept["floor"])
 
     def raw_export(loads: Any) -> Any:
@@ -315,17 +301,17 @@ def bench_export(
 
         return run
 
-    floor_json = Row(
-        "json floor: select all, json.loads, DataFrame",
-        measure(raw_export(json.loads), runs=args.runs),
-        floor=True,
+    times = measure_rounds(
+        {
+            "jarenlab": (lambda _: flights.to_pandas(), None),
+            "json": (raw_export(json.loads), None),
+            "orjson": (raw_export(orjson.loads), None),
+        },
+        runs=args.runs,
     )
-    floor_orjson = Row(
-        "orjson floor: select all, orjson.loads, DataFrame",
-        measure(raw_export(orjson.loads), runs=args.runs),
-        floor=True,
-    )
-    rows += [floor_json, floor_orjson]
+    floor_json = Row("json floor: select all, json.loads, DataFrame", times["json"], floor=True)
+    floor_orjson = Row("orjson floor: select all, orjson.loads, DataFrame", times["orjson"], floor=True)
+    rows = [Row("jarenlab to_pandas()", times["jarenlab"], bar=1.0), floor_json, floor_orjson]
 
     import sqlite_utils
 

@@ -32,7 +32,9 @@ def machine_info() -> dict[str, Any]:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return {
+        "load": load,
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "cpu": cpu,
@@ -47,7 +49,7 @@ def print_machine() -> None:
     info = machine_info()
     print(
         f"machine {info['machine']}, {info['cpus']} cpus ({info['cpu']}), Python {info['python']}, "
-        f"SQLite {info['sqlite']}, {info['date']}"
+        f"SQLite {info['sqlite']}, {info['date']}, load average {info['load'][0]:.2f}"
     )
 
 
@@ -64,6 +66,21 @@ def measure(fn: Callable[[Any], Any], *, runs: int, setup: Callable[[], Any] | N
         started = time.perf_counter()
         fn(arg)
         times.append(time.perf_counter() - started)
+    return times
+
+
+def measure_rounds(
+    contenders: dict[str, tuple[Callable[[Any], Any], Callable[[], Any] | None]], *, runs: int
+) -> dict[str, list[float]]:
+    """Like :func:`measure` for several ``{name: (fn, setup)}``, taken in turns: one run of each per round.
+
+    On a shared machine, load that comes and goes then hits every contender alike, so ratios
+    stay fair even when the absolute times move.
+    """
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(runs):
+        for name, (fn, setup) in contenders.items():
+            times[name] += measure(fn, runs=1, setup=setup)
     return times
 
 
