@@ -29,7 +29,7 @@ from jarenlab.errors import JarenlabError, LiveError, QueryError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
 from jarenlab.live.strategies import Accumulator, Groups, Sorted, make_maintainer
-from jarenlab.live.window import Op, diff_values
+from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.engine import compile_query
 from jarenlab.query.values import check_json
 
@@ -56,6 +56,10 @@ class LiveMode:
 
     def __str__(self) -> str:
         return self.strategy if self.reason is None else f"{self.strategy} ({self.reason})"
+
+
+def _same_values(old: list[Any], new: list[Any]) -> bool:
+    return len(old) == len(new) and all(a is b or same(a, b) for a, b in zip(old, new))
 
 
 class LiveQuery:
@@ -162,8 +166,11 @@ class LiveQuery:
             self._fail(err)
             return
         self.seq = rec.seq
+        rows = self._maintainer.rows
+        if len(ops) > 1 and _same_values(self.rows, rows):
+            ops = []  # rows only traded places with equal ones: nothing a reader could see changed
+        self.rows = rows
         if ops:
-            self.rows = self._maintainer.rows
             self._emit(ops)
 
     def _check_bound(self, size: int) -> None:

@@ -1,0 +1,132 @@
+"""Seeded write streams: after every commit each live query equals a fresh run of its document,
+and replaying its emitted patches onto the previous rows gives the new rows."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+import pytest
+
+from jarenlab.patch import apply_patch
+from jarenlab.query.builder import it, param
+
+from .conftest import fresh
+
+F = {"$for": {"r": "$[*]"}}
+WHERE_N = {"$gt": ["$r.n", "$min"]}
+DOCS: dict[str, tuple[Any, dict[str, Any], str]] = {
+    "rows": ({**F, "$where": WHERE_N, "$return": {"id": "$r.id", "n": "$r.n"}}, {"min": 20}, "rows"),
+    "rows-multi": ({**F, "$where": {"$exists": "$r.g"}, "$return": "$r.x"}, {}, "rows"),
+    "rows-let": ({**F, "$let": {"d": {"$mul": ["$r.n", 2]}}, "$where": {"$eq": ["$r.g", "$g"]}, "$return": "$d"}, {"g": "b"}, "rows"),
+    "top5": ({"$subsequence": [{**F, "$orderby": {"$key": "$r.n", "$dir": "desc", "$empty": "greatest"}, "$return": "$r"}, 0, 5]}, {}, "window"),
+    "page": ({"$subsequence": [{**F, "$where": {"$exists": "$r.s"}, "$orderby": [{"$key": "$r.s"}, {"$key": "$r.x", "$dir": "desc"}], "$return": {"k": "$r.id", "s": "$r.s"}}, 2, 4]}, {}, "window"),
+    "head": ({"$head": [{**F, "$orderby": {"$key": "$r.x"}, "$return": "$r.id"}]}, {}, "window"),
+    "sorted-all": ({**F, "$where": {"$lt": ["$r.n", 60]}, "$orderby": {"$key": "$r.g"}, "$return": ["$r.g", "$r.n"]}, {}, "window"),
+    "count": ({"$count": "$[*]"}, {}, "accumulator"),
+    "sum-n": ({"$sum": "$[*].n"}, {}, "accumulator"),
+    "sum-x": ({"$sum": {**F, "$where": WHERE_N, "$return": "$r.x"}}, {"min": 10}, "accumulator"),
+    "avg-x": ({"$avg": "$[*].x"}, {}, "accumulator"),
+    "min-n": ({"$min": "$[*].n"}, {}, "accumulator"),
+    "max-s": ({"$max": "$[*].s"}, {}, "accumulator"),
+    "groups": ({**F, "$groupby": {"k": "$r.g"}, "$return": {"g": {"$default": ["$k", None]}, "c": {"$count": "$r"}, "t": {"$sum": "$r.n"}}}, {}, "groups"),
+    "groups-where": ({**F, "$where": WHERE_N, "$groupby": {"k": "$r.s"}, "$return": {"$max": "$r.x"}}, {"min": 30}, "groups"),
+    "rerun": ({"$distinct": ["$[*].g"]}, {}, "rerun"),
+}
+KEYS = ["a", "b", "B", "é", "z", "aa", "😀", "ab", "A1", "a/b", "x~y", "m", "n", "Z", "é2", "q"]
+
+
+def _doc(rng: random.Random) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    if rng.random() < 0.9:
+        d["g"] = rng.choice("abcd")
+    if rng.random() < 0.85:
+        d["n"] = rng.randrange(0, 100)
+    if rng.random() < 0.8:
+        d["x"] = rng.choice([rng.random() * 10, rng.randrange(-3, 3), 0.1, 2.5])
+    if rng.random() < 0.7:
+        d["s"] = rng.choice(["", "a", "b", "ab", "é", "Z", "😀"])
+    return d
+
+
+def _write(coll: Any, rng: random.Random, keyed: bool, known: list[Any]) -> None:
+    roll = rng.random()
+    if keyed:
+        key = rng.choice(KEYS)
+        if roll < 0.45:
+            coll.put({"id": key, **_doc(rng)})
+        elif roll < 0.7 and coll.get(key) is not None:
+            coll.patch(key, {k: v for k, v in _doc(rng).items() if rng.random() < 0.5} or {"n": 1})
+        else:
+            coll.delete(key)
+        return
+    if roll < 0.4 or not known:
+        known.append(coll.insert(_doc(rng)))
+    elif roll < 0.7:
+        coll.put(_doc(rng), rng.choice(known))
+    else:
+        key = rng.choice(known)
+        coll.delete(key)
+        known.remove(key)
+
+
+def _check(lives: dict[str, Any], before: dict[str, list[Any]], patches: dict[str, list[Any]]) -> None:
+    for name, (live, coll, doc, ext, strategy) in lives.items():
+        expected = fresh(coll, doc, ext, windowed=strategy == "window")
+        assert orjson.dumps(live.rows) == orjson.dumps(expected), name
+        got = patches[name]
+        assert len(got) <= 1, f"{name}: {len(got)} emissions for one commit"
+        if got:
+            assert orjson.dumps(live.rows) != orjson.dumps(before[name]), f"{name}: emitted without a change"
+            replayed = apply_patch({"rows": before[name]}, got[0])["rows"]
+            assert orjson.dumps(replayed) == orjson.dumps(live.rows), name
+        else:
+            assert orjson.dumps(live.rows) == orjson.dumps(before[name]), f"{name}: changed without emitting"
+        before[name] = live.rows
+        got.clear()
+
+
+@pytest.mark.parametrize("collection", ["items", "nums"])
+def test_seeded_stream_matches_fresh_runs(store: Any, collection: str) -> None:
+    rng = random.Random(f"live-{collection}")
+    coll = store[collection]
+    keyed = collection == "items"
+    known: list[Any] = []
+    for _ in range(20):
+        _write(coll, rng, keyed, known)
+    lives: dict[str, Any] = {}
+    patches: dict[str, list[Any]] = {}
+    for name, (doc, ext, strategy) in DOCS.items():
+        live = coll.live(doc, **ext)
+        assert live.mode.strategy == strategy, (name, live.mode)
+        patches[name] = []
+        live.subscribe(lambda patch, seq, name=name: patches[name].append(patch))
+        lives[name] = (live, coll, doc, ext, strategy)
+    before = {name: v[0].rows for name, v in lives.items()}
+    _check(lives, before, patches)
+    for step in range(1_100):
+        if step % 50 == 49:
+            with store.transaction():  # several writes in one commit: one emission at most
+                for _ in range(rng.randrange(2, 6)):
+                    _write(coll, rng, keyed, known)
+        else:
+            _write(coll, rng, keyed, known)
+        _check(lives, before, patches)
+    assert all(v[0].mode.incremental == (v[4] != "rerun") for v in lives.values())
+
+
+def test_builder_query_live(store: Any) -> None:
+    from jarenlab.query.builder import Query
+
+    coll = store["items"]
+    rng = random.Random(7)
+    for key in KEYS:
+        coll.put({"id": key, **_doc(rng)})
+    q = Query(coll).where(it.n > param("m")).order_by(it.n.desc()).take(3).select({"id": it.id, "n": it.n})
+    live = q.live(m=10)
+    assert live.mode.strategy == "window"
+    doc = {"$subsequence": [{**F, "$where": {"$gt": ["$r.n", 10]}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": {"id": "$r.id", "n": "$r.n"}}, 0, 3]}
+    for _ in range(200):
+        _write(coll, rng, True, [])
+        assert live.rows == fresh(coll, doc, {}, windowed=True)
