@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -226,3 +227,33 @@ def test_repr_and_html(store: jl.Store) -> None:
     page = ev._repr_html_()
     assert "flight.delayed" in page and "1545" in page and "<table>" in page
     assert "flight.delayed" in store.events._repr_html_() and "2 types" in repr(store.events)
+
+
+@pytest.mark.slow
+def test_dedupe_across_processes_has_one_winner(tmp_path: Any, model: dict[str, Any], raw_count: Any) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "lab.db"
+    jl.open(path, model).close()
+    script = (
+        "import sys, time, jarenlab as jl\n"
+        "with jl.open(sys.argv[1]) as s:\n"
+        "    s.events.on('flight.delayed')(lambda ev, st: st['delays'].insert(ev.payload) and None)\n"
+        "    while time.time() < float(sys.argv[3]): time.sleep(0.001)\n"
+        "    ev = s.events.emit('flight.delayed', {'flight': int(sys.argv[2]), 'minutes': 1}, dedupe_key='same')\n"
+        "    print(ev.seq, ev.deduplicated, ev.payload['flight'])\n"
+    )
+    start = str(time.time() + 1.0)
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(path), str(i), start], stdout=subprocess.PIPE, text=True
+        )
+        for i in range(3)
+    ]
+    answers = [child.communicate(timeout=60)[0].split() for child in children]
+    assert all(child.returncode == 0 for child in children)
+    assert {a[0] for a in answers} == {"1"} and sorted(a[1] for a in answers) == ["False", "True", "True"]
+    assert len({a[2] for a in answers}) == 1  # every process got the winner's payload
+    with jl.open(path) as store:
+        assert raw_count(store, "_jl_events") == 1 and store["delays"].count() == 1
