@@ -1,0 +1,148 @@
+"""Delivery, bounds, identity, re-seeding after log gaps, other stores on the file, close."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+from jarenlab.errors import LiveError
+
+from .conftest import MODEL, fresh
+
+TOP = {"$subsequence": [{"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r"}, 0, 3]}
+
+
+def _fill(coll: Any, n: int) -> None:
+    coll.insert_many([{"id": f"k{i:03}", "n": i, "g": "ab"[i % 2]} for i in range(n)])
+
+
+def test_unchanged_rows_keep_identity_and_deletes_slide_in(store: Any) -> None:
+    coll = store["items"]
+    _fill(coll, 10)
+    live = coll.live(TOP)
+    first = list(live.rows)
+    seen: list[Any] = []
+    live.subscribe(lambda patch, seq: seen.append(patch))
+    coll.put({"id": "k000", "n": -5})  # far below the window: no emission
+    assert seen == [] and all(a is b for a, b in zip(first, live.rows))
+    coll.delete("k008")  # inside the window: the next row slides in
+    assert [r["n"] for r in live.rows] == [9, 7, 6]
+    assert live.rows[0] is first[0] and live.rows[1] is first[2]
+    assert seen == [[{"op": "remove", "path": "/rows/1"}, {"op": "add", "path": "/rows/2", "value": live.rows[2]}]]
+
+
+def test_ties_break_by_key_in_code_point_order(store: Any) -> None:
+    coll = store["items"]
+    for key in ["b", "é", "B", "a", "😀"]:
+        coll.put({"id": key, "n": 1})
+    live = coll.live({"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r.id"})
+    assert live.rows == ["B", "a", "b", "é", "😀"]
+
+
+def test_subscriber_that_writes_does_not_recurse(store: Any) -> None:
+    coll = store["items"]
+    live = coll.live({"$count": "$[*]"})
+    calls: list[tuple[int, Any]] = []
+    depth = [0]
+
+    def writer(patch: Any, seq: int) -> None:
+        depth[0] += 1
+        assert depth[0] == 1, "re-entered"
+        calls.append((seq, live.rows[0]))
+        if live.rows[0] < 3:
+            coll.insert({"id": f"w{live.rows[0]}"})
+        depth[0] -= 1
+
+    live.subscribe(writer)
+    coll.insert({"id": "start"})
+    assert [c[1] for c in calls] == [1, 2, 3]
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+
+
+def test_maintained_bound_closes_with_a_coded_error(store: Any) -> None:
+    store.changes.max_maintained = 5
+    coll = store["items"]
+    _fill(coll, 4)
+    live = coll.live(TOP)
+    errors: list[Any] = []
+    live.subscribe(lambda patch, seq: None, on_error=errors.append)
+    _fill_more = [{"id": f"z{i}", "n": 100 + i} for i in range(2)]
+    coll.insert_many(_fill_more)
+    assert [e.code for e in errors] == ["JD2060"] and live.closed and live.error is errors[0]
+    with pytest.raises(LiveError) as err:
+        live.subscribe(lambda patch, seq: None)
+    assert err.value.code == "JD2062"
+
+
+def test_query_bound(store: Any) -> None:
+    store.changes.max_queries = 2
+    lives = [store["items"].live({"$count": "$[*]"}) for _ in range(2)]
+    with pytest.raises(LiveError) as err:
+        store["items"].live({"$count": "$[*]"})
+    assert err.value.code == "JD2060"
+    lives[0].close()
+    assert store["items"].live({"$count": "$[*]"}).rows == [0]
+
+
+def test_gap_past_retention_and_compact_records_reseed(tmp_path: Any) -> None:
+    a = jl.open(tmp_path / "g.db", MODEL)
+    b = jl.open(tmp_path / "g.db", MODEL)
+    try:
+        a.changes.poll_interval = 3600  # drive delivery by hand
+        live = a["items"].live(TOP)
+        b.changes.log.retention = 3
+        for i in range(10):
+            b["items"].put({"id": f"r{i}", "n": i})
+        with pytest.raises(LiveError) as err:
+            a.changes.read(after=1)
+        assert err.value.code == "JD2050"
+        with a.changes.lock:
+            a.changes._drain(check_log=True)
+        assert live.rows == fresh(a["items"], TOP, {}, windowed=True) and len(live.rows) == 3
+        b.changes.log.inline_limit = 2
+        b["items"].insert_many([{"id": f"s{i}", "n": 50 + i} for i in range(5)])
+        assert a.changes.read(after=a.changes.bounds()[1] - 1)[0].changes is None  # compact
+        with a.changes.lock:
+            a.changes._drain(check_log=True)
+        assert [r["n"] for r in live.rows] == [54, 53, 52]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_close_stops_queries_and_poller(tmp_path: Any) -> None:
+    s = jl.open(tmp_path / "c.db", MODEL)
+    live = s["items"].live({"$count": "$[*]"})
+    poller = s.changes._poller
+    assert poller is not None and poller.is_alive()
+    s.close()
+    assert live.closed and not poller.is_alive()
+
+
+@pytest.mark.slow
+def test_another_process_write_arrives_within_a_second(tmp_path: Any) -> None:
+    path = tmp_path / "p.db"
+    with jl.open(path, MODEL) as store:
+        live = store["items"].live(TOP)
+        arrived: list[float] = []
+        live.subscribe(lambda patch, seq: arrived.append(time.monotonic()))
+        script = textwrap.dedent(f"""
+            import time, jarenlab as jl
+            s = jl.open({str(path)!r})
+            s["items"].insert({{"id": "remote", "n": 1000}})
+            print(time.monotonic(), flush=True)
+            s.close()
+        """)
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+        wrote = float(out.stdout.strip())
+        deadline = time.monotonic() + 1.0
+        while not arrived and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert arrived and arrived[0] - wrote < 1.0
+        assert live.rows[0]["id"] == "remote"
