@@ -14,11 +14,26 @@ list they were given, so sequences may be shared freely.
 from __future__ import annotations
 
 import copy
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from jarenlab.errors import JarenlabError, QueryError
+from jarenlab.query.compare import (
+    FLIP,
+    MISSING,
+    TESTS,
+    BoolFn,
+    Env,
+    ItemPredMaker,
+    SeqFn,
+    compare_literal,
+    exists_pair,
+    item_compare,
+    item_logic,
+    member_compare,
+    member_compare_literal,
+    member_of,
+)
 from jarenlab.query.document import (
     ARITY,
     DEFAULT_MAX_DEPTH,
@@ -33,24 +48,9 @@ from jarenlab.query.document import (
 from jarenlab.query.flwor import compile_flwor
 from jarenlab.query.functions import FUNCTIONS, range_bounds
 from jarenlab.query.path import VAR_NAME
-from jarenlab.query.values import check_json, ebv, json_eq, json_lt, kind
+from jarenlab.query.values import check_json, ebv
 
-Env = dict[str, Any]
-SeqFn = Callable[[Env], list[Any]]
-BoolFn = Callable[[Env], bool]
-ItemPredMaker = Callable[[Env], Callable[[Any], bool]]
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
-_MISSING: Any = object()
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-_NUM_OPS = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
-_TESTS: dict[str, Callable[[Any, Any], bool]] = {
-    "eq": json_eq,
-    "ne": lambda a, b: not json_eq(a, b),
-    "lt": json_lt,
-    "gt": lambda a, b: json_lt(b, a),
-    "le": lambda a, b: json_lt(a, b) or (json_eq(a, b) and kind(a) in ("number", "string")),
-    "ge": lambda a, b: json_lt(b, a) or (json_eq(a, b) and kind(a) in ("number", "string")),
-}
 
 
 class State:
@@ -137,8 +137,8 @@ class Compiler:
                 out = []
                 for x in env[var]:
                     if type(x) is dict:
-                        v = x.get(name, _MISSING)
-                        if v is not _MISSING:
+                        v = x.get(name, MISSING)
+                        if v is not MISSING:
                             out.append(v)
                 return out
 
@@ -255,7 +255,7 @@ class Compiler:
         if name in ("exists", "empty"):
             f = self.seq(node.args[0])
             return (lambda env: len(f(env)) > 0) if name == "exists" else (lambda env: not f(env))
-        if name in _TESTS:
+        if name in TESTS:
             return self.compare(node)
         return None
 
@@ -264,13 +264,13 @@ class Compiler:
         name = node.name
         a, b = node.args
         if isinstance(a, Lit) and not isinstance(b, Lit):
-            a, b, name = b, a, _FLIP[name]
+            a, b, name = b, a, FLIP[name]
         fa = self.seq(a)
         fb = self.seq(b)
-        test = _TESTS[name]
+        test = TESTS[name]
 
         def slow(env: Env) -> bool:
-            return _exists_pair(fa(env), fb(env), test)
+            return exists_pair(fa(env), fb(env), test)
 
         constant = isinstance(b, Lit) or (isinstance(b, PathRef) and not b.steps)
         if self.limited or not constant:
@@ -281,10 +281,10 @@ class Compiler:
             if isinstance(b, Lit):
                 if type(b.value) in (list, dict):
                     return slow
-                return _member_compare_literal(var, member, name, b.value)
-            return _member_compare(var, member, name, fb, slow)
+                return member_compare_literal(var, member, name, b.value)
+            return member_compare(var, member, name, fb, slow)
         if isinstance(b, Lit) and type(b.value) not in (list, dict):
-            return _compare_literal(fa, name, b.value)
+            return compare_literal(fa, name, b.value)
         return slow
 
     def item_pred(self, node: Node, var: str) -> ItemPredMaker | None:
@@ -302,21 +302,21 @@ class Compiler:
             subs = [self.item_pred(a, var) for a in node.args]
             if any(s is None for s in subs):
                 return None
-            return _item_logic(name, subs)  # type: ignore[arg-type]
-        member = _member_of(node.args[0], var)
+            return item_logic(name, subs)  # type: ignore[arg-type]
+        member = member_of(node.args[0], var)
         if name in ("exists", "empty") and member is not None:
             present = name == "exists"
             return lambda env: lambda d: (member in d) is present
-        if name not in _TESTS:
+        if name not in TESTS:
             return None
         a, b = node.args
-        if isinstance(a, Lit | PathRef) and _member_of(a, var) is None:
-            a, b, name = b, a, _FLIP[name]
-        member = _member_of(a, var)
+        if isinstance(a, Lit | PathRef) and member_of(a, var) is None:
+            a, b, name = b, a, FLIP[name]
+        member = member_of(a, var)
         if member is None:
             return None
         if isinstance(b, Lit) and type(b.value) not in (list, dict):
-            pred = _item_compare(member, name, b.value)
+            pred = item_compare(member, name, b.value)
             return lambda env: pred
         if isinstance(b, PathRef) and not b.steps and b.var not in (None, var):
             other, slow, op = b.var, self.compare(node), name
@@ -324,7 +324,7 @@ class Compiler:
             def maker(env: Env) -> Callable[[Any], bool]:
                 ys = env[other]
                 if len(ys) == 1 and type(ys[0]) not in (list, dict):
-                    return _item_compare(member, op, ys[0])
+                    return item_compare(member, op, ys[0])
                 return lambda d: slow({**env, var: [d]})
 
             return maker
@@ -353,183 +353,6 @@ class Compiler:
             return [value]
 
         return run
-
-
-def _member_of(node: Node, var: str) -> str | None:
-    if (
-        isinstance(node, PathRef)
-        and node.var == var
-        and len(node.steps) == 1
-        and node.steps[0][0] == "member"
-    ):
-        return str(node.steps[0][1])
-    return None
-
-
-def _item_logic(name: str, subs: list[ItemPredMaker]) -> ItemPredMaker:
-    if name == "not":
-        (sub,) = subs
-
-        def negated(env: Env) -> Callable[[Any], bool]:
-            p = sub(env)
-            return lambda d: not p(d)
-
-        return negated
-    if len(subs) == 2:
-        s0, s1 = subs
-
-        def pair(env: Env) -> Callable[[Any], bool]:
-            p0, p1 = s0(env), s1(env)
-            return (lambda d: p0(d) and p1(d)) if name == "and" else (lambda d: p0(d) or p1(d))
-
-        return pair
-
-    def many(env: Env) -> Callable[[Any], bool]:
-        ps = [s(env) for s in subs]
-        if name == "and":
-            return lambda d: all(p(d) for p in ps)
-        return lambda d: any(p(d) for p in ps)
-
-    return many
-
-
-def _item_compare(member: str, name: str, y: Any) -> Callable[[Any], bool]:
-    """``item.member <op> y`` for one object item and one scalar ``y``."""
-    ty = type(y)
-    num = ty is int or ty is float
-    kinds = (int, float) if num else (ty,)
-    if name in _NUM_OPS:
-        op = _NUM_OPS[name]
-        if not num and ty is not str:
-            return lambda d: d.get(member) is _MISSING  # always false; still rejects non-objects
-        return lambda d: type(x := d.get(member, _MISSING)) in kinds and op(x, y)
-    if name == "ne":
-        return lambda d: (x := d.get(member, _MISSING)) is not _MISSING and not (x == y and type(x) in kinds)
-    return lambda d: (x := d.get(member, _MISSING)) == y and type(x) in kinds
-
-
-def _exists_pair(xs: list[Any], ys: list[Any], test: Callable[[Any, Any], bool]) -> bool:
-    return any(test(x, y) for x in xs for y in ys)
-
-
-def _member_compare(var: str, member: str, name: str, const: SeqFn, slow: BoolFn) -> BoolFn:
-    """``$var.member <op> constant`` with the member lookup and the type guard inlined.
-
-    The hot path of every filter: one closure call per tuple, no intermediate lists.
-    Anything unusual (a constant that is not one scalar) takes the generic path.
-    """
-    if name in _NUM_OPS:
-        op = _NUM_OPS[name]
-
-        def order(env: Env) -> bool:
-            ys = const(env)
-            if len(ys) != 1:
-                return slow(env)
-            y = ys[0]
-            ty = type(y)
-            num = ty is int or ty is float
-            if not num and ty is not str:
-                return False
-            for d in env[var]:
-                if type(d) is dict:
-                    x = d.get(member, _MISSING)
-                    tx = type(x)
-                    if ((tx is int or tx is float) if num else tx is str) and op(x, y):
-                        return True
-            return False
-
-        return order
-    negate = name == "ne"
-
-    def equal(env: Env) -> bool:
-        ys = const(env)
-        if len(ys) != 1 or type(ys[0]) in (list, dict):
-            return slow(env)
-        y = ys[0]
-        ty = type(y)
-        num = ty is int or ty is float
-        for d in env[var]:
-            if type(d) is dict:
-                x = d.get(member, _MISSING)
-                if x is _MISSING:
-                    continue
-                tx = type(x)
-                same = x == y and (tx is ty or (num and (tx is int or tx is float)))
-                if same is not negate:
-                    return True
-        return False
-
-    return equal
-
-
-def _member_compare_literal(var: str, member: str, name: str, y: Any) -> BoolFn:
-    """``$var.member <op> literal``: as :func:`_member_compare` with the literal's kind known now."""
-    ty = type(y)
-    num = ty is int or ty is float
-    if name in _NUM_OPS:
-        op = _NUM_OPS[name]
-        if not num and ty is not str:
-            return lambda env: False
-        kinds = (int, float) if num else (str,)
-
-        def order(env: Env) -> bool:
-            for d in env[var]:
-                if type(d) is dict:
-                    x = d.get(member, _MISSING)
-                    if type(x) in kinds and op(x, y):
-                        return True
-            return False
-
-        return order
-    kinds = (int, float) if num else (ty,)
-    negate = name == "ne"
-
-    def equal(env: Env) -> bool:
-        for d in env[var]:
-            if type(d) is dict:
-                x = d.get(member, _MISSING)
-                if x is not _MISSING and (x == y and type(x) in kinds) is not negate:
-                    return True
-        return False
-
-    return equal
-
-
-def _compare_literal(fa: SeqFn, name: str, lit: Any) -> BoolFn:
-    t = type(lit)
-    if name == "eq" and t is not float and t is not int:
-
-        def eq_scalar(env: Env) -> bool:
-            for x in fa(env):  # noqa: SIM110 - a plain loop beats any() on the hot path
-                if x == lit and type(x) is t:
-                    return True
-            return False
-
-        return eq_scalar
-    if t is int or t is float:
-        if name in _NUM_OPS:
-            op = _NUM_OPS[name]
-
-            def order_num(env: Env) -> bool:
-                for x in fa(env):
-                    tx = type(x)
-                    if (tx is int or tx is float) and op(x, lit):
-                        return True
-                return False
-
-            return order_num
-        if name == "eq":
-
-            def eq_num(env: Env) -> bool:
-                for x in fa(env):
-                    tx = type(x)
-                    if (tx is int or tx is float) and x == lit:
-                        return True
-                return False
-
-            return eq_num
-    test = _TESTS[name]
-    return lambda env: any(test(x, lit) for x in fa(env))
 
 
 class CompiledQuery:
