@@ -11,7 +11,18 @@ import pytest
 from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query import compile_query, evaluate, shape
 
-MODULES = ["builder", "compare", "document", "engine", "flwor", "functions", "iregexp", "path", "values", "__init__"]
+MODULES = [
+    "builder",
+    "compare",
+    "document",
+    "engine",
+    "flwor",
+    "functions",
+    "iregexp",
+    "path",
+    "values",
+    "__init__",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

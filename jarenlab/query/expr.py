@@ -1,0 +1,309 @@
+"""Builder expressions: ``it``, ``param``, ``key``, ``agg`` and :class:`Expr`.
+
+Python operators on an :class:`Expr` record operator phrases; nothing is evaluated.
+
+>>> ((it.origin == "JFK") & (it.dep_delay > param("min_delay"))).document
+{'$and': [{'$eq': ['$it.origin', 'JFK']}, {'$gt': ['$it.dep_delay', '$min_delay']}]}
+>>> it["odd key"].tags[0].document
+"$it['odd key'].tags[0]"
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from jarenlab.errors import QueryError
+from jarenlab.query.path import VAR_NAME, parse_path, path_text
+from jarenlab.query.values import check_json
+
+_LOGIC_HINT = "use & | ~ (with parentheses) instead of and / or / not, which Python cannot overload"
+
+
+def lit(value: Any) -> Any:
+    """The document form of a Python value or :class:`Expr`.
+
+    >>> lit("$5"), lit(it.a), lit([1, 2])
+    ('$$5', '$it.a', {'$const': [1, 2]})
+    """
+    if isinstance(value, Expr):
+        return value.document
+    why = check_json(value)
+    if why:
+        raise QueryError("JQ0010", f"cannot use {value!r} in a query: {why}")
+    if isinstance(value, str):
+        return "$" + value if value.startswith("$") else value
+    if isinstance(value, list | dict):
+        return {"$const": value}
+    return value
+
+
+def _op(name: str, *args: Any) -> Expr:
+    return Expr({f"${name}": [lit(a) for a in args]})
+
+
+class Expr:
+    """A query expression; Python operators build operator phrases.
+
+    ``== != < <= > >=`` build comparisons, ``& | ~`` build ``$and $or $not``,
+    ``+ - * / // %`` and unary ``-`` build arithmetic. Member access records a path;
+    a member whose name is also a method here (``desc``, ``exists``, ...) is reached
+    with ``it["desc"]``.
+
+    >>> (it.a + 1).document
+    {'$add': ['$it.a', 1]}
+    """
+
+    __slots__ = ("_doc",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, document: Any) -> None:
+        self._doc = document
+
+    @property
+    def document(self) -> Any:
+        """The JSON document of this expression."""
+        return self._doc
+
+    def _step(self, step: tuple[str, object]) -> Expr:
+        doc = self._doc
+        if isinstance(doc, str) and doc.startswith("$") and not doc.startswith("$$"):
+            p = parse_path(doc, "")
+            return Expr(path_text(p.var, (*p.steps, step)))
+        return _op("get", self, step[1])
+
+    def __getattr__(self, name: str) -> Expr:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._step(("member", name))
+
+    def __getitem__(self, key: str | int) -> Expr:
+        if isinstance(key, bool) or not isinstance(key, str | int):
+            raise QueryError("JQ0004", f"a member name or integer index is needed, got {key!r}")
+        return self._step(("member", key) if isinstance(key, str) else ("index", key))
+
+    def __iter__(self) -> NoReturn:
+        raise QueryError(
+            "JQ0008", "an expression cannot be iterated in Python; use it.tags[0] or '$it.tags[*]'"
+        )
+
+    def __contains__(self, item: object) -> NoReturn:
+        raise QueryError("JQ0008", "`in` cannot build a query; use expr.isin([...])")
+
+    def __bool__(self) -> NoReturn:
+        raise QueryError("JQ0008", f"an expression has no Python truth value; {_LOGIC_HINT}")
+
+    def __eq__(self, other: object) -> Expr:  # type: ignore[override]
+        return _op("eq", self, other)
+
+    def __ne__(self, other: object) -> Expr:  # type: ignore[override]
+        return _op("ne", self, other)
+
+    def __lt__(self, other: Any) -> Expr:
+        return _op("lt", self, other)
+
+    def __le__(self, other: Any) -> Expr:
+        return _op("le", self, other)
+
+    def __gt__(self, other: Any) -> Expr:
+        return _op("gt", self, other)
+
+    def __ge__(self, other: Any) -> Expr:
+        return _op("ge", self, other)
+
+    def _logic(self, name: str, other: Any) -> Expr:
+        parts: list[Any] = []
+        for e in (self, other):
+            doc = lit(e)
+            if isinstance(doc, dict) and list(doc) == [f"${name}"]:
+                parts.extend(doc[f"${name}"])
+            else:
+                parts.append(doc)
+        return Expr({f"${name}": parts})
+
+    def __and__(self, other: Any) -> Expr:
+        return self._logic("and", other)
+
+    def __rand__(self, other: Any) -> Expr:
+        return Expr(lit(other))._logic("and", self)
+
+    def __or__(self, other: Any) -> Expr:
+        return self._logic("or", other)
+
+    def __ror__(self, other: Any) -> Expr:
+        return Expr(lit(other))._logic("or", self)
+
+    def __invert__(self) -> Expr:
+        return _op("not", self)
+
+    def __add__(self, other: Any) -> Expr:
+        return _op("add", self, other)
+
+    def __radd__(self, other: Any) -> Expr:
+        return _op("add", other, self)
+
+    def __sub__(self, other: Any) -> Expr:
+        return _op("sub", self, other)
+
+    def __rsub__(self, other: Any) -> Expr:
+        return _op("sub", other, self)
+
+    def __mul__(self, other: Any) -> Expr:
+        return _op("mul", self, other)
+
+    def __rmul__(self, other: Any) -> Expr:
+        return _op("mul", other, self)
+
+    def __truediv__(self, other: Any) -> Expr:
+        return _op("div", self, other)
+
+    def __rtruediv__(self, other: Any) -> Expr:
+        return _op("div", other, self)
+
+    def __floordiv__(self, other: Any) -> Expr:
+        return _op("idiv", self, other)
+
+    def __mod__(self, other: Any) -> Expr:
+        return _op("mod", self, other)
+
+    def __neg__(self) -> Expr:
+        return _op("neg", self)
+
+    def asc(self, *, empty: str = "least") -> OrderKey:
+        """An ascending ordering key (``empty``: where missing values go)."""
+        return OrderKey(self._doc, False, empty)
+
+    def desc(self, *, empty: str = "least") -> OrderKey:
+        """A descending ordering key.
+
+        >>> it.dep_delay.desc().spec()
+        {'$key': '$it.dep_delay', '$dir': 'desc'}
+        """
+        return OrderKey(self._doc, True, empty)
+
+    def exists(self) -> Expr:
+        """True when the value is present (a stored ``null`` is present)."""
+        return _op("exists", self)
+
+    def is_empty(self) -> Expr:
+        """True when the value is missing."""
+        return _op("empty", self)
+
+    def startswith(self, prefix: Any) -> Expr:
+        """``$starts-with``."""
+        return _op("starts-with", self, prefix)
+
+    def endswith(self, suffix: Any) -> Expr:
+        """``$ends-with``."""
+        return _op("ends-with", self, suffix)
+
+    def contains(self, part: Any) -> Expr:
+        """``$contains`` (substring)."""
+        return _op("contains", self, part)
+
+    def matches(self, pattern: str) -> Expr:
+        """``$match``: the whole string matches the I-Regexp pattern."""
+        return _op("match", self, pattern)
+
+    def search(self, pattern: str) -> Expr:
+        """``$search``: the I-Regexp pattern matches somewhere in the string."""
+        return _op("search", self, pattern)
+
+    def upper(self) -> Expr:
+        """``$upper``."""
+        return _op("upper", self)
+
+    def lower(self) -> Expr:
+        """``$lower``."""
+        return _op("lower", self)
+
+    def length(self) -> Expr:
+        """``$string-length`` in code points."""
+        return _op("string-length", self)
+
+    def isin(self, values: Any) -> Expr:
+        """Membership: ``$or`` of ``$eq`` for a Python list, ``$eq`` against ``$p[*]`` for a param.
+
+        >>> it.x.isin([1, 2]).document
+        {'$or': [{'$eq': ['$it.x', 1]}, {'$eq': ['$it.x', 2]}]}
+        """
+        if isinstance(values, Expr):
+            doc = values.document
+            is_path = isinstance(doc, str) and doc.startswith("$") and not doc.startswith("$$")
+            return _op("eq", self, Expr(doc + "[*]") if is_path else values)
+        items = list(values)
+        if not items:
+            return Expr(False)
+        return Expr({"$or": [_op("eq", self, v).document for v in items]})
+
+    def __repr__(self) -> str:
+        return f"Expr({json.dumps(self._doc, ensure_ascii=False)})"
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    """An ``$orderby`` spec made by :meth:`Expr.asc` / :meth:`Expr.desc`."""
+
+    key: Any
+    desc: bool
+    empty: str = "least"
+
+    def spec(self) -> dict[str, Any]:
+        """The ``$orderby`` spec document."""
+        if self.empty not in ("least", "greatest"):
+            raise QueryError("JQ0007", "empty= is 'least' or 'greatest'")
+        out: dict[str, Any] = {"$key": self.key}
+        if self.desc:
+            out["$dir"] = "desc"
+        if self.empty == "greatest":
+            out["$empty"] = "greatest"
+        return out
+
+
+it = Expr("$it")
+
+
+def param(name: str) -> Expr:
+    """An external parameter ``$name``, bound at run time (``to_list(name=...)``).
+
+    >>> param("min_delay").document
+    '$min_delay'
+    """
+    if not VAR_NAME.match(name) or name == "it":
+        raise QueryError("JQ0004", f"{name!r} is not a usable parameter name")
+    return Expr("$" + name)
+
+
+def key(name: str) -> Expr:
+    """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``)."""
+    return param(name)
+
+
+class agg:
+    """Aggregates over the current group (after ``group_by``), e.g. ``agg.avg(it.dep_delay)``."""
+
+    @staticmethod
+    def count(expr: Any = None) -> Expr:
+        """The number of items (``agg.count()`` counts the group)."""
+        return _op("count", it if expr is None else expr)
+
+    @staticmethod
+    def sum(expr: Any) -> Expr:
+        """``$sum`` (0 when empty)."""
+        return _op("sum", expr)
+
+    @staticmethod
+    def avg(expr: Any) -> Expr:
+        """``$avg`` (missing when empty)."""
+        return _op("avg", expr)
+
+    @staticmethod
+    def min(expr: Any) -> Expr:
+        """``$min``."""
+        return _op("min", expr)
+
+    @staticmethod
+    def max(expr: Any) -> Expr:
+        """``$max``."""
+        return _op("max", expr)
