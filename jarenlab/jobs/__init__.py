@@ -10,7 +10,7 @@ from jarenlab.jobs.clock import VirtualClock, backoff
 from jarenlab.jobs.context import Context, current_job
 from jarenlab.jobs.dag import Dag
 from jarenlab.jobs.queue import Lease
-from jarenlab.jobs.registry import HandlerSpec, Handlers
+from jarenlab.jobs.registry import Handlers, HandlerSpec
 from jarenlab.jobs.worker import Stopped, Worker
 
 __all__ = [

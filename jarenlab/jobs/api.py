@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import random
 import socket
@@ -24,11 +25,13 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from jarenlab import _sqlite
 from jarenlab.errors import JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, Rand, is_virtual
-from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
+from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Worker
 
@@ -90,13 +93,23 @@ class Jobs:
 
     # -- handlers --------------------------------------------------------------------------------
     def handler(
-        self, kind: str, *, concurrency: int | None = None, max_attempts: int | None = None, lease: float | None = None
+        self,
+        kind: str,
+        *,
+        concurrency: int | None = None,
+        max_attempts: int | None = None,
+        lease: float | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
         """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`)."""
         return self.handlers.handler(kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
 
     def dag(
-        self, kind: str, *, concurrency: int | None = None, max_attempts: int | None = None, lease: float | None = None
+        self,
+        kind: str,
+        *,
+        concurrency: int | None = None,
+        max_attempts: int | None = None,
+        lease: float | None = None,
     ) -> Dag:
         """A DAG job kind (see :mod:`jarenlab.jobs.dag`)."""
         return self.handlers.dag(kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
@@ -158,32 +171,43 @@ class Jobs:
         now = self.clock()
         ids: list[str] = []
         rows: list[tuple[Any, ...]] = []
-        slow: list[dict[str, Any]] = []
+        slow: list[tuple[int, dict[str, Any]]] = []
+        prefix, counter = self.queue.id_source()
+        encode = orjson.dumps
+        budgets: dict[str, int] = {}
+        fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
         for position, item in enumerate(jobs):
             if type(item) is not dict or "kind" not in item:
                 raise JobError("JD2068", f"item {position} is not a dict with a 'kind'")
-            if item.keys() - {"kind", "payload", "id", "max_attempts", "partition_key"}:
-                slow.append(item)
+            if not fast.issuperset(item):
+                slow.append((position, item))
                 ids.append("")
                 continue
             kind = item["kind"]
-            job_id = item.get("id") or uuid.uuid4().hex
-            budget = self._budget(kind, item.get("max_attempts"))
-            if type(kind) is not str or not kind or type(job_id) is not str or type(budget) is not int or budget < 1:
-                raise JobError("JD2068", f"item {position} has a bad kind, id or max_attempts")
+            job_id = item.get("id") or f"{prefix}{next(counter):010x}"
+            budget = item.get("max_attempts")
+            if budget is None:
+                budget = budgets.get(kind)
+                if budget is None:
+                    budget = budgets[kind] = self._budget(kind, None)
+            partition = item.get("partition_key")
+            if (
+                type(kind) is not str or not kind or type(job_id) is not str or type(budget) is not int
+                or budget < 1 or (partition is not None and (type(partition) is not str or not partition))
+            ):  # fmt: skip
+                raise JobError("JD2068", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
-                text = dumps(item.get("payload"))
+                text = encode(item.get("payload")).decode()
             except TypeError as exc:
                 raise JobError("JD2068", f"item {position}'s payload is not JSON: {exc}") from exc
-            rows.append((job_id, kind, text, now, now, budget, item.get("partition_key"), None, now, now))
+            rows.append((job_id, kind, text, now, now, budget, partition, None, now, now))
             ids.append(job_id)
         with self.store.transaction():
             if rows:
                 self.queue.enqueue_many(rows)
-            for n, item in enumerate(ids):
-                if item == "":
-                    options = dict(slow.pop(0))
-                    ids[n] = self.enqueue(options.pop("kind"), options.pop("payload", None), **options)
+            for position, item in slow:
+                options = dict(item)
+                ids[position] = self.enqueue(options.pop("kind"), options.pop("payload", None), **options)
         if self._workers:
             self.wake()
         return ids
@@ -214,7 +238,9 @@ class Jobs:
 
     def start(self, concurrency: int = 4, *, poll: float | None = None) -> Worker:
         """Run jobs in background threads while you keep working; ``worker.stop(grace=5)`` ends it."""
-        worker = Worker(self, concurrency=concurrency, poll=self.poll if poll is None else poll, owner=self.owner)
+        worker = Worker(
+            self, concurrency=concurrency, poll=self.poll if poll is None else poll, owner=self.owner
+        )
         self._workers.append(worker)
         return worker.start()
 
@@ -314,7 +340,7 @@ class Jobs:
 
     def list(
         self, *, state: str | None = None, kind: str | None = None, after: str | None = None, limit: int = 100
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Jobs in enqueue order, filtered by ``state`` and ``kind`` before the ``limit``; ``after``
         (a job id) continues a previous page."""
         where, params = self._filters(state, kind)
@@ -326,8 +352,9 @@ class Jobs:
             rows = self.store._conn().execute(sql, (*params, limit)).fetchall()
         return [views.job_record(r) for r in rows]
 
-    def _filters(self, state: str | None, kind: str | None) -> tuple[list[str], list[Any]]:
-        where, params = [], []
+    def _filters(self, state: str | None, kind: str | None) -> tuple[builtins.list[str], builtins.list[Any]]:
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
         if state is not None:
             if state not in views.STATES:
                 raise JobError("JD2068", f"unknown state {state!r} (states: {', '.join(views.STATES)})")
@@ -345,7 +372,9 @@ class Jobs:
         with _sqlite.translating():
             return views.counts_by_state(self.store._conn().execute(sql, params).fetchall())
 
-    def frame(self, *, state: str | None = None, kind: str | None = None, limit: int | None = None) -> pd.DataFrame:
+    def frame(
+        self, *, state: str | None = None, kind: str | None = None, limit: int | None = None
+    ) -> pd.DataFrame:
         """Jobs as a DataFrame indexed by id (times as UTC datetimes), e.g. ``jobs.frame(state="dead")``."""
         where, params = self._filters(state, kind)
         sql = f"{views.SELECT}{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY seq"
@@ -356,7 +385,7 @@ class Jobs:
             rows = self.store._conn().execute(sql, params).fetchall()
         return views.records_frame([views.job_record(r) for r in rows])
 
-    def recent_failures(self, limit: int = 5) -> list[dict[str, Any]]:
+    def recent_failures(self, limit: int = 5) -> builtins.list[dict[str, Any]]:
         """The latest failed or dead jobs (most recently updated first), with their last error."""
         sql = f"{views.SELECT} WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT ?"
         with _sqlite.translating():

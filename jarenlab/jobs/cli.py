@@ -41,13 +41,17 @@ def load(spec: str) -> Any:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m jarenlab worker", description="Run jarenlab jobs from a store file.")
+    p = argparse.ArgumentParser(
+        prog="python -m jarenlab worker", description="Run jarenlab jobs from a store file."
+    )
     p.add_argument("db", help="the store file")
     p.add_argument("--handlers", action="append", required=True, help="module:attr of a Handlers registry")
     p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
     p.add_argument("--lease", type=float, default=30.0, help="default lease seconds (default 30)")
     p.add_argument("--poll", type=float, default=0.5, help="idle poll seconds (default 0.5)")
-    p.add_argument("--grace", type=float, default=5.0, help="seconds running handlers get on stop (default 5)")
+    p.add_argument(
+        "--grace", type=float, default=5.0, help="seconds running handlers get on stop (default 5)"
+    )
     p.add_argument("--until-idle", action="store_true", help="exit once nothing is left to do")
     return p
 

@@ -78,7 +78,12 @@ class Dag:
         self._tasks: dict[str, Task] = {}
 
     def task(
-        self, fn: TaskFn | None = None, *, name: str | None = None, after: Iterable[str] = (), version: int = 1
+        self,
+        fn: TaskFn | None = None,
+        *,
+        name: str | None = None,
+        after: Iterable[str] = (),
+        version: int = 1,
     ) -> Any:
         """Decorator adding a task: ``@dag.task`` or ``@dag.task(after=["fetch"], version=2)``.
 
@@ -114,7 +119,9 @@ class Dag:
         done: list[str] = []
         placed: set[str] = set()
         while len(done) < len(self._tasks):
-            ready = [t.name for t in self._tasks.values() if t.name not in placed and placed.issuperset(t.after)]
+            ready = [
+                t.name for t in self._tasks.values() if t.name not in placed and placed.issuperset(t.after)
+            ]
             if not ready:
                 stuck = sorted(set(self._tasks) - placed)
                 raise JobError("JD2068", f"the graph of {self.kind!r} has a cycle among {stuck}")
@@ -133,7 +140,9 @@ class Dag:
         saved = ctx.checkpoints
         if saved:
             if saved.get(_SHAPE) != shape:
-                raise JobError("JD2069", f"job {ctx.job['id']!r}: {describe_change(saved.get(_SHAPE), shape)}")
+                raise JobError(
+                    "JD2069", f"job {ctx.job['id']!r}: {describe_change(saved.get(_SHAPE), shape)}"
+                )
         else:
             ctx.checkpoint(_SHAPE, shape)
         values: dict[str, Any] = {}

@@ -53,7 +53,9 @@ def drain(
     finally:
         if bar is not None:
             bar.close()
-    result = {name: outcomes.get(name, 0) for name in ("done", "failed", "dead", "deferred", "lost", "cancelled")}
+    result = {
+        name: outcomes.get(name, 0) for name in ("done", "failed", "dead", "deferred", "lost", "cancelled")
+    }
     result.update((k, v) for k, v in outcomes.items() if k not in result)
     result["open"] = jobs.queue.open_count(kinds)
     return result
@@ -69,14 +71,22 @@ def _tick(bar: Any, jobs: Jobs, kinds: dict[str, float]) -> None:
 
 
 def _drain_inline(
-    jobs: Jobs, kinds: dict[str, float], outcomes: Counter[str], bar: Any, deadline: float | None, scheduled: bool
+    jobs: Jobs,
+    kinds: dict[str, float],
+    outcomes: Counter[str],
+    bar: Any,
+    deadline: float | None,
+    scheduled: bool,
 ) -> None:
     queue, executor = jobs.queue, jobs.executor
     with executor.renewing():
+        lease = None
         while True:
-            lease = queue.claim(kinds, jobs.owner)
+            if lease is None:
+                lease = queue.claim(kinds, jobs.owner)
             if lease is not None:
-                outcomes[executor.execute(lease)] += 1
+                outcome, lease = executor.execute_then_claim(lease, kinds)
+                outcomes[outcome] += 1
                 _tick(bar, jobs, kinds)
                 continue
             if deadline is not None and time.monotonic() >= deadline:

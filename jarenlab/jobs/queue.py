@@ -16,11 +16,12 @@ Inspection (get, list, counts) lives in :mod:`jarenlab.jobs.inspect`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import secrets
 import sqlite3
-import uuid
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,18 @@ class Queue:
         self.store = store
         self.clock = clock
         self._claim_sql: dict[tuple[tuple[str, float], ...], tuple[str, tuple[Any, ...]]] = {}
+        # Generated ids: creation millisecond and 24 random bits (unique across processes), then a
+        # counter, so one process's ids ascend and land at the end of the id index.
+        self._id_prefix = f"{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
+        self._id_counter = itertools.count()
+
+    def id_source(self) -> tuple[str, Iterator[int]]:
+        """The generated-id prefix and counter (for batch paths that format ids inline)."""
+        return self._id_prefix, self._id_counter
+
+    def new_id(self) -> str:
+        """A fresh job id (27 hex digits, ascending within this queue)."""
+        return f"{self._id_prefix}{next(self._id_counter):010x}"
 
     # -- writing under the gate ------------------------------------------------------------------
     def _write(self, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -209,7 +222,7 @@ class Queue:
             text = dumps(payload)
         except TypeError as exc:
             raise JobError("JD2068", f"the payload is not JSON: {exc}", key=id) from exc
-        job_id = id if id is not None else uuid.uuid4().hex
+        job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
         if coalescing_key is None:
             self._write(_INSERT, params)
@@ -259,6 +272,12 @@ class Queue:
         """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
         if not kinds:
             return None
+        sql, params, now, token = self._claim_statement(kinds, owner)
+        return self._lease(self._write(sql, params), now, token, owner)
+
+    def _claim_statement(
+        self, kinds: dict[str, float], owner: str
+    ) -> tuple[str, tuple[Any, ...], float, str]:
         key = tuple(kinds.items())
         cached = self._claim_sql.get(key)
         if cached is None:
@@ -270,7 +289,9 @@ class Queue:
         sql, pairs = cached
         now = self.clock()
         token = secrets.token_hex(8)
-        rows = self._write(sql, (owner, token, now, *pairs, now, *pairs, now, now, *kinds, now))
+        return sql, (owner, token, now, *pairs, now, *pairs, now, now, *kinds, now), now, token
+
+    def _lease(self, rows: list[Any], now: float, token: str, owner: str) -> Lease | None:
         if not rows:
             return None
         (seq, job_id, kind, payload, attempts, max_attempts, generation, until, checkpointed,
@@ -292,6 +313,46 @@ class Queue:
         return Lease(seq, job_id, kind, token, generation, attempts, max_attempts,
                      until - now, until, owner, bool(checkpointed), job)  # fmt: skip
 
+    def complete_and_claim(
+        self, lease: Lease, result_text: str | None, kinds: dict[str, float], owner: str
+    ) -> Lease | None:
+        """Complete ``lease`` and claim the next job in one transaction (one commit instead of two).
+
+        The claim is still one statement; it only shares the settle's commit. Raises the settle's
+        refusal (nothing claimed) when the lease is no longer this attempt's.
+        """
+        store = self.store
+        if store.in_transaction:
+            self.complete(lease, result_text, prune=False)
+            return self.claim(kinds, owner)
+        conn = store._conn()
+        now = self.clock()
+        gate = store._gate
+        if not gate.acquire(timeout=store.queue_timeout):
+            raise StoreError("JD0012", f"waited {store.queue_timeout}s for another thread's transaction")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                settled = conn.execute(
+                    _COMPLETE, (result_text, now, now, lease.seq, lease.token, now)
+                ).rowcount
+                claimed = None
+                if settled == 1 and kinds:
+                    sql, params, at, token = self._claim_statement(kinds, owner)
+                    claimed = self._lease(conn.execute(sql, params).fetchall(), at, token, owner)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise _sqlite.translate(exc) from exc
+        finally:
+            gate.release()
+        if settled != 1:
+            raise self.refusal(lease, now)
+        return claimed
+
     def claimable(self, kinds: Iterable[str]) -> bool:
         """True when a claim for ``kinds`` would lease a job now."""
         names = tuple(kinds)
@@ -310,11 +371,15 @@ class Queue:
             return None
         marks = ", ".join("?" for _ in names)
         with _sqlite.translating():
-            row = self.store._conn().execute(
-                f"SELECT min(due_at) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})"
-                " AND (state IN ('failed', 'leased') OR ?)",
-                (*names, scheduled),
-            ).fetchone()
+            row = (
+                self.store._conn()
+                .execute(
+                    f"SELECT min(due_at) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})"
+                    " AND (state IN ('failed', 'leased') OR ?)",
+                    (*names, scheduled),
+                )
+                .fetchone()
+            )
         return None if row[0] is None else float(row[0])
 
     def open_count(self, kinds: Iterable[str]) -> int:
@@ -324,9 +389,13 @@ class Queue:
             return 0
         marks = ", ".join("?" for _ in names)
         with _sqlite.translating():
-            return int(self.store._conn().execute(
-                f"SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})", names
-            ).fetchone()[0])
+            return int(
+                self.store._conn()
+                .execute(
+                    f"SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})", names
+                )
+                .fetchone()[0]
+            )
 
     # -- settling --------------------------------------------------------------------------------
     def complete(self, lease: Lease, result_text: str | None, *, prune: bool) -> None:
@@ -456,7 +525,9 @@ class Queue:
         with self.store.transaction():
             conn = self.store._conn()
             with _sqlite.translating():
-                row = conn.execute("SELECT state, lease_until FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone()
+                row = conn.execute(
+                    "SELECT state, lease_until FROM _jl_jobs WHERE id = ?", (job_id,)
+                ).fetchone()
                 if row is None:
                     raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
                 if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):

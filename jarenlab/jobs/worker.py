@@ -63,6 +63,17 @@ class Executor:
         back unsettled on stop), ``cancelled`` or ``lost`` (the settlement was refused).
         Raises only ``KeyboardInterrupt`` (after giving the lease back).
         """
+        return self._execute(lease, stopping, None)[0]
+
+    def execute_then_claim(
+        self, lease: Lease, kinds: dict[str, float], *, stopping: threading.Event | None = None
+    ) -> tuple[str, Lease | None]:
+        """Like :meth:`execute`; a plain completion also claims the next job in the same commit."""
+        return self._execute(lease, stopping, kinds)
+
+    def _execute(
+        self, lease: Lease, stopping: threading.Event | None, chain: dict[str, float] | None
+    ) -> tuple[str, Lease | None]:
         spec = self.jobs.handlers.get(lease.kind)
         ctx = Context(self.queue, lease)
         with self._lock:
@@ -76,7 +87,7 @@ class Executor:
                     else f"attempt {lease.attempt} of {lease.max_attempts}: the previous attempt's lease "
                     f"expired (worker died or stalled); {lease.job['last_error'] or 'no error recorded'}"
                 )
-                return self._settle_failure(lease, ctx, reason, retry=spec is None)
+                return self._settle_failure(lease, ctx, reason, retry=spec is None), None
             try:
                 value = spec.fn(lease.job["payload"], ctx)
                 text = dumps(value) if ctx.deferred is None else None
@@ -86,15 +97,22 @@ class Executor:
                 raise
             except BaseException as exc:  # any handler outcome is an ordinary failed attempt
                 if stopping is not None and stopping.is_set():
-                    return self._settle(lambda: self.queue.release(lease), "released", lease, ctx)
+                    return self._settle(lambda: self.queue.release(lease), "released", lease, ctx), None
                 final = isinstance(exc, JobError) and exc.code == "JD2069"
-                return self._settle_failure(lease, ctx, describe(exc), retry=not final)
+                return self._settle_failure(lease, ctx, describe(exc), retry=not final), None
             if ctx.deferred is not None:
                 at = ctx.deferred
-                return self._settle(lambda: self.queue.defer(lease, at), "deferred", lease, ctx)
+                return self._settle(lambda: self.queue.defer(lease, at), "deferred", lease, ctx), None
+            if chain is not None and not lease.checkpointed:
+                box: list[Lease | None] = [None]
+
+                def settle_and_claim() -> None:
+                    box[0] = self.queue.complete_and_claim(lease, text, chain, lease.owner)
+
+                return self._settle(settle_and_claim, "done", lease, ctx), box[0]
             return self._settle(
                 lambda: self.queue.complete(lease, text, prune=lease.checkpointed), "done", lease, ctx
-            )
+            ), None
         finally:
             current_job.reset(token)
             with self._lock:
@@ -162,7 +180,9 @@ class Executor:
                 self._renew_stop = threading.Event()
                 stop = self._renew_stop
         if start:
-            threading.Thread(target=self._renew_loop, args=(stop,), name="jarenlab-renew", daemon=True).start()
+            threading.Thread(
+                target=self._renew_loop, args=(stop,), name="jarenlab-renew", daemon=True
+            ).start()
         try:
             yield
         finally:

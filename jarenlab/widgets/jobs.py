@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
 
 
-class JobsDashboard(widgets.VBox):  # type: ignore[misc]
+class JobsDashboard(widgets.VBox):
     """Counts by state, settled-per-second and the latest failures of one store's job queue.
 
     Args:
@@ -39,15 +39,21 @@ class JobsDashboard(widgets.VBox):  # type: ignore[misc]
         self.status = widgets.HTML()
         self.button = widgets.Button(description="Refresh", icon="refresh", layout={"width": "110px"})
         self.button.on_click(lambda _: self.refresh())
-        title = widgets.HTML(f"<b>jobs</b> <small>{', '.join(jobs.handlers.kinds) or 'no handlers here'}</small>")
-        super().__init__([widgets.HBox([title, self.button]), self.counts_view, self.failures_view, self.status])
+        title = widgets.HTML(
+            f"<b>jobs</b> <small>{', '.join(jobs.handlers.kinds) or 'no handlers here'}</small>"
+        )
+        super().__init__(
+            [widgets.HBox([title, self.button]), self.counts_view, self.failures_view, self.status]
+        )
         self.counts: dict[str, int] = {}
         self.rate: float | None = None
         self._sample: tuple[float, int] | None = None
         self._stop = threading.Event()
         self.refresh()
         if refresh:
-            threading.Thread(target=self._tick, args=(refresh,), name="jarenlab-jobs-widget", daemon=True).start()
+            threading.Thread(
+                target=self._tick, args=(refresh,), name="jarenlab-jobs-widget", daemon=True
+            ).start()
             jobs.store.closers.append(self.close)
 
     def refresh(self) -> None:

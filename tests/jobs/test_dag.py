@@ -45,7 +45,9 @@ def build(jobs: Jobs, calls: list[str], *, fail_in: str | None = None, version: 
     return dag
 
 
-def test_tasks_run_after_their_dependencies_and_the_result_is_the_final_task(jobs: Jobs, calls: list[str]) -> None:
+def test_tasks_run_after_their_dependencies_and_the_result_is_the_final_task(
+    jobs: Jobs, calls: list[str]
+) -> None:
     dag = build(jobs, calls)
     assert dag.order() == ["fetch", "double", "count", "total"]
     jobs.enqueue("report", {"numbers": [1, 2, 3]}, id="r")
@@ -55,7 +57,9 @@ def test_tasks_run_after_their_dependencies_and_the_result_is_the_final_task(job
     assert jobs.checkpoints("r") == {}  # pruned in the completing transaction
 
 
-def test_a_failed_attempt_resumes_from_its_checkpoints(jobs: Jobs, clock: VirtualClock, calls: list[str]) -> None:
+def test_a_failed_attempt_resumes_from_its_checkpoints(
+    jobs: Jobs, clock: VirtualClock, calls: list[str]
+) -> None:
     build(jobs, calls, fail_in="double")
     jobs.enqueue("report", {"numbers": [1, 2]}, id="r")
     assert run_one(jobs) == "failed"
@@ -63,7 +67,9 @@ def test_a_failed_attempt_resumes_from_its_checkpoints(jobs: Jobs, clock: Virtua
     build(jobs, calls)  # the bug is fixed; same graph shape
     clock.advance(1)
     assert run_one(jobs) == "done"
-    assert calls == ["fetch", "double", "double", "count", "total"] and jobs.get("r")["result"] == {"total": 3.0}
+    assert calls == ["fetch", "double", "double", "count", "total"] and jobs.get("r")["result"] == {
+        "total": 3.0
+    }
 
 
 def test_a_reclaimed_job_resumes_and_the_stale_attempt_cannot_checkpoint(

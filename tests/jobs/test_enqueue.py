@@ -84,7 +84,9 @@ def test_enqueue_many_inserts_in_order_and_is_idempotent(jobs: Jobs) -> None:
     assert jobs.get("new") is None
 
 
-def test_enqueue_inside_a_transaction_commits_or_rolls_back_with_the_data(store: jl.Store, jobs: Jobs) -> None:
+def test_enqueue_inside_a_transaction_commits_or_rolls_back_with_the_data(
+    store: jl.Store, jobs: Jobs
+) -> None:
     with pytest.raises(RuntimeError), store.transaction():
         store["notes"].insert({"id": "n1"})
         jobs.enqueue("mail", {"note": "n1"}, id="mail-n1")

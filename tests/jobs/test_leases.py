@@ -44,7 +44,9 @@ def test_the_claim_is_one_statement(store: jl.Store, jobs: Jobs) -> None:
     assert len(statements) == 1 and statements[0].lstrip().startswith("UPDATE _jl_jobs SET state = 'leased'")
 
 
-def test_an_expired_lease_is_recovered_by_the_next_claim(jobs: Jobs, leased: Any, clock: VirtualClock) -> None:
+def test_an_expired_lease_is_recovered_by_the_next_claim(
+    jobs: Jobs, leased: Any, clock: VirtualClock
+) -> None:
     clock.advance(10.001)
     again = jobs.claim()
     assert again is not None and again.id == "w" and again.attempt == 2 and again.generation == 2
@@ -128,7 +130,9 @@ def test_a_handler_that_outlives_its_lease_loses_it_and_its_result_is_discarded(
     assert jobs.get("s")["result"] == "fresh"
 
 
-def test_a_crash_counts_as_an_attempt_and_exhausted_crashes_dead_letter(jobs: Jobs, clock: VirtualClock) -> None:
+def test_a_crash_counts_as_an_attempt_and_exhausted_crashes_dead_letter(
+    jobs: Jobs, clock: VirtualClock
+) -> None:
     jobs.handler("crashy", max_attempts=2, lease=5)(lambda p, c: "never")
     jobs.enqueue("crashy", None, id="c")
     for _ in range(2):

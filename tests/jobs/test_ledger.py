@@ -45,7 +45,9 @@ def test_a_partition_runs_one_at_a_time_in_enqueue_order(jobs: Jobs, order: list
     assert [p for p in order if p[0] == "a"] == ["a0", "a1", "a2"]
 
 
-def test_a_retrying_or_delayed_head_blocks_its_partition(jobs: Jobs, clock: VirtualClock, order: list[Any]) -> None:
+def test_a_retrying_or_delayed_head_blocks_its_partition(
+    jobs: Jobs, clock: VirtualClock, order: list[Any]
+) -> None:
     jobs.enqueue("step", "fail-head", id="head", partition_key="P")
     jobs.enqueue("step", "next", id="next", partition_key="P")
     jobs.enqueue("step", "free", id="free")
@@ -115,7 +117,9 @@ def test_coalescing_keeps_one_unattempted_job_and_the_earliest_time(jobs: Jobs, 
     assert jobs.get(first)["run_at"] == clock() + 10
 
 
-def test_a_claimed_job_ends_its_reservation_and_one_successor_forms(jobs: Jobs, clock: VirtualClock, order: list[Any]) -> None:
+def test_a_claimed_job_ends_its_reservation_and_one_successor_forms(
+    jobs: Jobs, clock: VirtualClock, order: list[Any]
+) -> None:
     first = jobs.enqueue("step", "fail-x", coalescing_key="k")
     assert run_one(jobs) == "failed"  # attempted: the key is free again
     second = jobs.enqueue("step", "fail-x", coalescing_key="k", delay=0.1)
@@ -217,7 +221,9 @@ def test_an_ack_that_committed_first_wins_over_a_later_cancel(jobs: Jobs) -> Non
     assert jobs.cancel("a") is False and jobs.get("a")["state"] == "done"
 
 
-def test_a_cancel_from_elsewhere_reaches_the_handler_at_its_next_renewal(jobs: Jobs, clock: VirtualClock) -> None:
+def test_a_cancel_from_elsewhere_reaches_the_handler_at_its_next_renewal(
+    jobs: Jobs, clock: VirtualClock
+) -> None:
     @jobs.handler("long", lease=9)
     def long(payload: Any, ctx: Any) -> str:
         jobs.queue.cancel(ctx.job["id"])  # as another process would: no local signal
@@ -251,7 +257,9 @@ def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Stor
 
     jobs.handler("slow", concurrency=2)(make("slow"))
     jobs.handler("fast")(make("fast"))
-    jobs.enqueue_many([{"kind": "slow", "payload": n} for n in range(12)] + [{"kind": "fast"} for _ in range(12)])
+    jobs.enqueue_many(
+        [{"kind": "slow", "payload": n} for n in range(12)] + [{"kind": "fast"} for _ in range(12)]
+    )
     summary = jobs.run_until_idle(progress=False, concurrency=6)
     assert summary["done"] == 24 and peak["slow"] == 2 and peak["fast"] > 2
 

@@ -40,7 +40,15 @@ def db(tmp_path: Path) -> Path:
 
 
 def worker(db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "jarenlab", "worker", str(db), "--handlers", "tests.jobs.handlers_module:jobs"]
+    command = [
+        sys.executable,
+        "-m",
+        "jarenlab",
+        "worker",
+        str(db),
+        "--handlers",
+        "tests.jobs.handlers_module:jobs",
+    ]
     return subprocess.Popen([*command, *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

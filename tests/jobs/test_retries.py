@@ -69,7 +69,10 @@ class Unprintable(Exception):
     [
         (lambda p, c: {1j}, "TypeError"),  # a result JSON cannot hold
         (lambda p, c: {"bad": object()}, "TypeError"),
-        (lambda p, c: (_ for _ in ()).throw(Unprintable()), "Unprintable: <the exception's message could not be read>"),
+        (
+            lambda p, c: (_ for _ in ()).throw(Unprintable()),
+            "Unprintable: <the exception's message could not be read>",
+        ),
         (lambda p, c: (_ for _ in ()).throw(SystemExit(3)), "SystemExit: 3"),
         (lambda p, c: 1 / 0, "ZeroDivisionError: division by zero"),
     ],

@@ -13,7 +13,9 @@ def test_the_dashboard_shows_counts_throughput_and_failures(jobs: Jobs, clock: V
     jobs.handler("bad", max_attempts=1)(lambda p, c: (_ for _ in ()).throw(ValueError(f"bad <{p}>")))
     dash = jobs.widget(refresh=None)
     assert dash.counts["pending"] == 0 and "no recent failures" in dash.failures_view.value
-    jobs.enqueue_many([{"kind": "ok", "payload": n} for n in range(8)] + [{"kind": "bad", "payload": 1, "id": "b1"}])
+    jobs.enqueue_many(
+        [{"kind": "ok", "payload": n} for n in range(8)] + [{"kind": "bad", "payload": 1, "id": "b1"}]
+    )
     jobs.enqueue("ok", None, delay=100)
     dash.refresh()
     assert dash.counts["pending"] == 10 and "<b>10</b>" in dash.counts_view.value
