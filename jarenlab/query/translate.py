@@ -169,7 +169,7 @@ def translate(node: Node, ctx: Context) -> Pred | Reason:
     """A total predicate equal to the node's EBV for every document, or the reason it is not."""
     if isinstance(node, Lit):
         v = node.value
-        return Const(bool(v) if type(v) in (list, dict) else _ebv_scalar(v))
+        return Const(True if type(v) in (list, dict) else _ebv_scalar(v))  # arrays and objects are true
     f = field_of(node, ctx)
     if isinstance(f, Reason):
         return f
