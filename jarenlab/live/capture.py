@@ -73,7 +73,9 @@ def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
         prefix = "/" + _token(coll) + "/"
         for key, doc in keys.items():
             path = prefix + _token(key)
-            ops.append({"op": "remove", "path": path} if doc is None else {"op": "add", "path": path, "value": doc})
+            ops.append(
+                {"op": "remove", "path": path} if doc is None else {"op": "add", "path": path, "value": doc}
+            )
     return ops
 
 

@@ -47,7 +47,10 @@ class ChangeHub:
         self.store = store
         self.clock = clock
         self.log = ChangeLog(
-            {name: int if spec.key_type == "INTEGER" else str for name, spec in store.model.collections.items()},
+            {
+                name: int if spec.key_type == "INTEGER" else str
+                for name, spec in store.model.collections.items()
+            },
             clock=clock,
         )
         self.max_queries = 64
@@ -75,8 +78,12 @@ class ChangeHub:
         """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
         conn = self.store._conn()
         records = self.log.read(conn, after=after, limit=limit)
-        if (records and records[0].seq != after + 1) or (not records and self.log.high_watermark(conn) > after):
-            raise LiveError("JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run")
+        if (records and records[0].seq != after + 1) or (
+            not records and self.log.high_watermark(conn) > after
+        ):
+            raise LiveError(
+                "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
+            )
         return records
 
     def _before_commit(self, changes: list[Change]) -> None:
@@ -106,7 +113,9 @@ class ChangeHub:
                     del self._pending[seq]
                 nxt = last + 1
                 if nxt in self._pending:
-                    self._deliver(Record(nxt, int(self.clock() * 1000), self.log.source, (), self._pending.pop(nxt)))
+                    self._deliver(
+                        Record(nxt, int(self.clock() * 1000), self.log.source, (), self._pending.pop(nxt))
+                    )
                     continue
                 if not self._pending and not check_log:
                     return
@@ -122,7 +131,11 @@ class ChangeHub:
                     continue
                 for rec in records:
                     local = self._pending.pop(rec.seq, None)
-                    self._deliver(rec if local is None else Record(rec.seq, rec.at_ms, rec.source, rec.collections, local))
+                    self._deliver(
+                        rec
+                        if local is None
+                        else Record(rec.seq, rec.at_ms, rec.source, rec.collections, local)
+                    )
                 check_log = len(records) == 256
         finally:
             self._delivering = False
@@ -144,7 +157,9 @@ class ChangeHub:
         """Add a live query (JD2060 beyond ``max_queries``); seeds it under the delivery lock."""
         with self.lock:
             if len(self.queries) >= self.max_queries:
-                raise LiveError("JD2060", f"this store already has {self.max_queries} live queries (max_queries)")
+                raise LiveError(
+                    "JD2060", f"this store already has {self.max_queries} live queries (max_queries)"
+                )
             query._reseed(emit=False)
             if self._last is None or not self.queries:
                 self._last = query.seq

@@ -89,7 +89,7 @@ class LiveQuery:
         self._names = compiled.externals
         self._plan = plan_live(document, frozenset(store.operators))
         self.mode = LiveMode(self._plan.strategy, self._plan.reason)
-        self._hub: ChangeHub = store.changes  # type: ignore[attr-defined]
+        self._hub: ChangeHub = store.changes
         self._maintainer: Sorted | Accumulator | Groups | None = None
         self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
         self._observed: list[tuple[Any, Callable[..., Any]]] = []
@@ -177,7 +177,9 @@ class LiveQuery:
         limit = self._hub.max_maintained
         if size > limit:
             raise LiveError(
-                "JD2060", f"the live query keeps {size:,} entries, over max_maintained={limit:,}", collection=self.collection.name
+                "JD2060",
+                f"the live query keeps {size:,} entries, over max_maintained={limit:,}",
+                collection=self.collection.name,
             )
 
     def _emit(self, ops: list[Op]) -> None:

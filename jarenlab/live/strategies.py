@@ -35,7 +35,9 @@ Changes = Mapping[Any, "dict[str, Any] | None"]
 class RowEval:
     """Compiled per-row clauses of a plan: ``env(doc)`` is None when the row is filtered out."""
 
-    def __init__(self, plan: LivePlan, externals: Mapping[str, Any], operators: Mapping[str, Callable[..., Any]]):
+    def __init__(
+        self, plan: LivePlan, externals: Mapping[str, Any], operators: Mapping[str, Callable[..., Any]]
+    ):
         c = Compiler(operators, {})
         self.base: Env = {"$": [None], **{k: [v] for k, v in externals.items()}}
         self.var = plan.var
@@ -123,7 +125,10 @@ class Sorted:
             if k:
                 self.kinds[i][k] -= 1
         if sort is not None and self.kinds:
-            ks = tuple(("string" if type(_value(p)) is str else "number") if p[0] in (1, -1) else None for p in sort[:-1])
+            ks = tuple(
+                ("string" if type(_value(p)) is str else "number") if p[0] in (1, -1) else None
+                for p in sort[:-1]
+            )
             self.term_kinds[key] = ks
             for i, k in enumerate(ks):
                 if k:
@@ -137,7 +142,9 @@ class Sorted:
         evaluated = [(k, self._eval(k, doc)) for k, doc in changes.items()]
         fast = self.take is None and self.skip == 0 and not e.multi
         fast = fast and all(v is None or len(v[1]) == 1 for _, v in evaluated)
-        old_keyed = self.keyed if not fast and self.take is not None else (None if fast else e.slice_keyed(0, None))
+        old_keyed = (
+            self.keyed if not fast and self.take is not None else (None if fast else e.slice_keyed(0, None))
+        )
         rows = list(self.rows) if fast else self.rows
         ops: list[Op] = []
         for key, new in evaluated:
@@ -160,7 +167,9 @@ class Sorted:
             try:
                 old, j = e.put(key, sort, items)
             except TypeError:
-                raise QueryError("JQ2005", "cannot order numbers and strings together", doc_path="/") from None
+                raise QueryError(
+                    "JQ2005", "cannot order numbers and strings together", doc_path="/"
+                ) from None
             if fast:
                 if old == j:
                     ops.append({"op": "replace", "path": f"/rows/{j}", "value": items[0]})
@@ -173,7 +182,9 @@ class Sorted:
                 rows.insert(j, items[0])
         for i, counter in enumerate(self.kinds):
             if sum(1 for n in counter.values() if n > 0) > 1:
-                raise QueryError("JQ2005", "cannot order numbers and strings together", doc_path=self.ev.terms[i][3])
+                raise QueryError(
+                    "JQ2005", "cannot order numbers and strings together", doc_path=self.ev.terms[i][3]
+                )
         if fast:
             self.rows = rows
             return ops
@@ -196,7 +207,13 @@ class Accumulator:
     def __init__(self, plan: LivePlan, ev: RowEval, key_type: type) -> None:
         self.name = plan.aggregate or "count"
         self.fn = FUNCTIONS[self.name]
-        self.inner = Sorted(LivePlan("rows", var=plan.var, lets=plan.lets, where=plan.where, ret=plan.ret), ev, key_type, 0, None)
+        self.inner = Sorted(
+            LivePlan("rows", var=plan.var, lets=plan.lets, where=plan.where, ret=plan.ret),
+            ev,
+            key_type,
+            0,
+            None,
+        )
         self.n = 0
         self.total = 0
         self.odd = 0  # contributions that are not ints (floats or non-numbers): re-add in storage order
@@ -218,9 +235,12 @@ class Accumulator:
                 self.odd += sign
             if self.name in ("min", "max"):
                 ext = self.extreme
-                if not ext or kind(x) != kind(ext[0]) or kind(x) not in ("number", "string"):
-                    dirty = True
-                elif sign < 0 and x == ext[0]:
+                if (
+                    not ext
+                    or kind(x) != kind(ext[0])
+                    or kind(x) not in ("number", "string")
+                    or (sign < 0 and x == ext[0])
+                ):
                     dirty = True
                 elif sign > 0:
                     better = x < ext[0] if self.name == "min" else x > ext[0]
@@ -245,6 +265,7 @@ class Accumulator:
             new = entries.items.get(key)
             if new is not None:
                 dirty |= self._account(new, +1)
+        result: list[Any]
         if self.name == "count":
             result = [self.n]
         elif self.name == "sum" and not self.odd:

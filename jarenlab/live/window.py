@@ -146,7 +146,12 @@ def diff_keyed(old: list[tuple[Any, Any]], new: list[tuple[Any, Any]], base: str
     while p < n0 and p < n1 and old[p][0] == new[p][0] and old[p][1] is new[p][1]:
         p += 1
     s = 0
-    while s < n0 - p and s < n1 - p and old[n0 - 1 - s][0] == new[n1 - 1 - s][0] and old[n0 - 1 - s][1] is new[n1 - 1 - s][1]:
+    while (
+        s < n0 - p
+        and s < n1 - p
+        and old[n0 - 1 - s][0] == new[n1 - 1 - s][0]
+        and old[n0 - 1 - s][1] is new[n1 - 1 - s][1]
+    ):
         s += 1
     cur = list(old[p : n0 - s])
     mid = new[p : n1 - s]

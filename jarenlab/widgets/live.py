@@ -33,7 +33,7 @@ def _timer(delay: float, fn: Callable[[], None]) -> Any:
     return t
 
 
-class LiveTable(w.VBox):  # type: ignore[misc]
+class LiveTable(w.VBox):
     """A table widget bound to ``live``; ``close()`` unsubscribes (the query stays open)."""
 
     def __init__(

@@ -19,7 +19,11 @@ MODEL: dict[str, Any] = {
     "$model": "0.1",
     "collections": {
         "items": {
-            "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}, **PROPS}},
+            "schema": {
+                "type": "object",
+                "required": ["id"],
+                "properties": {"id": {"type": "string"}, **PROPS},
+            },
             "key": "/id",
         },
         "nums": {"schema": {"type": "object", "properties": PROPS}, "key": None, "identity": "integer"},

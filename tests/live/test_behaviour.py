@@ -15,7 +15,13 @@ from jarenlab.errors import LiveError
 
 from .conftest import MODEL, fresh
 
-TOP = {"$subsequence": [{"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r"}, 0, 3]}
+TOP = {
+    "$subsequence": [
+        {"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r"},
+        0,
+        3,
+    ]
+}
 
 
 def _fill(coll: Any, n: int) -> None:
@@ -34,14 +40,18 @@ def test_unchanged_rows_keep_identity_and_deletes_slide_in(store: Any) -> None:
     coll.delete("k008")  # inside the window: the next row slides in
     assert [r["n"] for r in live.rows] == [9, 7, 6]
     assert live.rows[0] is first[0] and live.rows[1] is first[2]
-    assert seen == [[{"op": "remove", "path": "/rows/1"}, {"op": "add", "path": "/rows/2", "value": live.rows[2]}]]
+    assert seen == [
+        [{"op": "remove", "path": "/rows/1"}, {"op": "add", "path": "/rows/2", "value": live.rows[2]}]
+    ]
 
 
 def test_ties_break_by_key_in_code_point_order(store: Any) -> None:
     coll = store["items"]
     for key in ["b", "é", "B", "a", "😀"]:
         coll.put({"id": key, "n": 1})
-    live = coll.live({"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r.id"})
+    live = coll.live(
+        {"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": "$r.id"}
+    )
     assert live.rows == ["B", "a", "b", "é", "😀"]
 
 
@@ -139,7 +149,9 @@ def test_another_process_write_arrives_within_a_second(tmp_path: Any) -> None:
             print(time.monotonic(), flush=True)
             s.close()
         """)
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+        )
         wrote = float(out.stdout.strip())
         deadline = time.monotonic() + 1.0
         while not arrived and time.monotonic() < deadline:

@@ -19,19 +19,64 @@ WHERE_N = {"$gt": ["$r.n", "$min"]}
 DOCS: dict[str, tuple[Any, dict[str, Any], str]] = {
     "rows": ({**F, "$where": WHERE_N, "$return": {"id": "$r.id", "n": "$r.n"}}, {"min": 20}, "rows"),
     "rows-multi": ({**F, "$where": {"$exists": "$r.g"}, "$return": "$r.x"}, {}, "rows"),
-    "rows-let": ({**F, "$let": {"d": {"$mul": ["$r.n", 2]}}, "$where": {"$eq": ["$r.g", "$g"]}, "$return": "$d"}, {"g": "b"}, "rows"),
-    "top5": ({"$subsequence": [{**F, "$orderby": {"$key": "$r.n", "$dir": "desc", "$empty": "greatest"}, "$return": "$r"}, 0, 5]}, {}, "window"),
-    "page": ({"$subsequence": [{**F, "$where": {"$exists": "$r.s"}, "$orderby": [{"$key": "$r.s"}, {"$key": "$r.x", "$dir": "desc"}], "$return": {"k": "$r.id", "s": "$r.s"}}, 2, 4]}, {}, "window"),
+    "rows-let": (
+        {**F, "$let": {"d": {"$mul": ["$r.n", 2]}}, "$where": {"$eq": ["$r.g", "$g"]}, "$return": "$d"},
+        {"g": "b"},
+        "rows",
+    ),
+    "top5": (
+        {
+            "$subsequence": [
+                {**F, "$orderby": {"$key": "$r.n", "$dir": "desc", "$empty": "greatest"}, "$return": "$r"},
+                0,
+                5,
+            ]
+        },
+        {},
+        "window",
+    ),
+    "page": (
+        {
+            "$subsequence": [
+                {
+                    **F,
+                    "$where": {"$exists": "$r.s"},
+                    "$orderby": [{"$key": "$r.s"}, {"$key": "$r.x", "$dir": "desc"}],
+                    "$return": {"k": "$r.id", "s": "$r.s"},
+                },
+                2,
+                4,
+            ]
+        },
+        {},
+        "window",
+    ),
     "head": ({"$head": [{**F, "$orderby": {"$key": "$r.x"}, "$return": "$r.id"}]}, {}, "window"),
-    "sorted-all": ({**F, "$where": {"$lt": ["$r.n", 60]}, "$orderby": {"$key": "$r.g"}, "$return": ["$r.g", "$r.n"]}, {}, "window"),
+    "sorted-all": (
+        {**F, "$where": {"$lt": ["$r.n", 60]}, "$orderby": {"$key": "$r.g"}, "$return": ["$r.g", "$r.n"]},
+        {},
+        "window",
+    ),
     "count": ({"$count": "$[*]"}, {}, "accumulator"),
     "sum-n": ({"$sum": "$[*].n"}, {}, "accumulator"),
     "sum-x": ({"$sum": {**F, "$where": WHERE_N, "$return": "$r.x"}}, {"min": 10}, "accumulator"),
     "avg-x": ({"$avg": "$[*].x"}, {}, "accumulator"),
     "min-n": ({"$min": "$[*].n"}, {}, "accumulator"),
     "max-s": ({"$max": "$[*].s"}, {}, "accumulator"),
-    "groups": ({**F, "$groupby": {"k": "$r.g"}, "$return": {"g": {"$default": ["$k", None]}, "c": {"$count": "$r"}, "t": {"$sum": "$r.n"}}}, {}, "groups"),
-    "groups-where": ({**F, "$where": WHERE_N, "$groupby": {"k": "$r.s"}, "$return": {"$max": "$r.x"}}, {"min": 30}, "groups"),
+    "groups": (
+        {
+            **F,
+            "$groupby": {"k": "$r.g"},
+            "$return": {"g": {"$default": ["$k", None]}, "c": {"$count": "$r"}, "t": {"$sum": "$r.n"}},
+        },
+        {},
+        "groups",
+    ),
+    "groups-where": (
+        {**F, "$where": WHERE_N, "$groupby": {"k": "$r.s"}, "$return": {"$max": "$r.x"}},
+        {"min": 30},
+        "groups",
+    ),
     "rerun": ({"$distinct": ["$[*].g"]}, {}, "rerun"),
 }
 KEYS = ["a", "b", "B", "é", "z", "aa", "😀", "ab", "A1", "a/b", "x~y", "m", "n", "Z", "é2", "q"]
@@ -126,7 +171,18 @@ def test_builder_query_live(store: Any) -> None:
     q = Query(coll).where(it.n > param("m")).order_by(it.n.desc()).take(3).select({"id": it.id, "n": it.n})
     live = q.live(m=10)
     assert live.mode.strategy == "window"
-    doc = {"$subsequence": [{**F, "$where": {"$gt": ["$r.n", 10]}, "$orderby": {"$key": "$r.n", "$dir": "desc"}, "$return": {"id": "$r.id", "n": "$r.n"}}, 0, 3]}
+    doc = {
+        "$subsequence": [
+            {
+                **F,
+                "$where": {"$gt": ["$r.n", 10]},
+                "$orderby": {"$key": "$r.n", "$dir": "desc"},
+                "$return": {"id": "$r.id", "n": "$r.n"},
+            },
+            0,
+            3,
+        ]
+    }
     for _ in range(200):
         _write(coll, rng, True, [])
         assert live.rows == fresh(coll, doc, {}, windowed=True)

@@ -11,7 +11,11 @@ import pytest
 from jarenlab.live.render import freshness_text, row_html
 from jarenlab.widgets.live import LiveTable
 
-ROWS = {"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.n"}, "$return": {"id": "$r.id", "n": "$r.n", "s": "$r.s"}}
+ROWS = {
+    "$for": {"r": "$[*]"},
+    "$orderby": {"$key": "$r.n"},
+    "$return": {"id": "$r.id", "n": "$r.n", "s": "$r.s"},
+}
 
 
 class Clock:
@@ -45,12 +49,16 @@ def test_state_follows_the_query_and_one_row_sends_one_row(store: Any, sent: lis
     clock.t += 1
     coll.patch("k100", {"s": "changed"})
     one_row = sum(len(json.dumps(m)) for m in sent)
-    assert [m["state"] for m in sent if "value" in m.get("state", {})][0]["value"] == row_html(live.rows[100], ["id", "n", "s"])
+    assert next(m["state"] for m in sent if "value" in m.get("state", {}))["value"] == row_html(
+        live.rows[100], ["id", "n", "s"]
+    )
     assert 0 < one_row < whole / 50, (one_row, whole)
     coll.delete("k000")
     coll.insert({"id": "new", "n": 500})
     assert _texts(table) == [row_html(r, ["id", "n", "s"]) for r in live.rows]
-    assert "seq" in table.status.value and "201" not in table.status.value and "200 rows" in table.status.value
+    assert (
+        "seq" in table.status.value and "201" not in table.status.value and "200 rows" in table.status.value
+    )
 
 
 def test_redraws_are_throttled_and_coalesced(store: Any) -> None:
@@ -72,9 +80,15 @@ def test_redraws_are_throttled_and_coalesced(store: Any) -> None:
 
 
 def test_freshness_text() -> None:
-    assert freshness_text(seq=3, updated_at=None, now=5, strategy="rows", rows=0) == "live · 0 rows · seq 3 · no change yet · rows"
+    assert (
+        freshness_text(seq=3, updated_at=None, now=5, strategy="rows", rows=0)
+        == "live · 0 rows · seq 3 · no change yet · rows"
+    )
     assert "updated 3 min ago" in freshness_text(seq=3, updated_at=0, now=180, strategy="rows", rows=1)
-    assert freshness_text(seq=3, updated_at=0, now=1, strategy="rows", rows=1, error="JD2060 live_bound") == "closed · JD2060 live_bound"
+    assert (
+        freshness_text(seq=3, updated_at=0, now=1, strategy="rows", rows=1, error="JD2060 live_bound")
+        == "closed · JD2060 live_bound"
+    )
 
 
 def test_bind_drives_an_external(store: Any) -> None:
