@@ -348,6 +348,7 @@ class Store:
 
     @property
     def closed(self) -> bool:
+        """True once :meth:`close` has run."""
         return self._closed
 
     def __enter__(self) -> Store:
