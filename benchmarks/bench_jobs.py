@@ -11,7 +11,9 @@ What is timed (each run on a fresh file; filling the queue before a drain is not
 - **single enqueue**: ``jobs.enqueue("noop", {"n": i})`` one call (one commit) per job, generated
   ids. Floor: raw ``sqlite3`` doing one ``INSERT`` of the same row into a table of the same shape
   and indexes, one autocommit statement each. Huey: calling a ``SqliteHuey`` task (one INSERT).
-- **batched enqueue**: ``jobs.enqueue_many([...])`` (one transaction). Floor: ``executemany``.
+- **batched enqueue**: ``jobs.enqueue_many([...])`` (one transaction, 90 rows per INSERT
+  statement). Floors: ``executemany`` of single-row INSERTs, and the same 90-row INSERTs by hand.
+  The raw floors use random ``uuid4`` ids; jarenlab's generated ids ascend (an index append).
 - **drain**: ``jobs.run_until_idle(progress=False)`` over no-op jobs in one process: per job one
   claim (``UPDATE ... RETURNING``, attempt, generation and fencing token), the handler call with a
   context, and a fenced settle (``UPDATE`` guarded by token, state and expiry): two commits per job.
@@ -183,6 +185,20 @@ def main() -> None:
             conn.executemany(
                 _INSERT, ((uuid.uuid4().hex, orjson.dumps({"n": i}).decode()) for i in range(batch))
             )
+            conn.execute("COMMIT")
+
+        chunk = 90
+        many = _INSERT.replace(
+            "VALUES (?, 'noop', ?, 'pending', 0, 0, 5, 0, 0)",
+            "VALUES " + ", ".join(["(?, 'noop', ?, 'pending', 0, 0, 5, 0, 0)"] * chunk),
+        )
+
+        def raw_multirow(conn: sqlite3.Connection) -> None:
+            flat = [v for i in range(batch) for v in (uuid.uuid4().hex, orjson.dumps({"n": i}).decode())]
+            conn.execute("BEGIN IMMEDIATE")
+            full = batch - batch % chunk
+            conn.executemany(many, (flat[i : i + 2 * chunk] for i in range(0, 2 * full, 2 * chunk)))
+            conn.executemany(_INSERT, (flat[i : i + 2] for i in range(2 * full, 2 * batch, 2)))
             conn.execute("COMMIT")
 
         def jl_batch(store: Any) -> None:

@@ -41,6 +41,12 @@ _INSERT = (
     " coalescing_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT(id) DO NOTHING"
 )
+#: Rows per multi-row INSERT in ``enqueue_many`` (10 parameters each, under SQLite's old 999 limit).
+_CHUNK = 90
+_INSERT_CHUNK = _INSERT.replace(
+    "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
+    "VALUES " + ", ".join(["(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"] * _CHUNK),
+)
 _CLAIM = """UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
   lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
   lease_until = ? + {lease}, due_at = ? + {lease}, updated_at = ?
@@ -261,11 +267,17 @@ class Queue:
                 )
             return str(existing)
 
-    def enqueue_many(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Insert prepared rows (``_INSERT`` parameter tuples) in one statement batch."""
+    def enqueue_many(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert prepared rows (``_INSERT`` parameter tuples), :data:`_CHUNK` rows per statement."""
         conn = self.store._conn()
+        full = len(rows) - len(rows) % _CHUNK
+        flat = [value for row in rows[:full] for value in row]
+        width = len(rows[0]) * _CHUNK if rows else 0
         with self.store.transaction(), _sqlite.translating():
-            conn.executemany(_INSERT, rows)
+            if full:
+                conn.executemany(_INSERT_CHUNK, (flat[i : i + width] for i in range(0, len(flat), width)))
+            if full < len(rows):
+                conn.executemany(_INSERT, rows[full:])
 
     # -- claiming --------------------------------------------------------------------------------
     def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:

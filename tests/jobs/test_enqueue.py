@@ -136,3 +136,16 @@ def test_get_list_counts_and_frame(jobs: Jobs) -> None:
     assert jobs.frame(state="dead").empty
     with pytest.raises(JobError):
         jobs.list(state="finished")
+
+
+def test_enqueue_many_handles_batches_larger_than_one_statement(jobs: Jobs) -> None:
+    items = [{"kind": "k", "payload": n, "id": f"i{n % 150:03}"} for n in range(200)]  # ids repeat
+    items += [{"kind": "k", "payload": n, "partition_key": "P"} for n in range(185)]
+    ids = jobs.enqueue_many(items)
+    assert len(ids) == 385 and len(set(ids)) == 150 + 185
+    assert jobs.get("i007")["payload"] == 7  # the first of a repeated id wins
+    assert jobs.counts()["pending"] == 335
+    generated = ids[200:]
+    assert generated == sorted(generated)  # generated ids ascend
+    with pytest.raises(JobError):
+        jobs.enqueue_many([{"kind": "k", "partition_key": 3}])
