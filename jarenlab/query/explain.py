@@ -119,7 +119,7 @@ def explain(
     profile: Profile | None = None,
 ) -> Explain:
     """Plan (and with ``analyze`` run) a document and describe it; see :class:`Explain`."""
-    from jarenlab.query.run import Trace, _divert_reason, prepare, run_query
+    from jarenlab.query.run import Trace, _divert_reason, _register_udfs, prepare, run_query
 
     ext = dict(externals or {})
     if analyze:
@@ -139,6 +139,8 @@ def explain(
     else:
         stmt = prepared.main if prepared.main is not None else prepared.candidates
     values = [ext.get(s.value) if s.kind in ("external", "successor") else s.value for s in stmt.slots]
+    if plan.udfs:
+        _register_udfs(coll.store._conn(), plan.udfs, coll.store.operators)
     with _sqlite.translating(collection=coll.name):
         eqp = coll.store._conn().execute("EXPLAIN QUERY PLAN " + stmt.sql, values).fetchall()
     reasons = [r.as_dict() for r in plan.reasons]

@@ -176,9 +176,11 @@ def translate(node: Node, ctx: Context) -> Pred | Reason:
     if f is not None:
         return Truthy(f)
     if isinstance(node, Call):
-        if node.host:
-            return _udf(node, ctx)
-        return _call(node, ctx)
+        got = _udf(node, ctx) if node.host else _call(node, ctx)
+        if isinstance(got, Reason) and not node.host and _has_host(node):
+            hatch = _udf(node, ctx)  # a condition over pure host operators runs as one function
+            return hatch if not isinstance(hatch, Reason) else got
+        return got
     if isinstance(node, PathRef):
         return Reason(unparse(node), "a variable other than the binding (external or outer) as a condition")
     return Reason(type(node).__name__, "a constructor or nested FLWOR as a condition")
@@ -280,6 +282,12 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
         hi = successor(p)
         return Prefix(f, Slot("literal", p), Slot("literal", hi) if hi is not None else None)
     return (Suffix if node.name == "ends-with" else Infix)(f, Slot("literal", p))
+
+
+def _has_host(node: Node) -> bool:
+    from jarenlab.query.document import walk
+
+    return any(isinstance(n, Call) and n.host for n in walk(node))
 
 
 def _udf(node: Call, ctx: Context) -> Pred | Reason:

@@ -95,7 +95,7 @@ def cond(w: Any, b: str, ext: dict[str, Any]) -> str:
         if isinstance(w, bool | int | float | str) and not isinstance(w, str):
             return "true" if w else "false"
         raise Unsupported(w)
-    (op, args), = w.items()
+    ((op, args),) = w.items()
     op = op[1:]
     if op in ("and", "or"):
         args = args if isinstance(args, list) else [args]
@@ -109,7 +109,9 @@ def cond(w: Any, b: str, ext: dict[str, Any]) -> str:
         return f"({c}_t IS {'NOT ' if op == 'exists' else ''}NULL)"
     if op.startswith("is-"):
         c = _field(args, b)
-        t = {"string": ["text"], "number": ["integer", "real"], "boolean": ["true", "false"]}.get(op[3:], [op[3:]])
+        t = {"string": ["text"], "number": ["integer", "real"], "boolean": ["true", "false"]}.get(
+            op[3:], [op[3:]]
+        )
         return f"coalesce({c}_t IN ({', '.join(_lit(x) for x in t)}), false)"
     if op in _OPS:
         x, y = args

@@ -34,7 +34,11 @@ MODEL: dict[str, Any] = {
             "schema": {
                 "type": "object",
                 "required": ["id", "tenant"],
-                "properties": {"id": {"type": "string"}, "tenant": {"type": "string"}, "v": {"type": "integer"}},
+                "properties": {
+                    "id": {"type": "string"},
+                    "tenant": {"type": "string"},
+                    "v": {"type": "integer"},
+                },
             },
             "key": "/id",
             "indexes": [{"name": "by_tenant", "path": "$.tenant"}],
@@ -43,4 +47,14 @@ MODEL: dict[str, Any] = {
 }
 
 #: Paths the DuckDB side knows (member name -> column prefix).
-PATHS = {"id": "id", "s": "s", "i": "i", "n": "n", "b": "b", "x": "x", "m": "m", "o.t": "o_t", "odd key": "odd"}
+PATHS = {
+    "id": "id",
+    "s": "s",
+    "i": "i",
+    "n": "n",
+    "b": "b",
+    "x": "x",
+    "m": "m",
+    "o.t": "o_t",
+    "odd key": "odd",
+}

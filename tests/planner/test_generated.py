@@ -21,9 +21,18 @@ EXTERNALS = st.sampled_from([1, 2.5, "a", "b", True, None])
 
 def atoms() -> st.SearchStrategy[Any]:
     path = st.sampled_from(PATHS)
-    compare = st.builds(lambda op, p, v: {f"${op}": [p, v]}, st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge"]), path, LITERALS)
+    compare = st.builds(
+        lambda op, p, v: {f"${op}": [p, v]},
+        st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge"]),
+        path,
+        LITERALS,
+    )
     ext = st.builds(lambda op, p: {f"${op}": [p, "$v"]}, st.sampled_from(["eq", "ne", "lt", "ge"]), path)
-    exists = st.builds(lambda f, p: {f"${f}": p}, st.sampled_from(["exists", "empty", "is-number", "is-string", "is-null"]), path)
+    exists = st.builds(
+        lambda f, p: {f"${f}": p},
+        st.sampled_from(["exists", "empty", "is-number", "is-string", "is-null"]),
+        path,
+    )
     strings = st.builds(
         lambda f, p, v: {f"${f}": [p, v]},
         st.sampled_from(["starts-with", "ends-with", "contains"]),
