@@ -140,3 +140,31 @@ def test_a_second_start_of_one_worker_is_refused(store: jl.Store) -> None:
             jobs.start(concurrency=0)
     finally:
         worker.stop(grace=1)
+
+
+def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job(tmp_path: Any) -> None:
+    path = tmp_path / "restart.db"
+    clock = VirtualClock()
+    store = jl.open(path, MODEL)
+    jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
+    jobs.handler("fail-once")(lambda p, c: 1 / 0 if c.attempt == 1 else "ok")
+    jobs.enqueue("fail-once", None, id="retry")
+    jobs.enqueue("later", None, id="later", delay=3600)
+    jobs.enqueue("now", None, id="now")
+    later_at = clock() + 3600
+    assert jobs.executor.execute(jobs.claim(kinds=["fail-once"])) == "failed"
+    retry_at = jobs.get("retry")["run_at"]
+    assert retry_at > clock()
+    lease = jobs.claim(kinds=["now"])
+    jobs.queue.release(lease)  # what a stopping worker does with a job whose handler gave up
+    store.close()
+
+    store = jl.open(path, MODEL)
+    jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
+    assert jobs.get("retry")["run_at"] == retry_at and jobs.get("later")["run_at"] == later_at
+    seen: list[int] = []
+    jobs.handler("fail-once")(lambda p, c: "ok")
+    jobs.handler("now")(lambda p, c: seen.append(c.attempt))
+    summary = jobs.run_until_idle(progress=False)
+    assert summary["done"] == 2 and seen == [2] and jobs.get("later")["state"] == "pending"
+    store.close()
