@@ -70,7 +70,7 @@ def test_cache_key_identity_and_eviction() -> None:
         assert a is not b and b is not c and a.plan != c.plan  # literals differing only in type never share
         reordered = {"$return": "$it.id", "$where": {"$eq": ["$it.i", 1]}, "$for": {"it": "$[*]"}}
         assert prepare(s["docs"], reordered, pushdown=True, strict=False, profile=None) == (a, True)
-        assert all("\n" in k and "$eq" in k for k in s.planner.cache.keys())  # whole texts, never hashes
+        assert all("\n" in k and "$eq" in k for k in s.planner.cache.keys())  # noqa: SIM118 - whole texts, never hashes
         prepare(s["docs"], F({"$eq": ["$it.i", 2]}), pushdown=True, strict=False, profile=None)
         stats = s.stats()["statement_cache"]
         assert stats["evictions"] == 1 and stats["size"] == 3 and stats["hits"] == 1
