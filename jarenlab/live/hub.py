@@ -167,6 +167,7 @@ class ChangeHub:
         self._start_poller()
 
     def unregister(self, query: LiveQuery) -> None:
+        """Forget a closed live query."""
         with self.lock:
             if query in self.queries:
                 self.queries.remove(query)

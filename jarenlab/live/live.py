@@ -52,6 +52,7 @@ class LiveMode:
 
     @property
     def incremental(self) -> bool:
+        """False only for ``rerun``."""
         return self.strategy != "rerun"
 
     def __str__(self) -> str:

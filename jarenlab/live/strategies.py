@@ -50,6 +50,7 @@ class RowEval:
         self.compiler = c
 
     def env(self, doc: dict[str, Any]) -> Env | None:
+        """The row's environment after ``$let``, or None when ``$where`` drops it."""
         env = dict(self.base)
         env[self.var] = [doc]
         for name, f in self.lets:
@@ -68,6 +69,7 @@ class Positions:
         self.next = 0
 
     def of(self, key: Any) -> Any:
+        """The storage position of ``key``."""
         if self.by_key:
             return key
         p = self.pos.get(key)
@@ -77,6 +79,7 @@ class Positions:
         return p
 
     def forget(self, key: Any) -> None:
+        """Drop a deleted key's position."""
         if not self.by_key:
             self.pos.pop(key, None)
 

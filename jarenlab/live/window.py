@@ -89,6 +89,7 @@ class SortedEntries:
         return key in self.sort
 
     def index(self, key: Any) -> int:
+        """The position of ``key`` in the sorted order."""
         return bisect_left(self.order, self.sort[key])
 
     def remove(self, key: Any) -> int | None:

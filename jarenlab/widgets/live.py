@@ -118,6 +118,7 @@ class LiveTable(w.VBox):
         self._refresh_status()
 
     def close(self) -> None:
+        """Unsubscribe and close the row widgets (the live query stays open)."""
         self._unsubscribe()
         for child in self.body.children:
             child.close()
