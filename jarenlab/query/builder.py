@@ -234,23 +234,30 @@ class Query:
         rows = self.take(1).to_list(**externals)
         return rows[0] if rows else None
 
-    def to_pandas(self, **externals: Any) -> Any:
-        """The results as a pandas DataFrame (non-dict results become a ``value`` column)."""
-        import pandas as pd
+    def to_pandas(self, *, flatten: bool = False, **externals: Any) -> Any:
+        """The results as a pandas DataFrame (non-dict results become a ``value`` column).
 
-        rows = self.to_list(**externals)
-        if all(isinstance(r, dict) for r in rows):
-            return pd.DataFrame.from_records(rows)
-        return pd.DataFrame({"value": rows})
+        ``flatten=True`` gives nested members as dotted columns.
+        """
+        from jarenlab.frames import records_to_frame
 
-    def to_arrow(self, **externals: Any) -> Any:
+        return records_to_frame(self.to_list(**externals), flatten=flatten)
+
+    def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pyarrow Table (non-dict results become a ``value`` column)."""
-        import pyarrow as pa
+        from jarenlab.frames import records_to_arrow
 
-        rows = self.to_list(**externals)
-        if all(isinstance(r, dict) for r in rows):
-            return pa.Table.from_pylist(rows)
-        return pa.table({"value": rows})
+        return records_to_arrow(self.to_list(**externals), flatten=flatten)
+
+    def explain(self, *, analyze: bool = False, **externals: Any) -> Any:
+        """How the planner runs this query (:class:`jarenlab.query.explain.Explain`).
+
+        ``analyze=True`` runs it and adds row counts and time per phase. Externals as keywords.
+        """
+        planned = getattr(self._source, "explain", None)
+        if planned is None:
+            raise QueryError("JQ0008", f"{type(self._source).__name__} has no planner to explain")
+        return planned(self.document, externals, analyze=analyze)
 
     def live(self, **externals: Any) -> Any:
         """A live query of this chain over a collection (:class:`jarenlab.live.LiveQuery`)."""
