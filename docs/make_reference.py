@@ -51,16 +51,20 @@ def public_members(obj: Any) -> list[tuple[str, Any]]:
     if inspect.ismodule(obj):
         names = list(
             getattr(obj, "__all__", None)
-            or [n for n, v in vars(obj).items() if not n.startswith("_") and getattr(v, "__module__", None) == obj.__name__]
+            or [
+                n
+                for n, v in vars(obj).items()
+                if not n.startswith("_") and getattr(v, "__module__", None) == obj.__name__
+            ]
         )
         return [(n, getattr(obj, n)) for n in names if not inspect.ismodule(getattr(obj, n))]
     out = []
     for name, member in inspect.getmembers(obj):
         if name.startswith("_") or name in _INHERITED_NOISE:
             continue
-        if inspect.isclass(obj) and any(name in vars(base) for base in obj.__mro__[1:] if base is not object):
-            if name not in vars(obj):
-                continue
+        inherited = any(name in vars(base) for base in obj.__mro__[1:] if base is not object)
+        if inspect.isclass(obj) and inherited and name not in vars(obj):
+            continue
         out.append((name, inspect.getattr_static(obj, name, member)))
     return out
 
@@ -97,7 +101,9 @@ def render() -> str:
             if isinstance(member, dict | frozenset | set | list | tuple | str | int | float):
                 lines.append(f"- `{name}`: a constant.")
                 continue
-            if inspect.ismemberdescriptor(member) or inspect.isdatadescriptor(member) and not isinstance(member, property):
+            if inspect.ismemberdescriptor(member) or (
+                inspect.isdatadescriptor(member) and not isinstance(member, property)
+            ):
                 lines.append(f"- `{name}`: a field (see the class).")
                 continue
             lines.append(f"- `{signature(name, member)}`: {summary(member)}")

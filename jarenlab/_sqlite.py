@@ -79,15 +79,11 @@ def probe(conn: sqlite3.Connection) -> dict[str, Any]:
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
 
-def translate(
-    exc: sqlite3.Error, *, collection: str | None = None, key: Any = None
-) -> JarenlabError:
+def translate(exc: sqlite3.Error, *, collection: str | None = None, key: Any = None) -> JarenlabError:
     """Turn a driver error into a coded :class:`JarenlabError` (the driver error becomes the cause)."""
     text = str(exc)
     if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE constraint failed" in text:
-        err: JarenlabError = StoreError(
-            "JD2001", f"duplicate key ({text})", collection=collection, key=key
-        )
+        err: JarenlabError = StoreError("JD2001", f"duplicate key ({text})", collection=collection, key=key)
     elif any(b in text for b in _BUSY):
         err = StoreError("JD2005", text, collection=collection, key=key, retryable=True)
     elif "readonly" in text or "read-only" in text:

@@ -60,7 +60,12 @@ class Collection(Queryable):
             _at(err, position)
             raise
         if type(doc) is not dict:
-            raise _at(StoreError("JD2010", f"a document must be an object, not {type(doc).__name__}", collection=self.name), position)
+            raise _at(
+                StoreError(
+                    "JD2010", f"a document must be an object, not {type(doc).__name__}", collection=self.name
+                ),
+                position,
+            )
         if not self._validator.is_valid(doc):
             errors = [
                 f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
@@ -68,14 +73,20 @@ class Collection(Queryable):
             ]
             where = f"document {position}: " if position is not None else ""
             raise _at(
-                ValidationError("JD2003", f"{where}{errors[0]}", collection=self.name, errors=errors), position
+                ValidationError("JD2003", f"{where}{errors[0]}", collection=self.name, errors=errors),
+                position,
             )
         key = None
         if self._key_member is not None:
             key = doc.get(self._key_member)
             if type(key) is not self._key_type:
                 raise _at(
-                    StoreError("JD2002", f"key {self.spec.key} must be a {self._key_type.__name__}", collection=self.name, key=key),
+                    StoreError(
+                        "JD2002",
+                        f"key {self.spec.key} must be a {self._key_type.__name__}",
+                        collection=self.name,
+                        key=key,
+                    ),
                     position,
                 )
         return key, doc, orjson.dumps(doc).decode()
@@ -83,7 +94,10 @@ class Collection(Queryable):
     def _check_key(self, key: Any) -> Any:
         if type(key) is not self._key_type:
             raise StoreError(
-                "JD2002", f"keys of {self.name!r} are {self._key_type.__name__}s, not {type(key).__name__}", collection=self.name, key=key
+                "JD2002",
+                f"keys of {self.name!r} are {self._key_type.__name__}s, not {type(key).__name__}",
+                collection=self.name,
+                key=key,
             )
         return key
 
@@ -107,7 +121,9 @@ class Collection(Queryable):
             self._written(conn, key, doc)
         return key
 
-    def insert_many(self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None) -> int:
+    def insert_many(
+        self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None
+    ) -> int:
         """Validate and insert many documents in ONE transaction; return how many.
 
         ``docs`` is an iterable of dicts, a pandas DataFrame or a pyarrow Table (a null cell means
@@ -117,7 +133,11 @@ class Collection(Queryable):
         """
         records = frames.records_from(docs)
         total = len(records)
-        bar = frames.progress(total, f"insert into {self.name}", progress is True or (progress is None and total >= _PROGRESS_FROM))
+        bar = frames.progress(
+            total,
+            f"insert into {self.name}",
+            progress is True or (progress is None and total >= _PROGRESS_FROM),
+        )
         identity = self.spec.identity
         with self.store.transaction(), _sqlite.translating(collection=self.name):
             conn = self.store._conn()
@@ -125,7 +145,9 @@ class Collection(Queryable):
             if identity == "integer":
                 next_key = (conn.execute(f"SELECT max(key) FROM {self._table}").fetchone()[0] or 0) + 1
             for start in range(0, total, _BATCH):
-                prepared = [self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])]
+                prepared = [
+                    self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
+                ]
                 if identity == "integer":
                     assert next_key is not None
                     rows = [(next_key + start + i, p[2]) for i, p in enumerate(prepared)]
@@ -151,7 +173,15 @@ class Collection(Queryable):
         for i, (key, _) in enumerate(rows):
             dup = key in seen or conn.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key,)).fetchone()
             if dup:
-                raise _at(StoreError("JD2001", f"document {start + i}: duplicate key {key!r}", collection=self.name, key=key), start + i)
+                raise _at(
+                    StoreError(
+                        "JD2001",
+                        f"document {start + i}: duplicate key {key!r}",
+                        collection=self.name,
+                        key=key,
+                    ),
+                    start + i,
+                )
             seen.add(key)
 
     def put(self, doc: dict[str, Any], key: Any = None) -> Any:
@@ -163,7 +193,12 @@ class Collection(Queryable):
         own, doc, text = self._prepare(doc)
         if self._key_member is not None:
             if key is not None and key != own:
-                raise StoreError("JD2002", f"key argument {key!r} differs from the document's {own!r}", collection=self.name, key=key)
+                raise StoreError(
+                    "JD2002",
+                    f"key argument {key!r} differs from the document's {own!r}",
+                    collection=self.name,
+                    key=key,
+                )
             key = own
         elif key is None:
             return self.insert(doc)
@@ -186,7 +221,12 @@ class Collection(Queryable):
         """
         key = self._check_key(key)
         if not isinstance(ops, list | dict):
-            raise StoreError("JD2009", "a patch is an RFC 6902 list or an RFC 7386 merge-patch object", collection=self.name, key=key)
+            raise StoreError(
+                "JD2009",
+                "a patch is an RFC 6902 list or an RFC 7386 merge-patch object",
+                collection=self.name,
+                key=key,
+            )
         with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
             conn = self.store._conn()
             row = conn.execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
@@ -200,7 +240,9 @@ class Collection(Queryable):
                 raise
             own, new, text = self._prepare(new)
             if self._key_member is not None and own != key:
-                raise StoreError("JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key)
+                raise StoreError(
+                    "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
+                )
             conn.execute(f"UPDATE {self._table} SET doc = ? WHERE key = ?", (text, key))
             self._written(conn, key, new)
         return new
@@ -220,7 +262,9 @@ class Collection(Queryable):
         """The document stored under ``key``, or None."""
         key = self._check_key(key)
         with _sqlite.translating(collection=self.name, key=key):
-            row = self.store._conn().execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
+            row = (
+                self.store._conn().execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
+            )
         return None if row is None else orjson.loads(row[0])
 
     def count(self) -> int:  # type: ignore[override]
@@ -247,12 +291,12 @@ class Collection(Queryable):
         """Every document as a list of dicts."""
         return self._documents()
 
-    def to_arrow(self, *, flatten: bool = False) -> pa.Table:  # type: ignore[override]
+    def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """Every document as a pyarrow Table (``flatten=True``: nested members as dotted columns)."""
-        keys, texts = self._texts()
+        _, texts = self._texts()
         return frames.texts_to_arrow(texts, self.spec.schema, flatten=flatten)
 
-    def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:  # type: ignore[override]
+    def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """Every document as a DataFrame indexed by key (``flatten=True``: dotted columns)."""
         keys, texts = self._texts()
         return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=flatten)
@@ -276,10 +320,18 @@ class Collection(Queryable):
         """
         from jarenlab.query import shape
 
-        return shape(self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile))
+        return shape(
+            self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile)
+        )
 
     def _run_query(
-        self, document: Any, externals: dict[str, Any], *, pushdown: bool = True, strict: bool = False, profile: Any = None
+        self,
+        document: Any,
+        externals: dict[str, Any],
+        *,
+        pushdown: bool = True,
+        strict: bool = False,
+        profile: Any = None,
     ) -> list[Any]:
         """The flat result sequence of a query document over this collection (through the planner)."""
         from jarenlab.query.run import run_query
@@ -301,7 +353,9 @@ class Collection(Queryable):
         from jarenlab.query.explain import explain
 
         chosen = self.store.profile if profile is None else profile
-        return explain(self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen)
+        return explain(
+            self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
+        )
 
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""

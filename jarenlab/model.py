@@ -106,7 +106,9 @@ def parse_singular_path(path: Any, doc_path: str) -> tuple[str | int, ...]:
     Wildcards, slices, filters, unions and descendant segments are refused with JD0004.
     """
     if not isinstance(path, str) or not path.startswith("$"):
-        raise ModelError("JD0004", f"index path {path!r} must be a JSONPath string starting with '$'", doc_path=doc_path)
+        raise ModelError(
+            "JD0004", f"index path {path!r} must be a JSONPath string starting with '$'", doc_path=doc_path
+        )
     pos, segments = 1, []
     while pos < len(path):
         m = _SEGMENT.match(path, pos)
@@ -129,7 +131,9 @@ def parse_singular_path(path: Any, doc_path: str) -> tuple[str | int, ...]:
         raise ModelError("JD0004", f"index path {path!r} selects the whole document", doc_path=doc_path)
     for seg in segments:
         if isinstance(seg, str) and (not seg or any(c in seg for c in "\"'\\") or not seg.isprintable()):
-            raise ModelError("JD0004", f"index path {path!r} has a member name SQL cannot address", doc_path=doc_path)
+            raise ModelError(
+                "JD0004", f"index path {path!r} has a member name SQL cannot address", doc_path=doc_path
+            )
     return tuple(segments)
 
 
@@ -138,10 +142,7 @@ def _schema_at(schema: Any, segments: tuple[str | int, ...]) -> Any:
     for seg in segments:
         if not isinstance(schema, dict):
             return None
-        if isinstance(seg, int):
-            schema = schema.get("items")
-        else:
-            schema = (schema.get("properties") or {}).get(seg)
+        schema = schema.get("items") if isinstance(seg, int) else (schema.get("properties") or {}).get(seg)
     return schema
 
 
@@ -154,7 +155,10 @@ def _check_members(obj: Any, allowed: set[str], doc_path: str, what: str) -> Non
         raise _fail(f"{what} must be an object", doc_path)
     for member in obj:
         if member not in allowed:
-            raise _fail(f"unknown member {member!r} in {what} (allowed: {', '.join(sorted(allowed))})", f"{doc_path}/{_esc(member)}")
+            raise _fail(
+                f"unknown member {member!r} in {what} (allowed: {', '.join(sorted(allowed))})",
+                f"{doc_path}/{_esc(member)}",
+            )
 
 
 def _esc(member: str) -> str:
@@ -175,7 +179,7 @@ def _check_schema(schema: Any, doc_path: str) -> None:
 def _check_pointer(pointer: Any, schema: dict[str, Any], doc_path: str, what: str) -> tuple[str, str]:
     """A pointer to a required, declared top-level member; returns (member, json type)."""
     if not isinstance(pointer, str) or not re.fullmatch(r"/[^/~]+", pointer):
-        raise _fail(f"{what} must be a JSON Pointer to one top-level member, such as \"/id\"", doc_path)
+        raise _fail(f'{what} must be a JSON Pointer to one top-level member, such as "/id"', doc_path)
     member = pointer[1:]
     declared = (schema.get("properties") or {}).get(member)
     if not isinstance(declared, dict):
@@ -184,7 +188,9 @@ def _check_pointer(pointer: Any, schema: dict[str, Any], doc_path: str, what: st
         raise _fail(f"{what} {pointer!r} must be listed in the schema's required members", doc_path)
     kind = declared.get("type")
     if kind not in ("string", "integer"):
-        raise _fail(f"{what} {pointer!r} must be typed string or integer in the schema (got {kind!r})", doc_path)
+        raise _fail(
+            f"{what} {pointer!r} must be typed string or integer in the schema (got {kind!r})", doc_path
+        )
     return member, kind
 
 
@@ -203,14 +209,19 @@ def column_name(segments: tuple[str | int, ...]) -> str:
 
 def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     if not _NAME.match(name) or name.startswith(_RESERVED):
-        raise _fail(f"collection name {name!r} must match [A-Za-z_][A-Za-z0-9_]* and not start with _jl or sqlite_", doc_path)
+        raise _fail(
+            f"collection name {name!r} must match [A-Za-z_][A-Za-z0-9_]* and not start with _jl or sqlite_",
+            doc_path,
+        )
     _check_members(decl, _COLLECTION_MEMBERS, doc_path, f"collection {name!r}")
     if "schema" not in decl:
         raise _fail(f"collection {name!r} needs a schema", f"{doc_path}/schema")
     schema = decl["schema"]
     _check_schema(schema, f"{doc_path}/schema")
     if "key" not in decl:
-        raise _fail(f'collection {name!r} needs a "key" (a pointer, or null with "identity")', f"{doc_path}/key")
+        raise _fail(
+            f'collection {name!r} needs a "key" (a pointer, or null with "identity")', f"{doc_path}/key"
+        )
     key, identity = decl["key"], decl.get("identity")
     if key is None:
         if identity not in ("uuid", "integer"):
@@ -242,7 +253,9 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     )
 
 
-def _indexes(decls: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[IndexSpec, ...], tuple[ColumnSpec, ...]]:
+def _indexes(
+    decls: Any, schema: dict[str, Any], doc_path: str
+) -> tuple[tuple[IndexSpec, ...], tuple[ColumnSpec, ...]]:
     if not isinstance(decls, list):
         raise _fail("indexes must be a list", doc_path)
     indexes: list[IndexSpec] = []
@@ -268,7 +281,7 @@ def _indexes(decls: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[I
             segments = parse_singular_path(path, where)
             if segments not in columns:
                 sub = _schema_at(schema, segments)
-                sql_type = _SQL_TYPES.get(sub.get("type"), "ANY") if isinstance(sub, dict) else "ANY"
+                sql_type = _SQL_TYPES.get(str(sub.get("type")), "ANY") if isinstance(sub, dict) else "ANY"
                 columns[segments] = ColumnSpec(column_name(segments), path, segments, sql_type)
             if columns[segments].name in names:
                 raise _fail(f"path {path!r} appears twice in one index", where)
@@ -287,7 +300,9 @@ def load_model(document: Any) -> Model:
     collections = document.get("collections")
     if not isinstance(collections, dict) or not collections:
         raise _fail("collections must be an object declaring at least one collection", "/collections")
-    specs = {name: _collection(name, decl, f"/collections/{_esc(name)}") for name, decl in collections.items()}
+    specs = {
+        name: _collection(name, decl, f"/collections/{_esc(name)}") for name, decl in collections.items()
+    }
     for spec in specs.values():
         for i, ix in enumerate(spec.indexes):
             if f"{spec.name}_{ix.name}" in specs:  # tables and indexes share one namespace in SQLite

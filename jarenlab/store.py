@@ -181,7 +181,9 @@ class Store:
         caps = dict(self._capabilities)
         caps.update(
             validated=True,
-            journal_mode="wal" if not self.read_only else self._conn().execute("PRAGMA journal_mode").fetchone()[0],
+            journal_mode="wal"
+            if not self.read_only
+            else self._conn().execute("PRAGMA journal_mode").fetchone()[0],
             busy_timeout=self.busy_timeout,
             read_only=self.read_only,
             operators=sorted(self.operators),
@@ -200,7 +202,9 @@ class Store:
             return self._collections[name]
         except KeyError:
             raise StoreError(
-                "JD2004", f"no collection {name!r} (declared: {', '.join(self._collections)})", collection=name
+                "JD2004",
+                f"no collection {name!r} (declared: {', '.join(self._collections)})",
+                collection=name,
             ) from None
 
     __getitem__ = collection

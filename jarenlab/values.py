@@ -63,16 +63,15 @@ def _convert(value: Any, path: str) -> Any:
     if isinstance(value, float):
         return to_json(float(value), path)
     module = type(value).__module__
-    if module == "numpy" or module.startswith("numpy."):
-        if hasattr(value, "tolist"):
-            return to_json(value.tolist(), path)
+    if (module == "numpy" or module.startswith("numpy.")) and hasattr(value, "tolist"):
+        return to_json(value.tolist(), path)
     if module.startswith("pandas"):
         if type(value).__name__ == "Timestamp" and value is not _nat():
             return _convert(value.to_pydatetime(), path)
         raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
-            utc = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            utc = value.astimezone(dt.UTC).replace(tzinfo=None)
             return utc.isoformat() + "Z"
         return value.isoformat()
     if isinstance(value, dt.date | dt.time):

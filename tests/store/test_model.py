@@ -11,7 +11,11 @@ import jarenlab as jl
 from jarenlab.model import first_difference, load_model
 from tests.conftest import NOTES
 
-OBJ = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}}
+OBJ = {
+    "type": "object",
+    "required": ["id"],
+    "properties": {"id": {"type": "string"}, "n": {"type": "integer"}},
+}
 
 
 def with_collection(**decl: Any) -> dict[str, Any]:
@@ -23,57 +27,195 @@ def with_collection(**decl: Any) -> dict[str, Any]:
 MALFORMED: list[tuple[str, Any, str, str]] = [
     ("not an object", [], "JD0005", ""),
     ("missing $model", {"collections": {"c": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/$model"),
-    ("wrong $model", {"$model": "0.2", "collections": {"c": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/$model"),
-    ("numeric $model", {"$model": 0.1, "collections": {"c": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/$model"),
+    (
+        "wrong $model",
+        {"$model": "0.2", "collections": {"c": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/$model",
+    ),
+    (
+        "numeric $model",
+        {"$model": 0.1, "collections": {"c": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/$model",
+    ),
     ("unknown top member", {"$model": "0.1", "collections": {}, "extra": 1}, "JD0005", "/extra"),
     ("no collections", {"$model": "0.1"}, "JD0005", "/collections"),
     ("empty collections", {"$model": "0.1", "collections": {}}, "JD0005", "/collections"),
     ("collections a list", {"$model": "0.1", "collections": []}, "JD0005", "/collections"),
-    ("bad collection name", {"$model": "0.1", "collections": {"9x": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/collections/9x"),
-    ("name with space", {"$model": "0.1", "collections": {"a b": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/collections/a b"),
-    ("reserved name", {"$model": "0.1", "collections": {"_jl_x": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/collections/_jl_x"),
-    ("sqlite name", {"$model": "0.1", "collections": {"sqlite_x": {"schema": OBJ, "key": "/id"}}}, "JD0005", "/collections/sqlite_x"),
+    (
+        "bad collection name",
+        {"$model": "0.1", "collections": {"9x": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/collections/9x",
+    ),
+    (
+        "name with space",
+        {"$model": "0.1", "collections": {"a b": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/collections/a b",
+    ),
+    (
+        "reserved name",
+        {"$model": "0.1", "collections": {"_jl_x": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/collections/_jl_x",
+    ),
+    (
+        "sqlite name",
+        {"$model": "0.1", "collections": {"sqlite_x": {"schema": OBJ, "key": "/id"}}},
+        "JD0005",
+        "/collections/sqlite_x",
+    ),
     ("declaration not object", {"$model": "0.1", "collections": {"c": 3}}, "JD0005", "/collections/c"),
     ("unknown collection member", with_collection(colour="red"), "JD0005", "/collections/c/colour"),
     ("missing schema", with_collection(schema=...), "JD0005", "/collections/c/schema"),
     ("non-object schema", with_collection(schema={"type": "array"}), "JD0005", "/collections/c/schema/type"),
     ("schema not a dict", with_collection(schema="object"), "JD0005", "/collections/c/schema"),
-    ("schema does not compile", with_collection(schema={"type": "object", "properties": {"a": {"type": "nope"}}}), "JD0005", "/collections/c/schema"),
+    (
+        "schema does not compile",
+        with_collection(schema={"type": "object", "properties": {"a": {"type": "nope"}}}),
+        "JD0005",
+        "/collections/c/schema",
+    ),
     ("missing key", with_collection(key=...), "JD0005", "/collections/c/key"),
     ("key pointing nowhere", with_collection(key="/nope"), "JD0005", "/collections/c/key"),
     ("key not a pointer", with_collection(key="id"), "JD0005", "/collections/c/key"),
     ("key whole document", with_collection(key=""), "JD0005", "/collections/c/key"),
     ("key nested", with_collection(key="/a/b"), "JD0005", "/collections/c/key"),
-    ("key not required", with_collection(key="/n", schema={"type": "object", "properties": {"n": {"type": "integer"}}}), "JD0005", "/collections/c/key"),
-    ("key wrong type", with_collection(key="/f", schema={"type": "object", "required": ["f"], "properties": {"f": {"type": "number"}}}), "JD0005", "/collections/c/key"),
+    (
+        "key not required",
+        with_collection(key="/n", schema={"type": "object", "properties": {"n": {"type": "integer"}}}),
+        "JD0005",
+        "/collections/c/key",
+    ),
+    (
+        "key wrong type",
+        with_collection(
+            key="/f", schema={"type": "object", "required": ["f"], "properties": {"f": {"type": "number"}}}
+        ),
+        "JD0005",
+        "/collections/c/key",
+    ),
     ("null key without identity", with_collection(key=None), "JD0005", "/collections/c/identity"),
     ("bad identity", with_collection(key=None, identity="serial"), "JD0005", "/collections/c/identity"),
     ("identity with pointer", with_collection(identity="uuid"), "JD0005", "/collections/c/identity"),
     ("indexes not a list", with_collection(indexes={"name": "a"}), "JD0005", "/collections/c/indexes"),
     ("index not object", with_collection(indexes=["$.n"]), "JD0005", "/collections/c/indexes/0"),
-    ("index unknown member", with_collection(indexes=[{"name": "a", "path": "$.n", "sparse": True}]), "JD0005", "/collections/c/indexes/0/sparse"),
-    ("index bad name", with_collection(indexes=[{"name": "a-b", "path": "$.n"}]), "JD0005", "/collections/c/indexes/0/name"),
-    ("index missing name", with_collection(indexes=[{"path": "$.n"}]), "JD0005", "/collections/c/indexes/0/name"),
-    ("duplicate index names", with_collection(indexes=[{"name": "a", "path": "$.n"}, {"name": "a", "path": "$.id"}]), "JD0005", "/collections/c/indexes/1/name"),
-    ("unique not bool", with_collection(indexes=[{"name": "a", "path": "$.n", "unique": "yes"}]), "JD0005", "/collections/c/indexes/0/unique"),
-    ("wildcard path", with_collection(indexes=[{"name": "a", "path": "$.tags[*]"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("descendant path", with_collection(indexes=[{"name": "a", "path": "$..n"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("filter path", with_collection(indexes=[{"name": "a", "path": "$.a[?@.b == 1]"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("slice path", with_collection(indexes=[{"name": "a", "path": "$.a[0:2]"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("root path", with_collection(indexes=[{"name": "a", "path": "$"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("path without $", with_collection(indexes=[{"name": "a", "path": "n"}]), "JD0004", "/collections/c/indexes/0/path"),
-    ("composite non-singular", with_collection(indexes=[{"name": "a", "path": ["$.n", "$.x[*]"]}]), "JD0004", "/collections/c/indexes/0/path/1"),
-    ("empty composite", with_collection(indexes=[{"name": "a", "path": []}]), "JD0005", "/collections/c/indexes/0/path"),
-    ("path twice in one index", with_collection(indexes=[{"name": "a", "path": ["$.n", "$['n']"]}]), "JD0005", "/collections/c/indexes/0/path/1"),
-    ("quote in member", with_collection(indexes=[{"name": "a", "path": "$['it\\'s']"}]), "JD0004", "/collections/c/indexes/0/path"),
+    (
+        "index unknown member",
+        with_collection(indexes=[{"name": "a", "path": "$.n", "sparse": True}]),
+        "JD0005",
+        "/collections/c/indexes/0/sparse",
+    ),
+    (
+        "index bad name",
+        with_collection(indexes=[{"name": "a-b", "path": "$.n"}]),
+        "JD0005",
+        "/collections/c/indexes/0/name",
+    ),
+    (
+        "index missing name",
+        with_collection(indexes=[{"path": "$.n"}]),
+        "JD0005",
+        "/collections/c/indexes/0/name",
+    ),
+    (
+        "duplicate index names",
+        with_collection(indexes=[{"name": "a", "path": "$.n"}, {"name": "a", "path": "$.id"}]),
+        "JD0005",
+        "/collections/c/indexes/1/name",
+    ),
+    (
+        "unique not bool",
+        with_collection(indexes=[{"name": "a", "path": "$.n", "unique": "yes"}]),
+        "JD0005",
+        "/collections/c/indexes/0/unique",
+    ),
+    (
+        "wildcard path",
+        with_collection(indexes=[{"name": "a", "path": "$.tags[*]"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "descendant path",
+        with_collection(indexes=[{"name": "a", "path": "$..n"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "filter path",
+        with_collection(indexes=[{"name": "a", "path": "$.a[?@.b == 1]"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "slice path",
+        with_collection(indexes=[{"name": "a", "path": "$.a[0:2]"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "root path",
+        with_collection(indexes=[{"name": "a", "path": "$"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "path without $",
+        with_collection(indexes=[{"name": "a", "path": "n"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "composite non-singular",
+        with_collection(indexes=[{"name": "a", "path": ["$.n", "$.x[*]"]}]),
+        "JD0004",
+        "/collections/c/indexes/0/path/1",
+    ),
+    (
+        "empty composite",
+        with_collection(indexes=[{"name": "a", "path": []}]),
+        "JD0005",
+        "/collections/c/indexes/0/path",
+    ),
+    (
+        "path twice in one index",
+        with_collection(indexes=[{"name": "a", "path": ["$.n", "$['n']"]}]),
+        "JD0005",
+        "/collections/c/indexes/0/path/1",
+    ),
+    (
+        "quote in member",
+        with_collection(indexes=[{"name": "a", "path": "$['it\\'s']"}]),
+        "JD0004",
+        "/collections/c/indexes/0/path",
+    ),
     ("owner not declared", with_collection(owner="/who"), "JD0005", "/collections/c/owner"),
-    ("events not object", {"$model": "0.1", "collections": {"c": {"schema": OBJ, "key": "/id"}}, "events": []}, "JD0005", "/events"),
-    ("event schema not object", {"$model": "0.1", "collections": {"c": {"schema": OBJ, "key": "/id"}}, "events": {"e": {"type": "string"}}}, "JD0005", "/events/e/type"),
+    (
+        "events not object",
+        {"$model": "0.1", "collections": {"c": {"schema": OBJ, "key": "/id"}}, "events": []},
+        "JD0005",
+        "/events",
+    ),
+    (
+        "event schema not object",
+        {
+            "$model": "0.1",
+            "collections": {"c": {"schema": OBJ, "key": "/id"}},
+            "events": {"e": {"type": "string"}},
+        },
+        "JD0005",
+        "/events/e/type",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("label", "document", "code", "doc_path"), MALFORMED, ids=[m[0] for m in MALFORMED])
-def test_malformed_models_are_refused_with_a_code_and_path(label: str, document: Any, code: str, doc_path: str) -> None:
+def test_malformed_models_are_refused_with_a_code_and_path(
+    label: str, document: Any, code: str, doc_path: str
+) -> None:
     with pytest.raises(jl.JarenlabError) as info:
         load_model(document)
     assert info.value.code == code, info.value

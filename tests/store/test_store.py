@@ -27,7 +27,12 @@ def test_close_is_idempotent_and_later_calls_are_coded(store: Any) -> None:
     notes = store["notes"]
     store.close()
     store.close()
-    for call in (lambda: notes.get("a"), lambda: notes.insert({"id": "a"}), lambda: store["notes"], store.transaction().__enter__):
+    for call in (
+        lambda: notes.get("a"),
+        lambda: notes.insert({"id": "a"}),
+        lambda: store["notes"],
+        store.transaction().__enter__,
+    ):
         with pytest.raises(jl.JarenlabError) as info:
             call()
         assert info.value.code == "JD2063"
@@ -55,13 +60,20 @@ def test_physical_shape(store: Any) -> None:
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='notes'").fetchone()[0]
     assert sql.endswith("STRICT")
     assert "gx_tag TEXT GENERATED ALWAYS AS (json_extract(doc, '$.\"tag\"')) VIRTUAL" in sql
-    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='notes' AND sql IS NOT NULL")}
+    indexes = {
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='notes' AND sql IS NOT NULL"
+        )
+    }
     assert indexes == {"notes_by_tag", "notes_by_tag_score", "notes_by_ox"}
     plan = conn.execute("EXPLAIN QUERY PLAN SELECT doc FROM notes WHERE gx_tag = 'a'").fetchall()
     assert "USING INDEX notes_by_tag" in str(plan)
 
 
-def test_reopen_with_a_different_model_is_refused_and_alters_nothing(tmp_path: Any, model: dict[str, Any]) -> None:
+def test_reopen_with_a_different_model_is_refused_and_alters_nothing(
+    tmp_path: Any, model: dict[str, Any]
+) -> None:
     path = tmp_path / "a.db"
     jl.open(path, model).close()
     before = sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
@@ -130,10 +142,9 @@ def test_nested_transactions_roll_back_only_their_level(store: Any) -> None:
     notes = store["notes"]
     with store.transaction():
         notes.insert({"id": "outer"})
-        with pytest.raises(RuntimeError):
-            with store.transaction():
-                notes.insert({"id": "inner"})
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), store.transaction():
+            notes.insert({"id": "inner"})
+            raise RuntimeError("boom")
         with store.transaction():
             notes.insert({"id": "inner2"})
     assert notes.get("outer") and notes.get("inner2") and notes.get("inner") is None

@@ -93,7 +93,9 @@ def test_identity_keys(store: Any) -> None:
 def test_patch_json_patch_and_merge_patch(store: Any) -> None:
     notes = store["notes"]
     notes.insert({"id": "a", "tag": "x", "score": 1})
-    assert notes.patch("a", [{"op": "replace", "path": "/score", "value": 2}, {"op": "remove", "path": "/tag"}]) == {"id": "a", "score": 2}
+    assert notes.patch(
+        "a", [{"op": "replace", "path": "/score", "value": 2}, {"op": "remove", "path": "/tag"}]
+    ) == {"id": "a", "score": 2}
     assert notes.patch("a", {"tag": "y", "score": None}) == {"id": "a", "tag": "y"}
     assert notes.get("a") == {"id": "a", "tag": "y"}
     # the result is validated: nothing changes when it is invalid
@@ -126,7 +128,9 @@ def test_documented_conversions(store: Any, value: Any, stored: Any) -> None:
     assert store["auto"].get(1) == {"v": stored}
 
 
-@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, b"bytes", pd.NA, pd.NaT, Decimal("1.1"), {1, 2}, object()])
+@pytest.mark.parametrize(
+    "value", [math.nan, math.inf, -math.inf, b"bytes", pd.NA, pd.NaT, Decimal("1.1"), {1, 2}, object()]
+)
 def test_values_json_cannot_hold_are_refused(store: Any, value: Any) -> None:
     with pytest.raises(jl.JarenlabError) as info:
         store["auto"].insert({"nested": {"v": value}})
