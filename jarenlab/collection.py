@@ -89,7 +89,10 @@ class Collection(Queryable):
                     ),
                     position,
                 )
-        return key, doc, orjson.dumps(doc).decode()
+        text = orjson.dumps(doc).decode()
+        if "\\u0000" in text:
+            _refuse_nul(doc, self.name, position)
+        return key, doc, text
 
     def _check_key(self, key: Any) -> Any:
         if type(key) is not self._key_type:
@@ -371,6 +374,17 @@ class Collection(Queryable):
             f"<b>collection</b> <code>{html.escape(self.name)}</code>: {self.count():,} documents, key "
             f"<code>{html.escape(self.spec.key or 'identity ' + str(self.spec.identity))}</code>"
         )
+
+
+def _refuse_nul(value: Any, collection: str, position: int | None, path: str = "") -> None:
+    """Refuse U+0000 in any string or member name: SQLite's JSON functions cut strings there."""
+    if isinstance(value, str) and "\x00" in value:
+        reason = f"U+0000 cannot be stored (SQLite's JSON functions end strings there) at {path or '/'}"
+        raise _at(ValidationError("JD2008", reason, collection=collection), position)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        _refuse_nul(k, collection, position, path)
+        _refuse_nul(v, collection, position, f"{path}/{k}")
 
 
 def _at(err: StoreError, position: int | None) -> StoreError:

@@ -17,6 +17,7 @@ import pyarrow.json as pa_json
 
 from jarenlab.errors import StoreError
 
+_NULLABLE_INT = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
 _ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
 
@@ -96,8 +97,19 @@ def texts_to_frame(
     *,
     flatten: bool = False,
 ) -> pd.DataFrame:
-    """Decode JSON texts into a DataFrame, indexed by ``keys`` when given."""
-    frame = texts_to_arrow(texts, schema, flatten=flatten).to_pandas()
+    """Decode JSON texts into a DataFrame, indexed by ``keys`` when given.
+
+    Integer columns with gaps become pandas' nullable ``Int64`` (not float64 with NaN).
+    """
+    return arrow_to_frame(texts_to_arrow(texts, schema, flatten=flatten), keys)
+
+
+def arrow_to_frame(table: pa.Table, keys: list[Any] | None = None) -> pd.DataFrame:
+    """An Arrow table as a DataFrame; integer columns with nulls stay integers (``Int64``)."""
+    frame = table.to_pandas()
+    for field, column in zip(table.schema, table.columns):
+        if pa.types.is_integer(field.type) and column.null_count:
+            frame[field.name] = column.to_pandas(types_mapper=_NULLABLE_INT.get)
     if keys is not None:
         frame.index = pd.Index(keys, name="key")
     return frame

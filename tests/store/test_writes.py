@@ -162,3 +162,18 @@ def test_export_of_mixed_kinds_falls_back_without_losing_data(store: Any) -> Non
     frame = auto.to_pandas()
     assert list(frame["v"]) == ["1", "1", "1", '"text"', "[1,2]"]
     assert auto.to_list()[3:] == [{"v": "text"}, {"v": [1, 2]}]
+
+
+def test_nul_characters_are_refused_but_escaped_text_is_not(store: Any) -> None:
+    with pytest.raises(jl.JarenlabError) as info:
+        store["auto"].insert({"a": ["ok", "x\x00y"]})
+    assert info.value.code == "JD2008" and "/a/1" in str(info.value)
+    assert code_of(lambda: store["auto"].insert({"k\x00": 1})) == "JD2008"
+    key = store["auto"].insert({"a": "a backslash then u0000: \\u0000"})
+    assert store["auto"].get(key) == {"a": "a backslash then u0000: \\u0000"}
+
+
+def test_integer_columns_with_gaps_stay_integers(store: Any) -> None:
+    store["notes"].insert_many([{"id": "a", "score": 1}, {"id": "b"}])
+    frame = store["notes"].to_pandas()
+    assert str(frame["score"].dtype) == "Int64" and frame.loc["a", "score"] == 1
