@@ -206,8 +206,13 @@ def main() -> None:
 
         rows = [
             Row(
-                "raw sqlite3: executemany",
+                "raw executemany",
                 measure(raw_batch, runs=runs, setup=lambda: raw_conn(dirs)),
+                floor=True,
+            ),
+            Row(
+                "raw 90-row INSERTs",
+                measure(raw_multirow, runs=runs, setup=lambda: raw_conn(dirs)),
                 floor=True,
             ),
             Row(
