@@ -110,6 +110,8 @@ class Store:
 
         #: Change capture and live-query delivery (:mod:`jarenlab.live`).
         self.changes = ChangeHub(self)
+        self.stats_sources["live"] = self.changes.stats
+        self.stats_sources["jobs"] = lambda: self.jobs.counts()
 
     # -- connections and the model -------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:

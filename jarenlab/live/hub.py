@@ -196,6 +196,15 @@ class ChangeHub:
         except Exception as exc:  # a poller must not die silently
             warnings.warn(f"jarenlab live poller stopped: {exc!r}", RuntimeWarning, stacklevel=1)
 
+    def stats(self) -> dict[str, Any]:
+        """Live queries for ``store.stats()``: how many, their updates, and how many per strategy."""
+        with self.lock:
+            queries = list(self.queries)
+        by_mode: dict[str, int] = {}
+        for q in queries:
+            by_mode[q.mode.strategy] = by_mode.get(q.mode.strategy, 0) + 1
+        return {"queries": len(queries), "updates": sum(q.updates for q in queries), **by_mode}
+
     def close(self) -> None:
         """Close every live query and stop the poller (``store.close()`` calls this)."""
         self._stop.set()

@@ -99,6 +99,8 @@ class LiveQuery:
         self.error: JarenlabError | None = None
         self.closed = False
         self.updated_at: float | None = None
+        #: How many emissions (one per commit that changed the result) this query has made.
+        self.updates = 0
         self._hub.register(self)
 
     @staticmethod
@@ -185,6 +187,7 @@ class LiveQuery:
 
     def _emit(self, ops: list[Op]) -> None:
         self.updated_at = self.clock()
+        self.updates += 1
         for fn, _ in list(self._subscribers):
             try:
                 fn(ops, self.seq)

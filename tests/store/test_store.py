@@ -216,3 +216,18 @@ def test_store_renders_in_a_notebook(store: Any) -> None:
     html = store._repr_html_()
     assert "notes" in html and "by_tag" in html and ">1<" in html
     assert "closed" in (store.close() or store._repr_html_())
+
+
+def test_stats_report_live_queries_and_jobs(store: Any) -> None:
+    from jarenlab import it
+
+    notes = store["notes"]
+    live = notes.where(it.score > 1).order_by(it.score).live()
+    notes.insert({"id": "a", "score": 3})
+    notes.insert({"id": "b", "score": 0})
+    store.jobs.enqueue("k", {"x": 1})
+    data = store.stats().to_frame().set_index(["section", "metric"])["value"]
+    assert data[("live", "queries")] == 1 and data[("live", "updates")] == 1 and data[("live", "window")] == 1
+    assert data[("jobs", "pending")] == 1
+    live.close()
+    assert store.stats().to_frame().set_index(["section", "metric"])["value"][("live", "queries")] == 0
