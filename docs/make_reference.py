@@ -72,6 +72,13 @@ def public_members(obj: Any) -> list[tuple[str, Any]]:
 _INHERITED_NOISE = {"args", "with_traceback", "add_note"}
 
 
+def is_field(member: Any) -> bool:
+    """A data member (a dataclass field, a slot, a plain value) rather than a method or property."""
+    if isinstance(member, property):
+        return False
+    return inspect.ismemberdescriptor(member) or inspect.isdatadescriptor(member) or not callable(member)
+
+
 def summary(obj: Any) -> str:
     doc = inspect.getdoc(obj.fget if isinstance(obj, property) else obj) or ""
     return doc.strip().split("\n\n")[0].replace("\n", " ")
@@ -101,9 +108,7 @@ def render() -> str:
             if isinstance(member, dict | frozenset | set | list | tuple | str | int | float):
                 lines.append(f"- `{name}`: a constant.")
                 continue
-            if inspect.ismemberdescriptor(member) or (
-                inspect.isdatadescriptor(member) and not isinstance(member, property)
-            ):
+            if is_field(member):
                 lines.append(f"- `{name}`: a field (see the class).")
                 continue
             lines.append(f"- `{signature(name, member)}`: {summary(member)}")

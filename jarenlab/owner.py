@@ -221,6 +221,7 @@ class OwnedCollection:
 
     @property
     def store(self) -> Store:
+        """The store the collection belongs to."""
         return self.collection.store
 
     def __repr__(self) -> str:

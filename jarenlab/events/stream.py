@@ -78,6 +78,7 @@ class EventStream(Iterator[Event]):
 
     @property
     def stopped(self) -> bool:
+        """True once the stream has ended (timeout, ``until``, ``stop()`` or the store closing)."""
         return self._stopped.is_set()
 
     def __iter__(self) -> EventStream:
