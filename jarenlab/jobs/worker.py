@@ -132,7 +132,7 @@ class Executor:
         except JobError as refusal:
             if refusal.code not in _FENCE_CODES:
                 raise
-            if refusal.code == "JD2067" and "cancelled" in refusal.reason:
+            if refusal.code == "JD2067" and refusal.reason.endswith(" is cancelled, not leased"):
                 self.queue.unwind(lease)
                 return "cancelled"
             log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
