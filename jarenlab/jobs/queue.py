@@ -11,17 +11,16 @@ guard that matches nothing changes nothing and raises a coded :class:`JobError`:
 - JD2067 ``job_not_leased``: the job is settled or cancelled;
 - JD2070 ``unknown_job``: no such job.
 
-Inspection (get, list, counts) lives in :mod:`jarenlab.jobs.inspect`.
+Reads and administration (cancel, requeue, sweep) live in :mod:`jarenlab.jobs.admin`.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ import orjson
 
 from jarenlab import _sqlite
 from jarenlab.errors import JobError, StoreError
+from jarenlab.jobs.admin import PICK, Administration, check_time
 
 if TYPE_CHECKING:
     from jarenlab.jobs.clock import Clock
@@ -53,14 +53,6 @@ _CLAIM = """UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
 WHERE seq = ({pick})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
   run_at, created_at, partition_key, coalescing_key, last_error"""
-#: The next claimable job: due, not cancelled, a kind the worker runs, and the head of its partition
-#: (no earlier job of the partition is waiting, running, retrying, or cancelled but still unwinding).
-_PICK = """SELECT j.seq FROM _jl_jobs j
-  WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
-    AND (j.partition_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-        AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
-  ORDER BY j.due_at, j.seq LIMIT 1"""
 _FENCE = "seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?"
 _COMPLETE = (
     "UPDATE _jl_jobs SET state = 'done', result = ?, due_at = NULL, lease_until = NULL,"
@@ -109,19 +101,13 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def _check_time(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise JobError("JD2068", f"{name} must be a finite number of epoch seconds, not {value!r}")
-    return float(value)
-
-
 def _check_key(name: str, value: Any) -> str | None:
     if value is not None and (type(value) is not str or not value):
         raise JobError("JD2068", f"{name} must be a non-empty string, not {value!r}")
     return value
 
 
-class Queue:
+class Queue(Administration):
     """The queue's SQL over one store. ``Jobs`` (the public face) owns one.
 
     Args:
@@ -221,9 +207,9 @@ class Queue:
         _check_key("partition_key", partition_key)
         _check_key("coalescing_key", coalescing_key)
         now = self.clock()
-        at = now if run_at is None else _check_time("run_at", run_at)
+        at = now if run_at is None else check_time("run_at", run_at)
         if delay is not None:
-            at += _check_time("delay", delay)
+            at += check_time("delay", delay)
         try:
             text = dumps(payload)
         except TypeError as exc:
@@ -295,7 +281,7 @@ class Queue:
         if cached is None:
             lease = "CASE kind " + " ".join("WHEN ? THEN ?" for _ in kinds) + " END"
             marks = ", ".join("?" for _ in kinds)
-            sql = _CLAIM.format(lease=lease, pick=_PICK.format(kinds=marks))
+            sql = _CLAIM.format(lease=lease, pick=PICK.format(kinds=marks))
             pairs = tuple(v for item in key for v in item)
             cached = self._claim_sql[key] = (sql, pairs)
         sql, pairs = cached
@@ -364,50 +350,6 @@ class Queue:
         if settled != 1:
             raise self.refusal(lease, now)
         return claimed
-
-    def claimable(self, kinds: Iterable[str]) -> bool:
-        """True when a claim for ``kinds`` would lease a job now."""
-        names = tuple(kinds)
-        if not names:
-            return False
-        now = self.clock()
-        sql = _PICK.format(kinds=", ".join("?" for _ in names))
-        with _sqlite.translating():
-            return self.store._conn().execute(sql, (now, *names, now)).fetchone() is not None
-
-    def next_wait(self, kinds: Iterable[str], *, scheduled: bool) -> float | None:
-        """When work of ``kinds`` that is under way (retrying, leased) next falls due; with
-        ``scheduled``, also pending work scheduled later. None when there is none."""
-        names = tuple(kinds)
-        if not names:
-            return None
-        marks = ", ".join("?" for _ in names)
-        with _sqlite.translating():
-            row = (
-                self.store._conn()
-                .execute(
-                    f"SELECT min(due_at) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})"
-                    " AND (state IN ('failed', 'leased') OR ?)",
-                    (*names, scheduled),
-                )
-                .fetchone()
-            )
-        return None if row[0] is None else float(row[0])
-
-    def open_count(self, kinds: Iterable[str]) -> int:
-        """How many jobs of ``kinds`` are not settled yet (pending, leased, failed)."""
-        names = tuple(kinds)
-        if not names:
-            return 0
-        marks = ", ".join("?" for _ in names)
-        with _sqlite.translating():
-            return int(
-                self.store._conn()
-                .execute(
-                    f"SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({marks})", names
-                )
-                .fetchone()[0]
-            )
 
     # -- settling --------------------------------------------------------------------------------
     def complete(self, lease: Lease, result_text: str | None, *, prune: bool) -> None:
@@ -496,78 +438,3 @@ class Queue:
                     (lease.id, node, value_text, lease.generation),
                 )
         lease.checkpointed = True
-
-    def checkpoints(self, job_id: str) -> dict[str, Any]:
-        """The checkpoints saved for a job, by name, decoded."""
-        with _sqlite.translating():
-            rows = self.store._conn().execute(
-                "SELECT node, value FROM _jl_job_checkpoints WHERE job_id = ? ORDER BY node", (job_id,)
-            )
-            return {node: orjson.loads(value) for node, value in rows}
-
-    # -- administration --------------------------------------------------------------------------
-    def cancel(self, job_id: str) -> bool:
-        """Cancel a job (terminal). True when it was cancelled now, False when already settled.
-
-        A leased job keeps its lease until its handler unwinds, so its partition stays blocked.
-        """
-        now = self.clock()
-        with self.store.transaction():
-            conn = self.store._conn()
-            with _sqlite.translating():
-                row = conn.execute("SELECT state FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone()
-                if row is None:
-                    raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
-                if row[0] in ("done", "dead", "cancelled"):
-                    return False
-                keep = row[0] == "leased"
-                conn.execute(
-                    "UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = ?, updated_at = ?,"
-                    " last_error = coalesce(last_error, 'cancelled'),"
-                    " lease_until = CASE WHEN ? THEN lease_until END,"
-                    " lease_token = CASE WHEN ? THEN lease_token END WHERE id = ?",
-                    (now, now, keep, keep, job_id),
-                )
-        return True
-
-    def requeue(self, job_id: str, *, budget: int, run_at: float | None) -> None:
-        """Make a settled or waiting job due again with ``budget`` more attempts (history kept)."""
-        now = self.clock()
-        at = now if run_at is None else _check_time("run_at", run_at)
-        with self.store.transaction():
-            conn = self.store._conn()
-            with _sqlite.translating():
-                row = conn.execute(
-                    "SELECT state, lease_until FROM _jl_jobs WHERE id = ?", (job_id,)
-                ).fetchone()
-                if row is None:
-                    raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
-                if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):
-                    raise JobError("JD2068", f"job {job_id!r} is running; cancel it or wait", key=job_id)
-                conn.execute(
-                    "UPDATE _jl_jobs SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,"
-                    " run_at = ?, due_at = ?, max_attempts = attempts + ?, settled_at = NULL, result = NULL,"
-                    " lease_until = NULL, lease_token = NULL, updated_at = ? WHERE id = ?",
-                    (at, at, budget, now, job_id),
-                )
-
-    def sweep(self, settled_before: float, *, limit: int | None) -> int:
-        """Delete settled jobs (done, dead, cancelled and unleased) settled before the horizon."""
-        horizon = _check_time("settled_before", settled_before)
-        now = self.clock()
-        select = (
-            "SELECT id FROM _jl_jobs WHERE settled_at < ? AND state IN ('done','dead','cancelled')"
-            " AND (lease_until IS NULL OR lease_until <= ?) ORDER BY settled_at"
-            + (" LIMIT ?" if limit is not None else "")
-        )
-        params: tuple[Any, ...] = (horizon, now) if limit is None else (horizon, now, limit)
-        with self.store.transaction():
-            conn = self.store._conn()
-            with _sqlite.translating():
-                conn.execute("CREATE TEMP TABLE IF NOT EXISTS _jl_sweep(id TEXT PRIMARY KEY)")
-                conn.execute("DELETE FROM _jl_sweep")
-                conn.execute(f"INSERT INTO _jl_sweep {select}", params)
-                conn.execute("DELETE FROM _jl_job_checkpoints WHERE job_id IN (SELECT id FROM _jl_sweep)")
-                removed = conn.execute("DELETE FROM _jl_jobs WHERE id IN (SELECT id FROM _jl_sweep)").rowcount
-                conn.execute("DELETE FROM _jl_sweep")
-        return int(removed)
