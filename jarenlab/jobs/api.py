@@ -272,6 +272,7 @@ class Jobs:
 
     # -- wake-ups (internal) ---------------------------------------------------------------------
     def wake(self) -> None:
+        """Wake idle worker loops in this process (new work, or a settlement someone waits for)."""
         with self._cond:
             self._generation += 1
             self._cond.notify_all()
@@ -280,9 +281,11 @@ class Jobs:
 
     @property
     def generation(self) -> int:
+        """A counter bumped by every :meth:`wake` (loops compare it to avoid missing one)."""
         return self._generation
 
     def wait_for_work(self, timeout: float, stopping: threading.Event, seen: int) -> None:
+        """Sleep up to ``timeout`` seconds unless a wake-up happened since ``seen`` or ``stopping`` is set."""
         with self._cond:
             if self._generation == seen and not stopping.is_set():
                 self._cond.wait(timeout)
@@ -292,6 +295,7 @@ class Jobs:
             self.wake()
 
     def forget(self, worker: Worker) -> None:
+        """Drop a stopped worker from this queue's list."""
         if worker in self._workers:
             self._workers.remove(worker)
 
@@ -404,6 +408,7 @@ class Jobs:
 
     @property
     def virtual_time(self) -> bool:
+        """True when the queue's clock is virtual (waiting advances it)."""
         return is_virtual(self.clock)
 
     def __repr__(self) -> str:

@@ -56,10 +56,12 @@ class Context:
 
     @property
     def job(self) -> dict[str, Any]:
+        """The job as a dict: id, kind, payload, attempt, max_attempts, generation, run_at, last_error, ..."""
         return self.lease.job
 
     @property
     def attempt(self) -> int:
+        """This attempt's number (1 on the first claim; a crashed attempt counts)."""
         return self.lease.attempt
 
     @property

@@ -123,6 +123,7 @@ class Handlers:
         return self._specs[kind]
 
     def get(self, kind: str) -> HandlerSpec | None:
+        """The spec registered for ``kind``, or None."""
         return self._specs.get(kind)
 
     def __contains__(self, kind: object) -> bool:

@@ -242,6 +242,7 @@ class Worker:
 
     @property
     def running(self) -> bool:
+        """True between ``start()`` and ``stop()``."""
         return bool(self._threads) and not self._stopping.is_set()
 
     def _kinds(self) -> dict[str, float]:
