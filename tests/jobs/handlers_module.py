@@ -22,6 +22,7 @@ def _log(path: str, line: str) -> None:
 @jobs.handler("record", lease=5)
 def record(payload: Any, ctx: Any) -> dict[str, Any]:
     _log(payload["log"], f"run {ctx.job['id']} {ctx.attempt} {os.getpid()}")
+    time.sleep(payload.get("sleep", 0))  # long enough that every process starts before the queue is dry
     return {"pid": os.getpid()}
 
 

@@ -72,7 +72,10 @@ def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: Path, tmp_
     log = tmp_path / "runs.log"
     with jl.open(db) as store:
         store.jobs.enqueue_many(
-            [{"kind": "record", "payload": {"log": str(log)}, "id": f"r{n:04}"} for n in range(2000)]
+            [
+                {"kind": "record", "payload": {"log": str(log), "sleep": 0.004}, "id": f"r{n:04}"}
+                for n in range(2000)
+            ]
         )
     procs = [worker(db, "--until-idle", "--concurrency", "2") for _ in range(4)]
     for proc in procs:
