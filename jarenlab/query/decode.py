@@ -26,6 +26,11 @@ _MISSING: Any = object()
 def _value(jt: Any, v: Any) -> Any:
     if jt is None:
         return _MISSING
+    if jt == "integer" and type(v) is not int:
+        # SQLite reads an integer beyond 64 bits as a rounded real: only the engine has it exactly.
+        from jarenlab.query.run import _Fallback
+
+        raise _Fallback("an integer beyond SQLite's 64-bit range")
     if jt == "true":
         return True
     if jt == "false":

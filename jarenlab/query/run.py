@@ -44,7 +44,7 @@ from jarenlab.query.sql import (
     select_groups,
     select_rows,
 )
-from jarenlab.query.translate import Context, translate
+from jarenlab.query.translate import BEYOND_INT64, Context, translate
 from jarenlab.query.values import ebv
 
 if TYPE_CHECKING:
@@ -269,10 +269,18 @@ def _divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
         t = type(v)
         if t is str:
             continue
-        if t is int or (t is float and math.isfinite(v)):
+        if (t is int or (t is float and math.isfinite(v))) and abs(v) < BEYOND_INT64:
             continue
         what = (
-            "None" if v is None else "a boolean" if t is bool else "not finite" if t is float else t.__name__
+            "None"
+            if v is None
+            else "a boolean"
+            if t is bool
+            else "beyond 64-bit integers"
+            if t in (int, float) and math.isfinite(v)
+            else "not finite"
+            if t is float
+            else t.__name__
         )
         return f"external ${name} is {what}"
     return None

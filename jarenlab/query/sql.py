@@ -1,5 +1,11 @@
 """Emit SQL from a plan, only through a dialect. Values are always bound parameters.
 
+Every stored document is valid against its schema, so where the schema gives a path exactly one
+JSON type (its *family*), a member there is either missing or of that type (never ``null``). An
+atom comparing in that family needs no ``json_type`` guard: its value (the typed generated
+column, or ``json_extract``) is NULL exactly when the member is missing, and NULL reads as false
+(``NOT`` is emitted as ``NOT coalesce(x, 0)``). Without a family the guard stays.
+
 The only text that reaches SQL is the dialect's fixed vocabulary (function names, JSON type
 names) and identifiers checked by :func:`jarenlab._sqlite.quote` (the table, typed columns and
 registered function names). Paths, literals and externals are parameters.
@@ -7,9 +13,11 @@ registered function names). Paths, literals and externals are parameters.
 >>> from jarenlab.query.preds import Compare, Field, Slot
 >>> e = Emitter(SQLiteDialect())
 >>> e.pred(Compare(Field(("a",), "integer", "gx_a"), "gt", Slot("literal", 3), "number"))
-"(json_type(doc, ?) IN ('integer', 'real') AND gx_a > ?)"
+'(gx_a > ?)'
+>>> e.pred(Compare(Field(("b",), None, None), "gt", Slot("literal", 3), "number"))
+"(json_type(doc, ?) IN ('integer', 'real') AND json_extract(doc, ?) > ?)"
 >>> [s.value for s in e.params]
-['$."a"', 3]
+[3, '$."b"', '$."b"', 3]
 """
 
 from __future__ import annotations
@@ -46,6 +54,13 @@ from jarenlab.query.preds import (
 )
 
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: The JSON types a member of each schema family can have (``integer`` accepts ``2.0``).
+_FAMILY_TYPES = {
+    "text": ("text",),
+    "integer": NUMBER_TYPES,
+    "number": NUMBER_TYPES,
+    "boolean": ("true", "false"),
+}
 _JSON_TYPES = frozenset({"integer", "real", "text", "true", "false", "null", "array", "object"})
 
 
@@ -101,6 +116,29 @@ class Emitter:
         self.path(f)
         return self.dialect.type_in(types)
 
+    def typed(self, f: Field, family: str) -> bool:
+        """Whether the schema guarantees a present member is in ``family`` (``text`` or ``number``).
+
+        >>> Emitter(SQLiteDialect()).typed(Field(("a",), "integer", None), "number")
+        True
+        """
+        return (
+            f.family in _FAMILY_TYPES
+            and _FAMILY_TYPES[f.family] == _FAMILY_TYPES["text" if family == "text" else "number"]
+        )
+
+    def guard(self, f: Field, family: str) -> str:
+        """``json_type(...) IN (...) AND `` for an untyped member, nothing for a typed one."""
+        if self.typed(f, family):
+            return ""
+        return self.types(f, ("text",) if family == "text" else NUMBER_TYPES) + " AND "
+
+    def present(self, f: Field) -> str:
+        """The member exists: its typed column is not NULL (the schema forbids ``null``), or its JSON type."""
+        if f.column is not None:
+            return f"{self.dialect.column(f.column)} IS NOT NULL"
+        return f"{self.jtype(f)} IS NOT NULL"
+
     def value(self, f: Field, family: str) -> str:
         """The member's value: its typed column when it holds exactly that family, else extracted."""
         if f.column is not None and ((family == "text") == (f.family == "text")):
@@ -118,39 +156,48 @@ class Emitter:
         if isinstance(p, Const):
             return "1" if p.value else "0"
         if isinstance(p, Types):
+            known = _FAMILY_TYPES.get(p.field.family or "")
+            if known is not None and set(known) <= set(p.types):
+                return self.present(p.field)
+            if known is not None and not set(known) & set(p.types):
+                return "0"
             return self.types(p.field, p.types)
         if isinstance(p, Exists):
-            return f"{self.jtype(p.field)} IS NOT NULL"
+            return self.present(p.field)
         if isinstance(p, Compare):
-            guard = self.types(p.field, ("text",) if p.family == "text" else NUMBER_TYPES)
-            return f"({guard} AND {self.value(p.field, p.family)} {_OPS[p.op]} {self.bind(p.slot)})"
+            guard = self.guard(p.field, p.family)
+            return f"({guard}{self.value(p.field, p.family)} {_OPS[p.op]} {self.bind(p.slot)})"
         if isinstance(p, CompareAny):
             branches = []
             fam = p.field.family
             for family, types in (("text", ("text",)), ("number", NUMBER_TYPES)):
                 if fam is not None and fam != "boolean" and (fam == "text") != (family == "text"):
                     continue  # the schema rules this branch out
-                guard = self.types(p.field, types)
+                guard = self.guard(p.field, family)
                 typeof = f"typeof({self.bind(p.slot)}) IN ({', '.join(repr(t) for t in types)})"
                 cmp = f"{self.value(p.field, family)} {_OPS[p.op]} {self.bind(p.slot)}"
-                branches.append(f"({guard} AND {typeof} AND {cmp})")
+                branches.append(f"({guard}{typeof} AND {cmp})")
             return "(" + " OR ".join(branches) + ")" if branches else "0"
         if isinstance(p, Prefix):
-            guard = self.types(p.field, ("text",))
+            guard = self.guard(p.field, "text")
             v = self.value(p.field, "text")
             low = f"{v} >= {self.bind(p.low)}"
             if p.high is None:
-                return f"({guard} AND {low})"
+                return f"({guard}{low})"
             v2 = self.value(p.field, "text")
-            return f"({guard} AND {low} AND {v2} < {self.bind(p.high)})"
+            return f"({guard}{low} AND {v2} < {self.bind(p.high)})"
         if isinstance(p, Suffix):
-            guard = self.types(p.field, ("text",))
+            guard = self.guard(p.field, "text")
             v = self.value(p.field, "text")
-            return f"({guard} AND substr({v}, -length({self.bind(p.slot)})) = {self.bind(p.slot)})"
+            return f"({guard}substr({v}, -length({self.bind(p.slot)})) = {self.bind(p.slot)})"
         if isinstance(p, Infix):
-            guard = self.types(p.field, ("text",))
-            return f"({guard} AND instr({self.value(p.field, 'text')}, {self.bind(p.slot)}) > 0)"
+            guard = self.guard(p.field, "text")
+            return f"({guard}instr({self.value(p.field, 'text')}, {self.bind(p.slot)}) > 0)"
         if isinstance(p, Truthy):
+            fam = p.field.family
+            if fam in ("text", "integer", "number"):
+                family, empty = ("text", "''") if fam == "text" else ("number", "0")
+                return f"({self.value(p.field, family)} <> {empty})"
             jt = self.jtype(p.field)
             parts = []
             for t, test in (("integer", "<> 0"), ("real", "<> 0"), ("text", "<> ''")):
@@ -277,11 +324,13 @@ def select_rows(
         cols.append(dialect.doc)
     else:
         for f in output_fields(out):
-            if f.column is not None and f.family == "text":
-                cols.append(dialect.column(f.column))
+            if f.family == "text":  # a string or missing: the value alone says which
+                cols.append(e.value(f, "text"))
                 layout.append((f, "text"))
-            else:
-                cols.append(f"{e.jtype(f)}, {e.value(f, 'number')}")
+            else:  # the JSON type tells 2.0 from 2 (an INTEGER column holds both as 2)
+                jt = e.jtype(f)
+                e.path(f)
+                cols.append(f"{jt}, {dialect.json_value()}")
                 layout.append((f, "pair"))
         if not cols:
             cols.append("1")
@@ -293,11 +342,14 @@ def select_rows(
 def _agg_sql(e: Emitter, a: AggOut) -> str:
     if a.field is None:
         return "count(*)"
-    if a.fn == "count":
-        return f"count({e.jtype(a.field)})"
     family = "text" if a.field.family == "text" else "number"
+    if a.fn == "count":
+        # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
+        typed = a.field.family in ("text", "integer", "number")
+        return f"count({e.value(a.field, family) if typed else e.jtype(a.field)})"
     if a.fn == "avg":
-        return f"sum({e.value(a.field, family)}), count({e.jtype(a.field)})"
+        # Integer-typed (the only averages pushed): the value is NULL exactly when missing.
+        return f"sum({e.value(a.field, family)}), count({e.value(a.field, family)})"
     return f"{a.fn}({e.value(a.field, family)})"
 
 

@@ -52,6 +52,9 @@ _IS = {
 }
 _FAMILIES = {"string": "text", "integer": "integer", "number": "number", "boolean": "boolean"}
 _MAX_CHAR = 0x10FFFF
+#: SQLite holds integers in 64 bits and reads a larger JSON integer as a rounded real; a number
+#: compared with members must be below this in magnitude so the rounding cannot change the answer.
+BEYOND_INT64 = 2**63
 #: operators that never raise, whatever their (non-raising) arguments are.
 _SAFE = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "exists", "empty", "and", "or", "not", *_IS})
 
@@ -256,6 +259,10 @@ def _compare_literal(f: Field, op: str, v: Any, name: str) -> Pred | Reason:
     if t in (list, dict):
         return Reason(f"${name}", "deep equality against an array or object literal")
     family = "text" if t is str else "number"
+    if family == "number" and abs(v) >= BEYOND_INT64:
+        return Reason(
+            f"${name}", "a number beyond 64-bit integers (SQLite reads such members as rounded reals)"
+        )
     if op == "ne":
         return And((Exists(f), Not(Compare(f, "eq", Slot("literal", v), family))))
     return Compare(f, op, Slot("literal", v), family)
