@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(BIN)/python -m jarenlab.demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --nbval-lax -p no:cacheprovider tests notebooks
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider tests notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check jarenlab tests benchmarks
