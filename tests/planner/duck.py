@@ -189,7 +189,13 @@ def sql_for(query: Any, ext: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any] | None:
-    """The DuckDB answer as the engine's flat sequence, or None when the query is not covered."""
+    """The DuckDB answer as the engine's flat sequence, or None when the query is not covered.
+
+    Numbers live in DOUBLE columns, so data with integers beyond 2^53 (which a double cannot tell
+    apart) is not covered.
+    """
+    if any(_beyond_double(v) for d in docs for v in d.values()):
+        return None
     got = sql_for(query, ext)
     if got is None:
         return None
@@ -199,3 +205,11 @@ def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any
     rows = con.execute(sql).fetchall()
     items = [r[0] for r in rows] if kind == "id" else [json.loads(r[1]) for r in rows]
     return [items] if isinstance(query, list) else items
+
+
+def _beyond_double(v: Any) -> bool:
+    if isinstance(v, dict):
+        return any(_beyond_double(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_beyond_double(x) for x in v)
+    return type(v) is int and abs(v) > 2**53
