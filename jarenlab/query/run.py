@@ -29,6 +29,7 @@ import orjson
 from jarenlab import _sqlite
 from jarenlab.errors import PlanError, StoreError
 from jarenlab.query.cache import StatementCache
+from jarenlab.query.decode import decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
@@ -131,7 +132,8 @@ class _Fallback(Exception):
 
 # -- preparing -----------------------------------------------------------------------------------
 def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
-    return json.dumps([coll.name, pushdown, strict, hatch, None if profile is None else profile.key()])
+    # repr of str/bool/None is exact and cheaper than json.dumps on the cache-hit path.
+    return repr((coll.name, pushdown, strict, hatch, None if profile is None else profile.key()))
 
 
 def prepare(
@@ -347,8 +349,6 @@ def run_query(
     profile: Profile | None = None,
 ) -> tuple[list[Any], Trace, Prepared]:
     """The flat result of a document over a collection, what happened, and the prepared plan."""
-    from jarenlab.query.decode import decode
-
     ext = dict(externals or {})
     t0 = time.perf_counter()
     prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)

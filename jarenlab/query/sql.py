@@ -52,6 +52,7 @@ from jarenlab.query.preds import (
     Types,
     Udf,
 )
+from jarenlab.query.translate import successor
 
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: The JSON types a member of each schema family can have (``integer`` accepts ``2.0``).
@@ -273,8 +274,6 @@ class Statement:
 
     def bind(self, externals: dict[str, Any]) -> list[Any]:
         """The parameter values for a run (externals already checked by the caller)."""
-        from jarenlab.query.translate import successor
-
         out = []
         for s in self.slots:
             if s.kind == "external":
