@@ -111,7 +111,7 @@ class LiveQuery:
             why = check_json(given[name])
             if why:
                 raise QueryError("JQ2011", f"external ${name} is not a JSON value: {why}")
-        return {k: given[k] for k in names}
+        return {k: given[k] for k in sorted(names)}
 
     # -- maintenance (called by the hub under its lock) ------------------------------------------
     def _reseed(self, *, emit: bool = True) -> None:
