@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import sqlite3
 import uuid
@@ -104,6 +105,16 @@ class Collection(Queryable):
             )
         return key
 
+    def _one_write(self) -> contextlib.AbstractContextManager[Any]:
+        """The transaction around one write: its own, or a savepoint inside an open one.
+
+        Inside an open transaction a single-statement write needs no savepoint of its own (SQLite
+        undoes a failed statement by itself) unless a write check could fail after the row is written.
+        """
+        if self.store.in_transaction and not self.write_checks:
+            return contextlib.nullcontext()
+        return self.store.transaction()
+
     def _written(self, conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
         for check in self.write_checks:
             check(conn, key, doc)
@@ -115,7 +126,7 @@ class Collection(Queryable):
         key, doc, text = self._prepare(doc)
         if self.spec.identity == "uuid":
             key = str(uuid.uuid4())
-        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
             conn = self.store._conn()
             if key is None:
                 key = conn.execute(f"INSERT INTO {self._table}(doc) VALUES (?)", (text,)).lastrowid
@@ -207,7 +218,7 @@ class Collection(Queryable):
             return self.insert(doc)
         else:
             key = self._check_key(key)
-        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
             conn = self.store._conn()
             conn.execute(
                 f"INSERT INTO {self._table}(key, doc) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc",
@@ -230,7 +241,7 @@ class Collection(Queryable):
                 collection=self.name,
                 key=key,
             )
-        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
             conn = self.store._conn()
             row = conn.execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
             if row is None:
@@ -253,7 +264,7 @@ class Collection(Queryable):
     def delete(self, key: Any) -> bool:
         """Delete the document under ``key``; return whether one was stored."""
         key = self._check_key(key)
-        with self.store.transaction(), _sqlite.translating(collection=self.name, key=key):
+        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
             conn = self.store._conn()
             gone = conn.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)).rowcount > 0
             if gone:
