@@ -56,6 +56,10 @@ class Collection(Queryable):
         """(key or None, JSON-safe document, JSON text); raises JD2003/JD2008/JD2002."""
         try:
             doc = to_json(doc)
+        except RecursionError:
+            raise _at(
+                ValidationError("JD2008", "the document is nested too deeply", collection=self.name), position
+            ) from None
         except ValidationError as err:
             err.collection = self.name
             _at(err, position)
@@ -90,7 +94,13 @@ class Collection(Queryable):
                     ),
                     position,
                 )
-        text = orjson.dumps(doc).decode()
+        try:
+            text = orjson.dumps(doc).decode()
+        except TypeError as exc:  # an integer beyond 64 bits, or nesting deeper than 255 levels
+            why = (
+                "the document is nested too deeply" if "ecursion" in str(exc) else f"{exc} (at most 64 bits)"
+            )
+            raise _at(ValidationError("JD2008", why, collection=self.name), position) from exc
         if "\\u0000" in text:
             _refuse_nul(doc, self.name, position)
         return key, doc, text
@@ -381,6 +391,8 @@ class Collection(Queryable):
         return f"<jarenlab.Collection {self.name!r}>"
 
     def _repr_html_(self) -> str:
+        if self.store.closed:
+            return f"<b>collection</b> <code>{html.escape(self.name)}</code> (the store is closed)"
         return (
             f"<b>collection</b> <code>{html.escape(self.name)}</code>: {self.count():,} documents, key "
             f"<code>{html.escape(self.spec.key or 'identity ' + str(self.spec.identity))}</code>"

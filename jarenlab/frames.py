@@ -119,6 +119,10 @@ def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
     """Query results (dicts, or other items as a ``value`` column) as an Arrow table."""
     if not all(type(i) is dict for i in items):
         items = [{"value": i} for i in items]
+    # from_pylist takes its columns from the FIRST row: give every row every member (absent is null).
+    names = list(dict.fromkeys(k for i in items for k in i))
+    if any(len(i) != len(names) for i in items):
+        items = [{k: i.get(k) for k in names} for i in items]
     try:
         table = pa.Table.from_pylist(items)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):

@@ -62,6 +62,7 @@ class Store:
         profile: Any = None,
         statement_cache: int = 128,
     ) -> None:
+        _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
         checked = load_model(model) if model is not None else None
         from jarenlab.query.run import PlannerState
 
@@ -78,6 +79,7 @@ class Store:
             self._temp_dir = tempfile.mkdtemp(prefix="jarenlab-")
             path = os.path.join(self._temp_dir, "store.db")
         self.path = os.fspath(path)
+        created = not os.path.exists(self.path)
         self.read_only = read_only
         self.busy_timeout = busy_timeout
         self.queue_timeout = queue_timeout
@@ -104,6 +106,8 @@ class Store:
         except BaseException:
             self._close_connections()
             self._remove_temp()
+            if created and checked is None:
+                _remove_if_empty(self.path)  # `jl.open("typo.db")` leaves no stray file behind
             raise
         self._collections = {name: Collection(self, spec) for name, spec in self.model.collections.items()}
         from jarenlab.live.hub import ChangeHub
@@ -128,12 +132,17 @@ class Store:
 
     def _open_model(self, conn: sqlite3.Connection, model: Model | None) -> Model:
         with _sqlite.translating():
-            exists = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='_jl_meta'"
-            ).fetchone()
-        if not exists:
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        if "_jl_meta" not in tables:
             if model is None:
                 raise ModelError("JD0005", f"{self.path} is not a jarenlab store; pass a model to create one")
+            if tables:
+                foreign = tables[:3]
+                raise ModelError(
+                    "JD0002",
+                    f"{self.path} is a SQLite database of something else (tables {', '.join(map(repr, foreign))}), "
+                    "not a jarenlab store; nothing was altered",
+                )
             if self.read_only:
                 raise ModelError("JD0002", f"{self.path} holds no store and the store is read-only")
             with self.transaction():
@@ -202,7 +211,7 @@ class Store:
         self._conn()
         try:
             return self._collections[name]
-        except KeyError:
+        except (KeyError, TypeError):
             raise StoreError(
                 "JD2004",
                 f"no collection {name!r} (declared: {', '.join(self._collections)})",
@@ -236,6 +245,12 @@ class Store:
             return run_idempotent(self, fn, idempotency_key, fingerprint)
         if fn is None:
             return self._transaction()
+        if not callable(fn):
+            raise StoreError(
+                "JD2010",
+                f"transaction(fn) takes a function of the store, not {type(fn).__name__}; "
+                "or use `with store.transaction():`",
+            )
         with self._transaction():
             return fn(self)
 
@@ -384,6 +399,60 @@ class Store:
         )
 
 
+def _remove_if_empty(path: str) -> None:
+    """Remove a database file this open created, if it holds nothing (no table, no index)."""
+    try:
+        probe = sqlite3.connect(path)
+        try:
+            empty = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        finally:
+            probe.close()
+    except sqlite3.Error:
+        return
+    if empty:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.remove(path + suffix)
+
+
+_OPTIONS = ("read_only", "busy_timeout", "queue_timeout", "operators", "profile", "statement_cache")
+
+
+def _check_options(
+    path: Any,
+    read_only: Any,
+    busy_timeout: Any,
+    queue_timeout: Any,
+    operators: Any,
+    profile: Any,
+    statement_cache: Any,
+) -> None:
+    """Refuse a bad path or option with JD0006 before anything touches the disk."""
+
+    def refuse(reason: str) -> None:
+        raise StoreError("JD0006", reason)
+
+    if path is not None and not isinstance(path, str | os.PathLike):
+        refuse(f"the path is a str or os.PathLike, not {type(path).__name__}")
+    if not isinstance(read_only, bool):
+        refuse(f"read_only is True or False, not {read_only!r}")
+    for name, value in (("busy_timeout", busy_timeout), ("queue_timeout", queue_timeout)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+            refuse(f"{name} is a finite number of seconds >= 0, not {value!r}")
+    if operators is not None and (
+        not isinstance(operators, dict)
+        or not all(isinstance(k, str) and callable(v) for k, v in operators.items())
+    ):
+        refuse("operators is a dict of names to callables")
+    if isinstance(statement_cache, bool) or not isinstance(statement_cache, int) or statement_cache < 0:
+        refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
+    if profile is not None:
+        from jarenlab.query.profile import Profile
+
+        if not isinstance(profile, Profile):
+            refuse(f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}")
+
+
 def open(
     path: str | os.PathLike[str] | None = None,
     model: dict[str, Any] | None = None,
@@ -397,4 +466,7 @@ def open(
     Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
     ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
     """
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(_OPTIONS)})")
     return Store(path, model, **options)

@@ -85,6 +85,8 @@ class Events:
         self._check_type(type)
 
         def register(fn: Handler) -> Handler:
+            if not callable(fn):
+                raise StoreError("JD2010", f"an event handler is a function(event, store), not {fn!r}")
             handlers = self._handlers.setdefault(type, [])
             name = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
             if name[1] and "<" not in name[1]:
@@ -231,6 +233,7 @@ class Events:
         """
         if not isinstance(last, int) or last < 0:
             raise StoreError("JD2010", f"last must be a non-negative integer, not {last!r}")
+        _check_stream(poll, timeout, until)
         types = self._types(type)
         with self._reading() as conn:
             boundary = self._boundary(conn)
@@ -261,6 +264,7 @@ class Events:
         expired boundary, or is ahead of the ledger; a boundary that a peer moves past the stream
         while it runs raises JD2081 from ``next``.
         """
+        _check_stream(poll, timeout, until)
         types = self._types(type)
         with self._reading() as conn:
             boundary = self._boundary(conn)
@@ -378,7 +382,8 @@ class Events:
 
     # -- plumbing ----------------------------------------------------------------------------------
     def _types(self, type: str | Sequence[str] | None) -> tuple[str, ...]:
-        types = () if type is None else (type,) if isinstance(type, str) else tuple(type)
+        many = isinstance(type, list | tuple | set | frozenset)
+        types: tuple[Any, ...] = () if type is None else tuple(type) if many else (type,)
         for t in types:
             self._check_type(t)
         return types
@@ -446,3 +451,14 @@ def _type_filter(types: tuple[str, ...]) -> str:
 
 def _name(fn: object) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _check_stream(poll: Any, timeout: Any, until: Any) -> None:
+    """JD2010 for a stream option of the wrong kind (before any stream exists)."""
+    for name, value, none_ok in (("poll", poll, False), ("timeout", timeout, True)):
+        if value is None and none_ok:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+            raise StoreError("JD2010", f"{name} must be a finite number of seconds >= 0, not {value!r}")
+    if until is not None and not callable(until):
+        raise StoreError("JD2010", f"until must be a function of the event, not {until!r}")

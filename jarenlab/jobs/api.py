@@ -176,9 +176,16 @@ class Jobs:
         encode = orjson.dumps
         budgets: dict[str, int] = {}
         fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
+        if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
+            raise JobError("JD2068", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
             if type(item) is not dict or "kind" not in item:
                 raise JobError("JD2068", f"item {position} is not a dict with a 'kind'")
+            unknown = sorted(set(item) - _ENQUEUE_MEMBERS)
+            if unknown:
+                raise JobError(
+                    "JD2068", f"item {position} has unknown members {unknown} (enqueue's arguments only)"
+                )
             if not fast.issuperset(item):
                 slow.append((position, item))
                 ids.append("")
@@ -233,6 +240,9 @@ class Jobs:
         """
         from jarenlab.jobs.drain import drain
 
+        if type(concurrency) is not int or concurrency < 1:
+            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+        _check_seconds("timeout", timeout)
         return drain(self, progress=progress, concurrency=concurrency, timeout=timeout,
                      wait_for_scheduled=wait_for_scheduled)  # fmt: skip
 
@@ -247,6 +257,7 @@ class Jobs:
     def wait_for_idle(self, timeout: float | None = None) -> bool:
         """Block until no job of a registered kind is pending, leased or awaiting retry and nothing
         runs here; True when idle, False when ``timeout`` (seconds) passed first."""
+        _check_seconds("timeout", timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         kinds = self.handlers.kinds
         while True:
@@ -419,3 +430,16 @@ class Jobs:
 
 
 __all__ = ["Jobs"]
+
+
+_ENQUEUE_MEMBERS = frozenset(
+    ("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key")
+)
+
+
+def _check_seconds(name: str, value: Any) -> None:
+    """JD2068 unless ``value`` is None or a finite number of seconds >= 0."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf")
+    ):
+        raise JobError("JD2068", f"{name} must be a finite number of seconds >= 0, not {value!r}")

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
 from typing import Any
 
-from jarenlab.errors import JobError
+from jarenlab.errors import JarenlabError, JobError, StoreError
 
 
 def load(spec: str) -> Any:
@@ -57,12 +58,33 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a worker until SIGINT/SIGTERM (or, with ``--until-idle``, until idle); returns the exit code."""
-    args = parser().parse_args(argv)
+    """Run a worker until SIGINT/SIGTERM (or, with ``--until-idle``, until idle); returns the exit code.
+
+    A coded error (no store at the path, handlers that cannot be loaded, ...) is printed as one
+    line without a traceback and exits with 1; bad arguments exit with 2 (argparse's usage error).
+    """
+    p = parser()
+    args = p.parse_args(argv)
+    if args.concurrency < 1:
+        p.error(f"--concurrency must be at least 1, not {args.concurrency}")
+    for name in ("lease", "poll", "grace"):
+        value = getattr(args, name)
+        if not 0 <= value < float("inf") or (name != "grace" and value == 0):
+            p.error(f"--{name} must be a positive number of seconds, not {value}")
+    try:
+        return _run(args)
+    except JarenlabError as err:
+        print(f"{p.prog}: error: {err}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     import jarenlab as jl
     from jarenlab.jobs.api import Jobs
     from jarenlab.jobs.registry import Handlers
 
+    if not os.path.isfile(args.db):
+        raise StoreError("JD2010", f"no store file at {args.db!r}")
     store = jl.open(args.db)
     try:
         jobs = Jobs(store, lease=args.lease, poll=args.poll, close_grace=args.grace)
@@ -72,8 +94,11 @@ def main(argv: list[str] | None = None) -> int:
                 jobs.include(found)
             elif isinstance(found, Jobs):
                 jobs.include(found.handlers)
-            elif callable(found):
-                found(jobs)
+            elif callable(found) and not isinstance(found, type):
+                try:
+                    found(jobs)
+                except Exception as exc:
+                    raise JobError("JD2068", f"{spec}(jobs) raised {type(exc).__name__}: {exc}") from exc
             else:
                 raise JobError("JD2068", f"{spec} is neither a Handlers registry nor a function")
         if not jobs.handlers.kinds:

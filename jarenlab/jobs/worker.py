@@ -296,6 +296,8 @@ class Worker:
         Returns which jobs finished during the wait and which were still running; those keep their
         lease unrenewed, so another worker recovers them once it expires.
         """
+        if isinstance(grace, bool) or not isinstance(grace, int | float) or grace != grace:
+            raise JobError("JD2068", f"grace must be a number of seconds, not {grace!r}")
         self._stopping.set()
         with self._lock:
             running = set(self._in_flight)

@@ -214,6 +214,13 @@ class LiveQuery:
         """
         if self.closed:
             raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
+        if not callable(fn) or (on_error is not None and not callable(on_error)):
+            bad = fn if not callable(fn) else on_error
+            raise LiveError(
+                "JD2010",
+                f"subscribe takes callables fn(patch, seq) and on_error(err), not {type(bad).__name__}",
+                collection=self.collection.name,
+            )
         entry = (fn, on_error)
         self._subscribers.append(entry)
 
@@ -258,8 +265,8 @@ class LiveQuery:
         from jarenlab.frames import records_to_frame
 
         rows = self.rows
-        if rows and all(type(r) is dict for r in rows):
-            return records_to_frame(rows)
+        if all(type(r) is dict for r in rows):
+            return records_to_frame(rows)  # no rows: an empty frame, as Query.to_pandas gives
         return pd.DataFrame({"value": rows})
 
     def widget(self, **options: Any) -> Any:
@@ -289,3 +296,16 @@ class LiveQuery:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.rows)} rows at seq {self.seq}"
         return f"<jarenlab.LiveQuery {self.collection.name!r} {self.mode} ({state})>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(repr(self))
+        if self.closed:
+            return f"<code>{head}</code>"
+        shown = self.rows[:20]
+        more = f"<small>... {len(self.rows) - 20:,} more rows</small>" if len(self.rows) > 20 else ""
+        body = "".join(
+            f"<tr><td><code>{html.escape(orjson.dumps(r).decode())}</code></td></tr>" for r in shown
+        )
+        return f"<div><code>{head}</code><table>{body}</table>{more}</div>"

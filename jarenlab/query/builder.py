@@ -49,6 +49,9 @@ def value_doc(value: Any) -> Any:
     {'c': '$it.carrier', '$$x': 1}
     """
     if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, str):
+                raise QueryError("JQ0010", f"select() member names are strings, not {type(k).__name__} {k!r}")
         return {("$" + k if k.startswith("$") else k): value_doc(v) for k, v in value.items()}
     if isinstance(value, list):
         return [value_doc(v) for v in value]
@@ -65,9 +68,23 @@ class _Stage:
     post: tuple[tuple[Any, ...], ...] = ()
 
 
+def _expression(value: Any, what: str) -> Any:
+    """Refuse a plain Python value where only an expression makes sense (it would be a constant:
+    ``where("n > 1")`` would keep every row, ``order_by("n")`` would not order at all)."""
+    if not isinstance(value, Expr | OrderKey):
+        raise QueryError(
+            "JQ2010",
+            f"{what} takes an expression built from it/param/agg (e.g. it.n > 1), not "
+            f"{type(value).__name__} {value!r}; run a raw query document with collection.execute()",
+        )
+    return value
+
+
 def _order_specs(keys: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
     if not keys:
         raise QueryError("JQ0007", "order_by needs at least one key")
+    for k in keys:
+        _expression(k, "order_by()")
     return tuple(k.spec() if isinstance(k, OrderKey) else OrderKey(lit(k), False).spec() for k in keys)
 
 
@@ -96,6 +113,8 @@ class Query:
     def where(self, predicate: Any) -> Query:
         """Keep items whose predicate is true; several ``where`` calls AND together."""
         st = self._stage
+        if not isinstance(predicate, bool) or isinstance(predicate, Expr):
+            _expression(predicate, "where()")
         q = self._nested() if st.group is not None or st.ret is not None or st.post else self
         return q._with(where=(*q._stage.where, lit(predicate)))
 
@@ -120,8 +139,11 @@ class Query:
         if len(exprs) > 1 or (exprs and named) or not (exprs or named):
             raise QueryError("JQ0006", "group_by takes one expression or named expressions")
         keys = {"key": exprs[0]} if exprs else named
-        for name in keys:
+        for name, e in keys.items():
             param(name)
+            if isinstance(e, OrderKey):
+                raise QueryError("JQ0006", "group_by takes expressions, not ordering keys (.asc()/.desc())")
+            _expression(e, "group_by()")
         st = self._stage
         busy = st.group is not None or st.ret is not None or st.post or st.order
         q = self._nested() if busy else self
@@ -234,20 +256,40 @@ class Query:
         rows = self.take(1).to_list(**externals)
         return rows[0] if rows else None
 
+    def _columns(self) -> list[str] | None:
+        """The member names of a final ``select({...})`` (its map constructor), in order."""
+        ret = self._stage.ret
+        if not isinstance(ret, dict) or any(k.startswith("$") and not k.startswith("$$") for k in ret):
+            return None
+        return [k[1:] if k.startswith("$$") else k for k in ret]
+
     def to_pandas(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pandas DataFrame (non-dict results become a ``value`` column).
 
-        ``flatten=True`` gives nested members as dotted columns.
+        ``flatten=True`` gives nested members as dotted columns. After ``select({...})`` the
+        columns follow the select's order, also when there are no results.
         """
+        import pandas as pd
+
         from jarenlab.frames import records_to_frame
 
-        return records_to_frame(self.to_list(**externals), flatten=flatten)
+        rows = self.to_list(**externals)
+        columns = self._columns()
+        if columns is not None and all(type(r) is dict for r in rows) and (not flatten or not rows):
+            return pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
+        return records_to_frame(rows, flatten=flatten)
 
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pyarrow Table (non-dict results become a ``value`` column)."""
+        import pyarrow as pa
+
         from jarenlab.frames import records_to_arrow
 
-        return records_to_arrow(self.to_list(**externals), flatten=flatten)
+        rows = self.to_list(**externals)
+        columns = self._columns()
+        if columns is not None and not rows:
+            return pa.table({c: pa.nulls(0) for c in columns})
+        return records_to_arrow(rows, flatten=flatten)
 
     def explain(self, *, analyze: bool = False, **externals: Any) -> Any:
         """How the planner runs this query (:class:`jarenlab.query.explain.Explain`).

@@ -119,9 +119,9 @@ def explain(
     profile: Profile | None = None,
 ) -> Explain:
     """Plan (and with ``analyze`` run) a document and describe it; see :class:`Explain`."""
-    from jarenlab.query.run import Trace, _divert_reason, _register_udfs, prepare, run_query
+    from jarenlab.query.run import Trace, _divert_reason, _register_udfs, check_externals, prepare, run_query
 
-    ext = dict(externals or {})
+    ext = check_externals(externals)
     if analyze:
         _, trace, prepared = run_query(coll, document, ext, pushdown=pushdown, strict=strict, profile=profile)
     else:

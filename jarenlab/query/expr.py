@@ -232,6 +232,10 @@ class Expr:
             doc = values.document
             is_path = isinstance(doc, str) and doc.startswith("$") and not doc.startswith("$$")
             return _op("eq", self, Expr(doc + "[*]") if is_path else values)
+        if isinstance(values, str | bytes | dict) or not hasattr(values, "__iter__"):
+            raise QueryError(
+                "JQ2010", f"isin() takes a list of values or a param, not {type(values).__name__} {values!r}"
+            )
         items = list(values)
         if not items:
             return Expr(False)
@@ -270,7 +274,7 @@ def param(name: str) -> Expr:
     >>> param("min_delay").document
     '$min_delay'
     """
-    if not VAR_NAME.match(name) or name == "it":
+    if not isinstance(name, str) or not VAR_NAME.match(name) or name == "it":
         raise QueryError("JQ0004", f"{name!r} is not a usable parameter name")
     return Expr("$" + name)
 

@@ -131,7 +131,22 @@ class _Fallback(Exception):
 
 
 # -- preparing -----------------------------------------------------------------------------------
+def check_externals(externals: Any) -> dict[str, Any]:
+    """A copy of the externals mapping; JQ2011 when it is not a dict."""
+    if externals is None:
+        return {}
+    if not isinstance(externals, dict):
+        raise PlanError(
+            "JQ2011", f"externals are a dict of name to JSON value, not {type(externals).__name__}"
+        )
+    return dict(externals)
+
+
 def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
+    if profile is not None and not isinstance(profile, Profile):
+        raise PlanError(
+            "JD0006", f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}"
+        )
     # repr of str/bool/None is exact and cheaper than json.dumps on the cache-hit path.
     return repr((coll.name, pushdown, strict, hatch, None if profile is None else profile.key()))
 
@@ -142,7 +157,11 @@ def prepare(
     """The cached preparation of a document (True when it came from the cache)."""
     state: PlannerState = coll.store.planner
     opts = _options_key(coll, pushdown, strict, profile, state.udf_hatch)
-    alias = opts + "\n" + repr(document)
+    try:
+        alias = opts + "\n" + repr(document)
+    except RecursionError:  # far deeper than the engine takes: let it refuse with JQ0011
+        compile_query(document, operators=coll.store.operators, limits=profile.limits if profile else None)
+        raise
     entry = state.cache.lookup_alias(alias)
     if entry is not None:
         return entry, True
@@ -349,7 +368,7 @@ def run_query(
     profile: Profile | None = None,
 ) -> tuple[list[Any], Trace, Prepared]:
     """The flat result of a document over a collection, what happened, and the prepared plan."""
-    ext = dict(externals or {})
+    ext = check_externals(externals)
     t0 = time.perf_counter()
     prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
     plan = prepared.plan
