@@ -1,8 +1,8 @@
 """Comparisons: the existential tests and the specialised hot-path closures.
 
 ``$var.member <op> constant`` is the shape of nearly every filter, so it gets closures
-with the member lookup and the type guard inlined; ``item_compare`` is the same test
-on one object item for the engine's ``filter()`` fast path.
+with the member lookup and the type guard inlined; ``item_tests`` runs a conjunction of
+such tests on one object item for the engine's ``filter()`` fast path.
 
 >>> TESTS["lt"]("a", "b"), TESTS["le"](None, None), TESTS["ne"](1, "1")
 (True, False, True)
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from jarenlab.query.document import Node, PathRef
 from jarenlab.query.values import json_eq, json_lt, kind
@@ -73,19 +73,62 @@ def item_logic(name: str, subs: list[ItemPredMaker]) -> ItemPredMaker:
     return many
 
 
-def item_compare(member: str, name: str, y: Any) -> Callable[[Any], bool]:
-    """``item.member <op> y`` for one object item and one scalar ``y``."""
-    ty = type(y)
-    num = ty is int or ty is float
-    kinds = (int, float) if num else (ty,)
-    if name in NUM_OPS:
-        op = NUM_OPS[name]
-        if not num and ty is not str:
-            return lambda d: d.get(member) is MISSING  # always false; still rejects non-objects
-        return lambda d: type(x := d.get(member, MISSING)) in kinds and op(x, y)
-    if name == "ne":
-        return lambda d: (x := d.get(member, MISSING)) is not MISSING and not (x == y and type(x) in kinds)
-    return lambda d: (x := d.get(member, MISSING)) == y and type(x) in kinds
+class MemberTest(NamedTuple):
+    """``$var.member <op> operand`` with a scalar literal or a bare variable as the operand.
+
+    ``other`` names the operand's variable (then ``operand`` is unused); ``slow`` is the
+    same comparison on a tuple environment, for an operand that is not one scalar.
+    """
+
+    member: str
+    op: str
+    operand: Any
+    other: str | None
+    slow: BoolFn
+
+
+def item_tests(var: str, tests: list[MemberTest]) -> ItemPredMaker:
+    """A conjunction of member tests as one ``pred(item)``: one call per item, not one per test.
+
+    Each test becomes ``(member, kinds, op, y, negate)`` and passes when the member is
+    present and ``(type(x) in kinds and op(x, y)) is not negate``: the comparison with
+    its type guard (``ne`` is a negated ``eq``; an order test against anything but a
+    number or a string has no kinds, so it never passes). Items must be objects: any
+    other item raises ``AttributeError`` on ``.get`` and the caller takes the general path.
+
+    >>> never = lambda env: False
+    >>> p = item_tests("it", [MemberTest("a", "gt", 1, None, never), MemberTest("b", "ne", "x", None, never)])({})
+    >>> p({"a": 2, "b": "y"}), p({"a": 2, "b": "x"}), p({"a": True, "b": "y"}), p({"a": 2})
+    (True, False, False, False)
+    """
+
+    def maker(env: Env) -> Callable[[Any], bool]:
+        checks = []
+        for t in tests:
+            y = t.operand
+            if t.other is not None:
+                ys = env[t.other]
+                if len(ys) != 1 or type(ys[0]) in (list, dict):
+                    return lambda d: all(u.slow({**env, var: [d]}) for u in tests)
+                y = ys[0]
+            ty = type(y)
+            num = ty is int or ty is float
+            kinds = (int, float) if num else (ty,)
+            if t.op in NUM_OPS:
+                checks.append((t.member, kinds if num or ty is str else (), NUM_OPS[t.op], y, False))
+            else:
+                checks.append((t.member, kinds, operator.eq, y, t.op == "ne"))
+
+        def pred(d: Any) -> bool:
+            for member, kinds, op, y, negate in checks:
+                x = d.get(member, MISSING)
+                if (type(x) in kinds and op(x, y)) is negate or x is MISSING:
+                    return False
+            return True
+
+        return pred
+
+    return maker
 
 
 def exists_pair(xs: list[Any], ys: list[Any], test: Callable[[Any, Any], bool]) -> bool:

@@ -25,11 +25,12 @@ from jarenlab.query.compare import (
     BoolFn,
     Env,
     ItemPredMaker,
+    MemberTest,
     SeqFn,
     compare_literal,
     exists_pair,
-    item_compare,
     item_logic,
+    item_tests,
     member_compare,
     member_compare_literal,
     member_of,
@@ -291,43 +292,48 @@ class Compiler:
         """An item-level predicate for ``$where`` over the ``$for`` variable ``var``, if the shape allows.
 
         Covers ``$and/$or/$not``, ``$exists/$empty`` and comparisons of ``$var.member``
-        against a literal or a bare variable. The maker runs once per outer tuple and
-        returns ``pred(item)``; items must be objects (others raise ``AttributeError``
-        and the caller falls back to the general path).
+        against a literal or a bare variable (a ``$and`` of comparisons is fused into one
+        test, see :func:`item_tests`). The maker runs once per outer tuple and returns
+        ``pred(item)``; items must be objects (others raise ``AttributeError`` and the
+        caller falls back to the general path).
         """
         if self.limited or not isinstance(node, Call) or node.host:
             return None
+        tests = self.member_tests(node, var)
+        if tests is not None:
+            return item_tests(var, tests)
         name = node.name
         if name in ("and", "or", "not"):
             subs = [self.item_pred(a, var) for a in node.args]
             if any(s is None for s in subs):
                 return None
             return item_logic(name, subs)  # type: ignore[arg-type]
-        member = member_of(node.args[0], var)
+        member = member_of(node.args[0], var) if node.args else None
         if name in ("exists", "empty") and member is not None:
             present = name == "exists"
-            return lambda env: lambda d: (member in d) is present
-        if name not in TESTS:
+            return lambda env: lambda d: (d.get(member, MISSING) is not MISSING) is present
+        return None
+
+    def member_tests(self, node: Node, var: str) -> list[MemberTest] | None:
+        """``$var.member <op> scalar`` comparisons, alone or under ``$and``, or None."""
+        if not isinstance(node, Call) or node.host:
+            return None
+        if node.name == "and":
+            parts = [self.member_tests(a, var) for a in node.args]
+            return None if any(p is None for p in parts) else [t for p in parts for t in p]  # type: ignore[union-attr]
+        if node.name not in TESTS:
             return None
         a, b = node.args
+        name = node.name
         if isinstance(a, Lit | PathRef) and member_of(a, var) is None:
             a, b, name = b, a, FLIP[name]
         member = member_of(a, var)
         if member is None:
             return None
         if isinstance(b, Lit) and type(b.value) not in (list, dict):
-            pred = item_compare(member, name, b.value)
-            return lambda env: pred
+            return [MemberTest(member, name, b.value, None, self.compare(node))]
         if isinstance(b, PathRef) and not b.steps and b.var not in (None, var):
-            other, slow, op = b.var, self.compare(node), name
-
-            def maker(env: Env) -> Callable[[Any], bool]:
-                ys = env[other]
-                if len(ys) == 1 and type(ys[0]) not in (list, dict):
-                    return item_compare(member, op, ys[0])
-                return lambda d: slow({**env, var: [d]})
-
-            return maker
+            return [MemberTest(member, name, None, b.var, self.compare(node))]
         return None
 
     def host(self, node: Call) -> SeqFn:

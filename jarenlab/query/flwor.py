@@ -14,26 +14,92 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
-from jarenlab.query.document import Flwor
-from jarenlab.query.values import hash_key, kind
+from jarenlab.query.compare import MISSING, member_of
+from jarenlab.query.document import Flwor, Node, PathRef
+from jarenlab.query.values import TYPE_KINDS, hash_key
 
 if TYPE_CHECKING:
     from jarenlab.query.engine import Compiler, SeqFn
 
 Env = dict[str, Any]
 _EMPTY_KEY = ("empty",)
+_MISSING_TYPE = type(MISSING)
+KeyFn = Callable[[Env, list[Any]], list[Any]]
 
 
 def _unpack(seq: list[Any]) -> list[Any]:
     """``$for`` binds one item per tuple and unpacks arrays one level."""
-    for x in seq:
-        if type(x) is list:
-            return [y for item in seq for y in (item if type(item) is list else (item,))]
-    return seq
+    if list not in set(map(type, seq)):
+        return seq
+    return [y for item in seq for y in (item if type(item) is list else (item,))]
 
 
 def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
     """Compile a FLWOR node into a closure over the enclosing environment."""
+    return _compile_items(node, c) or _compile_tuples(node, c)
+
+
+def _compile_items(node: Flwor, c: Compiler) -> SeqFn | None:
+    """The common shape, one ``$for`` variable and no ``$at/$let/$groupby/$count``: tuples are items.
+
+    No environment is built per item: ``$where`` must have an item-level predicate
+    (:meth:`Compiler.item_pred`), ``$orderby`` keys ``$var.member`` read the item, and
+    other keys and a ``$return`` other than ``$var`` get ``{**env, var: [item]}`` only
+    where they are evaluated. Everything runs in the general path's order, so the same
+    errors are raised. Returns None for any other shape.
+    """
+    if c.limited or len(node.fors) != 1 or node.lets or node.groupby or node.count is not None:
+        return None
+    var, source, at = node.fors[0]
+    where_item = c.item_pred(node.where, var) if node.where is not None else None
+    if at is not None or (node.where is not None and where_item is None):
+        return None
+    where = c.bool(node.where) if node.where is not None else (lambda env: True)
+    src = c.seq(source)
+    keys = [_item_key(s.key, var, c) for s in node.orderby]
+    specs = [(s.desc, s.empty_greatest, s.key.path, wrapped) for s, (_, wrapped) in zip(node.orderby, keys)]
+    ret = c.seq(node.ret)
+    ret_item = isinstance(node.ret, PathRef) and node.ret.var == var and not node.ret.steps
+
+    def run(env: Env) -> list[Any]:
+        items = _unpack(src(env))
+        if where_item is not None:
+            try:
+                items = list(filter(where_item(env), items))
+            except AttributeError:  # an item is not an object: ask the general predicate
+                items = [x for x in items if where({**env, var: [x]})]
+        if keys:
+            order = _sorted_positions([key(env, items) for key, _ in keys], specs)
+            items = [items[i] for i in order]
+        if ret_item:
+            return items
+        out: list[Any] = []
+        for x in items:
+            out.extend(ret({**env, var: [x]}))
+        return out
+
+    return run
+
+
+def _item_key(key: Node, var: str, c: Compiler) -> tuple[KeyFn, bool]:
+    """An ``$orderby`` key over items: ``(column(env, items), wrapped)`` for :func:`_sorted_positions`."""
+    member = member_of(key, var)
+    if member is not None:
+
+        def member_column(env: Env, items: list[Any]) -> list[Any]:
+            return [x.get(member, MISSING) if type(x) is dict else MISSING for x in items]
+
+        return member_column, False
+    f = c.seq(key)
+
+    def column(env: Env, items: list[Any]) -> list[Any]:
+        return [f({**env, var: [x]}) for x in items]
+
+    return column, True
+
+
+def _compile_tuples(node: Flwor, c: Compiler) -> SeqFn:
+    """The general FLWOR: a list of tuple environments through every clause."""
     fors = [(name, c.seq(e), at) for name, e, at in node.fors]
     lets = [(name, c.seq(e)) for name, e in node.lets]
     where = c.bool(node.where) if node.where is not None else None
@@ -42,6 +108,7 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
     )
     groupby = [(name, c.seq(e), e.path) for name, e in node.groupby]
     specs = [(c.seq(s.key), s.desc, s.empty_greatest, s.key.path) for s in node.orderby]
+    flags = [(desc, greatest, path, True) for _, desc, greatest, path in specs]
     count = node.count
     ret = c.seq(node.ret)
     here = node.path
@@ -100,7 +167,8 @@ def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
         if groupby:
             tuples = _group(env, tuples, groupby, own)
         if specs:
-            tuples = _order(tuples, specs)
+            order = _sorted_positions([[f(t) for t in tuples] for f, *_ in specs], flags)
+            tuples = [tuples[i] for i in order]
         if count is not None:
             for i, t in enumerate(tuples):
                 t[count] = [i]
@@ -138,34 +206,45 @@ def _group(env: Env, tuples: list[Env], groupby: list[tuple[str, SeqFn, str]], o
     return out
 
 
-def _sort_key(kinds: set[str], greatest: bool) -> Callable[[list[Any]], Any]:
+def _sort_key(kinds: set[str], greatest: bool) -> Callable[[Any], Any]:
     # Ranks put the empty key and NaN where the spec says; values compare within a rank.
     if "number" in kinds:
         if greatest:
-            return lambda v: (2, 0) if not v else (0, 0) if v[0] != v[0] else (1, v[0])
-        return lambda v: (0, 0) if not v else (1, 0) if v[0] != v[0] else (2, v[0])
+            return lambda v: (2, 0) if v is MISSING else (0, 0) if v != v else (1, v)
+        return lambda v: (0, 0) if v is MISSING else (1, 0) if v != v else (2, v)
     if greatest:
-        return lambda v: (1, "") if not v else (0, v[0])
-    return lambda v: (0, "") if not v else (1, v[0])
+        return lambda v: (1, "") if v is MISSING else (0, v)
+    return lambda v: (0, "") if v is MISSING else (1, v)
 
 
-def _order(tuples: list[Env], specs: list[tuple[SeqFn, bool, bool, str]]) -> list[Env]:
-    # Stable sorts from the last key to the first; each sorts positions by precomputed ranks.
-    columns = [[f(t) for t in tuples] for f, _, _, _ in specs]
-    order = list(range(len(tuples)))
-    for (_, desc, greatest, where), column in reversed(list(zip(specs, columns))):
-        kinds = set()
-        for v in column:
-            if len(v) > 1:
-                raise QueryError("JQ2001", f"an $orderby key has {len(v)} items", doc_path=where)
-            if v:
-                kinds.add(kind(v[0]))
-        if kinds - {"number", "string"} or len(kinds) > 1:
-            raise QueryError("JQ2005", f"cannot order by {', '.join(sorted(kinds))} keys", doc_path=where)
-        values = [v[0] for v in column if v]
-        if len(values) == len(column) and all(x == x for x in values):
-            ranks: list[Any] = values  # no empty key and no NaN: the values are their own ranks
-        else:
-            ranks = list(map(_sort_key(kinds, greatest), column))
-        order.sort(key=ranks.__getitem__, reverse=desc)
-    return [tuples[i] for i in order]
+def _ranks(values: list[Any], greatest: bool, where: str) -> list[Any]:
+    """Sort keys for one ``$orderby`` column of items (``MISSING`` for an empty key).
+
+    Raises ``JQ2005`` unless the present keys are all numbers or all strings.
+    """
+    types = set(map(type, values))
+    present = types - {_MISSING_TYPE}
+    kinds = {TYPE_KINDS.get(t, t.__name__) for t in present}
+    if kinds - {"number", "string"} or len(kinds) > 1:
+        raise QueryError("JQ2005", f"cannot order by {', '.join(sorted(kinds))} keys", doc_path=where)
+    nan = float in types and any(x != x for x in values if type(x) is float)
+    if present == types and not nan:
+        return values  # no empty key and no NaN: the values are their own ranks
+    return list(map(_sort_key(kinds, greatest), values))
+
+
+def _sorted_positions(columns: list[list[Any]], specs: list[tuple[bool, bool, str, bool]]) -> list[int]:
+    """Positions ``0..n-1`` in ``$orderby`` order: stable sorts from the last key to the first.
+
+    A column holds one key per tuple, as its sequence when the spec says ``wrapped``
+    (checked here for ``JQ2001``) or else as the item itself, ``MISSING`` when empty.
+    """
+    order = list(range(len(columns[0])))
+    for (desc, greatest, where, wrapped), column in reversed(list(zip(specs, columns))):
+        if wrapped:
+            for v in column:
+                if len(v) > 1:
+                    raise QueryError("JQ2001", f"an $orderby key has {len(v)} items", doc_path=where)
+            column = [v[0] if v else MISSING for v in column]
+        order.sort(key=_ranks(column, greatest, where).__getitem__, reverse=desc)
+    return order

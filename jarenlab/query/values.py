@@ -32,6 +32,18 @@ def is_num(x: Any) -> bool:
     return t is int or t is float
 
 
+#: the JSON kind of each item type.
+TYPE_KINDS: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def kind(x: Any) -> str:
     """The JSON kind of an item: null, boolean, number, string, array or object.
 
@@ -39,19 +51,7 @@ def kind(x: Any) -> str:
     ('null', 'boolean', 'number', 'array')
     """
     t = type(x)
-    if x is None:
-        return "null"
-    if t is bool:
-        return "boolean"
-    if t is int or t is float:
-        return "number"
-    if t is str:
-        return "string"
-    if t is list:
-        return "array"
-    if t is dict:
-        return "object"
-    return t.__name__
+    return TYPE_KINDS.get(t) or t.__name__
 
 
 def json_eq(a: Any, b: Any) -> bool:

@@ -152,3 +152,79 @@ def test_builder_filters_match_comprehensions(docs: list[dict[str, Any]], thresh
     ]
     for expr, keep in cases:
         assert q.where(expr).to_list() == [d for d in docs if keep(d)], expr
+
+
+member_leaves = st.sampled_from(["$it.a", "$it.b", "$it.k"])
+operands = st.one_of(scalars, st.just("$ext"))
+comparisons = st.builds(
+    lambda op, m, y, flip: {f"${op}": [y, m] if flip else [m, y]},
+    st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge"]),
+    member_leaves,
+    operands,
+    st.booleans(),
+)
+item_wheres = st.recursive(
+    st.one_of(
+        comparisons,
+        st.builds(lambda op, m: {f"${op}": m}, st.sampled_from(["exists", "empty"]), member_leaves),
+    ),
+    lambda inner: st.one_of(
+        st.builds(lambda xs: {"$and": xs}, st.lists(inner, min_size=2, max_size=3)),
+        st.builds(lambda xs: {"$or": xs}, st.lists(inner, min_size=2, max_size=3)),
+        st.builds(lambda x: {"$not": x}, inner),
+    ),
+    max_leaves=4,
+)
+order_keys = st.builds(
+    lambda key, desc, greatest: {
+        "$key": key,
+        "$dir": "desc" if desc else "asc",
+        "$empty": "greatest" if greatest else "least",
+    },
+    st.sampled_from(["$it.a", "$it.b", "$it.k", {"$neg": "$it.a"}, {"$div": ["$it.a", "$it.a"]}, "$it.k[*]"]),
+    st.booleans(),
+    st.booleans(),
+)
+item_scalars = st.one_of(scalars, st.just(float("nan")))
+items = st.lists(
+    st.one_of(
+        st.dictionaries(
+            st.sampled_from(["a", "b", "k"]),
+            st.one_of(item_scalars, st.lists(item_scalars, max_size=2)),
+            max_size=3,
+        ),
+        item_scalars,
+    ),
+    max_size=8,
+)
+
+
+@SETTINGS
+@seed(20261130)
+@given(
+    where=st.one_of(st.none(), item_wheres),
+    order=st.lists(order_keys, max_size=2),
+    ret=st.sampled_from(["$it", "$it.a", {"x": "$it.b"}]),
+    window=st.one_of(st.none(), st.tuples(st.integers(0, 3), st.integers(0, 3))),
+    docs=items,
+    ext=json_values,
+)
+def test_fast_paths_agree_with_the_general_evaluation(
+    where: Any, order: list[Any], ret: Any, window: Any, docs: list[Any], ext: Any
+) -> None:
+    """One ``$for`` with ``$where``/``$orderby`` takes the item fast path; limits turn it off."""
+    query: dict[str, Any] = {"$for": {"it": "$[*]"}, "$return": ret}
+    if where is not None:
+        query["$where"] = where
+    if order:
+        query["$orderby"] = order
+    doc = {"$subsequence": [query, *window]} if window else query
+
+    def outcome(limits: dict[str, int]) -> Any:
+        try:
+            return compile_query(doc, limits=limits).run(docs, {"ext": ext})
+        except JarenlabError as err:
+            return err.code, err.doc_path
+
+    fast = outcome({})
+    assert json.dumps(fast) == json.dumps(outcome({"steps": 10**9}))
