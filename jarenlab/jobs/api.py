@@ -25,13 +25,11 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from jarenlab import _sqlite
 from jarenlab.errors import JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, Rand, is_virtual
-from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue
+from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Worker
 
@@ -173,7 +171,6 @@ class Jobs:
         rows: list[tuple[Any, ...]] = []
         slow: list[tuple[int, dict[str, Any]]] = []
         prefix, counter = self.queue.id_source()
-        encode = orjson.dumps
         budgets: dict[str, int] = {}
         fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
@@ -204,7 +201,7 @@ class Jobs:
             ):  # fmt: skip
                 raise JobError("JD2068", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
-                text = encode(item.get("payload")).decode()
+                text = dumps(item.get("payload"))
             except TypeError as exc:
                 raise JobError("JD2068", f"item {position}'s payload is not JSON: {exc}") from exc
             rows.append((job_id, kind, text, now, now, budget, partition, None, now, now))

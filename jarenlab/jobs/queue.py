@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab import _sqlite
-from jarenlab.errors import JobError, StoreError
+from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import PICK, Administration, check_time
+from jarenlab.values import to_json
 
 if TYPE_CHECKING:
     from jarenlab.jobs.clock import Clock
@@ -97,7 +98,14 @@ class Lease:
 
 
 def dumps(value: Any) -> str:
-    """JSON text for a payload or result (orjson; raises TypeError for what JSON cannot hold)."""
+    """JSON text for a payload or result, with the store's value rules (:mod:`jarenlab.values`).
+
+    Raises TypeError for what JSON cannot hold (NaN, bytes, ...): never a silent ``null``.
+    """
+    try:
+        value = to_json(value)
+    except ValidationError as exc:
+        raise TypeError(exc.reason) from exc
     return orjson.dumps(value).decode()
 
 

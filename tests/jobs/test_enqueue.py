@@ -149,3 +149,20 @@ def test_enqueue_many_handles_batches_larger_than_one_statement(jobs: Jobs) -> N
     assert generated == sorted(generated)  # generated ids ascend
     with pytest.raises(JobError):
         jobs.enqueue_many([{"kind": "k", "partition_key": 3}])
+
+
+def test_payloads_follow_the_value_rules_and_never_turn_nan_into_null(store: jl.Store) -> None:
+    import datetime as dt
+    import math
+
+    jobs = store.jobs
+    for bad in (math.nan, math.inf, b"bytes"):
+        with pytest.raises(jl.JarenlabError) as info:
+            jobs.enqueue("k", {"v": bad})
+        assert info.value.code == "JD2068"
+        with pytest.raises(jl.JarenlabError):
+            jobs.enqueue_many([{"kind": "k", "payload": {"v": bad}}])
+    assert jobs.counts()["pending"] == 0
+    when = dt.datetime(2013, 1, 1, 5, tzinfo=dt.UTC)
+    job = jobs.get(jobs.enqueue("k", {"at": when}))
+    assert job is not None and job["payload"] == {"at": "2013-01-01T05:00:00Z"}
