@@ -14,7 +14,7 @@ import orjson
 
 from jarenlab import _sqlite, frames
 from jarenlab.errors import StoreError, ValidationError
-from jarenlab.model import CollectionSpec
+from jarenlab.model import CollectionSpec, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
 from jarenlab.values import to_json
@@ -72,10 +72,7 @@ class Collection(Queryable):
                 position,
             )
         if not self._validator.is_valid(doc):
-            errors = [
-                f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
-                for e in self._validator.iter_errors(doc)
-            ]
+            errors = validation_errors(self._validator, doc)
             where = f"document {position}: " if position is not None else ""
             raise _at(
                 ValidationError("JD2003", f"{where}{errors[0]}", collection=self.name, errors=errors),

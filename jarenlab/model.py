@@ -83,6 +83,18 @@ class Model:
         return hashlib.sha256(canonical_json(self.document)).hexdigest()
 
 
+def validation_errors(validator: Any, instance: Any) -> list[str]:
+    """Every message a compiled JSON Schema validator has about ``instance``, each with its path.
+
+    >>> validation_errors(jsonschema_rs.validator_for({"type": "object", "required": ["id"]}), {})
+    ['(root): "id" is a required property']
+    """
+    return [
+        f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
+        for e in validator.iter_errors(instance)
+    ]
+
+
 def canonical_json(value: Any) -> bytes:
     """Serialize with sorted keys: the same document always gives the same bytes."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -198,7 +210,7 @@ def column_name(segments: tuple[str | int, ...]) -> str:
     """The generated column name for a path: ``gx_`` plus the segments, made identifier-safe.
 
     >>> column_name(("dep", "delay")), column_name(("odd key",))
-    ('gx_dep_delay', 'gx_odd_key_1d5a7f')
+    ('gx_dep_delay', 'gx_odd_key_ae4cfb')
     """
     plain = "_".join(str(s) for s in segments)
     safe = re.sub(r"[^A-Za-z0-9_]", "_", plain)

@@ -33,6 +33,7 @@ from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
 from jarenlab.events.stream import EventStream
+from jarenlab.model import validation_errors
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -131,10 +132,7 @@ class Events:
         except JarenlabError as err:
             raise EventError("JD2080", f"payload of {type!r}: {err.reason}", errors=[err.reason]) from err
         if not validator.is_valid(payload):
-            errors = [
-                f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
-                for e in validator.iter_errors(payload)
-            ]
+            errors = validation_errors(validator, payload)
             raise EventError("JD2080", f"payload of {type!r} is invalid: {errors[0]}", errors=errors)
         text = orjson.dumps(payload).decode()
         job, attempt = self._job_stamp()
