@@ -15,15 +15,38 @@
 from __future__ import annotations
 
 from jarenlab.collection import Collection
-from jarenlab.errors import CODES, JarenlabError
+from jarenlab.errors import (
+    CODES,
+    EventError,
+    IdempotencyError,
+    IntervalConflict,
+    JarenlabError,
+    JobError,
+    LiveError,
+    ModelError,
+    PlanError,
+    QueryError,
+    StoreError,
+    ValidationError,
+)
 from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
 from jarenlab.store import Store, open
 
 __all__ = [
     "CODES",
     "Collection",
+    "EventError",
     "Expr",
+    "IdempotencyError",
+    "IntervalConflict",
     "JarenlabError",
+    "JobError",
+    "LiveError",
+    "ModelError",
+    "PlanError",
+    "QueryError",
+    "StoreError",
+    "ValidationError",
     "Query",
     "Store",
     "agg",

@@ -14,7 +14,7 @@ import orjson
 
 from jarenlab import _sqlite, frames
 from jarenlab.errors import StoreError, ValidationError
-from jarenlab.model import CollectionSpec, validation_errors
+from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
 from jarenlab.values import to_json
@@ -75,7 +75,7 @@ class Collection(Queryable):
             errors = validation_errors(self._validator, doc)
             where = f"document {position}: " if position is not None else ""
             raise _at(
-                ValidationError("JD2003", f"{where}{errors[0]}", collection=self.name, errors=errors),
+                ValidationError("JD2003", f"{where}{summarize(errors)}", collection=self.name, errors=errors),
                 position,
             )
         key = None

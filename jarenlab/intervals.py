@@ -410,18 +410,36 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
                     other_owner = conn.execute(
                         f"SELECT json_extract(doc, '{owner_path}') FROM {table} WHERE key = ?", (other,)
                     ).fetchone()[0]
-                raise conflict_error(spec.name, key, other, decl, other_owner)
+                raise conflict_error(spec.name, key, other, decl, other_owner, doc)
 
     return check
 
 
+def describe(decl: IntervalSpec, doc: dict[str, Any]) -> str:
+    """The written record's interval in words: its bounds and the ``within`` values it shares.
+
+    >>> d = IntervalSpec(0, ("start",), ("end",), "number", (("gate",),), "collection", (), None)
+    >>> describe(d, {"start": 1, "end": 3, "gate": "A1"})
+    "[1, 3) with gate='A1'"
+    """
+    text = f"[{_get(doc, decl.start)}, {_get(doc, decl.end)})"
+    shared = [f"{'/'.join(map(str, segs))}={_get(doc, segs)!r}" for segs in decl.within]
+    return text + (f" with {', '.join(shared)}" if shared else "")
+
+
 def conflict_error(
-    collection: str, key: Any, other: Any, decl: IntervalSpec, other_owner: Any = None
+    collection: str,
+    key: Any,
+    other: Any,
+    decl: IntervalSpec,
+    other_owner: Any = None,
+    doc: dict[str, Any] | None = None,
 ) -> IntervalConflict:
-    """The JD2090 error naming both records."""
+    """The JD2090 error naming the written interval and the record it overlaps."""
+    mine = f"the interval {describe(decl, doc)}" if doc is not None else "the interval"
     err = IntervalConflict(
         "JD2090",
-        f"the interval overlaps record {other!r} (declaration {decl.position}); nothing was written",
+        f"{mine} overlaps record {other!r}; nothing was written",
         collection=collection,
         key=key,
     )

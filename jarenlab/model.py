@@ -95,6 +95,16 @@ def validation_errors(validator: Any, instance: Any) -> list[str]:
     ]
 
 
+def summarize(errors: list[str]) -> str:
+    """The first validator message, saying how many more ``err.errors`` holds.
+
+    >>> summarize(["/a: bad", "/b: bad"])
+    '/a: bad (and 1 more in err.errors)'
+    """
+    more = len(errors) - 1
+    return errors[0] + (f" (and {more} more in err.errors)" if more > 0 else "")
+
+
 def canonical_json(value: Any) -> bytes:
     """Serialize with sorted keys: the same document always gives the same bytes."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

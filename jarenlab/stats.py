@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import html
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jarenlab import _sqlite
+from jarenlab.errors import StoreError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +47,7 @@ class Stats:
     """A snapshot of ``store.stats()``: ``data`` (nested dict), ``to_frame()``, HTML, ``widget()``."""
 
     data: dict[str, Any]
+    store: Store | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
@@ -59,11 +61,13 @@ class Stats:
     def _repr_html_(self) -> str:
         return stats_html(self.data)
 
-    def widget(self, store: Store, *, interval: float = 2.0) -> Any:
+    def widget(self, *, interval: float = 2.0) -> Any:
         """A widget that re-reads ``store.stats()`` every ``interval`` seconds (and on demand)."""
         from jarenlab.widgets.stats import stats_widget
 
-        return stats_widget(store, interval=interval)
+        if self.store is None:
+            raise StoreError("JD2010", "this Stats snapshot has no store to refresh from")
+        return stats_widget(self.store, interval=interval)
 
 
 def stats_html(data: dict[str, Any]) -> str:
@@ -112,4 +116,4 @@ def collect(store: Store) -> Stats:
             data[source] = fn()
         except Exception as exc:  # a broken source must not hide the others
             data[source] = {"error": repr(exc)}
-    return Stats(data)
+    return Stats(data, store)

@@ -169,7 +169,7 @@ class Store:
             if diff is not None:
                 raise ModelError(
                     "JD0002",
-                    f"the model differs from the one stored in {self.path} first at {diff}; "
+                    "the model differs from the one stored in the file (first difference at doc_path); "
                     "nothing was altered (evolving a model is a migration)",
                     doc_path=diff,
                 )
@@ -228,7 +228,7 @@ class Store:
         fn: Callable[[Store], Any] | None = None,
         *,
         idempotency_key: str | None = None,
-        fingerprint: str | None = None,
+        fingerprint: Any = None,
     ) -> Any:
         """A write transaction: ``with store.transaction(): ...`` or ``store.transaction(fn)``.
 

@@ -33,7 +33,7 @@ from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
 from jarenlab.events.stream import EventStream
-from jarenlab.model import validation_errors
+from jarenlab.model import summarize, validation_errors
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ class Events:
             raise EventError("JD2080", f"payload of {type!r}: {err.reason}", errors=[err.reason]) from err
         if not validator.is_valid(payload):
             errors = validation_errors(validator, payload)
-            raise EventError("JD2080", f"payload of {type!r} is invalid: {errors[0]}", errors=errors)
+            raise EventError("JD2080", f"payload of {type!r} is invalid: {summarize(errors)}", errors=errors)
         text = orjson.dumps(payload).decode()
         job, attempt = self._job_stamp()
         store = self.store

@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab import _sqlite
 from jarenlab.errors import JarenlabError, LiveError, QueryError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
-from jarenlab.live.strategies import Accumulator, Groups, Sorted, make_maintainer
+from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.engine import compile_query
+from jarenlab.query.run import narrowed_rows
 from jarenlab.query.values import check_json
 
 if TYPE_CHECKING:
@@ -61,6 +63,28 @@ class LiveMode:
 
 def _same_values(old: list[Any], new: list[Any]) -> bool:
     return len(old) == len(new) and all(a is b or same(a, b) for a, b in zip(old, new))
+
+
+def seed_pairs(
+    coll: Collection, document: Any, externals: dict[str, Any], positions: Positions | None
+) -> list[tuple[Any, dict[str, Any]]]:
+    """The ``(key, doc)`` pairs, in storage order, that a maintainer is seeded with.
+
+    Only the rows the planner's pushed conjuncts keep (:func:`jarenlab.query.run.narrowed_rows`:
+    rows it skips cannot match and cannot raise), or every row when nothing narrows. With
+    narrowing, text-key ``positions`` first number every stored key, as a seed over all rows
+    does, so a row that starts to match later takes its storage place.
+    """
+    rows = narrowed_rows(coll, document, externals)
+    if rows is None:
+        keys, texts = coll._texts()
+        rows = list(zip(keys, texts))
+    elif positions is not None and not positions.by_key:
+        with _sqlite.translating(collection=coll.name):
+            keys = coll.store._conn().execute(f"SELECT key FROM {coll._table} ORDER BY rowid").fetchall()
+        positions.number([k for (k,) in keys])
+    loads = orjson.loads
+    return [(key, loads(text)) for key, text in rows]
 
 
 class LiveQuery:
@@ -127,9 +151,8 @@ class LiveQuery:
                 if self._plan.strategy == "rerun":
                     fresh = coll._run_query(self.document, self.externals)
                 else:
-                    keys, texts = coll._texts()
                     m = make_maintainer(self._plan, self.externals, store.operators, coll._key_type)
-                    m.seed(list(zip(keys, map(orjson.loads, texts))))
+                    m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
                     self._check_bound(m.size)
                     self._maintainer, fresh = m, m.rows
             finally:

@@ -78,6 +78,13 @@ class Positions:
             self.next += 1
         return p
 
+    def number(self, keys: list[Any]) -> None:
+        """Number every stored key (in storage order) as a seed over all of them would have,
+        so a seed over fewer rows leaves each later-matching row its storage place."""
+        if not self.by_key:
+            for key in keys:
+                self.of(key)
+
     def forget(self, key: Any) -> None:
         """Drop a deleted key's position."""
         if not self.by_key:
@@ -226,6 +233,10 @@ class Accumulator:
     @property
     def size(self) -> int:
         return len(self.inner.entries)
+
+    @property
+    def positions(self) -> Positions | None:
+        return self.inner.positions
 
     def _account(self, items: list[Any], sign: int) -> bool:
         """Update running totals; True when a min/max must be recomputed."""

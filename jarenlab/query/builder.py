@@ -309,10 +309,12 @@ class Query:
 
     def __repr__(self) -> str:
         name = getattr(self._source, "name", "?")
-        return f"Query({name}):\n{json.dumps(self.document, indent=2, ensure_ascii=False)}"
+        return f"Query({name}) {json.dumps(self.document, ensure_ascii=False)}"
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(repr(self))}</pre>"
+        name = html.escape(str(getattr(self._source, "name", "?")))
+        body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
+        return f"<div><b>query</b> over <code>{name}</code><pre>{body}</pre></div>"
 
 
 def _check_count(n: Any, what: str) -> None:

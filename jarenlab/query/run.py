@@ -33,10 +33,11 @@ from jarenlab.query.decode import decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
-from jarenlab.query.preds import AggOut, Const, Pred, Reason
+from jarenlab.query.preds import AggOut, And, Const, Exists, FieldOut, Pred, Reason
 from jarenlab.query.profile import Profile, full_scans
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
+    Emitter,
     Layout,
     SQLiteDialect,
     Statement,
@@ -445,6 +446,35 @@ def _set(
     out = run_set(prepared.compiled, docs, ext)
     trace.phases["residual"] = time.perf_counter() - t2
     return out
+
+
+def narrowed_rows(coll: Collection, document: Any, externals: dict[str, Any]) -> list[Any] | None:
+    """``(key, doc text)`` rows, in storage order, that the pushed conjuncts of ``document`` keep.
+
+    The set residual's narrowing, for a caller that runs the document itself over these rows
+    (live queries re-seeding): a pushed conjunct skips a row only when no earlier residual
+    condition (or ``$let``) could raise, so the document gives the same result, and the same
+    errors, over these rows as over the whole collection. None when nothing narrows: no pushed
+    conjunct, an external that would divert, or a registered function that fails in SQLite.
+    No profile applies (the caller decides what a profile means for it).
+    """
+    prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
+    plan = prepared.plan
+    where = plan.where
+    if plan.mode == "native" and isinstance(plan.output, FieldOut):
+        # A window over one member also asks that the member exist: not part of the narrowing
+        # (rows without it still match the FLWOR, they only yield no item).
+        items = where.items if isinstance(where, And) else (where,)
+        where = conjoin([p for p in items if p != Exists(plan.output.field)])
+    if where == Const(True) or _divert_reason(prepared, externals) is not None:
+        return None
+    e = Emitter(DIALECT)
+    cond = e.pred(where)
+    sql = f"SELECT key, {DIALECT.doc} FROM {DIALECT.table(coll.name)} WHERE {cond} ORDER BY {DIALECT.rowid}"
+    try:
+        return _fetch(coll, prepared, Statement(sql, tuple(e.params)), externals, Trace())
+    except _Fallback:
+        return None
 
 
 def everything(where: Pred | None) -> Pred:

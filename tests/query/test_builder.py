@@ -210,5 +210,5 @@ def test_distinct_and_select_shapes(src: Docs) -> None:
 def test_repr_and_query_source(src: Docs) -> None:
     q = Query(src).where(it.flight == 1)
     assert "flights" in repr(q) and '"$where"' in repr(q)
-    assert q._repr_html_().startswith("<pre>")
+    assert "<pre>" in q._repr_html_() and "&quot;$where&quot;" in q._repr_html_()
     assert src.query().where(it.flight == 1).to_list() == [FLIGHTS[0]]

@@ -231,3 +231,9 @@ def test_stats_report_live_queries_and_jobs(store: Any) -> None:
     assert data[("jobs", "pending")] == 1
     live.close()
     assert store.stats().to_frame().set_index(["section", "metric"])["value"][("live", "queries")] == 0
+
+
+def test_stats_widget_refreshes_from_its_store(store: Any) -> None:
+    view = store.stats().widget(interval=60)
+    assert view is not None
+    store.close()
