@@ -191,9 +191,21 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         print(f"two touching bookings accepted; an overlapping one refused: {refused}")
         report["interval_refusal"] = refused
 
-        _say("stats")
+        _say("summary")
         stats = store.stats()
-        print(stats.to_frame().to_string())
+        queries, cache = stats["queries"], stats["statement_cache"]
+        total = sum(counts.values())
+        print(f"loaded {total:,} documents in {report['load_seconds']:.1f}s (validated)")
+        print(
+            f"queries: {queries['native']} answered by SQLite alone, {queries['row'] + queries['set']} with "
+            f"a residual, {queries['diverted']} diverted; statement cache {cache['hits']} hits / "
+            f"{cache['misses']} misses"
+        )
+        print(
+            f"live window: {report['live_patches']} patch(es) for one write; jobs: {report['jobs']['done']} done, "
+            f"{report['jobs']['dead']} dead after one retry; overlapping gate booking: {refused}"
+        )
+        print("store.stats() has more: per-collection rows and index sizes, live queries, jobs by state")
     print("\ndone: the store was closed (WAL checkpointed, connections released).")
     return report
 
