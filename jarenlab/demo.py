@@ -202,8 +202,8 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
             f"{cache['misses']} misses"
         )
         print(
-            f"live window: {report['live_patches']} patch(es) for one write; jobs: {report['jobs']['done']} done, "
-            f"{report['jobs']['dead']} dead after one retry; overlapping gate booking: {refused}"
+            f"live window: {report['live_patches']} patch(es) for one write; jobs: {report['jobs']['done']} done "
+            f"(one after a retry), {report['jobs']['dead']} dead; overlapping gate booking: {refused}"
         )
         print("store.stats() has more: per-collection rows and index sizes, live queries, jobs by state")
     print("\ndone: the store was closed (WAL checkpointed, connections released).")
