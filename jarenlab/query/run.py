@@ -423,13 +423,15 @@ def run_query(
             trace.mode = "set"
         if plan.wrap and trace.mode != "set":
             items = [items]
-    trace.rows_returned = len(items)
+    # A document wrapped in an array constructor (every builder query) returns one list: count its rows.
+    wrapped = plan.wrap and len(items) == 1 and isinstance(items[0], list)
+    trace.rows_returned = len(items[0]) if wrapped else len(items)
     state.count(
         **{trace.mode: 1},
         diverted=int(trace.diverted is not None),
         fallbacks=int(trace.fallback is not None),
         rows_read=trace.rows_read,
-        rows_returned=len(items),
+        rows_returned=trace.rows_returned,
     )
     return items, trace, prepared
 

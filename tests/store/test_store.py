@@ -237,3 +237,11 @@ def test_stats_widget_refreshes_from_its_store(store: Any) -> None:
     view = store.stats().widget(interval=60)
     assert view is not None
     store.close()
+
+
+def test_explain_analyze_counts_the_rows_of_a_builder_query(store: Any) -> None:
+    from jarenlab import it
+
+    store["notes"].insert_many([{"id": str(i), "score": i} for i in range(10)])
+    ex = store["notes"].where(it.score >= 7).explain(analyze=True)
+    assert ex.rows_returned == 3
