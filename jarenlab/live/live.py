@@ -81,8 +81,8 @@ def seed_pairs(
         rows = list(zip(keys, texts))
     elif positions is not None and not positions.by_key:
         with _sqlite.translating(collection=coll.name):
-            keys = coll.store._conn().execute(f"SELECT key FROM {coll._table} ORDER BY rowid").fetchall()
-        positions.number([k for (k,) in keys])
+            stored = coll.store._conn().execute(f"SELECT key FROM {coll._table} ORDER BY rowid").fetchall()
+        positions.number([k for (k,) in stored])
     loads = orjson.loads
     return [(key, loads(text)) for key, text in rows]
 
