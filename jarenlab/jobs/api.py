@@ -355,9 +355,13 @@ class Jobs:
     ) -> builtins.list[dict[str, Any]]:
         """Jobs in enqueue order, filtered by ``state`` and ``kind`` before the ``limit``; ``after``
         (a job id) continues a previous page."""
+        if type(limit) is not int or limit < 0:
+            raise JobError("JD2068", f"limit must be an integer >= 0, not {limit!r}")
         where, params = self._filters(state, kind)
         if after is not None:
-            where.append("seq > coalesce((SELECT seq FROM _jl_jobs WHERE id = ?), -1)")
+            if self.get(after) is None:
+                raise JobError("JD2070", f"no job {after!r} to continue after")
+            where.append("seq > (SELECT seq FROM _jl_jobs WHERE id = ?)")
             params.append(after)
         sql = f"{views.SELECT}{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY seq LIMIT ?"
         with _sqlite.translating():
@@ -373,6 +377,8 @@ class Jobs:
             where.append("state = ?")
             params.append(state)
         if kind is not None:
+            if type(kind) is not str:
+                raise JobError("JD2068", f"kind must be a string, not {kind!r}")
             where.append("kind = ?")
             params.append(kind)
         return where, params

@@ -166,3 +166,22 @@ def test_payloads_follow_the_value_rules_and_never_turn_nan_into_null(store: jl.
     when = dt.datetime(2013, 1, 1, 5, tzinfo=dt.UTC)
     job = jobs.get(jobs.enqueue("k", {"at": when}))
     assert job is not None and job["payload"] == {"at": "2013-01-01T05:00:00Z"}
+
+
+def test_listing_refuses_bad_pages_instead_of_ignoring_them(store: jl.Store) -> None:
+    jobs = store.jobs
+    first = jobs.enqueue("k", 1)
+    jobs.enqueue("k", 2)
+    assert [j["payload"] for j in jobs.list(after=first)] == [2]
+    for call in (
+        lambda: jobs.list(limit=-1),
+        lambda: jobs.list(limit="3"),
+        lambda: jobs.list(limit=True),
+        lambda: jobs.counts(kind=5),
+    ):
+        with pytest.raises(jl.JarenlabError) as info:
+            call()
+        assert info.value.code == "JD2068"
+    with pytest.raises(jl.JarenlabError) as info:
+        jobs.list(after="no-such-job")
+    assert info.value.code == "JD2070"
