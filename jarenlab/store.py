@@ -20,6 +20,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -300,7 +301,10 @@ class Store:
         finally:
             self._gate.release()
         for after in self.after_commit:
-            after(changes)
+            try:
+                after(changes)
+            except Exception as exc:  # the data is committed: a failing listener must not say otherwise
+                warnings.warn(f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3)
 
     @functools.cached_property
     def jobs(self) -> Jobs:

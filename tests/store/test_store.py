@@ -245,3 +245,14 @@ def test_explain_analyze_counts_the_rows_of_a_builder_query(store: Any) -> None:
     store["notes"].insert_many([{"id": str(i), "score": i} for i in range(10)])
     ex = store["notes"].where(it.score >= 7).explain(analyze=True)
     assert ex.rows_returned == 3
+
+
+def test_a_failing_after_commit_listener_does_not_undo_or_fail_the_write(store: Any) -> None:
+    def broken(changes: Any) -> None:
+        raise RuntimeError("listener bug")
+
+    store.after_commit.append(broken)
+    with pytest.warns(RuntimeWarning, match="listener bug"):
+        assert store["notes"].insert({"id": "kept"}) == "kept"
+    store.after_commit.remove(broken)
+    assert store["notes"].get("kept") == {"id": "kept"}
