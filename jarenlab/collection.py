@@ -357,6 +357,7 @@ class Collection(Queryable):
         """The flat result sequence of a query document over this collection (through the planner)."""
         from jarenlab.query.run import run_query
 
+        _flags(pushdown=pushdown, strict=strict)
         chosen = self.store.profile if profile is None else profile
         return run_query(self, document, externals, pushdown=pushdown, strict=strict, profile=chosen)[0]
 
@@ -373,6 +374,7 @@ class Collection(Queryable):
         """How the planner runs a document (:class:`jarenlab.query.explain.Explain`); ``analyze`` runs it."""
         from jarenlab.query.explain import explain
 
+        _flags(analyze=analyze, pushdown=pushdown, strict=strict)
         chosen = self.store.profile if profile is None else profile
         return explain(
             self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
@@ -394,6 +396,13 @@ class Collection(Queryable):
             f"<b>collection</b> <code>{html.escape(self.name)}</code>: {self.count():,} documents, key "
             f"<code>{html.escape(self.spec.key or 'identity ' + str(self.spec.identity))}</code>"
         )
+
+
+def _flags(**flags: Any) -> None:
+    """Refuse a switch that is not a bool (``analyze="no"`` would otherwise count as true)."""
+    for name, value in flags.items():
+        if type(value) is not bool:
+            raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
 
 
 def _refuse_nul(value: Any, collection: str, position: int | None, path: str = "") -> None:

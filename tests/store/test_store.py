@@ -256,3 +256,18 @@ def test_a_failing_after_commit_listener_does_not_undo_or_fail_the_write(store: 
         assert store["notes"].insert({"id": "kept"}) == "kept"
     store.after_commit.remove(broken)
     assert store["notes"].get("kept") == {"id": "kept"}
+
+
+def test_query_switches_must_be_booleans(store: Any) -> None:
+    from jarenlab import it
+
+    notes = store["notes"]
+    for call in (
+        lambda: notes.where(it.score > 1).explain(analyze="yes"),
+        lambda: notes.execute({"$count": "$[*]"}, pushdown="no"),
+        lambda: notes.execute({"$count": "$[*]"}, strict=1),
+    ):
+        with pytest.raises(jl.JarenlabError) as info:
+            call()
+        assert info.value.code == "JD0006"
+    assert notes.execute({"$count": "$[*]"}, pushdown=False) == 0
