@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
+from jarenlab import pointer
 from jarenlab.errors import ModelError
 
 MODEL_VERSION = "0.1"
@@ -179,12 +180,8 @@ def _check_members(obj: Any, allowed: set[str], doc_path: str, what: str) -> Non
         if member not in allowed:
             raise _fail(
                 f"unknown member {member!r} in {what} (allowed: {', '.join(sorted(allowed))})",
-                f"{doc_path}/{_esc(member)}",
+                pointer.join(doc_path, member),
             )
-
-
-def _esc(member: str) -> str:
-    return str(member).replace("~", "~0").replace("/", "~1")
 
 
 def _check_schema(schema: Any, doc_path: str) -> None:
@@ -198,20 +195,20 @@ def _check_schema(schema: Any, doc_path: str) -> None:
         raise _fail(f"schema does not compile: {exc}", doc_path) from exc
 
 
-def _check_pointer(pointer: Any, schema: dict[str, Any], doc_path: str, what: str) -> tuple[str, str]:
-    """A pointer to a required, declared top-level member; returns (member, json type)."""
-    if not isinstance(pointer, str) or not re.fullmatch(r"/[^/~]+", pointer):
+def _check_pointer(value: Any, schema: dict[str, Any], doc_path: str, what: str) -> tuple[str, str]:
+    """Check a pointer to a required, declared top-level member; returns (member, json type)."""
+    if not isinstance(value, str) or not re.fullmatch(r"/[^/~]+", value):
         raise _fail(f'{what} must be a JSON Pointer to one top-level member, such as "/id"', doc_path)
-    member = pointer[1:]
+    member = value[1:]
     declared = (schema.get("properties") or {}).get(member)
     if not isinstance(declared, dict):
-        raise _fail(f"{what} {pointer!r} points at a member the schema does not declare", doc_path)
+        raise _fail(f"{what} {value!r} points at a member the schema does not declare", doc_path)
     if member not in (schema.get("required") or []):
-        raise _fail(f"{what} {pointer!r} must be listed in the schema's required members", doc_path)
+        raise _fail(f"{what} {value!r} must be listed in the schema's required members", doc_path)
     kind = declared.get("type")
     if kind not in ("string", "integer"):
         raise _fail(
-            f"{what} {pointer!r} must be typed string or integer in the schema (got {kind!r})", doc_path
+            f"{what} {value!r} must be typed string or integer in the schema (got {kind!r})", doc_path
         )
     return member, kind
 
@@ -323,22 +320,23 @@ def load_model(document: Any) -> Model:
     if not isinstance(collections, dict) or not collections:
         raise _fail("collections must be an object declaring at least one collection", "/collections")
     specs = {
-        name: _collection(name, decl, f"/collections/{_esc(name)}") for name, decl in collections.items()
+        name: _collection(name, decl, pointer.join("/collections", name))
+        for name, decl in collections.items()
     }
     for spec in specs.values():
         for i, ix in enumerate(spec.indexes):
             if f"{spec.name}_{ix.name}" in specs:  # tables and indexes share one namespace in SQLite
                 raise _fail(
                     f"index {ix.name!r} would be named {spec.name}_{ix.name}, which is a collection",
-                    f"/collections/{_esc(spec.name)}/indexes/{i}/name",
+                    pointer.join("/collections", spec.name) + f"/indexes/{i}/name",
                 )
     events = document.get("events", {})
     if not isinstance(events, dict):
         raise _fail("events must map event types to payload schemas", "/events")
     for etype, schema in events.items():
         if not isinstance(etype, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", etype):
-            raise _fail(f"event type {etype!r} is not a valid name", f"/events/{_esc(str(etype))}")
-        _check_schema(schema, f"/events/{_esc(etype)}")
+            raise _fail(f"event type {etype!r} is not a valid name", pointer.join("/events", etype))
+        _check_schema(schema, pointer.join("/events", etype))
     return Model(document=orjson.loads(orjson.dumps(document)), collections=specs, events=dict(events))
 
 
@@ -351,8 +349,8 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
     if isinstance(old, dict) and isinstance(new, dict):
         for k in sorted(set(old) | set(new)):
             if k not in old or k not in new:
-                return f"{path}/{_esc(k)}"
-            found = first_difference(old[k], new[k], f"{path}/{_esc(k)}")
+                return pointer.join(path, k)
+            found = first_difference(old[k], new[k], pointer.join(path, k))
             if found is not None:
                 return found
         return None

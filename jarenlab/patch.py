@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from jarenlab.errors import StoreError
+from jarenlab.pointer import unescape
 
 
 def _bad(reason: str, i: int | None = None) -> StoreError:
@@ -21,7 +22,7 @@ def _bad(reason: str, i: int | None = None) -> StoreError:
 def _tokens(pointer: Any, i: int) -> list[str]:
     if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
         raise _bad(f"{pointer!r} is not a JSON Pointer", i)
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    return [unescape(t) for t in pointer.split("/")[1:]]
 
 
 def _index(container: list[Any], token: str, i: int, *, allow_end: bool) -> int:

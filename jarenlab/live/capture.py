@@ -27,6 +27,8 @@ from typing import Any
 
 import orjson
 
+from jarenlab.pointer import escape, unescape
+
 CHANGES_DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS _jl_changes (
         seq INTEGER PRIMARY KEY,
@@ -47,14 +49,9 @@ Change = tuple[str, Any, "dict[str, Any] | None"]
 NetChanges = dict[str, dict[Any, "dict[str, Any] | None"]]
 
 
-def _token(key: Any) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
-
-
 def parse_pointer(path: str) -> tuple[str, str]:
     """Split ``/<collection>/<key>`` into its two unescaped tokens."""
     _, coll, key = path.split("/", 2)
-    unescape = lambda t: t.replace("~1", "/").replace("~0", "~")  # noqa: E731
     return unescape(coll), unescape(key)
 
 
@@ -70,9 +67,9 @@ def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
     """The RFC 6902 operations of a commit's changes (one per key, first-touched order)."""
     ops: list[dict[str, Any]] = []
     for coll, keys in net_changes(changes).items():
-        prefix = "/" + _token(coll) + "/"
+        prefix = "/" + escape(coll) + "/"
         for key, doc in keys.items():
-            path = prefix + _token(key)
+            path = prefix + escape(key)
             ops.append(
                 {"op": "remove", "path": path} if doc is None else {"op": "add", "path": path, "value": doc}
             )

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from jarenlab import pointer
 from jarenlab.errors import QueryError
 from jarenlab.query.path import VAR_NAME, Step, parse_path, path_text
 from jarenlab.query.values import check_json
@@ -141,10 +142,6 @@ class Parsed:
     externals: frozenset[str]
 
 
-def _ptr(base: str, key: str | int) -> str:
-    return f"{base}/{str(key).replace('~', '~0').replace('/', '~1')}"
-
-
 class _Parser:
     def __init__(self, operators: frozenset[str] | None, max_depth: int) -> None:
         self.operators = operators
@@ -168,7 +165,7 @@ class _Parser:
             return Lit(doc, at)
         if t is list:
             return ArrayCons(
-                tuple(self.expr(v, _ptr(at, i), scope, depth + 1) for i, v in enumerate(doc)), at
+                tuple(self.expr(v, pointer.join(at, i), scope, depth + 1) for i, v in enumerate(doc)), at
             )
         if t is dict:
             return self.obj(doc, at, scope, depth)
@@ -184,7 +181,7 @@ class _Parser:
         ops = [k for k in doc if k.startswith("$") and not k.startswith("$$")]
         if not ops:
             members = tuple(
-                (k[1:] if k.startswith("$$") else k, self.expr(v, _ptr(at, k), scope, depth + 1))
+                (k[1:] if k.startswith("$$") else k, self.expr(v, pointer.join(at, k), scope, depth + 1))
                 for k, v in doc.items()
             )
             return MapCons(members, False, at)
@@ -205,7 +202,7 @@ class _Parser:
             )
         key = ops[0]
         name = key[1:]
-        here = _ptr(at, key)
+        here = pointer.join(at, key)
         value = doc[key]
         if name == "const":
             why = check_json(value)
@@ -232,7 +229,7 @@ class _Parser:
             else:
                 raise QueryError("JQ0002", f"unknown operator ${name}", doc_path=here)
         if type(value) is list:
-            args = tuple(self.expr(v, _ptr(here, i), scope, depth + 1) for i, v in enumerate(value))
+            args = tuple(self.expr(v, pointer.join(here, i), scope, depth + 1) for i, v in enumerate(value))
         else:
             args = (self.expr(value, here, scope, depth + 1),)
         if not host:
@@ -260,18 +257,18 @@ class _Parser:
         return Call(name, args, host, at)
 
     def computed_map(self, value: Any, at: str, scope: frozenset[str], depth: int) -> Node:
-        here = _ptr(at, "$map")
+        here = pointer.join(at, "$map")
         if type(value) is not list:
             raise QueryError("JQ0003", "$map takes a list of [key, value] pairs", doc_path=here)
         pairs = []
         for i, pair in enumerate(value):
-            p = _ptr(here, i)
+            p = pointer.join(here, i)
             if type(pair) is not list or len(pair) != 2:
                 raise QueryError("JQ0003", "each $map member is a [key, value] pair", doc_path=p)
             pairs.append(
                 (
-                    self.expr(pair[0], _ptr(p, 0), scope, depth + 2),
-                    self.expr(pair[1], _ptr(p, 1), scope, depth + 2),
+                    self.expr(pair[0], pointer.join(p, 0), scope, depth + 2),
+                    self.expr(pair[1], pointer.join(p, 1), scope, depth + 2),
                 )
             )
         return MapCons(tuple(pairs), True, at)
@@ -280,21 +277,25 @@ class _Parser:
         value = doc[key]
         if type(value) is not dict or not value:
             raise QueryError(
-                "JQ0006", f"{key} takes a non-empty object of variable bindings", doc_path=_ptr(at, key)
+                "JQ0006",
+                f"{key} takes a non-empty object of variable bindings",
+                doc_path=pointer.join(at, key),
             )
         for name in value:
             if not VAR_NAME.match(name):
                 raise QueryError(
-                    "JQ0006", f"{name!r} is not a variable name", doc_path=_ptr(_ptr(at, key), name)
+                    "JQ0006",
+                    f"{name!r} is not a variable name",
+                    doc_path=pointer.join(pointer.join(at, key), name),
                 )
         return value
 
     def flwor(self, doc: dict[str, Any], at: str, scope: frozenset[str], depth: int) -> Node:
         for k in doc:
             if k in ("$fold", "$as", "$window"):
-                raise QueryError("JQ0008", f"the {k} clause is not supported", doc_path=_ptr(at, k))
+                raise QueryError("JQ0008", f"the {k} clause is not supported", doc_path=pointer.join(at, k))
             if k not in FLWOR_KEYS:
-                raise QueryError("JQ0006", f"{k} is not a FLWOR clause", doc_path=_ptr(at, k))
+                raise QueryError("JQ0006", f"{k} is not a FLWOR clause", doc_path=pointer.join(at, k))
         if "$for" not in doc and "$let" not in doc:
             raise QueryError("JQ0006", "a FLWOR needs $for or $let", doc_path=at)
         if "$return" not in doc:
@@ -303,54 +304,56 @@ class _Parser:
         bound: list[str] = []
         fors = []
         if "$for" in doc:
-            base = _ptr(at, "$for")
+            base = pointer.join(at, "$for")
             for name, spec in self.bindings(doc, "$for", at).items():
-                here = _ptr(base, name)
+                here = pointer.join(base, name)
                 pos = None
                 if type(spec) is dict and "$in" in spec:
                     for k in spec:
                         if k in ("$allowing-empty", "$window", "$size", "$step"):
                             raise QueryError(
-                                "JQ0008", f"{k} bindings are not supported", doc_path=_ptr(here, k)
+                                "JQ0008", f"{k} bindings are not supported", doc_path=pointer.join(here, k)
                             )
                         if k not in ("$in", "$at"):
                             raise QueryError(
-                                "JQ0006", f"{k} is not a $for binding option", doc_path=_ptr(here, k)
+                                "JQ0006", f"{k} is not a $for binding option", doc_path=pointer.join(here, k)
                             )
                     if "$at" in spec:
                         pos = spec["$at"]
                         if type(pos) is not str or not VAR_NAME.match(pos) or pos == name:
                             raise QueryError(
-                                "JQ0006", "$at names a position variable", doc_path=_ptr(here, "$at")
+                                "JQ0006", "$at names a position variable", doc_path=pointer.join(here, "$at")
                             )
-                    expr = self.expr(spec["$in"], _ptr(here, "$in"), scope | set(bound), d)
+                    expr = self.expr(spec["$in"], pointer.join(here, "$in"), scope | set(bound), d)
                 else:
                     expr = self.expr(spec, here, scope | set(bound), d)
                 fors.append((name, expr, pos))
                 bound += [name] if pos is None else [name, pos]
         lets = []
         if "$let" in doc:
-            base = _ptr(at, "$let")
+            base = pointer.join(at, "$let")
             for name, value in self.bindings(doc, "$let", at).items():
-                lets.append((name, self.expr(value, _ptr(base, name), scope | set(bound), d)))
+                lets.append((name, self.expr(value, pointer.join(base, name), scope | set(bound), d)))
                 bound.append(name)
         inner = scope | set(bound)
-        where = self.expr(doc["$where"], _ptr(at, "$where"), inner, d) if "$where" in doc else None
+        where = self.expr(doc["$where"], pointer.join(at, "$where"), inner, d) if "$where" in doc else None
         groupby = []
         if "$groupby" in doc:
-            base = _ptr(at, "$groupby")
+            base = pointer.join(at, "$groupby")
             for name, value in sorted(self.bindings(doc, "$groupby", at).items()):
-                groupby.append((name, self.expr(value, _ptr(base, name), inner, d)))
+                groupby.append((name, self.expr(value, pointer.join(base, name), inner, d)))
             inner = inner | {name for name, _ in groupby}
-        orderby = self.orderby(doc["$orderby"], _ptr(at, "$orderby"), inner, d) if "$orderby" in doc else ()
+        orderby = (
+            self.orderby(doc["$orderby"], pointer.join(at, "$orderby"), inner, d) if "$orderby" in doc else ()
+        )
         count = doc.get("$count")
         if "$count" in doc:
             if type(count) is not str or not VAR_NAME.match(count):
                 raise QueryError(
-                    "JQ0006", "$count names a tuple-number variable", doc_path=_ptr(at, "$count")
+                    "JQ0006", "$count names a tuple-number variable", doc_path=pointer.join(at, "$count")
                 )
             inner = inner | {count}
-        ret = self.expr(doc["$return"], _ptr(at, "$return"), inner, d)
+        ret = self.expr(doc["$return"], pointer.join(at, "$return"), inner, d)
         return Flwor(tuple(fors), tuple(lets), where, tuple(groupby), orderby, count, ret, at)
 
     def orderby(self, value: Any, at: str, scope: frozenset[str], depth: int) -> tuple[OrderSpec, ...]:
@@ -359,24 +362,28 @@ class _Parser:
             raise QueryError("JQ0007", "$orderby needs at least one key", doc_path=at)
         out = []
         for i, spec in enumerate(specs):
-            here = _ptr(at, i) if type(value) is list else at
+            here = pointer.join(at, i) if type(value) is list else at
             if type(spec) is dict and any(k in spec for k in ("$key", "$dir", "$empty", "$collation")):
                 for k in spec:
                     if k == "$collation":
-                        raise QueryError("JQ0008", "collations are not supported", doc_path=_ptr(here, k))
+                        raise QueryError(
+                            "JQ0008", "collations are not supported", doc_path=pointer.join(here, k)
+                        )
                     if k not in ("$key", "$dir", "$empty"):
-                        raise QueryError("JQ0007", f"{k} is not an $orderby option", doc_path=_ptr(here, k))
+                        raise QueryError(
+                            "JQ0007", f"{k} is not an $orderby option", doc_path=pointer.join(here, k)
+                        )
                 if "$key" not in spec:
                     raise QueryError("JQ0007", "an $orderby spec object needs $key", doc_path=here)
                 direction = spec.get("$dir", "asc")
                 empty = spec.get("$empty", "least")
                 if direction not in ("asc", "desc"):
-                    raise QueryError("JQ0007", "$dir is 'asc' or 'desc'", doc_path=_ptr(here, "$dir"))
+                    raise QueryError("JQ0007", "$dir is 'asc' or 'desc'", doc_path=pointer.join(here, "$dir"))
                 if empty not in ("least", "greatest"):
                     raise QueryError(
-                        "JQ0007", "$empty is 'least' or 'greatest'", doc_path=_ptr(here, "$empty")
+                        "JQ0007", "$empty is 'least' or 'greatest'", doc_path=pointer.join(here, "$empty")
                     )
-                key = self.expr(spec["$key"], _ptr(here, "$key"), scope, depth + 1)
+                key = self.expr(spec["$key"], pointer.join(here, "$key"), scope, depth + 1)
                 out.append(OrderSpec(key, direction == "desc", empty == "greatest"))
             else:
                 out.append(OrderSpec(self.expr(spec, here, scope, depth + 1), False, False))
