@@ -13,6 +13,7 @@ from the ``dbstat`` table when SQLite has it; otherwise the size says ``"dbstat 
 from __future__ import annotations
 
 import html
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -83,9 +84,9 @@ def _index_sizes(conn: sqlite3.Connection, names: list[str]) -> dict[str, Any]:
     try:
         rows = conn.execute(
             "SELECT name, sum(pgsize) FROM dbstat WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name",
-            (__import__("json").dumps(names),),
+            (json.dumps(names),),
         ).fetchall()
-    except sqlite3.Error:
+    except sqlite3.Error:  # a build without SQLITE_ENABLE_DBSTAT_VTAB: sizes are optional, not an error
         return dict.fromkeys(names, "dbstat unavailable")
     found = {n: int(b) for n, b in rows}
     return {n: found.get(n, 0) for n in names}

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import secrets
-import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -148,7 +147,7 @@ class Queue(Administration):
         """Like :meth:`_write`, also answering how many rows changed."""
         store = self.store
         conn = store._conn()
-        try:
+        with _sqlite.translating():
             if store.in_transaction:
                 cursor = conn.execute(sql, params)
                 return cursor.fetchall(), cursor.rowcount
@@ -160,8 +159,6 @@ class Queue(Administration):
                 return cursor.fetchall(), cursor.rowcount
             finally:
                 gate.release()
-        except sqlite3.Error as exc:
-            raise _sqlite.translate(exc) from exc
 
     def _fenced(self, sql: str, params: Sequence[Any], lease: Lease, now: float) -> None:
         """Run a guarded write; when it matched nothing, raise the reason as a coded refusal."""
@@ -337,22 +334,21 @@ class Queue(Administration):
         if not gate.acquire(timeout=store.queue_timeout):
             raise StoreError("JD0012", f"waited {store.queue_timeout}s for another thread's transaction")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                settled = conn.execute(
-                    _COMPLETE, (result_text, now, now, lease.seq, lease.token, now)
-                ).rowcount
-                claimed = None
-                if settled == 1 and kinds:
-                    sql, params, at, token = self._claim_statement(kinds, owner)
-                    claimed = self._lease(conn.execute(sql, params).fetchall(), at, token, owner)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise _sqlite.translate(exc) from exc
+            with _sqlite.translating():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    settled = conn.execute(
+                        _COMPLETE, (result_text, now, now, lease.seq, lease.token, now)
+                    ).rowcount
+                    claimed = None
+                    if settled == 1 and kinds:
+                        sql, params, at, token = self._claim_statement(kinds, owner)
+                        claimed = self._lease(conn.execute(sql, params).fetchall(), at, token, owner)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
         finally:
             gate.release()
         if settled != 1:

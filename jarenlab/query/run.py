@@ -328,15 +328,15 @@ def _fetch(
         if scans:
             coll.store.planner.count(refused=1)
             raise PlanError("JD0011", f"the profile refuses full scans ({scans[0]})", collection=coll.name)
-    try:
-        rows = conn.execute(stmt.sql, params).fetchall()
-    except sqlite3.OperationalError as exc:
-        text = str(exc)
-        if "integer overflow" in text or "user-defined function raised exception" in text:
-            raise _Fallback(text) from exc
-        raise _sqlite.translate(exc, collection=coll.name) from exc
-    except sqlite3.Error as exc:
-        raise _sqlite.translate(exc, collection=coll.name) from exc
+    with _sqlite.translating(collection=coll.name):
+        try:
+            rows = conn.execute(stmt.sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            # Both mean SQL cannot give the engine's exact answer for this data (see _Fallback).
+            text = str(exc)
+            if "integer overflow" in text or "user-defined function raised exception" in text:
+                raise _Fallback(text) from exc
+            raise
     trace.rows_read += len(rows)
     if profile is not None and prepared.plan.aggregate is None and len(rows) > profile.max_rows:
         coll.store.planner.count(refused=1)
