@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab import _sqlite, ddl
+from jarenlab.arguments import is_count, is_seconds
 from jarenlab.collection import Collection
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.internal import INTERNAL_DDL
@@ -304,7 +305,9 @@ class Store:
             try:
                 after(changes)
             except Exception as exc:  # the data is committed: a failing listener must not say otherwise
-                warnings.warn(f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3
+                )
 
     @functools.cached_property
     def jobs(self) -> Jobs:
@@ -441,14 +444,14 @@ def _check_options(
     if not isinstance(read_only, bool):
         refuse(f"read_only is True or False, not {read_only!r}")
     for name, value in (("busy_timeout", busy_timeout), ("queue_timeout", queue_timeout)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        if not is_seconds(value):
             refuse(f"{name} is a finite number of seconds >= 0, not {value!r}")
     if operators is not None and (
         not isinstance(operators, dict)
         or not all(isinstance(k, str) and callable(v) for k, v in operators.items())
     ):
         refuse("operators is a dict of names to callables")
-    if isinstance(statement_cache, bool) or not isinstance(statement_cache, int) or statement_cache < 0:
+    if not is_count(statement_cache):
         refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
     if profile is not None:
         from jarenlab.query.profile import Profile

@@ -29,6 +29,7 @@ import jsonschema_rs
 import orjson
 
 from jarenlab import _sqlite
+from jarenlab.arguments import is_seconds
 from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
@@ -456,7 +457,7 @@ def _check_stream(poll: Any, timeout: Any, until: Any) -> None:
     for name, value, none_ok in (("poll", poll, False), ("timeout", timeout, True)):
         if value is None and none_ok:
             continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        if not is_seconds(value):
             raise StoreError("JD2010", f"{name} must be a finite number of seconds >= 0, not {value!r}")
     if until is not None and not callable(until):
         raise StoreError("JD2010", f"until must be a function of the event, not {until!r}")

@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from jarenlab import _sqlite
+from jarenlab.arguments import is_number
 from jarenlab.errors import JobError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def check_time(name: str, value: Any) -> float:
     >>> check_time("run_at", 5)
     5.0
     """
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_number(value):
         raise JobError("JD2068", f"{name} must be a finite number of epoch seconds, not {value!r}")
     return float(value)
 

@@ -26,6 +26,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from jarenlab import _sqlite
+from jarenlab.arguments import is_count, is_seconds
 from jarenlab.errors import JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, Rand, is_virtual
@@ -237,7 +238,7 @@ class Jobs:
         """
         from jarenlab.jobs.drain import drain
 
-        if type(concurrency) is not int or concurrency < 1:
+        if not is_count(concurrency, least=1):
             raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
         _check_seconds("timeout", timeout)
         return drain(self, progress=progress, concurrency=concurrency, timeout=timeout,
@@ -355,7 +356,7 @@ class Jobs:
     ) -> builtins.list[dict[str, Any]]:
         """Jobs in enqueue order, filtered by ``state`` and ``kind`` before the ``limit``; ``after``
         (a job id) continues a previous page."""
-        if type(limit) is not int or limit < 0:
+        if not is_count(limit):
             raise JobError("JD2068", f"limit must be an integer >= 0, not {limit!r}")
         where, params = self._filters(state, kind)
         if after is not None:
@@ -442,7 +443,5 @@ _ENQUEUE_MEMBERS = frozenset(
 
 def _check_seconds(name: str, value: Any) -> None:
     """JD2068 unless ``value`` is None or a finite number of seconds >= 0."""
-    if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf")
-    ):
+    if value is not None and not is_seconds(value):
         raise JobError("JD2068", f"{name} must be a finite number of seconds >= 0, not {value!r}")

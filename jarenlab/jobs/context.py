@@ -9,10 +9,10 @@ ledger, logging) can tell which job it runs for.
 from __future__ import annotations
 
 import contextvars
-import math
 import threading
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.arguments import is_number
 from jarenlab.errors import JobError
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class Context:
         Its attempts start again from zero; if a coalesced twin is pending, the twin runs instead, at
         the earlier of the two times. A handler that raises after deferring fails as usual.
         """
-        if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at):
+        if not is_number(at):
             raise JobError("JD2068", f"defer_until takes finite epoch seconds, not {at!r}")
         self._deferred = float(at)
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab import _sqlite
+from jarenlab.arguments import is_count
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import PICK, Administration, check_time
 from jarenlab.values import to_json
@@ -207,7 +208,7 @@ class Queue(Administration):
             raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
         if id is not None and (type(id) is not str or not id):
             raise JobError("JD2068", f"a job id must be a non-empty string, not {id!r}")
-        if type(max_attempts) is not int or max_attempts < 1:
+        if not is_count(max_attempts, least=1):
             raise JobError("JD2068", f"max_attempts must be a positive integer, not {max_attempts!r}")
         _check_key("partition_key", partition_key)
         _check_key("coalescing_key", coalescing_key)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.arguments import is_count
 from jarenlab.errors import JobError
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class HandlerSpec:
 
 def _check_options(concurrency: int | None, max_attempts: int | None, lease: float | None) -> None:
     for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts)):
-        if value is not None and (type(value) is not int or value < 1):
+        if value is not None and not is_count(value, least=1):
             raise JobError("JD2068", f"{name} must be a positive integer, not {value!r}")
     if lease is not None and (not isinstance(lease, int | float) or not 0 < lease < 1e9):
         raise JobError("JD2068", f"lease must be a positive number of seconds, not {lease!r}")

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs.clock import backoff
 from jarenlab.jobs.context import Context, current_job
@@ -214,7 +215,7 @@ class Worker:
     """Claim-execute loops in background threads. Start one with ``jobs.start(concurrency=N)``."""
 
     def __init__(self, jobs: Jobs, *, concurrency: int, poll: float, owner: str) -> None:
-        if type(concurrency) is not int or concurrency < 1:
+        if not is_count(concurrency, least=1):
             raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
         self.jobs = jobs
         self.concurrency = concurrency

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from jarenlab.arguments import is_count
 from jarenlab.errors import QueryError
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param
 
@@ -318,7 +319,7 @@ class Query:
 
 
 def _check_count(n: Any, what: str) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+    if not is_count(n):
         raise QueryError("JQ2010", f"{what}() takes an integer >= 0, got {n!r}")
 
 

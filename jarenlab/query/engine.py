@@ -17,6 +17,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query.compare import (
     FLIP,
@@ -387,7 +388,7 @@ class CompiledQuery:
                 raise JarenlabError("JD0006", f"host operator {name!r} is not callable")
         lim = dict(limits or {})
         for k, v in lim.items():
-            if k not in LIMIT_KEYS or type(v) is not int or v < 0:
+            if k not in LIMIT_KEYS or not is_count(v):
                 raise JarenlabError(
                     "JD0006", f"limit {k}={v!r} is not one of {LIMIT_KEYS} with an integer >= 0"
                 )

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, PlanError
 
 DEFAULT_LIMITS: Mapping[str, int] = {
@@ -48,7 +49,7 @@ class Profile:
     refuse_full_scan: bool = False
 
     def __post_init__(self) -> None:
-        if type(self.max_rows) is not int or self.max_rows < 0:
+        if not is_count(self.max_rows):
             raise JarenlabError("JD0006", f"max_rows must be an integer >= 0, not {self.max_rows!r}")
         for name in ("collections", "externals", "operators"):
             value = getattr(self, name)

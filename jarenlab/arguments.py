@@ -1,0 +1,47 @@
+"""What counts as a count, a duration or a time when a caller passes one: the one test of each.
+
+Every call that takes such an argument asks these predicates and raises its own coded error (the
+code and wording belong to the call). ``bool`` is never a number here, although Python says it is
+an ``int``: ``limit=True`` is a mistake, not 1.
+
+>>> is_count(3), is_count(True), is_count(-1), is_count(0, least=1)
+(True, False, False, False)
+>>> is_seconds(0.5), is_seconds(float("inf")), is_seconds(float("nan"))
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def is_count(value: Any, *, least: int = 0) -> bool:
+    """True for an ``int`` (not a ``bool``) of at least ``least``.
+
+    >>> is_count(2, least=1), is_count(2.0)
+    (True, False)
+    """
+    return type(value) is int and value >= least
+
+
+def is_seconds(value: Any) -> bool:
+    """True for a finite ``int`` or ``float`` (not a ``bool``) >= 0: a timeout, a poll interval.
+
+    >>> is_seconds(0), is_seconds(-1)
+    (True, False)
+    """
+    return _is_real(value) and 0 <= value < math.inf
+
+
+def is_number(value: Any) -> bool:
+    """True for a finite ``int`` or ``float`` (not a ``bool``): epoch seconds, for instance.
+
+    >>> is_number(1.7e9), is_number(True), is_number(float("-inf"))
+    (True, False, False)
+    """
+    return _is_real(value) and -math.inf < value < math.inf
+
+
+def _is_real(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
