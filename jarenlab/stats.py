@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab import _sqlite
 from jarenlab.errors import StoreError
+from jarenlab.reprs import table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,9 @@ def stats_html(data: dict[str, Any]) -> str:
         f"<tr><td>{html.escape(s)}</td><td>{html.escape(m)}</td><td style='text-align:right'>{html.escape(str(v))}</td></tr>"
         for s, m, v in flat_rows(data)
     )
-    return f"<div class='jarenlab-stats'><b>store stats</b><table><tr><th>section</th><th>metric</th><th>value</th></tr>{rows}</table></div>"
+    return (
+        f"<div class='jarenlab-stats'><b>store stats</b>{table(['section', 'metric', 'value'], rows)}</div>"
+    )
 
 
 def _index_sizes(conn: sqlite3.Connection, names: list[str]) -> dict[str, Any]:

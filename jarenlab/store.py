@@ -32,6 +32,7 @@ from jarenlab.collection import Collection
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.internal import INTERNAL_DDL
 from jarenlab.model import Model, first_difference, load_model
+from jarenlab.reprs import table
 
 if TYPE_CHECKING:
     from jarenlab.events import Events
@@ -402,7 +403,7 @@ class Store:
             f"<div><b>jarenlab store</b> <code>{html.escape(self.path)}</code> "
             f"<small>SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no'}"
             f"{', read-only' if self.read_only else ''}</small>"
-            f"<table><tr><th>collection</th><th>documents</th><th>indexes</th></tr>{rows}</table></div>"
+            f"{table(['collection', 'documents', 'indexes'], rows)}</div>"
         )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from jarenlab.errors import EventError
+from jarenlab.reprs import table
 
 _CURSOR_TEXT = re.compile(r"v1:(0|[1-9][0-9]{0,18})\Z")
 
@@ -150,6 +151,6 @@ def events_html(events: Iterable[Event], *, title: str = "events", note: str = "
         "</tr>"
         for ev in events
     )
-    head = "".join(f"<th>{h}</th>" for h in ("seq", "type", "payload", "outcome", "dedupe key", "job", "at"))
+    head = ("seq", "type", "payload", "outcome", "dedupe key", "job", "at")
     small = f" <small>{html.escape(note)}</small>" if note else ""
-    return f"<div><b>{html.escape(title)}</b>{small}<table><tr>{head}</tr>{rows}</table></div>"
+    return f"<div><b>{html.escape(title)}</b>{small}{table(head, rows)}</div>"

@@ -35,6 +35,7 @@ from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
 from jarenlab.events.stream import EventStream
 from jarenlab.model import summarize, validation_errors
+from jarenlab.reprs import table
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -377,7 +378,7 @@ class Events:
             f"{html.escape(', '.join(_name(h) for h in self._handlers.get(t, []))) or '&mdash;'}</td></tr>"
             for t in self._schemas
         )
-        return f"<div><b>event ledger</b><table><tr><th>type</th><th>handlers</th></tr>{rows}</table></div>"
+        return f"<div><b>event ledger</b>{table(['type', 'handlers'], rows)}</div>"
 
     # -- plumbing ----------------------------------------------------------------------------------
     def _types(self, type: str | Sequence[str] | None) -> tuple[str, ...]:

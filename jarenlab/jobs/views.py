@@ -18,6 +18,7 @@ import orjson
 import pandas as pd
 
 from jarenlab.jobs.schema import STATES
+from jarenlab.reprs import table
 
 #: Columns read for a job record (the lease token is never shown).
 COLUMNS = (
@@ -83,5 +84,4 @@ def failures_html(failures: list[dict[str, Any]]) -> str:
         f"<td>{html.escape(str(f['last_error'] or ''))[:200]}</td></tr>"
         for f in failures
     )
-    head = "<tr><th>id</th><th>kind</th><th>state</th><th>attempts</th><th>last error</th></tr>"
-    return f"<table>{head}{rows}</table>"
+    return table(["id", "kind", "state", "attempts", "last error"], rows)
