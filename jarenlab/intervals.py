@@ -29,8 +29,10 @@ JD2090 b
 from __future__ import annotations
 
 import datetime
+import operator
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +55,7 @@ _UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.
 _from_iso = datetime.datetime.fromisoformat
 # What SQLite must see before julianday() runs: never 'now' (non-deterministic in an index).
 _UTC_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*Z"
-_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+_EPOCH = datetime.datetime(1970, 1, 1)
 
 Segments = tuple[str, ...]
 
@@ -326,7 +328,7 @@ def instant(value: Any, kind: str, *, doc_path: str = "") -> int | float:
             doc_path=doc_path,
         )
     try:
-        t = _from_iso(m[1])
+        since = _from_iso(m[1]) - _EPOCH
     except ValueError as exc:
         raise StoreError(
             "JD2091", f"bound {value!r} is not a valid date-time ({exc})", doc_path=doc_path
@@ -338,8 +340,7 @@ def instant(value: Any, kind: str, *, doc_path: str = "") -> int | float:
                 "JD2091", f"bound {value!r} has more than millisecond precision", doc_path=doc_path
             )
         ms = int(frac[:3].ljust(3, "0"))
-    days = t.toordinal() - _EPOCH_ORDINAL
-    return days * 86_400_000 + t.hour * 3_600_000 + t.minute * 60_000 + t.second * 1000 + ms
+    return since.days * 86_400_000 + since.seconds * 1000 + ms
 
 
 def _bound(doc: dict[str, Any], decl: IntervalSpec, segments: Segments) -> int | float:
@@ -376,6 +377,38 @@ def _matches(decl: IntervalSpec, doc: dict[str, Any]) -> bool:
 
 
 # -- the check -------------------------------------------------------------------------------------
+def _values_of(pointers: list[Segments]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function reading these members of a document as a tuple (top-level ones with one lookup)."""
+    if all(len(p) == 1 for p in pointers):
+        members = [p[0] for p in pointers]
+        if len(members) == 1:
+            (member,) = members
+            return lambda doc: (doc[member],)
+        if len(members) > 1:
+            return operator.itemgetter(*members)
+    return lambda doc: tuple(_get(doc, p) for p in pointers)
+
+
+def _fast_ms(value: Any) -> int | None:
+    """:func:`instant` for a plainly valid date-time (no fraction or exactly milliseconds); None otherwise."""
+    m = _UTC.match(value) if type(value) is str else None
+    if m is None:
+        return None
+    frac = m[2]
+    if frac is not None and len(frac) != 3:
+        return None
+    try:
+        since = _from_iso(m[1]) - _EPOCH
+    except ValueError:
+        return None
+    return since.days * 86_400_000 + since.seconds * 1000 + (int(frac) if frac else 0)
+
+
+def _fast_number(value: Any) -> int | float | None:
+    """:func:`instant` for an int or float bound; None for anything else (the full check decides)."""
+    return value if type(value) is int or type(value) is float else None
+
+
 def write_check(spec: CollectionSpec) -> WriteCheck:
     """The check :class:`~jarenlab.collection.Collection` runs after each written row.
 
@@ -384,7 +417,13 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
     ``err.conflict_owner`` the other record's owner (owner views redact both).
     """
     plans = [
-        (decl, lookup_sql(spec, decl), ([decl.owner] if decl.owner else []) + list(decl.within))
+        (
+            decl,
+            lookup_sql(spec, decl),
+            _values_of(([decl.owner] if decl.owner else []) + list(decl.within)),
+            _values_of([decl.start, decl.end]),
+            _fast_ms if decl.kind == "date-time" else _fast_number,
+        )
         for decl in spec.intervals
     ]
     owner_path = sqlite_path(tuple(spec.owner[1:].split("/"))) if spec.owner else None
@@ -393,16 +432,19 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
     def check(conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
         if doc is None:
             return
-        for decl, sql, grouping in plans:
-            try:
-                lo, hi = bounds(decl, doc)
-            except StoreError as err:
-                raise StoreError(
-                    err.code, err.reason, doc_path=err.doc_path, collection=spec.name, key=key
-                ) from None
+        for decl, sql, grouping, ends, fast in plans:
+            lo, hi = ends(doc)
+            lo, hi = fast(lo), fast(hi)
+            if lo is None or hi is None or not lo < hi:  # not plainly valid: the full check decides
+                try:
+                    lo, hi = bounds(decl, doc)
+                except StoreError as err:
+                    raise StoreError(
+                        err.code, err.reason, doc_path=err.doc_path, collection=spec.name, key=key
+                    ) from None
             if decl.when and not _matches(decl, doc):
                 continue
-            row = conn.execute(sql, (*[_get(doc, g) for g in grouping], hi, key, lo)).fetchone()
+            row = conn.execute(sql, (*grouping(doc), hi, key, lo)).fetchone()
             if row is not None:
                 other = row[0]
                 other_owner = None

@@ -359,6 +359,37 @@ def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
         doc = orjson.dumps({"v": text}).decode()
         got = conn.execute(f"SELECT {expr} FROM (SELECT ? AS doc)", (doc,)).fetchone()[0]
         assert intervals.instant(text, "date-time") == want == got, text
+        fast = intervals._fast_ms(text)  # the write check's fast path: same value, or defers (None)
+        assert fast == want or (fast is None and len(text) not in (20, 24)), text
+
+
+def test_the_fast_bound_path_defers_everything_not_plainly_valid() -> None:
+    for value in [
+        "2024-02-30T10:00:00Z",
+        "2024-05-01T10:00:60Z",
+        "2024-05-01T10:00:00+00:00",
+        "2024-05-01T10:00:00.5Z",
+        "2024-05-01T10:00:00.0001Z",
+        "2024-05-01t10:00:00Z",
+        "2024-05-01T10:00:00z",
+        "2024-05-01 10:00:00Z",
+        "2024-05-01T10:00:00Z\n",
+        1,
+        None,
+    ]:
+        assert intervals._fast_ms(value) is None, value
+    for value in [True, False, "1", None, 1.5j]:
+        assert intervals._fast_number(value) is None, value
+
+    class Int(int):
+        pass
+
+    assert intervals._fast_number(Int(3)) is None  # the full check decides
+    assert intervals._fast_number(3) == 3 and intervals._fast_number(-2.5) == -2.5
+    assert intervals._fast_ms("1970-01-01T00:00:01.500Z") == 1500
+    assert intervals._fast_ms("0001-01-01T00:00:00Z") == intervals.instant(
+        "0001-01-01T00:00:00Z", "date-time"
+    )
 
 
 def test_nested_bound_pointers(tmp_path: Any) -> None:
