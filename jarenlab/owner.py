@@ -188,9 +188,9 @@ class OwnedCollection:
             return (
                 self.store._conn()
                 .execute(
-                    f"SELECT {what} FROM {table} WHERE json_type(doc, '{self._path}') = '{kind}' "
-                    f"AND json_extract(doc, '{self._path}') = ? ORDER BY rowid",
-                    (self.owner,),
+                    f"SELECT {what} FROM {table} WHERE json_type(doc, ?) = ? "
+                    "AND json_extract(doc, ?) = ? ORDER BY rowid",
+                    (self._path, kind, self._path, self.owner),
                 )
                 .fetchall()
             )
