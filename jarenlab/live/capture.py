@@ -37,10 +37,6 @@ CHANGES_DDL: tuple[str, ...] = (
         collections TEXT NOT NULL,
         patch TEXT
     )""",
-    """CREATE TABLE IF NOT EXISTS _jl_change_seq (
-        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-        seq INTEGER NOT NULL
-    )""",
 )
 
 #: A change as the store records it: (collection, key, document or None when deleted).
@@ -125,18 +121,16 @@ class ChangeLog:
         """Append the record of ``changes`` inside the open transaction; return its seq (None: no changes)."""
         if not changes:
             return None
-        seq = conn.execute(
-            "INSERT INTO _jl_change_seq(singleton, seq) VALUES (1, 1) "
-            "ON CONFLICT(singleton) DO UPDATE SET seq = seq + 1 RETURNING seq"
-        ).fetchone()[0]
         collections = list(dict.fromkeys(c for c, _, _ in changes))
         patch = None if len(changes) > self.inline_limit else orjson.dumps(to_ops(changes)).decode()
         if patch is not None and len(patch) > 64 * self.inline_limit:
             patch = None  # a few huge documents: the compact form too
-        conn.execute(
-            "INSERT INTO _jl_changes(seq, at_ms, source, collections, patch) VALUES (?, ?, ?, ?, ?)",
-            (seq, int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch),
-        )
+        # seq is the rowid: SQLite gives max(rowid) + 1, and pruning never removes the newest record,
+        # so the sequence only grows (and costs no counter row of its own on every commit).
+        seq = conn.execute(
+            "INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq",
+            (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch),
+        ).fetchone()[0]
         if seq > self.retention:
             conn.execute("DELETE FROM _jl_changes WHERE seq <= ?", (seq - self.retention,))
         return int(seq)
@@ -148,8 +142,7 @@ class ChangeLog:
 
     def high_watermark(self, conn: sqlite3.Connection) -> int:
         """The newest committed seq (0 if nothing was ever recorded)."""
-        row = conn.execute("SELECT seq FROM _jl_change_seq WHERE singleton = 1").fetchone()
-        return int(row[0]) if row else 0
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM _jl_changes").fetchone()[0])
 
     def read(self, conn: sqlite3.Connection, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after`` in order (at most ``limit``); callers check for gaps."""
