@@ -28,20 +28,26 @@ def is_count(value: Any, *, least: int = 0) -> bool:
 def is_seconds(value: Any) -> bool:
     """True for a finite ``int`` or ``float`` (not a ``bool``) >= 0: a timeout, a poll interval.
 
-    >>> is_seconds(0), is_seconds(-1)
-    (True, False)
+    >>> is_seconds(0), is_seconds(-1), is_seconds(10**400)
+    (True, False, False)
     """
-    return _is_real(value) and 0 <= value < math.inf
+    return _is_finite(value) and value >= 0
 
 
 def is_number(value: Any) -> bool:
     """True for a finite ``int`` or ``float`` (not a ``bool``): epoch seconds, for instance.
 
-    >>> is_number(1.7e9), is_number(True), is_number(float("-inf"))
-    (True, False, False)
+    >>> is_number(1.7e9), is_number(True), is_number(float("-inf")), is_number(-(10**400))
+    (True, False, False, False)
     """
-    return _is_real(value) and -math.inf < value < math.inf
+    return _is_finite(value)
 
 
-def _is_real(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float)
+def _is_finite(value: Any) -> bool:
+    """A real number that a float can hold (an int too large for one is not: callers use floats)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False

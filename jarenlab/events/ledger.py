@@ -29,7 +29,7 @@ import jsonschema_rs
 import orjson
 
 from jarenlab import _sqlite
-from jarenlab.arguments import is_seconds
+from jarenlab.arguments import is_count, is_seconds
 from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
@@ -231,7 +231,7 @@ class Events:
 
         >>> # for ev in store.events.tail(last=5, timeout=30): print(ev)
         """
-        if not isinstance(last, int) or last < 0:
+        if not is_count(last):
             raise StoreError("JD2010", f"last must be a non-negative integer, not {last!r}")
         _check_stream(poll, timeout, until)
         types = self._types(type)
@@ -358,7 +358,7 @@ class Events:
         elif since is not None:
             where += " AND seq > ?"
             params.append(decode_cursor(since))
-        if limit is not None and (not isinstance(limit, int) or limit < 0):
+        if limit is not None and not is_count(limit):
             raise StoreError("JD2010", f"limit must be a non-negative integer, not {limit!r}")
         with self._reading() as conn:
             boundary = self._boundary(conn)

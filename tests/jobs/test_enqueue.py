@@ -185,3 +185,12 @@ def test_listing_refuses_bad_pages_instead_of_ignoring_them(store: jl.Store) -> 
     with pytest.raises(jl.JarenlabError) as info:
         jobs.list(after="no-such-job")
     assert info.value.code == "JD2070"
+
+
+def test_times_too_large_for_a_float_are_refused_with_a_code(store: jl.Store) -> None:
+    with pytest.raises(jl.JarenlabError) as info:
+        store.jobs.enqueue("k", None, run_at=10**400)
+    assert info.value.code == "JD2068"
+    with pytest.raises(jl.JarenlabError) as info:
+        store.events.tail(last=True, follow=False)
+    assert info.value.code == "JD2010"
