@@ -176,6 +176,7 @@ class JarenlabError(Exception):
 
     @property
     def message(self) -> str:
+        """The composed text: code, name, reason, then the collection, key and doc_path where known."""
         where = []
         if self.collection is not None:
             where.append(f"collection {self.collection!r}")
