@@ -131,7 +131,10 @@ class ChangeLog:
             "INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq",
             (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch),
         ).fetchone()[0]
-        if seq > self.retention:
+        # Prune in steps (about every retention/16 commits, at most 64): a DELETE on every commit would
+        # write one more page each time. The newest ``retention`` records are always kept.
+        step = max(1, min(64, self.retention // 16))
+        if seq > self.retention and seq % step == 0:
             conn.execute("DELETE FROM _jl_changes WHERE seq <= ?", (seq - self.retention,))
         return int(seq)
 
