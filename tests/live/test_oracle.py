@@ -132,6 +132,21 @@ def _check(lives: dict[str, Any], before: dict[str, list[Any]], patches: dict[st
         got.clear()
 
 
+def _watch(
+    coll: Any, specs: list[tuple[str, Any, dict[str, Any], str]]
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """Open a live query per (name, document, externals, strategy), recording each one's patches."""
+    lives: dict[str, Any] = {}
+    patches: dict[str, list[Any]] = {}
+    for name, doc, ext, strategy in specs:
+        live = coll.live(doc, **ext)
+        assert live.mode.strategy == strategy, (name, live.mode)
+        patches[name] = []
+        live.subscribe(lambda patch, seq, name=name: patches[name].append(patch))
+        lives[name] = (live, coll, doc, ext, strategy)
+    return lives, patches
+
+
 @pytest.mark.parametrize("collection", ["items", "nums"])
 def test_seeded_stream_matches_fresh_runs(store: Any, collection: str) -> None:
     rng = random.Random(f"live-{collection}")
@@ -140,14 +155,7 @@ def test_seeded_stream_matches_fresh_runs(store: Any, collection: str) -> None:
     known: list[Any] = []
     for _ in range(20):
         _write(coll, rng, keyed, known)
-    lives: dict[str, Any] = {}
-    patches: dict[str, list[Any]] = {}
-    for name, (doc, ext, strategy) in DOCS.items():
-        live = coll.live(doc, **ext)
-        assert live.mode.strategy == strategy, (name, live.mode)
-        patches[name] = []
-        live.subscribe(lambda patch, seq, name=name: patches[name].append(patch))
-        lives[name] = (live, coll, doc, ext, strategy)
+    lives, patches = _watch(coll, [(name, doc, ext, strategy) for name, (doc, ext, strategy) in DOCS.items()])
     before = {name: v[0].rows for name, v in lives.items()}
     _check(lives, before, patches)
     for step in range(1_100):

@@ -13,7 +13,7 @@ from jarenlab.errors import QueryError
 from jarenlab.query.run import narrowed_rows
 
 from .conftest import fresh
-from .test_oracle import WHERE_N, _check, _write
+from .test_oracle import WHERE_N, _check, _watch, _write
 
 F = {"$for": {"r": "$[*]"}}
 RAISES = {"$eq": [{"$mul": ["$r.s", 2]}, 1]}  # JQ2004 for a row whose s is a string
@@ -58,15 +58,13 @@ def test_reseeds_between_writes_match_fresh_runs(store: Any, collection: str) ->
     known: list[Any] = []
     for _ in range(30):
         _write(coll, rng, keyed, known)
-    lives: dict[str, Any] = {}
-    patches: dict[str, list[Any]] = {}
-    for name, (doc, ext_name, values, strategy) in DOCS.items():
-        ext = {ext_name: (values or MINS)[1]}
-        live = coll.live(doc, **ext)
-        assert live.mode.strategy == strategy, (name, live.mode)
-        patches[name] = []
-        live.subscribe(lambda patch, seq, name=name: patches[name].append(patch))
-        lives[name] = (live, coll, doc, ext, strategy)
+    lives, patches = _watch(
+        coll,
+        [
+            (name, doc, {ext: (values or MINS)[1]}, strategy)
+            for name, (doc, ext, values, strategy) in DOCS.items()
+        ],
+    )
     before = {name: v[0].rows for name, v in lives.items()}
     _check(lives, before, patches)
     for step in range(1_100):
@@ -74,7 +72,7 @@ def test_reseeds_between_writes_match_fresh_runs(store: Any, collection: str) ->
         _check(lives, before, patches)
         if step % 7 == 3:
             name = rng.choice(sorted(DOCS))
-            live, _, doc, ext, strategy = lives[name]
+            live, _, _, ext, _ = lives[name]
             ext_name, values = DOCS[name][1], DOCS[name][2] or MINS
             ext[ext_name] = rng.choice(values)
             live.set_externals(**ext)
