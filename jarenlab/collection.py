@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 import orjson
 
-from jarenlab import _sqlite, frames
+from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
@@ -26,8 +25,8 @@ if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
-#: Called inside the write transaction after each row is written (doc is None for a delete).
-WriteCheck = Callable[[sqlite3.Connection, Any, "dict[str, Any] | None"], None]
+#: Called inside the write transaction after each row is written: (key, doc or None for a delete).
+WriteCheck = Callable[[Any, "dict[str, Any] | None"], None]
 
 _BATCH = 5_000
 _PROGRESS_FROM = 50_000
@@ -40,7 +39,7 @@ class Collection(Queryable):
         self.store = store
         self.spec = spec
         self.name = spec.name
-        self._table = _sqlite.quote(spec.name)
+        self._db = store.db
         self._validator = jsonschema_rs.validator_for(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = int if spec.key_type == "INTEGER" else str
@@ -122,10 +121,10 @@ class Collection(Queryable):
             return contextlib.nullcontext()
         return self.store.transaction()
 
-    def _written(self, conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
+    def _written(self, key: Any, doc: dict[str, Any] | None) -> None:
         for check in self.write_checks:
-            check(conn, key, doc)
-        self.store._record(self.name, key, doc)
+            check(key, doc)
+        self._db.record((self.name, key, doc))
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
@@ -133,13 +132,13 @@ class Collection(Queryable):
         key, doc, text = self._prepare(doc)
         if self.spec.identity == "uuid":
             key = str(uuid.uuid4())
-        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
-            conn = self.store._conn()
+        db = self._db
+        with self._one_write(), db.translating(collection=self.name, key=key):
             if key is None:
-                key = conn.execute(f"INSERT INTO {self._table}(doc) VALUES (?)", (text,)).lastrowid
+                key = db.value("collection.insert", (text,), table=self.name)
             else:
-                conn.execute(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", (key, text))
-            self._written(conn, key, doc)
+                db.run("collection.insert_keyed", (key, text), table=self.name)
+            self._written(key, doc)
         return key
 
     def insert_many(
@@ -160,11 +159,11 @@ class Collection(Queryable):
             progress is True or (progress is None and total >= _PROGRESS_FROM),
         )
         identity = self.spec.identity
-        with self.store.transaction(), _sqlite.translating(collection=self.name):
-            conn = self.store._conn()
+        db = self._db
+        with db.transaction(), db.translating(collection=self.name):
             next_key = None
             if identity == "integer":
-                next_key = (conn.execute(f"SELECT max(key) FROM {self._table}").fetchone()[0] or 0) + 1
+                next_key = db.value("collection.next_key", table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
@@ -177,22 +176,23 @@ class Collection(Queryable):
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
                 try:
-                    with self.store.transaction():  # a savepoint, so a failed batch can be inspected
-                        conn.executemany(f"INSERT INTO {self._table}(key, doc) VALUES (?, ?)", rows)
-                except sqlite3.IntegrityError:
-                    self._find_duplicate(conn, rows, start)
+                    with db.transaction():  # a savepoint, so a failed batch can be inspected
+                        db.many("collection.insert_keyed", rows, table=self.name)
+                except StoreError as err:
+                    if err.condition == "duplicate":
+                        self._find_duplicate(rows, start)
                     raise
                 for (key, _), (_, doc, _) in zip(rows, prepared):
-                    self._written(conn, key, doc)
+                    self._written(key, doc)
                 bar.update(len(rows))
         bar.close()
         return total
 
-    def _find_duplicate(self, conn: sqlite3.Connection, rows: list[tuple[Any, str]], start: int) -> None:
+    def _find_duplicate(self, rows: list[tuple[Any, str]], start: int) -> None:
         """Name the first duplicate of a failed batch (inside the transaction that will roll back)."""
         seen: set[Any] = set()
         for i, (key, _) in enumerate(rows):
-            dup = key in seen or conn.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key,)).fetchone()
+            dup = key in seen or self._db.one("collection.exists", (key,), table=self.name)
             if dup:
                 raise _at(
                     StoreError(
@@ -225,13 +225,10 @@ class Collection(Queryable):
             return self.insert(doc)
         else:
             key = self._check_key(key)
-        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
-            conn = self.store._conn()
-            conn.execute(
-                f"INSERT INTO {self._table}(key, doc) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc",
-                (key, text),
-            )
-            self._written(conn, key, doc)
+        db = self._db
+        with self._one_write(), db.translating(collection=self.name, key=key):
+            db.run("collection.put", (key, text), table=self.name)
+            self._written(key, doc)
         return key
 
     def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
@@ -248,9 +245,9 @@ class Collection(Queryable):
                 collection=self.name,
                 key=key,
             )
-        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
-            conn = self.store._conn()
-            row = conn.execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
+        db = self._db
+        with self._one_write(), db.translating(collection=self.name, key=key):
+            row = db.one("collection.get_for_update", (key,), table=self.name)
             if row is None:
                 raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
             old = orjson.loads(row[0])
@@ -264,49 +261,51 @@ class Collection(Queryable):
                 raise StoreError(
                     "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
                 )
-            conn.execute(f"UPDATE {self._table} SET doc = ? WHERE key = ?", (text, key))
-            self._written(conn, key, new)
+            db.run("collection.update", (text, key), table=self.name)
+            self._written(key, new)
         return new
 
     def delete(self, key: Any) -> bool:
         """Delete the document under ``key``; return whether one was stored."""
         key = self._check_key(key)
-        with self._one_write(), _sqlite.translating(collection=self.name, key=key):
-            conn = self.store._conn()
-            gone = conn.execute(f"DELETE FROM {self._table} WHERE key = ?", (key,)).rowcount > 0
+        db = self._db
+        with self._one_write(), db.translating(collection=self.name, key=key):
+            gone = db.run("collection.delete", (key,), table=self.name) > 0
             if gone:
-                self._written(conn, key, None)
+                self._written(key, None)
         return gone
 
     # -- reads -----------------------------------------------------------------------------------
     def get(self, key: Any) -> dict[str, Any] | None:
         """The document stored under ``key``, or None."""
         key = self._check_key(key)
-        with _sqlite.translating(collection=self.name, key=key):
-            row = (
-                self.store._conn().execute(f"SELECT doc FROM {self._table} WHERE key = ?", (key,)).fetchone()
-            )
-        return None if row is None else orjson.loads(row[0])
+        with self._db.translating(collection=self.name, key=key):
+            text = self._db.value("collection.get", (key,), table=self.name)
+        return None if text is None else orjson.loads(text)
 
     def count(self) -> int:  # type: ignore[override]
         """How many documents are stored."""
-        with _sqlite.translating(collection=self.name):
-            return int(self.store._conn().execute(f"SELECT count(*) FROM {self._table}").fetchone()[0])
+        with self._db.translating(collection=self.name):
+            return int(self._db.value("collection.count", table=self.name))
 
     def __len__(self) -> int:
         return self.count()
 
-    def _texts(self) -> tuple[list[Any], list[str]]:
-        with _sqlite.translating(collection=self.name):
-            rows = self.store._conn().execute(f"SELECT key, doc FROM {self._table} ORDER BY rowid").fetchall()
+    def texts(self) -> tuple[list[Any], list[str]]:
+        """Every key and document text, in storage order."""
+        with self._db.translating(collection=self.name):
+            rows = self._db.all("collection.scan", table=self.name)
         return [r[0] for r in rows], [r[1] for r in rows]
+
+    def keys(self) -> list[Any]:
+        """Every key, in storage order."""
+        with self._db.translating(collection=self.name):
+            return [r[0] for r in self._db.all("collection.keys", table=self.name)]
 
     def _documents(self) -> list[dict[str, Any]]:
         """Every stored document, in storage order (the reference engine's input)."""
-        with _sqlite.translating(collection=self.name):
-            rows = self.store._conn().execute(f"SELECT doc FROM {self._table} ORDER BY rowid").fetchall()
         loads = orjson.loads
-        return [loads(r[0]) for r in rows]
+        return [loads(t) for t in self.texts()[1]]
 
     def to_list(self) -> list[dict[str, Any]]:  # type: ignore[override]
         """Every document as a list of dicts."""
@@ -314,12 +313,12 @@ class Collection(Queryable):
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """Every document as a pyarrow Table (``flatten=True``: nested members as dotted columns)."""
-        _, texts = self._texts()
+        _, texts = self.texts()
         return frames.texts_to_arrow(texts, self.spec.schema, flatten=flatten)
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """Every document as a DataFrame indexed by key (``flatten=True``: dotted columns)."""
-        keys, texts = self._texts()
+        keys, texts = self.texts()
         return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=flatten)
 
     # -- queries ---------------------------------------------------------------------------------

@@ -146,7 +146,9 @@ class JarenlabError(Exception):
     Attributes: ``code`` (see :data:`CODES`), ``name`` (its short slug), ``reason``,
     ``doc_path``, ``collection``, ``key``, ``errors`` (validator messages, where any),
     ``retryable`` (true for busy/locked database errors), ``position`` (the index of the
-    offending document in a batch).
+    offending document in a batch), ``condition`` (for a database error, what the database
+    reported as one word: ``busy``, ``read_only``, ``duplicate``, ``overflow``,
+    ``function_failed``, ``other``; code branches on it, never on message text).
     """
 
     def __init__(
@@ -160,6 +162,7 @@ class JarenlabError(Exception):
         errors: list[str] | None = None,
         retryable: bool = False,
         position: int | None = None,
+        condition: str | None = None,
     ) -> None:
         if code not in CODES:
             raise ValueError(f"unknown error code {code!r}")
@@ -172,6 +175,7 @@ class JarenlabError(Exception):
         self.errors = list(errors or [])
         self.retryable = retryable
         self.position = position
+        self.condition = condition
         super().__init__(self.message)
 
     @property

@@ -22,14 +22,16 @@ about (the request's arguments, any JSON value) to have a reused key with other 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab._sqlite import translating
 from jarenlab.errors import IdempotencyError, StoreError
+from jarenlab.query.values import identical
+from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
     from jarenlab.store import Store
@@ -39,11 +41,6 @@ KEEP = 1_000
 #: The largest stored result, in bytes of JSON.
 MAX_RESULT_BYTES = 16 * 1024
 
-RESULTS_DDL = (
-    "CREATE TABLE IF NOT EXISTS _jl_transaction_results ("
-    "seq INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, fingerprint BLOB NOT NULL, "
-    "result TEXT NOT NULL, claimed_at TEXT NOT NULL) STRICT"
-)
 
 
 def digest(value: Any) -> bytes:
@@ -57,17 +54,6 @@ def digest(value: Any) -> bytes:
     except TypeError as exc:
         raise StoreError("JD2010", f"a fingerprint must be a JSON value ({exc})") from None
     return hashlib.sha256(text).digest()
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Exact equality: same types all the way down (True is not 1, a tuple is not a list)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return bool(a == b)
 
 
 def encode_result(result: Any) -> str:
@@ -91,7 +77,7 @@ def encode_result(result: Any) -> str:
             "JD2093",
             f"the result is {len(raw):,} bytes of JSON, over the {MAX_RESULT_BYTES:,} allowed; return ids, not records",
         )
-    if not _same(orjson.loads(raw), result):
+    if not identical(orjson.loads(raw), result):
         shown = raw[:80].decode(errors="replace")
         raise IdempotencyError(
             "JD2093",
@@ -110,12 +96,9 @@ def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | N
     if not isinstance(key, str) or not key:
         raise StoreError("JD2010", f"idempotency_key must be a non-empty string (got {key!r})")
     key_hash, print_hash = digest(key), digest(fingerprint)
-    with store.transaction():
-        conn = store._conn()
-        with translating():
-            row = conn.execute(
-                "SELECT fingerprint, result FROM _jl_transaction_results WHERE key = ?", (key_hash,)
-            ).fetchone()
+    db = store.db
+    with db.transaction():
+        row = db.one("idempotency.claim", (key_hash,))
         if row is not None:
             if row[0] != print_hash:
                 raise IdempotencyError(
@@ -124,15 +107,10 @@ def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | N
                 )
             return orjson.loads(row[1])
         text = encode_result(fn(store))
-        with translating():
-            conn.execute(
-                "INSERT INTO _jl_transaction_results(key, fingerprint, result, claimed_at) "
-                "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                (key_hash, print_hash, text),
-            )
-            conn.execute(
-                "DELETE FROM _jl_transaction_results WHERE seq <= "
-                "(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                (KEEP,),
-            )
+        db.run("idempotency.record", (key_hash, print_hash, text))
+        db.run("idempotency.prune", (KEEP,))
     return orjson.loads(text)
+
+
+#: ``store.transaction(fn, idempotency_key=...)`` calls the function this makes.
+SUBSYSTEM = Subsystem("idempotency", create=lambda store: functools.partial(run_idempotent, store))

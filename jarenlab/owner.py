@@ -21,6 +21,7 @@ nothing about that record: no key, no owner, no chained cause.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,7 +29,9 @@ import orjson
 
 from jarenlab import _sqlite, frames
 from jarenlab.errors import IntervalConflict, StoreError
+from jarenlab.store import Subsystem
 from jarenlab.model import sqlite_path
+from jarenlab.query.values import identical
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +83,7 @@ class OwnedCollection:
         if doc is None or self._member not in doc:
             return False
         value = doc[self._member]
-        return type(value) is type(self.owner) and value == self.owner
+        return identical(value, self.owner)
 
     def _own(self, doc: Any) -> Any:
         """A copy of ``doc`` with the owner set; JD2094 if it names another owner."""
@@ -102,7 +105,7 @@ class OwnedCollection:
             return call()
         except IntervalConflict as exc:
             other = getattr(exc, "conflict_owner", None)
-            if type(other) is type(self.owner) and other == self.owner:
+            if identical(other, self.owner):
                 raise
             seen = exc
         redacted = IntervalConflict(
@@ -226,3 +229,7 @@ class OwnedCollection:
 
     def __repr__(self) -> str:
         return f"<jarenlab.OwnedCollection {self.name!r} as {self.owner!r}>"
+
+
+#: ``store.as_owner(name)`` calls the function this makes.
+SUBSYSTEM = Subsystem("owner", create=lambda store: functools.partial(OwnerView, store))

@@ -2,9 +2,9 @@
 
 Sections: ``statement_cache`` (hits, misses, evictions, size, capacity), ``queries`` (by mode:
 native/row/set; diversions; fallbacks; refusals; rows read by SQL vs rows returned),
-``collections`` (rows, index sizes), and whatever other modules register in
-``store.stats_sources`` (``{"live": fn, "jobs": fn}``; each ``fn() -> dict``). Index sizes come
-from the ``dbstat`` table when SQLite has it; otherwise the size says ``"dbstat unavailable"``.
+``collections`` (rows, index sizes), and a section per subsystem that declares one
+(``store.stats_sections()``: live queries, jobs). Index sizes come from the ``dbstat`` table when
+SQLite has it; otherwise the size says ``"dbstat unavailable"``.
 
 >>> flat_rows({"queries": {"native": 2}, "jobs": {"by_state": {"done": 1}}})
 [('queries', 'native', 2), ('jobs', 'by_state.done', 1)]
@@ -12,15 +12,15 @@ from the ``dbstat`` table when SQLite has it; otherwise the size says ``"dbstat 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jarenlab import _sqlite
 from jarenlab.errors import StoreError
 from jarenlab.reprs import table
+from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,13 +83,10 @@ def stats_html(data: dict[str, Any]) -> str:
     )
 
 
-def _index_sizes(conn: sqlite3.Connection, names: list[str]) -> dict[str, Any]:
+def _index_sizes(store: Store, names: list[str]) -> dict[str, Any]:
     try:
-        rows = conn.execute(
-            "SELECT name, sum(pgsize) FROM dbstat WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name",
-            (json.dumps(names),),
-        ).fetchall()
-    except sqlite3.Error:  # a build without SQLITE_ENABLE_DBSTAT_VTAB: sizes are optional, not an error
+        rows = store.db.all("stats.index_bytes", (json.dumps(names),))
+    except StoreError:  # a build without SQLITE_ENABLE_DBSTAT_VTAB: sizes are optional, not an error
         return dict.fromkeys(names, "dbstat unavailable")
     found = {n: int(b) for n, b in rows}
     return {n: found.get(n, 0) for n in names}
@@ -103,21 +100,22 @@ def collect(store: Store) -> Stats:
     queries = {k: counters[k] for k in ("native", "row", "set", "diverted", "fallbacks", "refused")}
     queries["rows_read"] = counters["rows_read"]
     queries["rows_returned"] = counters["rows_returned"]
-    conn = store._conn()
     collections: dict[str, Any] = {}
-    with _sqlite.translating():
-        for name, coll in store.collections.items():
-            rows = conn.execute(f"SELECT count(*) FROM {_sqlite.quote(name)}").fetchone()[0]
-            names = [f"{name}_{ix.name}" for ix in coll.spec.indexes]
-            collections[name] = {"rows": int(rows), "index_bytes": _index_sizes(conn, names)}
+    for name, coll in store.collections.items():
+        names = [f"{name}_{ix.name}" for ix in coll.spec.indexes]
+        collections[name] = {"rows": coll.count(), "index_bytes": _index_sizes(store, names)}
     data: dict[str, Any] = {
         "statement_cache": planner.cache.stats(),
         "queries": queries,
         "collections": collections,
     }
-    for source, fn in sorted(store.stats_sources.items()):
+    for source, fn in sorted(store.stats_sections().items()):
         try:
             data[source] = fn()
         except Exception as exc:  # a broken source must not hide the others
             data[source] = {"error": repr(exc)}
     return Stats(data, store)
+
+
+#: ``store.stats()`` calls the function this makes.
+SUBSYSTEM = Subsystem("stats", create=lambda store: functools.partial(collect, store))

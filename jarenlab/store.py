@@ -13,41 +13,50 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import html
 import os
 import shutil
-import sqlite3
 import tempfile
 import threading
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab import _sqlite, ddl
 from jarenlab.arguments import is_count, is_seconds
+from jarenlab.backends import open_backend
 from jarenlab.collection import Collection
+from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
-from jarenlab.internal import INTERNAL_DDL
 from jarenlab.model import Model, first_difference, load_model
+from jarenlab.query.profile import Profile
+from jarenlab.query.run import PlannerState
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:
     from jarenlab.events import Events
     from jarenlab.jobs import Jobs
+    from jarenlab.live.hub import ChangeHub
     from jarenlab.owner import OwnerView
 
-#: A change made inside a transaction: (collection, key, document or None when deleted).
-Change = tuple[str, Any, "dict[str, Any] | None"]
+__all__ = ["OPTIONS", "Change", "Store", "Subsystem"]
 
 
-class _ThreadState(threading.local):
-    def __init__(self) -> None:
-        self.conn: sqlite3.Connection | None = None
-        self.depth = 0
-        self.changes: list[Change] = []
+@dataclass(frozen=True)
+class Subsystem:
+    """A part of jarenlab that keeps tables in a store and hangs an object off it (jobs, events, ...).
+
+    ``name`` names its statement catalogue (its tables are the catalogue's ``create_*``
+    statements, created on open) and the object ``store.subsystem(name)`` returns: ``create(store)``
+    makes it, at open when ``eager`` (it registers commit hooks, say), else on first use.
+    ``stats(obj)`` adds a section to ``store.stats()``.
+    """
+
+    name: str
+    create: Callable[[Store], Any]
+    eager: bool = False
+    stats: Callable[[Any], dict[str, Any]] | None = None
 
 
 class Store:
@@ -64,17 +73,14 @@ class Store:
         operators: dict[str, Callable[..., Any]] | None = None,
         profile: Any = None,
         statement_cache: int = 128,
+        subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
         checked = load_model(model) if model is not None else None
-        from jarenlab.query.run import PlannerState
-
         #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.profile`).
         self.profile = profile
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
         self.planner = PlannerState(statement_cache)
-        #: Named sources ``store.stats()`` reads: ``{name: () -> dict}`` (live queries, jobs, ...).
-        self.stats_sources: dict[str, Callable[[], dict[str, Any]]] = {}
         self._temp_dir: str | None = None
         if path is None:
             if checked is None:
@@ -87,55 +93,68 @@ class Store:
         self.busy_timeout = busy_timeout
         self.queue_timeout = queue_timeout
         self.operators = dict(operators or {})
-        self._closed = False
-        self._state = _ThreadState()
-        self._gate = threading.RLock()
-        self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
-        #: Called with the list of changes just before a top-level COMMIT, inside the transaction.
-        self.before_commit: list[Callable[[list[Change]], None]] = []
-        #: Called with the list of changes after a top-level COMMIT, outside the write gate.
-        self.after_commit: list[Callable[[list[Change]], None]] = []
-        #: Called by close(), newest first: live queries, workers, pollers.
-        self.closers: list[Callable[[], None]] = []
+        #: The database engine behind the store (:mod:`jarenlab.backends`).
+        self.backend = open_backend(self.path, read_only=read_only, busy_timeout=busy_timeout)
+        #: Connections, transactions and named statements (:class:`jarenlab.database.Database`).
+        self.db = Database(self.backend, queue_timeout=queue_timeout)
+        self._subsystems = {s.name: s for s in subsystems}
+        self._objects: dict[str, Any] = {}
+        self._objects_lock = threading.RLock()
+        self._closers: list[Callable[[], None]] = []
         try:
-            conn = self._conn()
-            self._capabilities = _sqlite.probe(conn)
+            conn = self.db.connection()
+            self._capabilities = self.backend.probe(conn)
             self.model = self._open_model(conn, checked)
             if not read_only:
-                with self.transaction():
-                    for statement in INTERNAL_DDL:
-                        self._conn().execute(statement)
+                with self.db.transaction():
+                    for statement in self.backend.internal_ddl(list(self._subsystems)):
+                        self.backend.execute(self.db.connection(), statement)
         except BaseException:
-            self._close_connections()
+            self.db.release()
             self._remove_temp()
             if created and checked is None:
-                _remove_if_empty(self.path)  # `jl.open("typo.db")` leaves no stray file behind
+                self.backend.discard_if_empty()  # `jl.open("typo.db")` leaves no stray file behind
             raise
         self._collections = {name: Collection(self, spec) for name, spec in self.model.collections.items()}
-        from jarenlab.live.hub import ChangeHub
+        for sub in self._subsystems.values():
+            if sub.eager:
+                self.subsystem(sub.name)
 
-        #: Change capture and live-query delivery (:mod:`jarenlab.live`).
-        self.changes = ChangeHub(self)
-        self.stats_sources["live"] = self.changes.stats
-        self.stats_sources["jobs"] = lambda: self.jobs.counts()
-
-    # -- connections and the model -------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        """This thread's connection (opened on first use). Raises JD2063 once the store is closed."""
-        if self._closed:
+    # -- subsystems ------------------------------------------------------------------------------
+    def subsystem(self, name: str) -> Any:
+        """The object a registered :class:`Subsystem` hangs off this store (made on first use)."""
+        if self.db.closed:
             raise StoreError("JD2063", "the store is closed")
-        conn = self._state.conn
-        if conn is None:
-            conn = _sqlite.connect(self.path, read_only=self.read_only, busy_timeout=self.busy_timeout)
-            with self._conns_lock:
-                self._conns.append(conn)
-            self._state.conn = conn
-        return conn
+        obj = self._objects.get(name)
+        if obj is None:
+            with self._objects_lock:
+                obj = self._objects.get(name)
+                if obj is None:
+                    try:
+                        sub = self._subsystems[name]
+                    except KeyError:
+                        raise StoreError(
+                            "JD2010", f"no subsystem {name!r} is registered with this store"
+                        ) from None
+                    obj = self._objects[name] = sub.create(self)
+        return obj
 
-    def _open_model(self, conn: sqlite3.Connection, model: Model | None) -> Model:
-        with _sqlite.translating():
-            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    def on_close(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` when the store closes (newest first): live queries, workers, pollers."""
+        self._closers.append(fn)
+
+    def stats_sections(self) -> dict[str, Callable[[], dict[str, Any]]]:
+        """The subsystems' sections of ``store.stats()``: ``{name: () -> dict}``."""
+        return {
+            name: (lambda sub=sub: sub.stats(self.subsystem(sub.name)))  # type: ignore[misc]
+            for name, sub in self._subsystems.items()
+            if sub.stats is not None
+        }
+
+    # -- the model -------------------------------------------------------------------------------
+    def _open_model(self, conn: Any, model: Model | None) -> Model:
+        backend = self.backend
+        tables = backend.holds_tables(conn)
         if "_jl_meta" not in tables:
             if model is None:
                 raise ModelError("JD0005", f"{self.path} is not a jarenlab store; pass a model to create one")
@@ -148,25 +167,21 @@ class Store:
                 )
             if self.read_only:
                 raise ModelError("JD0002", f"{self.path} holds no store and the store is read-only")
-            with self.transaction():
-                conn = self._conn()
-                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='_jl_meta'").fetchone():
-                    for statement in ddl.create_statements(model):
-                        conn.execute(statement)
-                    conn.execute(
-                        "INSERT INTO _jl_meta(name, value) VALUES ('model', ?), ('model_hash', ?)",
-                        (orjson.dumps(model.document).decode(), model.hash),
-                    )
+            with self.db.transaction():
+                if "_jl_meta" not in backend.holds_tables(conn):
+                    for statement in backend.internal_ddl(["store"]) + backend.model_ddl(model):
+                        backend.execute(conn, statement)
+                    self.db.run("store.put_meta", ("model", orjson.dumps(model.document).decode()))
+                    self.db.run("store.put_meta", ("model_hash", model.hash))
                     return model
-        return self._verify(conn, model)
+        return self._verify(model)
 
-    def _verify(self, conn: sqlite3.Connection, given: Model | None) -> Model:
+    def _verify(self, given: Model | None) -> Model:
         """Compare the stored model and physical shape with the given model; refuse any difference."""
-        with _sqlite.translating():
-            row = conn.execute("SELECT value FROM _jl_meta WHERE name='model'").fetchone()
-        if row is None:
+        text = self.db.value("store.get_meta", ("model",))
+        if text is None:
             raise ModelError("JD0002", "the store's metadata has no model")
-        stored = load_model(orjson.loads(row[0]))
+        stored = load_model(orjson.loads(text))
         if given is not None:
             diff = first_difference(stored.document, given.document)
             if diff is not None:
@@ -176,14 +191,7 @@ class Store:
                     "nothing was altered (evolving a model is a migration)",
                     doc_path=diff,
                 )
-        with _sqlite.translating():
-            found = {
-                name: sql
-                for name, sql in conn.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE type IN ('table','index') AND sql IS NOT NULL"
-                )
-            }
-        difference = ddl.first_shape_difference(stored, found)
+        difference = self.backend.shape_difference(stored, self.backend.shape(self.db.connection()))
         if difference is not None:
             raise ModelError("JD0002", f"the database's shape differs from its model: {difference}")
         return stored
@@ -191,17 +199,10 @@ class Store:
     # -- public surface ------------------------------------------------------------------------
     @property
     def capabilities(self) -> dict[str, Any]:
-        """What SQLite offers here and how this store is set up (frozen at open)."""
+        """What the database offers here and how this store is set up (frozen at open)."""
         caps = dict(self._capabilities)
-        caps.update(
-            validated=True,
-            journal_mode="wal"
-            if not self.read_only
-            else self._conn().execute("PRAGMA journal_mode").fetchone()[0],
-            busy_timeout=self.busy_timeout,
-            read_only=self.read_only,
-            operators=sorted(self.operators),
-        )
+        caps.update(validated=True, **self.backend.settings(self.db.connection()))
+        caps.update(read_only=self.read_only, operators=sorted(self.operators))
         return caps
 
     @property
@@ -211,7 +212,7 @@ class Store:
 
     def collection(self, name: str) -> Collection:
         """The collection called ``name``; JD2004 when the model does not declare it."""
-        self._conn()
+        self.db.connection()
         try:
             return self._collections[name]
         except (KeyError, TypeError):
@@ -243,9 +244,7 @@ class Store:
         (see :mod:`jarenlab.idempotency`).
         """
         if idempotency_key is not None or fingerprint is not None:
-            from jarenlab.idempotency import run_idempotent
-
-            return run_idempotent(self, fn, idempotency_key, fingerprint)
+            return self.subsystem("idempotency")(fn, idempotency_key, fingerprint)
         if fn is None:
             return self._transaction()
         if not callable(fn):
@@ -259,117 +258,48 @@ class Store:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Store]:
-        state = self._state
-        conn = self._conn()
-        if state.depth:
-            name = f"jl_sp{state.depth}"
-            mark = len(state.changes)
-            with _sqlite.translating():
-                conn.execute(f"SAVEPOINT {name}")
-            state.depth += 1
-            try:
-                yield self
-            except BaseException:
-                with _sqlite.translating():
-                    conn.execute(f"ROLLBACK TO {name}")
-                    conn.execute(f"RELEASE {name}")
-                del state.changes[mark:]
-                raise
-            else:
-                with _sqlite.translating():
-                    conn.execute(f"RELEASE {name}")
-            finally:
-                state.depth -= 1
-            return
-        if not self._gate.acquire(timeout=self.queue_timeout):
-            raise StoreError("JD0012", f"waited {self.queue_timeout}s for another thread's transaction")
-        changes: list[Change] = []
-        try:
-            with _sqlite.translating():
-                conn.execute("BEGIN IMMEDIATE")
-            state.depth, state.changes = 1, changes
-            try:
-                yield self
-                for hook in self.before_commit:
-                    hook(changes)
-                with _sqlite.translating():
-                    conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            finally:
-                state.depth, state.changes = 0, []
-        finally:
-            self._gate.release()
-        for after in self.after_commit:
-            try:
-                after(changes)
-            except Exception as exc:  # the data is committed: a failing listener must not say otherwise
-                warnings.warn(
-                    f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3
-                )
+        with self.db.transaction():
+            yield self
 
-    @functools.cached_property
+    @property
+    def changes(self) -> ChangeHub:
+        """Change capture and live-query delivery (:mod:`jarenlab.live`)."""
+        return self.subsystem("live")  # type: ignore[no-any-return]
+
+    @property
     def jobs(self) -> Jobs:
         """The durable job queue (:mod:`jarenlab.jobs`)."""
-        from jarenlab.jobs import Jobs
+        return self.subsystem("jobs")  # type: ignore[no-any-return]
 
-        self._conn()
-        return Jobs(self)
-
-    @functools.cached_property
+    @property
     def events(self) -> Events:
         """The event ledger (:mod:`jarenlab.events`)."""
-        from jarenlab.events import Events
-
-        self._conn()
-        return Events(self)
+        return self.subsystem("events")  # type: ignore[no-any-return]
 
     def as_owner(self, owner: str) -> OwnerView:
         """A view that reads and writes only ``owner``'s records in owned collections."""
-        from jarenlab.owner import OwnerView
-
-        self._conn()
-        return OwnerView(self, owner)
+        return self.subsystem("owner")(owner)  # type: ignore[no-any-return]
 
     def stats(self) -> Any:
         """Planner, cache, collection and subsystem statistics (:class:`jarenlab.stats.Stats`)."""
-        from jarenlab.stats import collect
-
-        return collect(self)
-
-    def _record(self, collection: str, key: Any, doc: dict[str, Any] | None) -> None:
-        """Note a change in the current transaction (writes always run inside one)."""
-        self._state.changes.append((collection, key, doc))
+        return self.subsystem("stats")()
 
     @property
     def in_transaction(self) -> bool:
         """True inside a ``transaction()`` block on this thread."""
-        return self._state.depth > 0
+        return self.db.in_transaction
 
     def close(self) -> None:
         """Close live queries and workers, checkpoint the WAL into the file, release every connection.
 
         A second call does nothing; any other call afterwards raises JD2063.
         """
-        if self._closed:
+        if self.db.closed:
             return
-        for closer in reversed(self.closers):
+        for closer in reversed(self._closers):
             closer()
-        if not self.read_only:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._closed = True
-        self._close_connections()
+        self.db.close()
         self._remove_temp()
-
-    def _close_connections(self) -> None:
-        with self._conns_lock:
-            for conn in self._conns:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
-            self._conns.clear()
 
     def _remove_temp(self) -> None:
         if self._temp_dir:
@@ -378,7 +308,7 @@ class Store:
     @property
     def closed(self) -> bool:
         """True once :meth:`close` has run."""
-        return self._closed
+        return self.db.closed
 
     def __enter__(self) -> Store:
         return self
@@ -387,11 +317,11 @@ class Store:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{len(self._collections)} collections"
+        state = "closed" if self.closed else f"{len(self._collections)} collections"
         return f"<jarenlab.Store {self.path!r} ({state})>"
 
     def _repr_html_(self) -> str:
-        if self._closed:
+        if self.closed:
             return f"<b>jarenlab store</b> <code>{html.escape(self.path)}</code> (closed)"
         rows = "".join(
             f"<tr><td><code>{html.escape(name)}</code></td><td style='text-align:right'>{c.count():,}</td>"
@@ -401,29 +331,14 @@ class Store:
         caps = self._capabilities
         return (
             f"<div><b>jarenlab store</b> <code>{html.escape(self.path)}</code> "
-            f"<small>SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no'}"
+            f"<small>{html.escape(self.backend.describe(caps))}"
             f"{', read-only' if self.read_only else ''}</small>"
             f"{table(['collection', 'documents', 'indexes'], rows)}</div>"
         )
 
 
-def _remove_if_empty(path: str) -> None:
-    """Remove a database file this open created, if it holds nothing (no table, no index)."""
-    try:
-        probe = sqlite3.connect(path)
-        try:
-            empty = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-        finally:
-            probe.close()
-    except sqlite3.Error:
-        return
-    if empty:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(OSError):
-                os.remove(path + suffix)
-
-
-_OPTIONS = ("read_only", "busy_timeout", "queue_timeout", "operators", "profile", "statement_cache")
+#: The options :func:`jarenlab.open` takes.
+OPTIONS = ("read_only", "busy_timeout", "queue_timeout", "operators", "profile", "statement_cache")
 
 
 def _check_options(
@@ -455,26 +370,5 @@ def _check_options(
     if not is_count(statement_cache):
         refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
     if profile is not None:
-        from jarenlab.query.profile import Profile
-
         if not isinstance(profile, Profile):
             refuse(f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}")
-
-
-def open(
-    path: str | os.PathLike[str] | None = None,
-    model: dict[str, Any] | None = None,
-    **options: Any,
-) -> Store:
-    """Open (or create) a store.
-
-    ``open("lab.db", model)`` creates the file or verifies it against the model;
-    ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
-    makes a fresh file in a temporary folder that is removed on ``close()``.
-    Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
-    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
-    """
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(_OPTIONS)})")
-    return Store(path, model, **options)

@@ -13,8 +13,13 @@
 
 from __future__ import annotations
 
+from jarenlab.store import Subsystem
+
 from jarenlab.events.event import Event, decode_cursor, encode_cursor
 from jarenlab.events.ledger import Events, Handler
 from jarenlab.events.stream import EventStream
 
-__all__ = ["Event", "EventStream", "Events", "Handler", "decode_cursor", "encode_cursor"]
+#: Registered with every store by :func:`jarenlab.open`.
+SUBSYSTEM = Subsystem("events", create=Events)
+
+__all__ = ["SUBSYSTEM", "Event", "EventStream", "Events", "Handler", "decode_cursor", "encode_cursor"]

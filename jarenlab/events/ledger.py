@@ -72,8 +72,8 @@ class Events:
         self._reader_lock = threading.Lock()
         self._closed = False
         self._job_context: Any = None
-        store.after_commit.append(self._on_commit)
-        store.closers.append(self._close)
+        store.db.on_commit(after=self._on_commit)
+        store.on_close(self._close)
 
     # -- handlers --------------------------------------------------------------------------------
     def on(self, type: str) -> Callable[[Handler], Handler]:

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from jarenlab.store import Subsystem
+
 from jarenlab.jobs.api import Jobs
 from jarenlab.jobs.clock import VirtualClock, backoff
 from jarenlab.jobs.context import Context, current_job
@@ -13,7 +15,11 @@ from jarenlab.jobs.queue import Lease
 from jarenlab.jobs.registry import Handlers, HandlerSpec
 from jarenlab.jobs.worker import Stopped, Worker
 
+#: Registered with every store by :func:`jarenlab.open`.
+SUBSYSTEM = Subsystem("jobs", create=Jobs, stats=lambda jobs: jobs.counts())
+
 __all__ = [
+    "SUBSYSTEM",
     "Context",
     "Dag",
     "HandlerSpec",

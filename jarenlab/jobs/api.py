@@ -87,8 +87,8 @@ class Jobs:
         self._workers: list[Worker] = []
         self._cond = threading.Condition()
         self._generation = 0
-        store.closers.append(self._close)
-        store.after_commit.append(self._after_commit)
+        store.on_close(self._close)
+        store.db.on_commit(after=self._after_commit)
 
     # -- handlers --------------------------------------------------------------------------------
     def handler(

@@ -7,8 +7,13 @@ the poller). See ``docs/live.md``.
 
 from __future__ import annotations
 
-from jarenlab.live.capture import CHANGES_DDL, ChangeLog, Record
+from jarenlab.store import Subsystem
+
+from jarenlab.live.capture import ChangeLog, Record
 from jarenlab.live.hub import ChangeHub
 from jarenlab.live.live import LiveMode, LiveQuery
 
-__all__ = ["CHANGES_DDL", "ChangeHub", "ChangeLog", "LiveMode", "LiveQuery", "Record"]
+#: Registered with every store by :func:`jarenlab.open`.
+SUBSYSTEM = Subsystem("live", create=ChangeHub, eager=True, stats=ChangeHub.stats)
+
+__all__ = ["SUBSYSTEM", "ChangeHub", "ChangeLog", "LiveMode", "LiveQuery", "Record"]

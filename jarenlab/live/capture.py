@@ -18,26 +18,18 @@ in-memory changes). Retention is a count of records, pruned in the writing trans
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from jarenlab.pointer import escape, unescape
 
-CHANGES_DDL: tuple[str, ...] = (
-    """CREATE TABLE IF NOT EXISTS _jl_changes (
-        seq INTEGER PRIMARY KEY,
-        at_ms INTEGER NOT NULL,
-        source TEXT NOT NULL,
-        collections TEXT NOT NULL,
-        patch TEXT
-    )""",
-)
+if TYPE_CHECKING:
+    from jarenlab.database import Database
 
 #: A change as the store records it: (collection, key, document or None when deleted).
 Change = tuple[str, Any, "dict[str, Any] | None"]
@@ -87,18 +79,20 @@ class ChangeLog:
     """Writes and reads the change log of one store.
 
     ``key_types`` maps each collection to ``int`` or ``str`` (pointer tokens are text; integer
-    keys are turned back into ints when a record is read). ``clock`` stamps ``at_ms``.
+    keys are turned back into ints when a record is read). ``clock`` stamps ``at_ms``. Every
+    method takes the store's :class:`~jarenlab.database.Database`; ``write`` runs inside the
+    committing transaction.
 
-    >>> import sqlite3
-    >>> conn = sqlite3.connect(":memory:", isolation_level=None)
-    >>> log = ChangeLog({"t": int}, retention=2, clock=lambda: 1.0)
-    >>> for s in CHANGES_DDL: _ = conn.execute(s)
-    >>> [log.write(conn, [("t", k, {"k": k})]) for k in (1, 2, 3)]
-    [1, 2, 3]
-    >>> log.bounds(conn), [r.seq for r in log.read(conn, after=0)]
-    ((2, 3), [2, 3])
-    >>> log.read(conn, after=2)[0].changes
-    {'t': {3: {'k': 3}}}
+    >>> import jarenlab as jl
+    >>> model = {"$model": "0.1", "collections": {"t": {"key": None, "identity": "integer",
+    ...     "schema": {"type": "object"}}}}
+    >>> with jl.open(model=model) as store:
+    ...     log = ChangeLog({"t": int}, retention=2, clock=lambda: 1.0)
+    ...     for k in (1, 2, 3):
+    ...         with store.db.transaction():
+    ...             _ = log.write(store.db, [("t", k, {"k": k})])
+    ...     log.bounds(store.db), [r.seq for r in log.read(store.db, after=0)], log.read(store.db, after=2)[0].changes
+    ((2, 3), [2, 3], {'t': {3: {'k': 3}}})
     """
 
     def __init__(
@@ -117,7 +111,7 @@ class ChangeLog:
         self.clock = clock
         self.source = uuid.uuid4().hex[:12]
 
-    def write(self, conn: sqlite3.Connection, changes: list[Change]) -> int | None:
+    def write(self, db: Database, changes: list[Change]) -> int | None:
         """Append the record of ``changes`` inside the open transaction; return its seq (None: no changes)."""
         if not changes:
             return None
@@ -125,34 +119,30 @@ class ChangeLog:
         patch = None if len(changes) > self.inline_limit else orjson.dumps(to_ops(changes)).decode()
         if patch is not None and len(patch) > 64 * self.inline_limit:
             patch = None  # a few huge documents: the compact form too
-        # seq is the rowid: SQLite gives max(rowid) + 1, and pruning never removes the newest record,
-        # so the sequence only grows (and costs no counter row of its own on every commit).
-        seq = conn.execute(
-            "INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq",
-            (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch),
-        ).fetchone()[0]
+        # Appends are serialised so records land in commit order (a single-writer engine already is).
+        db.serialize("live")
+        seq = db.value(
+            "live.append", (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch)
+        )
         # Prune in steps (about every retention/16 commits, at most 64): a DELETE on every commit would
         # write one more page each time. The newest ``retention`` records are always kept.
         step = max(1, min(64, self.retention // 16))
         if seq > self.retention and seq % step == 0:
-            conn.execute("DELETE FROM _jl_changes WHERE seq <= ?", (seq - self.retention,))
+            db.run("live.prune", (seq - self.retention,))
         return int(seq)
 
-    def bounds(self, conn: sqlite3.Connection) -> tuple[int, int]:
+    def bounds(self, db: Database) -> tuple[int, int]:
         """(earliest available seq, high watermark); (0, 0) for an empty log."""
-        lo, hi = conn.execute("SELECT min(seq), max(seq) FROM _jl_changes").fetchone()
+        lo, hi = db.one("live.bounds") or (0, 0)
         return (int(lo or 0), int(hi or 0))
 
-    def high_watermark(self, conn: sqlite3.Connection) -> int:
+    def high_watermark(self, db: Database) -> int:
         """The newest committed seq (0 if nothing was ever recorded)."""
-        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM _jl_changes").fetchone()[0])
+        return int(db.value("live.high_watermark"))
 
-    def read(self, conn: sqlite3.Connection, *, after: int, limit: int = 1000) -> list[Record]:
+    def read(self, db: Database, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after`` in order (at most ``limit``); callers check for gaps."""
-        rows = conn.execute(
-            "SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after, limit),
-        ).fetchall()
+        rows = db.all("live.read", (after, limit))
         return [self._record(*row) for row in rows]
 
     def _record(self, seq: int, at_ms: int, source: str, collections: str, patch: str | None) -> Record:

@@ -65,21 +65,21 @@ class ChangeHub:
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         if not store.read_only:
-            store.before_commit.append(self._before_commit)
-        store.after_commit.append(self._after_commit)
-        store.closers.append(self.close)
+            store.db.on_commit(before=self._before_commit)
+        store.db.on_commit(after=self._after_commit)
+        store.on_close(self.close)
 
     # -- the log ---------------------------------------------------------------------------------
     def bounds(self) -> tuple[int, int]:
         """(earliest available seq, high watermark) of the change log."""
-        return self.log.bounds(self.store._conn())
+        return self.log.bounds(self.store.db)
 
     def read(self, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
-        conn = self.store._conn()
-        records = self.log.read(conn, after=after, limit=limit)
+        db = self.store.db
+        records = self.log.read(db, after=after, limit=limit)
         if (records and records[0].seq != after + 1) or (
-            not records and self.log.high_watermark(conn) > after
+            not records and self.log.high_watermark(db) > after
         ):
             raise LiveError(
                 "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
@@ -87,7 +87,7 @@ class ChangeHub:
         return records
 
     def _before_commit(self, changes: list[Change]) -> None:
-        seq = self.log.write(self.store._conn(), changes)
+        seq = self.log.write(self.store.db, changes)
         self._tx.pending = (changes, seq)
 
     def _after_commit(self, changes: list[Change]) -> None:
@@ -120,14 +120,14 @@ class ChangeHub:
                 if not self._pending and not check_log:
                     return
                 check_log = False
-                conn = self.store._conn()
-                records = self.log.read(conn, after=last, limit=256)
+                db = self.store.db
+                records = self.log.read(db, after=last, limit=256)
                 if not records:
-                    if self.log.high_watermark(conn) > last:
-                        self._reseed_all(conn)
+                    if self.log.high_watermark(db) > last:
+                        self._reseed_all()
                     continue
                 if records[0].seq != nxt:
-                    self._reseed_all(conn)
+                    self._reseed_all()
                     continue
                 for rec in records:
                     local = self._pending.pop(rec.seq, None)
@@ -145,9 +145,9 @@ class ChangeHub:
             q._receive(rec)
         self._last = rec.seq
 
-    def _reseed_all(self, conn: Any) -> None:
+    def _reseed_all(self) -> None:
         """A gap past retention: every query re-seeds from a fresh run (JD2050 is never guessed over)."""
-        hw = self.log.high_watermark(conn)
+        hw = self.log.high_watermark(self.store.db)
         for q in list(self.queries):
             q._reseed()
         self._last = hw
@@ -181,13 +181,13 @@ class ChangeHub:
 
     def _poll(self) -> None:
         try:
-            conn = self.store._conn()
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
-            while not self._stop.wait(self.poll_interval):
-                now = conn.execute("PRAGMA data_version").fetchone()[0]
-                if now == version:
+            watch = self.store.db.watch(self.poll_interval)
+        except StoreError:
+            return  # the store closed under us
+        try:
+            while not self._stop.is_set():
+                if not watch.wait(self.poll_interval) or self._stop.is_set():
                     continue
-                version = now
                 with self.lock:
                     if self.queries and not self._delivering:
                         self._drain(check_log=True)
@@ -195,6 +195,8 @@ class ChangeHub:
             return  # the store closed under us
         except Exception as exc:  # a poller must not die silently
             warnings.warn(f"jarenlab live poller stopped: {exc!r}", RuntimeWarning, stacklevel=1)
+        finally:
+            watch.close()
 
     def stats(self) -> dict[str, Any]:
         """Live queries for ``store.stats()``: how many, their updates, and how many per strategy."""

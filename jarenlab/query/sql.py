@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jarenlab._sqlite import IDENTIFIER, quote
+from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import PlanError
 from jarenlab.query.preds import (
     NUMBER_TYPES,
@@ -63,40 +63,6 @@ _FAMILY_TYPES = {
     "boolean": ("true", "false"),
 }
 _JSON_TYPES = frozenset({"integer", "real", "text", "true", "false", "null", "array", "object"})
-
-
-class SQLiteDialect:
-    """SQLite's spelling of the few constructs the planner needs (the seam for another backend)."""
-
-    name = "sqlite"
-    doc = "doc"
-    rowid = "rowid"
-
-    def json_type(self) -> str:
-        return f"json_type({self.doc}, ?)"
-
-    def json_value(self) -> str:
-        return f"json_extract({self.doc}, ?)"
-
-    def type_in(self, types: tuple[str, ...]) -> str:
-        if not set(types) <= _JSON_TYPES:
-            raise PlanError("JD0010", f"internal: unknown JSON types {types}")
-        if len(types) == 1:
-            return f"{self.json_type()} = '{types[0]}'"
-        return f"{self.json_type()} IN ({', '.join(repr(t) for t in types)})"
-
-    def nulls(self, desc: bool, first: bool) -> str:
-        # SQLite's default: NULLs first ascending, last descending.
-        default_first = not desc
-        return "" if first == default_first else (" NULLS FIRST" if first else " NULLS LAST")
-
-    def table(self, name: str) -> str:
-        return quote(name)
-
-    def column(self, name: str) -> str:
-        if not IDENTIFIER.match(name):
-            raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
-        return name
 
 
 @dataclass

@@ -54,7 +54,7 @@ class JobsDashboard(widgets.VBox):
             threading.Thread(
                 target=self._tick, args=(refresh,), name="jarenlab-jobs-widget", daemon=True
             ).start()
-            jobs.store.closers.append(self.close)
+            jobs.store.on_close(self.close)
 
     def refresh(self) -> None:
         """Read the queue once and update every view."""

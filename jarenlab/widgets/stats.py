@@ -39,7 +39,7 @@ def stats_widget(store: Store, *, interval: float = 2.0) -> Any:
     button.on_click(refresh)
     box.refresh = refresh
     box.stop = stop.set
-    store.closers.append(stop.set)
+    store.on_close(stop.set)
     if interval > 0:
         threading.Thread(target=loop, name="jarenlab-stats-widget", daemon=True).start()
     return box

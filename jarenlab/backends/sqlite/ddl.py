@@ -4,7 +4,7 @@
 >>> m = load_model({"$model": "0.1", "collections": {"t": {"schema": {"type": "object",
 ...     "properties": {"a": {"type": "string"}}}, "key": None, "identity": "integer",
 ...     "indexes": [{"name": "by_a", "path": "$.a"}]}}})
->>> print(create_statements(m)[1])
+>>> print(create_statements(m)[0])
 CREATE TABLE "t" (key INTEGER PRIMARY KEY, doc TEXT NOT NULL, gx_a TEXT GENERATED ALWAYS AS (json_extract(doc, '$."a"')) VIRTUAL) STRICT
 """
 
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-from jarenlab._sqlite import quote
+from jarenlab.backends.base import quote
 from jarenlab.model import CollectionSpec, Model
 
-META = "CREATE TABLE _jl_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"
 
 
 def table_statement(spec: CollectionSpec) -> str:
@@ -56,8 +55,8 @@ def extra_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
 
 
 def create_statements(model: Model) -> list[str]:
-    """Every statement that creates a fresh store's model tables (internal tables: ``internal.py``)."""
-    out = [META]
+    """Every statement that creates a fresh store's model tables (internal tables: the catalogues)."""
+    out = []
     for spec in model.collections.values():
         out.append(table_statement(spec))
         out += [sql for _, sql in index_statements(spec) + extra_statements(spec)]

@@ -1,0 +1,374 @@
+"""The interface a backend implements, and the statement catalogue every backend keeps.
+
+A backend is everything jarenlab knows about one database engine: how to connect (a connection per
+thread), the transaction primitives, how to run a statement and bind its values, the one boundary
+where driver errors become coded :class:`~jarenlab.errors.JarenlabError` s, what the engine can do
+(the capability probe), the DDL of a model and of the internal tables, the physical shape that
+verify-never-alter compares, and the hooks a shared engine needs (serialising appends, waking
+readers, the clock). Nothing outside ``jarenlab/backends/`` imports a driver or writes SQL text;
+subsystems run **named statements** from the backend's :class:`Catalogue` through the store's
+:class:`~jarenlab.database.Database`.
+
+The contract of each method is its docstring; ``tests/backends/`` runs one contract suite over
+every backend that exists.
+
+>>> cat = Catalogue.parse("demo", '''
+... -- name: get
+... -- One document by key.
+... SELECT doc FROM {table} WHERE key = ?
+... -- name: many
+... SELECT doc FROM {table} WHERE key IN ({keys})
+... ''')
+>>> cat.names()
+('get', 'many')
+>>> cat.text("get", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join("?" * n), table="t")
+'SELECT doc FROM "t" WHERE key = ?'
+>>> cat.text("many", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join(["?"] * n), table="t", keys=3)
+'SELECT doc FROM "t" WHERE key IN (?, ?, ?)'
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jarenlab.errors import StoreError
+
+if TYPE_CHECKING:
+    from jarenlab.errors import JarenlabError
+    from jarenlab.model import Model
+
+#: Row values a statement returns, positional.
+Row = tuple[Any, ...]
+#: What fills a template field: an identifier (``str``), a count of placeholders (``int``), or a
+#: sequence of fragment names from the same catalogue joined with ``AND`` (``tuple``).
+Fill = str | int | tuple[str, ...]
+
+_NAME = re.compile(r"^--\s*name:\s*([a-z][a-z0-9_]*)\s*$")
+
+#: Identifiers that may reach SQL text (collection, index, column and function names): the one rule.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def quote(name: str) -> str:
+    """Quote an identifier for SQL text after checking it against :data:`IDENTIFIER` (JD2010 otherwise).
+
+    Both SQLite and PostgreSQL quote with double quotes; nothing else ever reaches SQL text.
+
+    >>> quote("flights")
+    '"flights"'
+    """
+    if type(name) is not str or not IDENTIFIER.match(name):
+        raise StoreError("JD2010", f"{name!r} is not a valid identifier")
+    return f'"{name}"'
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One named statement: where it comes from, its comment, and its template text."""
+
+    catalogue: str
+    name: str
+    doc: str
+    template: str
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The template's fields (identifiers, placeholder lists, fragments), in order."""
+        return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
+
+
+class Catalogue:
+    """The named statements of one subsystem on one backend (a ``.sql`` file with ``-- name:`` blocks).
+
+    A block is ``-- name: <name>``, optional ``--`` comment lines (its documentation), then the
+    statement. ``{field}`` marks what is filled in at run time, and only that: an identifier
+    (validated and quoted by the backend), a number of placeholders, or fragments of the same
+    file. Values are never filled in; they are always bound parameters.
+    """
+
+    def __init__(self, name: str, statements: Mapping[str, Statement]) -> None:
+        self.name = name
+        self._statements = dict(statements)
+        self._texts: dict[tuple[str, tuple[tuple[str, Fill], ...]], str] = {}
+
+    @classmethod
+    def parse(cls, name: str, text: str) -> Catalogue:
+        """Read a catalogue from its file text; a malformed file is an internal error (JD0001)."""
+        statements: dict[str, Statement] = {}
+        current: str | None = None
+        doc: list[str] = []
+        body: list[str] = []
+
+        def flush() -> None:
+            if current is None:
+                return
+            sql = "\n".join(body).strip().rstrip(";").strip()
+            if not sql:
+                raise StoreError("JD0001", f"internal: statement {name}.{current} is empty")
+            statements[current] = Statement(name, current, " ".join(doc), sql)
+
+        for line in text.splitlines():
+            match = _NAME.match(line.strip())
+            if match:
+                flush()
+                current, doc, body = match.group(1), [], []
+                if current in statements:
+                    raise StoreError("JD0001", f"internal: statement {name}.{current} is defined twice")
+            elif current is None:
+                if line.strip() and not line.strip().startswith("--"):
+                    raise StoreError("JD0001", f"internal: text before the first statement of {name}")
+            elif line.strip().startswith("--") and not body:
+                doc.append(line.strip()[2:].strip())
+            else:
+                body.append(line)
+        flush()
+        return cls(name, statements)
+
+    @classmethod
+    def load(cls, package: str, name: str) -> Catalogue:
+        """The catalogue ``<package>/sql/<name>.sql``."""
+        return cls.parse(name, resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8"))
+
+    def names(self) -> tuple[str, ...]:
+        """Every statement's name, in file order."""
+        return tuple(self._statements)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._statements
+
+    def statement(self, name: str) -> Statement:
+        """The statement called ``name``; JD0001 (an internal error) when there is none."""
+        try:
+            return self._statements[name]
+        except KeyError:
+            raise StoreError("JD0001", f"internal: no statement {self.name}.{name}") from None
+
+    def text(
+        self,
+        name: str,
+        *,
+        quote: Callable[[str], str],
+        marks: Callable[[int], str],
+        **fill: Fill,
+    ) -> str:
+        """The SQL text of ``name`` with its fields filled (cached by name and fill)."""
+        cache_key = (name, tuple(sorted(fill.items())))
+        text = self._texts.get(cache_key)
+        if text is not None:
+            return text
+        stmt = self.statement(name)
+        values: dict[str, str] = {}
+        for field in stmt.fields:
+            if field not in fill:
+                raise StoreError("JD0001", f"internal: statement {self.name}.{name} needs {{{field}}}")
+            value = fill[field]
+            if isinstance(value, bool):
+                raise StoreError("JD0001", f"internal: {{{field}}} of {self.name}.{name} is a bool")
+            if isinstance(value, int):
+                values[field] = marks(value)
+            elif isinstance(value, str):
+                values[field] = quote(value)
+            else:
+                values[field] = " AND ".join(
+                    f"({self.text(part, quote=quote, marks=marks)})" for part in value
+                ) or "1 = 1"
+        text = stmt.template.format_map(values)
+        if len(self._texts) < 4096:
+            self._texts[cache_key] = text
+        return text
+
+    def schema(self) -> list[str]:
+        """The statements that create this subsystem's tables: those named ``create_*``, in file order."""
+        return [s.template for n, s in self._statements.items() if n.startswith("create_")]
+
+
+class Cursor(Protocol):
+    """What running a statement gives back (a DB-API cursor)."""
+
+    rowcount: int
+    lastrowid: Any
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Watch(Protocol):
+    """Wakes a reader when another connection (thread or process) may have committed."""
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds; True when something may have changed since the last call."""
+        ...
+
+    def close(self) -> None:
+        """Release what the watch holds (its connection, its listener)."""
+        ...
+
+
+class Dialect(Protocol):
+    """How the planner spells SQL on this backend (see :mod:`jarenlab.query.sql`)."""
+
+    name: str
+
+
+class Backend(Protocol):
+    """One database engine behind a store. ``jarenlab.backends.open_backend`` picks one for a target.
+
+    Connections are the backend's driver connections, opaque to everything but the backend and
+    :class:`~jarenlab.database.Database`. Every method that touches the database raises coded
+    :class:`~jarenlab.errors.JarenlabError` s (never a driver error) through :meth:`translating`.
+    """
+
+    #: ``"sqlite"`` or ``"postgresql"``.
+    name: str
+    #: Where the store lives, as shown to users (a file path, a URL without its password).
+    target: str
+    #: True when the engine allows one writer at a time: the store then queues its own threads'
+    #: transactions behind a gate (JD0012 after ``queue_timeout``) instead of failing them.
+    needs_write_gate: bool
+    #: The planner's SQL spelling on this engine.
+    dialect: Dialect
+    #: ``True`` when the store is read-only.
+    read_only: bool
+
+    def catalogue(self, subsystem: str) -> Catalogue:
+        """The named statements of ``subsystem`` (``"collection"``, ``"jobs"``, ...)."""
+        ...
+
+    def quote(self, name: str) -> str:
+        """An identifier for SQL text, after checking it (JD2010 for anything but a plain name)."""
+        ...
+
+    def marks(self, count: int) -> str:
+        """``count`` placeholders separated by commas, in the driver's style."""
+        ...
+
+    # -- connections and transactions ---------------------------------------------------------------
+    def connect(self, *, reader: bool = False) -> Any:
+        """A new connection with the store's settings, in autocommit mode (transactions are explicit).
+
+        ``reader=True``: a connection only ever used for read snapshots.
+        """
+        ...
+
+    def disconnect(self, conn: Any) -> None:
+        """Close a connection; never raises."""
+        ...
+
+    def begin(self, conn: Any) -> None:
+        """Start a write transaction (SQLite takes the write lock at once: ``BEGIN IMMEDIATE``)."""
+        ...
+
+    def commit(self, conn: Any) -> None:
+        """Commit the open transaction."""
+        ...
+
+    def rollback(self, conn: Any) -> None:
+        """Roll back the open transaction, if one is open; never raises."""
+        ...
+
+    def savepoint(self, conn: Any, name: str) -> None:
+        """Open a savepoint inside the transaction."""
+        ...
+
+    def release(self, conn: Any, name: str) -> None:
+        """Release (keep) a savepoint."""
+        ...
+
+    def rollback_to(self, conn: Any, name: str) -> None:
+        """Undo everything since the savepoint and release it."""
+        ...
+
+    def in_transaction(self, conn: Any) -> bool:
+        """True while the connection has a transaction open."""
+        ...
+
+    def snapshot(self, conn: Any) -> AbstractContextManager[None]:
+        """A read transaction: every statement inside sees one committed state."""
+        ...
+
+    # -- statements ---------------------------------------------------------------------------------
+    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """Run one statement with bound parameters (placeholders from :meth:`marks`)."""
+        ...
+
+    def executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
+        """Run one statement once per row of parameters (a bulk insert)."""
+        ...
+
+    def translating(self, **fields: Any) -> AbstractContextManager[None]:
+        """The one error boundary: driver errors raised inside become coded errors, the driver error
+        as ``__cause__``; ``fields`` (``collection``, ``key``) are set on the error."""
+        ...
+
+    def translate(self, exc: BaseException, **fields: Any) -> JarenlabError | None:
+        """The coded error for a driver error (None when ``exc`` is not the driver's)."""
+        ...
+
+    # -- the model and the shape --------------------------------------------------------------------
+    def probe(self, conn: Any) -> dict[str, Any]:
+        """What the engine offers (version, JSON support, ...); JD0001 when it lacks what the store needs."""
+        ...
+
+    def settings(self, conn: Any) -> dict[str, Any]:
+        """How this store is set up now (journal mode, timeouts), merged into ``store.capabilities``."""
+        ...
+
+    def model_ddl(self, model: Model) -> list[str]:
+        """Every statement that creates a fresh store's model tables and indexes."""
+        ...
+
+    def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
+        """The statements (``CREATE ... IF NOT EXISTS``) that create the named subsystems' tables."""
+        ...
+
+    def shape(self, conn: Any) -> dict[str, str]:
+        """The database's physical shape: ``{table or index name: its definition}``."""
+        ...
+
+    def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
+        """The first way ``shape`` differs from what :meth:`model_ddl` creates (None: none)."""
+        ...
+
+    def holds_tables(self, conn: Any) -> list[str]:
+        """The names of the tables the database holds (to tell a store from something else)."""
+        ...
+
+    # -- hooks of a shared engine -------------------------------------------------------------------
+    def serialize(self, conn: Any, name: str) -> None:
+        """Inside a transaction: wait until no other transaction appends to ``name`` (commit-order
+        appends). A single-writer engine is serial already."""
+        ...
+
+    def watch(self, interval: float) -> Watch:
+        """A :class:`Watch` that wakes when another connection may have committed."""
+        ...
+
+    def clock(self) -> float:
+        """The time in epoch seconds, as the database sees it."""
+        ...
+
+    def close(self, conn: Any | None) -> None:
+        """Before the last connections close: leave the database tidy (SQLite checkpoints its WAL).
+        ``conn`` is a connection of the store's, or None when none could be opened."""
+        ...
+
+    def discard_if_empty(self) -> None:
+        """Remove what opening created when it holds nothing (a mistyped path leaves no stray file)."""
+        ...
+
+    def explain(self, conn: Any, sql: str, params: Sequence[Any]) -> list[Row]:
+        """The engine's plan of a statement, as rows (SQLite: ``EXPLAIN QUERY PLAN``)."""
+        ...
+
+    def register_function(self, conn: Any, name: str, arity: int, fn: Callable[..., Any]) -> None:
+        """Make a deterministic host function callable from SQL on ``conn`` (the planner's UDF hatch)."""
+        ...

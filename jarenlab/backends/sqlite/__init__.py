@@ -1,0 +1,9 @@
+"""SQLite, the embedded default: one file in WAL mode (see :mod:`.backend`), the model's DDL
+(:mod:`.ddl`), the planner's dialect (:mod:`.dialect`) and every statement of every subsystem,
+one ``sql/<subsystem>.sql`` file each."""
+
+from __future__ import annotations
+
+from jarenlab.backends.sqlite.backend import SQLiteBackend
+
+__all__ = ["SQLiteBackend"]

@@ -1,0 +1,316 @@
+"""SQLite: connections, pragmas, WAL, transactions, the capability probe, and the error boundary.
+
+This is the one module in jarenlab that talks to ``sqlite3`` (with its siblings in this folder).
+A store is one file in WAL mode; each thread gets its own connection in autocommit mode and
+transactions are explicit (``BEGIN IMMEDIATE`` takes the write lock at once, so a write
+transaction never fails half-way on a lock upgrade). SQLite allows one writer at a time, so the
+store queues its own threads behind a gate (:attr:`SQLiteBackend.needs_write_gate`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from jarenlab.backends.base import Catalogue, Row, quote
+from jarenlab.backends.sqlite import ddl
+from jarenlab.backends.sqlite.dialect import SQLiteDialect
+from jarenlab.errors import JarenlabError, StoreError
+from jarenlab.model import Model
+
+_BUSY = ("database is locked", "database table is locked", "database is busy")
+
+
+@cache
+def marks(count: int) -> str:
+    """``count`` question marks separated by commas.
+
+    >>> marks(3)
+    '?, ?, ?'
+    """
+    return ", ".join(["?"] * count)
+
+
+@cache
+def catalogue(subsystem: str) -> Catalogue:
+    """The named SQLite statements of one subsystem (``sql/<subsystem>.sql`` in this folder)."""
+    return Catalogue.load(__package__ or "jarenlab.backends.sqlite", subsystem)
+
+
+def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
+    """Turn a ``sqlite3`` error into a coded :class:`StoreError` (the driver error becomes the cause).
+
+    ``condition`` names what SQLite reported, so callers branch on it, never on the text.
+    """
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    text = str(exc)
+    if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE constraint failed" in text:
+        err = StoreError("JD2001", f"duplicate key ({text})", condition="duplicate", **fields)
+    elif any(b in text for b in _BUSY):
+        err = StoreError("JD2005", text, retryable=True, condition="busy", **fields)
+    elif "readonly" in text or "read-only" in text:
+        err = StoreError("JD2005", f"the store is read-only ({text})", condition="read_only", **fields)
+    elif "integer overflow" in text:
+        err = StoreError("JD2005", text, condition="overflow", **fields)
+    elif "user-defined function raised exception" in text:
+        err = StoreError("JD2005", text, condition="function_failed", **fields)
+    else:
+        err = StoreError("JD2005", text, condition="other", **fields)
+    err.__cause__ = exc
+    return err
+
+
+@contextlib.contextmanager
+def translating(**fields: Any) -> Iterator[None]:
+    """Run a block, translating any ``sqlite3.Error`` raised inside it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        err = translate(exc, **fields)
+        assert err is not None
+        raise err from exc
+
+
+class _DataVersion:
+    """Wakes when another connection committed: polls ``PRAGMA data_version`` on a connection of its own."""
+
+    def __init__(self, backend: SQLiteBackend, interval: float) -> None:
+        self._backend = backend
+        self._interval = interval
+        self._conn = backend.connect(reader=True)
+        self._version = self._read()
+
+    def _read(self) -> int:
+        with translating():
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self._read()
+            if now != self._version:
+                self._version = now
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(self._interval, left))
+
+    def close(self) -> None:
+        self._backend.disconnect(self._conn)
+
+
+class SQLiteBackend:
+    """A store in one SQLite file (see the module docstring).
+
+    Args:
+        path: the database file. read_only: open it read-only. busy_timeout: seconds a
+        statement waits for another process's lock before failing with retryable JD2005.
+    """
+
+    name = "sqlite"
+    needs_write_gate = True
+
+    def __init__(self, path: str, *, read_only: bool = False, busy_timeout: float = 5.0) -> None:
+        self.target = path
+        self.path = path
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self.dialect = SQLiteDialect()
+        self._lock = threading.Lock()
+
+    # -- statements ---------------------------------------------------------------------------------
+    def catalogue(self, subsystem: str) -> Catalogue:
+        return catalogue(subsystem)
+
+    def quote(self, name: str) -> str:
+        return quote(name)
+
+    def marks(self, count: int) -> str:
+        return marks(count)
+
+    def execute(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return conn.execute(sql, params)
+
+    def executemany(self, conn: sqlite3.Connection, sql: str, rows: Any) -> sqlite3.Cursor:
+        return conn.executemany(sql, rows)
+
+    def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
+        return translating(**fields)
+
+    def translate(self, exc: BaseException, **fields: Any) -> JarenlabError | None:
+        return translate(exc, **fields)
+
+    # -- connections and transactions ---------------------------------------------------------------
+    def connect(self, *, reader: bool = False) -> sqlite3.Connection:
+        """One connection with the store's pragmas: WAL, busy timeout, foreign keys on."""
+        with translating():
+            if self.read_only:
+                conn = sqlite3.connect(
+                    f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+                )
+            else:
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            if not self.read_only:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise StoreError("JD2005", f"could not switch the journal to WAL (got {mode!r})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
+                raise StoreError("JD2005", "foreign keys did not turn on")
+        return conn
+
+    def disconnect(self, conn: sqlite3.Connection) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+    def begin(self, conn: sqlite3.Connection) -> None:
+        with translating():
+            conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self, conn: sqlite3.Connection) -> None:
+        with translating():
+            conn.execute("COMMIT")
+
+    def rollback(self, conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+
+    def savepoint(self, conn: sqlite3.Connection, name: str) -> None:
+        with translating():
+            conn.execute(f"SAVEPOINT {quote(name)}")
+
+    def release(self, conn: sqlite3.Connection, name: str) -> None:
+        with translating():
+            conn.execute(f"RELEASE {quote(name)}")
+
+    def rollback_to(self, conn: sqlite3.Connection, name: str) -> None:
+        with translating():
+            conn.execute(f"ROLLBACK TO {quote(name)}")
+            conn.execute(f"RELEASE {quote(name)}")
+
+    def in_transaction(self, conn: sqlite3.Connection) -> bool:
+        return conn.in_transaction
+
+    @contextlib.contextmanager
+    def snapshot(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """A deferred read transaction: SQLite fixes its snapshot at the first read inside it."""
+        with translating():
+            conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                with translating():
+                    conn.execute("COMMIT")
+
+    # -- the model and the shape --------------------------------------------------------------------
+    def probe(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        """Probe the SQLite library once: version and the features the store relies on."""
+
+        def works(sql: str) -> bool:
+            try:
+                conn.execute(sql).fetchall()
+                return True
+            except sqlite3.Error:
+                return False
+
+        version = sqlite3.sqlite_version
+        info = sqlite3.sqlite_version_info
+        caps: dict[str, Any] = {
+            "backend": "sqlite",
+            "sqlite_version": version,
+            "json1": works("SELECT json_extract('{\"a\":1}', '$.a')"),
+            "jsonb": works("SELECT jsonb('{}')"),
+            "returning": info >= (3, 35, 0),
+            "strict_tables": info >= (3, 37, 0),
+            "generated_columns": info >= (3, 31, 0),
+            "user_functions": True,
+            "deterministic_functions": info >= (3, 8, 3),
+        }
+        missing = [f for f in ("json1", "strict_tables", "generated_columns") if not caps[f]]
+        if missing:
+            raise StoreError("JD0001", f"SQLite {version} lacks {', '.join(missing)}")
+        return caps
+
+    def settings(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        with translating():
+            mode = "wal" if not self.read_only else conn.execute("PRAGMA journal_mode").fetchone()[0]
+        return {"journal_mode": mode, "busy_timeout": self.busy_timeout}
+
+    def describe(self, caps: Mapping[str, Any]) -> str:
+        """One line for the store's HTML repr."""
+        return f"SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no'}"
+
+    def model_ddl(self, model: Model) -> list[str]:
+        return ddl.create_statements(model)
+
+    def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
+        return [sql for name in subsystems for sql in catalogue(name).schema()]
+
+    def holds_tables(self, conn: sqlite3.Connection) -> list[str]:
+        with translating():
+            return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+
+    def shape(self, conn: sqlite3.Connection) -> dict[str, str]:
+        with translating():
+            return {
+                name: sql
+                for name, sql in conn.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type IN ('table','index') AND sql IS NOT NULL"
+                )
+            }
+
+    def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
+        return ddl.first_shape_difference(model, dict(shape))
+
+    # -- hooks --------------------------------------------------------------------------------------
+    def serialize(self, conn: sqlite3.Connection, name: str) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already made this the only writer."""
+
+    def watch(self, interval: float) -> _DataVersion:
+        return _DataVersion(self, interval)
+
+    def clock(self) -> float:
+        return time.time()
+
+    def close(self, conn: sqlite3.Connection | None) -> None:
+        """Checkpoint the WAL into the file (a busy checkpoint is left to the next open)."""
+        if conn is not None and not self.read_only:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def discard_if_empty(self) -> None:
+        """Remove the database file if it holds nothing (no table, no index)."""
+        try:
+            probe = sqlite3.connect(self.path)
+            try:
+                empty = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            finally:
+                probe.close()
+        except sqlite3.Error:
+            return
+        if empty:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.remove(self.path + suffix)
+
+    def explain(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Row]:
+        with translating():
+            return [tuple(r) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()]
+
+    def register_function(
+        self, conn: sqlite3.Connection, name: str, arity: int, fn: Callable[..., Any]
+    ) -> None:
+        quote(name)
+        conn.create_function(name, arity, fn, deterministic=True)

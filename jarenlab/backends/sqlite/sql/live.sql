@@ -1,0 +1,29 @@
+-- The change log: one record per commit that wrote documents, appended in the data's own transaction.
+-- seq is the rowid: SQLite gives max(rowid) + 1 and pruning never removes the newest record, so the
+-- sequence only grows.
+
+-- name: create_changes
+CREATE TABLE IF NOT EXISTS _jl_changes (
+    seq INTEGER PRIMARY KEY,
+    at_ms INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    collections TEXT NOT NULL,
+    patch TEXT
+)
+
+-- name: append
+-- One record; seq is max(rowid) + 1.
+INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq
+
+-- name: prune
+-- Forget records at or below a seq (the newest are always kept).
+DELETE FROM _jl_changes WHERE seq <= ?
+
+-- name: bounds
+SELECT min(seq), max(seq) FROM _jl_changes
+
+-- name: high_watermark
+SELECT coalesce(max(seq), 0) FROM _jl_changes
+
+-- name: read
+SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > ? ORDER BY seq LIMIT ?

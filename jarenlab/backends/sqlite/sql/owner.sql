@@ -1,0 +1,1 @@
+-- Owner views read and write through the collection's statements; nothing of their own yet.

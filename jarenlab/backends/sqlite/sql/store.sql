@@ -1,0 +1,10 @@
+-- The store's own table: the model document and its hash, written once when the store is created.
+
+-- name: create_meta
+CREATE TABLE IF NOT EXISTS _jl_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT
+
+-- name: get_meta
+SELECT value FROM _jl_meta WHERE name = ?
+
+-- name: put_meta
+INSERT INTO _jl_meta(name, value) VALUES (?, ?)

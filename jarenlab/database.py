@@ -1,0 +1,295 @@
+"""Database: a store's connections, its one transaction implementation, and its named statements.
+
+Every subsystem reaches the database through the store's :class:`Database` (``store.db``): it runs
+**named statements** from the backend's catalogue (``db.one("jobs.by_id", (job_id,))``), writes
+only inside :meth:`Database.transaction` (savepoints for nesting), and reads a consistent state
+with :meth:`Database.snapshot`. Connections are per thread and opened on first use.
+
+The SQL lives in the backend (``jarenlab/backends/<name>/sql/<subsystem>.sql``); a statement's
+``{fields}`` are filled with identifiers (``table="flights"``, checked and quoted), a number of
+placeholders (``kinds=3``) or fragments of the same catalogue (``where=("by_kind", "due")``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from jarenlab.backends.base import Backend, Fill, Row, Watch
+from jarenlab.errors import StoreError
+
+#: A change made inside a transaction: (collection, key, document or None when deleted).
+Change = tuple[str, Any, "dict[str, Any] | None"]
+#: A commit hook: called with the transaction's changes.
+CommitHook = Callable[[list[Change]], None]
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.reader: Any = None
+        self.depth = 0
+        self.changes: list[Change] = []
+
+
+class Database:
+    """A store's handle on its backend (see the module docstring). The store makes one: ``store.db``.
+
+    Args:
+        backend: the engine. queue_timeout: seconds a thread waits for another thread's write
+        transaction on a single-writer engine before JD0012.
+    """
+
+    def __init__(self, backend: Backend, *, queue_timeout: float = 30.0) -> None:
+        self.backend = backend
+        self.queue_timeout = queue_timeout
+        self._state = _ThreadState()
+        self._gate: threading.RLock | None = threading.RLock() if backend.needs_write_gate else None
+        self._conns: list[Any] = []
+        self._conns_lock = threading.Lock()
+        self._closed = False
+        self._before: list[CommitHook] = []
+        self._after: list[CommitHook] = []
+
+    # -- connections --------------------------------------------------------------------------------
+    def connection(self) -> Any:
+        """This thread's connection (opened on first use). JD2063 once the store is closed.
+
+        For the backend's own helpers and for tests that inspect the file; subsystems run named
+        statements instead.
+        """
+        if self._closed:
+            raise StoreError("JD2063", "the store is closed")
+        conn = self._state.conn
+        if conn is None:
+            conn = self._open(reader=False)
+            self._state.conn = conn
+        return conn
+
+    def _open(self, *, reader: bool) -> Any:
+        conn = self.backend.connect(reader=reader)
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._closed
+
+    def close(self) -> None:
+        """Let the backend tidy up, then release every connection of every thread."""
+        if self._closed:
+            return
+        conn = None
+        with contextlib.suppress(StoreError):
+            conn = self.connection()
+        self.backend.close(conn)
+        self._closed = True
+        self.release()
+
+    def release(self) -> None:
+        """Close every connection (also used when opening fails half-way)."""
+        with self._conns_lock:
+            for conn in self._conns:
+                self.backend.disconnect(conn)
+            self._conns.clear()
+
+    # -- statements ---------------------------------------------------------------------------------
+    def sql(self, name: str, **fill: Fill) -> str:
+        """The text of a named statement (``"subsystem.statement"``) with its fields filled."""
+        subsystem, _, statement = name.partition(".")
+        backend = self.backend
+        return backend.catalogue(subsystem).text(statement, quote=backend.quote, marks=backend.marks, **fill)
+
+    def one(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Row | None:
+        """The first row of a named statement, or None."""
+        with self.backend.translating():
+            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchone()  # type: ignore[no-any-return]
+
+    def all(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> list[Row]:
+        """Every row of a named statement."""
+        with self.backend.translating():
+            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchall()
+
+    def value(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Any:
+        """The first column of the first row (None when there is no row)."""
+        row = self.one(name, params, **fill)
+        return None if row is None else row[0]
+
+    def run(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> int:
+        """Run a named write inside the open transaction; return how many rows it changed."""
+        with self.backend.translating():
+            return int(self.backend.execute(self.connection(), self.sql(name, **fill), params).rowcount)
+
+    def many(self, name: str, rows: Sequence[Sequence[Any]], **fill: Fill) -> int:
+        """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
+        with self.backend.translating():
+            return int(self.backend.executemany(self.connection(), self.sql(name, **fill), rows).rowcount)
+
+    def write(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> tuple[list[Row], int]:
+        """One write statement that is a transaction of its own when none is open.
+
+        Returns (rows it returned, rows it changed). Inside an open transaction it joins it;
+        outside, it runs alone under the write gate (one statement is atomic by itself).
+        """
+        sql = self.sql(name, **fill)
+        backend = self.backend
+        if self._state.depth:
+            with backend.translating():
+                cursor = backend.execute(self.connection(), sql, params)
+                return cursor.fetchall(), cursor.rowcount
+        conn = self.connection()
+        with self._gated(), backend.translating():
+            cursor = backend.execute(conn, sql, params)
+            return cursor.fetchall(), cursor.rowcount
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """Run SQL the planner emitted through the backend's dialect (the one caller of raw text)."""
+        with self.backend.translating():
+            return self.backend.execute(self.connection(), sql, params).fetchall()
+
+    def explain(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """The engine's plan of a statement the planner emitted."""
+        return self.backend.explain(self.connection(), sql, params)
+
+    def serialize(self, name: str) -> None:
+        """Inside a transaction: make appends to ``name`` land in commit order (see the backend)."""
+        self.backend.serialize(self.connection(), name)
+
+    def watch(self, interval: float) -> Watch:
+        """A :class:`~jarenlab.backends.base.Watch` that wakes when another connection may have committed."""
+        if self._closed:
+            raise StoreError("JD2063", "the store is closed")
+        return self.backend.watch(interval)
+
+    def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
+        """Set ``fields`` (``collection``, ``key``) on a database error raised inside, where unset."""
+        return _fields(**fields)
+
+    # -- transactions -------------------------------------------------------------------------------
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` on this thread."""
+        return self._state.depth > 0
+
+    def on_commit(self, *, before: CommitHook | None = None, after: CommitHook | None = None) -> None:
+        """Register hooks called with each top-level transaction's changes: ``before`` inside the
+        transaction just before COMMIT (it may write), ``after`` once it committed (a failing
+        ``after`` hook warns: the data is committed)."""
+        if before is not None:
+            self._before.append(before)
+        if after is not None:
+            self._after.append(after)
+
+    def off_commit(self, hook: CommitHook) -> None:
+        """Remove a hook registered with :meth:`on_commit`."""
+        for hooks in (self._before, self._after):
+            if hook in hooks:
+                hooks.remove(hook)
+
+    def record(self, change: Change) -> None:
+        """Note a change in the current transaction (commit hooks receive the list)."""
+        self._state.changes.append(change)
+
+    @contextlib.contextmanager
+    def _gated(self) -> Iterator[None]:
+        gate = self._gate
+        if gate is None:
+            yield
+            return
+        if not gate.acquire(timeout=self.queue_timeout):
+            raise StoreError("JD0012", f"waited {self.queue_timeout}s for another thread's transaction")
+        try:
+            yield
+        finally:
+            gate.release()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The one way to write: a top-level transaction, or a savepoint inside an open one.
+
+        An exception rolls back only its own level and is re-raised. On a single-writer engine a
+        top-level transaction holds the write gate, so other threads' writes wait (JD0012 after
+        ``queue_timeout``) instead of joining it.
+        """
+        state = self._state
+        backend = self.backend
+        conn = self.connection()
+        if state.depth:
+            name = f"jl_sp{state.depth}"
+            mark = len(state.changes)
+            backend.savepoint(conn, name)
+            state.depth += 1
+            try:
+                yield
+            except BaseException:
+                backend.rollback_to(conn, name)
+                del state.changes[mark:]
+                raise
+            else:
+                backend.release(conn, name)
+            finally:
+                state.depth -= 1
+            return
+        changes: list[Change] = []
+        with self._gated():
+            backend.begin(conn)
+            state.depth, state.changes = 1, changes
+            try:
+                yield
+                for hook in self._before:
+                    hook(changes)
+                backend.commit(conn)
+            except BaseException:
+                backend.rollback(conn)
+                raise
+            finally:
+                state.depth, state.changes = 0, []
+        for after in self._after:
+            try:
+                after(changes)
+            except Exception as exc:  # the data is committed: a failing listener must not say otherwise
+                warnings.warn(f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3)
+
+    @contextlib.contextmanager
+    def snapshot(self, *, own_writes: bool = True) -> Iterator[None]:
+        """Read one committed state for the length of the block.
+
+        Inside an open transaction of this thread it reads that transaction (its own writes
+        included), unless ``own_writes=False``: then it reads on a second connection of this
+        thread that sees only what is committed.
+        """
+        if own_writes:
+            if self._state.depth:
+                yield
+                return
+            with self.backend.snapshot(self.connection()):
+                yield
+            return
+        if self._closed:
+            raise StoreError("JD2063", "the store is closed")
+        reader = self._state.reader
+        if reader is None:
+            reader = self._state.reader = self._open(reader=True)
+        previous, self._state.conn = self._state.conn, reader
+        try:
+            with self.backend.snapshot(reader):
+                yield
+        finally:
+            self._state.conn = previous
+
+
+@contextlib.contextmanager
+def _fields(**fields: Any) -> Iterator[None]:
+    try:
+        yield
+    except StoreError as err:
+        for name, value in fields.items():
+            if getattr(err, name, None) is None:
+                setattr(err, name, value)
+        err.args = (err.message,)
+        raise
