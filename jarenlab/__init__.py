@@ -14,10 +14,9 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from jarenlab.collection import Collection
 from jarenlab.errors import (
     CODES,
     EventError,
@@ -33,39 +32,31 @@ from jarenlab.errors import (
     ValidationError,
 )
 from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
-from jarenlab.store import OPTIONS, Store, Subsystem
 
-# The composition root: each subsystem registers its tables, statements and object with a store.
-from jarenlab import events, idempotency, jobs, live, owner, stats  # noqa: E402  isort: skip
+if TYPE_CHECKING:
+    from jarenlab.assembly import SUBSYSTEMS, open
+    from jarenlab.collection import Collection
+    from jarenlab.store import Store, Subsystem
 
-#: What :func:`open` registers with every store, in this order.
-SUBSYSTEMS: tuple[Subsystem, ...] = (
-    live.SUBSYSTEM,
-    jobs.SUBSYSTEM,
-    events.SUBSYSTEM,
-    idempotency.SUBSYSTEM,
-    owner.SUBSYSTEM,
-    stats.SUBSYSTEM,
-)
+#: Names loaded on first use, so ``import jarenlab`` (or the query language alone) loads no store,
+#: no database driver and no subsystem until a store is opened.
+_LAZY = {
+    "open": "jarenlab.assembly",
+    "SUBSYSTEMS": "jarenlab.assembly",
+    "Store": "jarenlab.store",
+    "Subsystem": "jarenlab.store",
+    "Collection": "jarenlab.collection",
+}
 
 
-def open(
-    path: str | os.PathLike[str] | None = None,
-    model: dict[str, Any] | None = None,
-    **options: Any,
-) -> Store:
-    """Open (or create) a store.
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jarenlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-    ``open("lab.db", model)`` creates the file or verifies it against the model;
-    ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
-    makes a fresh file in a temporary folder that is removed on ``close()``.
-    Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
-    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
-    """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(OPTIONS)})")
-    return Store(path, model, subsystems=SUBSYSTEMS, **options)
 
 __all__ = [
     "CODES",

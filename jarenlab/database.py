@@ -108,7 +108,7 @@ class Database:
     def one(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Row | None:
         """The first row of a named statement, or None."""
         with self.backend.translating():
-            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchone()  # type: ignore[no-any-return]
+            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchone()
 
     def all(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> list[Row]:
         """Every row of a named statement."""
@@ -253,7 +253,9 @@ class Database:
             try:
                 after(changes)
             except Exception as exc:  # the data is committed: a failing listener must not say otherwise
-                warnings.warn(f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"a jarenlab after-commit listener raised {exc!r}", RuntimeWarning, stacklevel=3
+                )
 
     @contextlib.contextmanager
     def snapshot(self, *, own_writes: bool = True) -> Iterator[None]:

@@ -264,21 +264,21 @@ class Store:
     @property
     def changes(self) -> ChangeHub:
         """Change capture and live-query delivery (:mod:`jarenlab.live`)."""
-        return self.subsystem("live")  # type: ignore[no-any-return]
+        return self.subsystem("live")
 
     @property
     def jobs(self) -> Jobs:
         """The durable job queue (:mod:`jarenlab.jobs`)."""
-        return self.subsystem("jobs")  # type: ignore[no-any-return]
+        return self.subsystem("jobs")
 
     @property
     def events(self) -> Events:
         """The event ledger (:mod:`jarenlab.events`)."""
-        return self.subsystem("events")  # type: ignore[no-any-return]
+        return self.subsystem("events")
 
     def as_owner(self, owner: str) -> OwnerView:
         """A view that reads and writes only ``owner``'s records in owned collections."""
-        return self.subsystem("owner")(owner)  # type: ignore[no-any-return]
+        return self.subsystem("owner")(owner)
 
     def stats(self) -> Any:
         """Planner, cache, collection and subsystem statistics (:class:`jarenlab.stats.Stats`)."""
@@ -369,6 +369,5 @@ def _check_options(
         refuse("operators is a dict of names to callables")
     if not is_count(statement_cache):
         refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
-    if profile is not None:
-        if not isinstance(profile, Profile):
-            refuse(f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}")
+    if profile is not None and not isinstance(profile, Profile):
+        refuse(f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}")

@@ -42,8 +42,10 @@ def test_unknown_codes_are_a_programming_error() -> None:
 def test_busy_is_retryable(tmp_path: Path) -> None:
     import sqlite3
 
-    from jarenlab._sqlite import translate
+    from jarenlab.backends.sqlite.backend import translate
 
     err = translate(sqlite3.OperationalError("database is locked"))
-    assert err.code == "JD2005" and err.retryable and isinstance(err.__cause__, sqlite3.OperationalError)
-    assert not translate(sqlite3.OperationalError("no such table: x")).retryable
+    assert err is not None and err.code == "JD2005" and err.retryable and err.condition == "busy"
+    assert isinstance(err.__cause__, sqlite3.OperationalError)
+    other = translate(sqlite3.OperationalError("no such table: x"))
+    assert other is not None and not other.retryable and other.condition == "other"

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from jarenlab.errors import StoreError
 
@@ -50,6 +50,11 @@ Row = tuple[Any, ...]
 Fill = str | int | tuple[str, ...]
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z][a-z0-9_]*)\s*$")
+
+#: How a collection's rows lie when a query asks for no order (**storage order**): ``"key"``, in
+#: ascending key order; ``"insertion"``, a new key after every stored row, keeping that place
+#: through updates (a deleted key that comes back goes last again).
+StorageOrder = Literal["key", "insertion"]
 
 #: Identifiers that may reach SQL text (collection, index, column and function names): the one rule.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -175,9 +180,10 @@ class Catalogue:
             elif isinstance(value, str):
                 values[field] = quote(value)
             else:
-                values[field] = " AND ".join(
-                    f"({self.text(part, quote=quote, marks=marks)})" for part in value
-                ) or "1 = 1"
+                values[field] = (
+                    " AND ".join(f"({self.text(part, quote=quote, marks=marks)})" for part in value)
+                    or "1 = 1"
+                )
         text = stmt.template.format_map(values)
         if len(self._texts) < 4096:
             self._texts[cache_key] = text
@@ -191,8 +197,8 @@ class Catalogue:
 class Cursor(Protocol):
     """What running a statement gives back (a DB-API cursor)."""
 
-    rowcount: int
-    lastrowid: Any
+    @property
+    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
@@ -234,10 +240,13 @@ class Backend(Protocol):
     #: True when the engine allows one writer at a time: the store then queues its own threads'
     #: transactions behind a gate (JD0012 after ``queue_timeout``) instead of failing them.
     needs_write_gate: bool
-    #: The planner's SQL spelling on this engine.
-    dialect: Dialect
     #: ``True`` when the store is read-only.
     read_only: bool
+
+    @property
+    def dialect(self) -> Dialect:
+        """The planner's SQL spelling on this engine."""
+        ...
 
     def catalogue(self, subsystem: str) -> Catalogue:
         """The named statements of ``subsystem`` (``"collection"``, ``"jobs"``, ...)."""
@@ -322,6 +331,10 @@ class Backend(Protocol):
         """How this store is set up now (journal mode, timeouts), merged into ``store.capabilities``."""
         ...
 
+    def describe(self, capabilities: Mapping[str, Any]) -> str:
+        """One line naming the engine and what it offers, for the store's HTML repr."""
+        ...
+
     def model_ddl(self, model: Model) -> list[str]:
         """Every statement that creates a fresh store's model tables and indexes."""
         ...
@@ -336,6 +349,11 @@ class Backend(Protocol):
 
     def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
         """The first way ``shape`` differs from what :meth:`model_ddl` creates (None: none)."""
+        ...
+
+    def storage_order(self, key_type: type) -> StorageOrder:
+        """The :data:`StorageOrder` of a collection whose keys are ``key_type`` (``int`` or ``str``):
+        the order a scan returns and a query without ``$orderby`` follows."""
         ...
 
     def holds_tables(self, conn: Any) -> list[str]:

@@ -251,10 +251,10 @@ def test_a_failing_after_commit_listener_does_not_undo_or_fail_the_write(store: 
     def broken(changes: Any) -> None:
         raise RuntimeError("listener bug")
 
-    store.after_commit.append(broken)
+    store.db.on_commit(after=broken)
     with pytest.warns(RuntimeWarning, match="listener bug"):
         assert store["notes"].insert({"id": "kept"}) == "kept"
-    store.after_commit.remove(broken)
+    store.db.off_commit(broken)
     assert store["notes"].get("kept") == {"id": "kept"}
 
 

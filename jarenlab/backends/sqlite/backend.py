@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from jarenlab.backends.base import Catalogue, Row, quote
+from jarenlab.backends.base import Catalogue, Row, StorageOrder, quote
 from jarenlab.backends.sqlite import ddl
 from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import JarenlabError, StoreError
@@ -123,8 +123,12 @@ class SQLiteBackend:
         self.path = path
         self.read_only = read_only
         self.busy_timeout = busy_timeout
-        self.dialect = SQLiteDialect()
+        self._dialect = SQLiteDialect()
         self._lock = threading.Lock()
+
+    @property
+    def dialect(self) -> SQLiteDialect:
+        return self._dialect
 
     # -- statements ---------------------------------------------------------------------------------
     def catalogue(self, subsystem: str) -> Catalogue:
@@ -248,9 +252,10 @@ class SQLiteBackend:
             mode = "wal" if not self.read_only else conn.execute("PRAGMA journal_mode").fetchone()[0]
         return {"journal_mode": mode, "busy_timeout": self.busy_timeout}
 
-    def describe(self, caps: Mapping[str, Any]) -> str:
+    def describe(self, capabilities: Mapping[str, Any]) -> str:
         """One line for the store's HTML repr."""
-        return f"SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no'}"
+        jsonb = "yes" if capabilities["jsonb"] else "no"
+        return f"SQLite {capabilities['sqlite_version']}, JSONB {jsonb}"
 
     def model_ddl(self, model: Model) -> list[str]:
         return ddl.create_statements(model)
@@ -275,6 +280,11 @@ class SQLiteBackend:
         return ddl.first_shape_difference(model, dict(shape))
 
     # -- hooks --------------------------------------------------------------------------------------
+    def storage_order(self, key_type: type) -> StorageOrder:
+        """Rows lie in rowid order: an integer key is the rowid (``"key"``); a text key's row gets
+        the next rowid when inserted and keeps it through updates (``"insertion"``)."""
+        return "key" if key_type is int else "insertion"
+
     def serialize(self, conn: sqlite3.Connection, name: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already made this the only writer."""
 
