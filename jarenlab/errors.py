@@ -27,6 +27,10 @@ CODES: dict[str, tuple[str, str]] = {
         "model_mismatch",
         "The model disagrees with the existing database; the first difference is named.",
     ),
+    "JD0003": (
+        "internal_error",
+        "jarenlab broke its own contract (a missing or malformed named statement); please report it.",
+    ),
     "JD0004": (
         "index_unmappable",
         "An index path is not a singular JSONPath, or cannot be mapped to a column.",
@@ -285,8 +289,10 @@ def errors_markdown() -> str:
         "",
         "Every error jarenlab raises is a `jarenlab.JarenlabError` with `code`, `name`, `reason`, and where",
         "known `doc_path` (a JSON Pointer into the model or query document), `collection`, `key`, `errors`",
-        "(validator messages), `position` (in a batch) and `retryable`. The driver's own error is `__cause__`.",
-        "SQLite errors are translated in one place (`jarenlab/_sqlite.py`); busy/locked is retryable.",
+        "(validator messages), `position` (in a batch), `retryable` and, for a database error, `condition`",
+        "(`duplicate`, `busy`, `read_only`, `overflow`, `function_failed`, `other`). The driver's own error is",
+        "`__cause__`. Database errors are translated in one place, the backend's error boundary",
+        "(`jarenlab/backends/sqlite/backend.py`); busy/locked is retryable.",
         "",
         "This page is generated from `jarenlab.errors.CODES`: regenerate it with",
         "`python -c \"import jarenlab.errors as e; print(e.errors_markdown(), end='')\" > docs/errors.md`.",

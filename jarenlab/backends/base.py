@@ -104,7 +104,7 @@ class Catalogue:
 
     @classmethod
     def parse(cls, name: str, text: str) -> Catalogue:
-        """Read a catalogue from its file text; a malformed file is an internal error (JD0001)."""
+        """Read a catalogue from its file text; a malformed file is an internal error (JD0003)."""
         statements: dict[str, Statement] = {}
         current: str | None = None
         doc: list[str] = []
@@ -115,7 +115,7 @@ class Catalogue:
                 return
             sql = "\n".join(body).strip().rstrip(";").strip()
             if not sql:
-                raise StoreError("JD0001", f"internal: statement {name}.{current} is empty")
+                raise StoreError("JD0003", f"statement {name}.{current} is empty")
             statements[current] = Statement(name, current, " ".join(doc), sql)
 
         for line in text.splitlines():
@@ -124,10 +124,10 @@ class Catalogue:
                 flush()
                 current, doc, body = match.group(1), [], []
                 if current in statements:
-                    raise StoreError("JD0001", f"internal: statement {name}.{current} is defined twice")
+                    raise StoreError("JD0003", f"statement {name}.{current} is defined twice")
             elif current is None:
                 if line.strip() and not line.strip().startswith("--"):
-                    raise StoreError("JD0001", f"internal: text before the first statement of {name}")
+                    raise StoreError("JD0003", f"text before the first statement of {name}")
             elif line.strip().startswith("--") and not body:
                 doc.append(line.strip()[2:].strip())
             else:
@@ -148,11 +148,11 @@ class Catalogue:
         return name in self._statements
 
     def statement(self, name: str) -> Statement:
-        """The statement called ``name``; JD0001 (an internal error) when there is none."""
+        """The statement called ``name``; JD0003 (an internal error) when there is none."""
         try:
             return self._statements[name]
         except KeyError:
-            raise StoreError("JD0001", f"internal: no statement {self.name}.{name}") from None
+            raise StoreError("JD0003", f"no statement {self.name}.{name}") from None
 
     def text(
         self,
@@ -171,10 +171,10 @@ class Catalogue:
         values: dict[str, str] = {}
         for field in stmt.fields:
             if field not in fill:
-                raise StoreError("JD0001", f"internal: statement {self.name}.{name} needs {{{field}}}")
+                raise StoreError("JD0003", f"statement {self.name}.{name} needs {{{field}}}")
             value = fill[field]
             if isinstance(value, bool):
-                raise StoreError("JD0001", f"internal: {{{field}}} of {self.name}.{name} is a bool")
+                raise StoreError("JD0003", f"{{{field}}} of {self.name}.{name} is a bool")
             if isinstance(value, int):
                 values[field] = marks(value)
             elif isinstance(value, str):

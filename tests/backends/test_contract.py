@@ -54,7 +54,7 @@ def test_every_catalogue_parses_and_names_statements_plainly(backend: Backend, s
 def test_a_missing_statement_is_a_coded_internal_error(backend: Backend) -> None:
     with pytest.raises(StoreError) as info:
         backend.catalogue("store").statement("no_such_statement")
-    assert info.value.code == "JD0001"
+    assert info.value.code == "JD0003"
 
 
 def test_fills_are_identifiers_placeholder_counts_or_fragments(backend: Backend) -> None:
