@@ -65,11 +65,17 @@ class Stats:
 
     def widget(self, *, interval: float = 2.0) -> Any:
         """A widget that re-reads ``store.stats()`` every ``interval`` seconds (and on demand)."""
-        from jarenlab.widgets.stats import stats_widget
-
         if self.store is None:
             raise StoreError("JD2010", "this Stats snapshot has no store to refresh from")
-        return stats_widget(self.store, interval=interval)
+        from jarenlab.widgets.stats import stats_widget  # ipywidgets loads only when a widget is asked for
+
+        store = self.store
+        return stats_widget(
+            lambda: stats_html(store.stats().data),
+            closed=lambda: store.closed,
+            on_close=store.on_close,
+            interval=interval,
+        )
 
 
 def stats_html(data: dict[str, Any]) -> str:

@@ -3,33 +3,37 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from jarenlab.stats import stats_html
-
-if TYPE_CHECKING:
-    from jarenlab.store import Store
+import ipywidgets as w
 
 
-def stats_widget(store: Store, *, interval: float = 2.0) -> Any:
+def stats_widget(
+    render: Callable[[], str],
+    *,
+    closed: Callable[[], bool],
+    on_close: Callable[[Callable[[], None]], None],
+    interval: float = 2.0,
+) -> Any:
     """An HTML table refreshed every ``interval`` seconds by a daemon timer, plus a refresh button.
 
-    The timer stops when the store closes (it registers a closer) or when ``widget.stop()`` is called.
+    ``render()`` reads the store's stats as HTML; ``closed()`` says whether the store is closed and
+    ``on_close(fn)`` registers ``fn`` to run when it closes. The timer stops when the store closes or
+    when ``widget.stop()`` is called.
     """
-    import ipywidgets as w
-
-    view = w.HTML(stats_html(store.stats().data))
+    view = w.HTML(render())
     button = w.Button(description="refresh")
     box = w.VBox([button, view])
     stop = threading.Event()
 
     def refresh(*_: Any) -> None:
-        if not store.closed:
-            view.value = stats_html(store.stats().data)
+        if not closed():
+            view.value = render()
 
     def loop() -> None:
         while not stop.wait(interval):
-            if store.closed:
+            if closed():
                 return
             try:
                 refresh()
@@ -39,7 +43,7 @@ def stats_widget(store: Store, *, interval: float = 2.0) -> Any:
     button.on_click(refresh)
     box.refresh = refresh
     box.stop = stop.set
-    store.on_close(stop.set)
+    on_close(stop.set)
     if interval > 0:
         threading.Thread(target=loop, name="jarenlab-stats-widget", daemon=True).start()
     return box
