@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from jarenlab.backends.base import StorageOrder
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
@@ -301,6 +302,13 @@ class Collection(Queryable):
         """Every key, in storage order."""
         with self._db.translating(collection=self.name):
             return [r[0] for r in self._db.all("collection.keys", table=self.name)]
+
+    @property
+    def storage_order(self) -> StorageOrder:
+        """How :meth:`texts`, :meth:`keys` and a query without ``$orderby`` order the rows (the
+        backend decides): ``"key"`` (ascending key) or ``"insertion"`` (a new key goes after every
+        stored one and keeps its place through updates)."""
+        return self.store.backend.storage_order(self._key_type)
 
     def _documents(self) -> list[dict[str, Any]]:
         """Every stored document, in storage order (the reference engine's input)."""

@@ -7,11 +7,10 @@ the poller). See ``docs/live.md``.
 
 from __future__ import annotations
 
-from jarenlab.store import Subsystem
-
 from jarenlab.live.capture import ChangeLog, Record
 from jarenlab.live.hub import ChangeHub
 from jarenlab.live.live import LiveMode, LiveQuery
+from jarenlab.store import Subsystem
 
 #: Registered with every store by :func:`jarenlab.open`.
 SUBSYSTEM = Subsystem("live", create=ChangeHub, eager=True, stats=ChangeHub.stats)

@@ -1,14 +1,15 @@
 """Change capture: one change record per commit, written in the data's own transaction.
 
-Each top-level commit that wrote collection documents adds one row to ``_jl_changes``:
-``seq`` (from a durable counter, never reused), ``at_ms``, ``source`` (a per-store id),
-``collections`` (JSON array) and ``patch``: RFC 6902 operations with pointers
-``/<collection>/<key>``, one net operation per key (the last write wins): ``add`` with the full
-new document for an insert, put or patch (``add`` on an existing member replaces it), ``remove``
-for a delete. A commit with more than ``inline_limit`` operations is written in **compact** form:
-``patch`` is NULL and readers re-seed every live query on the named ``collections`` (a bulk load
-does not pay for serialising every document twice; local live queries still receive the
-in-memory changes). Retention is a count of records, pruned in the writing transaction.
+Each top-level commit that wrote collection documents adds one record to the change log (the
+backend's ``live`` statements): ``seq`` (only grows: the newest record is never pruned),
+``at_ms``, ``source`` (a per-store id), ``collections`` (JSON array) and ``patch``: RFC 6902
+operations with pointers ``/<collection>/<key>``, one net operation per key (the last write
+wins): ``add`` with the full new document for an insert, put or patch (``add`` on an existing
+member replaces it), ``remove`` for a delete. A commit with more than ``inline_limit`` operations
+is written in **compact** form: ``patch`` is NULL and readers re-seed every live query on the
+named ``collections`` (a bulk load does not pay for serialising every document twice; local live
+queries still receive the in-memory changes). Retention is a count of records, pruned in the
+writing transaction.
 
 >>> to_ops([("notes", "a", {"id": "a"}), ("notes", "b", None), ("notes", "a", {"id": "a", "n": 1})])
 [{'op': 'add', 'path': '/notes/a', 'value': {'id': 'a', 'n': 1}}, {'op': 'remove', 'path': '/notes/b'}]

@@ -3,11 +3,13 @@
 One :class:`ChangeHub` per store (``store.changes``). Its ``before_commit`` hook writes the
 commit's record in the same transaction; its ``after_commit`` hook delivers the record to this
 process's live queries at once, from the in-memory changes. A poller thread (started with the
-first live query) watches ``PRAGMA data_version`` and reads the log since the last delivered
-seq, so other processes' commits arrive too. Delivery is serialised by one lock and strictly in
-seq order; a record that is missing locally is read from the log; a gap past retention (or a
-compact record) re-seeds the affected queries from a fresh run. A subscriber that writes does
-not recurse: its commit is queued and delivered after the current record reached everyone.
+first live query) asks the backend's watch (:meth:`jarenlab.database.Database.watch`; SQLite
+polls ``PRAGMA data_version`` on a connection of its own) every ``poll_interval`` and reads the
+log since the last delivered seq, so other processes' commits arrive too. Delivery is serialised
+by one lock and strictly in seq order; a record that is missing locally is read from the log; a
+gap past retention (or a compact record) re-seeds the affected queries from a fresh run. A
+subscriber that writes does not recurse: its commit is queued and delivered after the current
+record reached everyone. Closing the store stops the poller and closes its watch.
 
 >>> import jarenlab as jl
 >>> model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object"}, "key": None,
@@ -74,13 +76,15 @@ class ChangeHub:
         """(earliest available seq, high watermark) of the change log."""
         return self.log.bounds(self.store.db)
 
+    def high_watermark(self) -> int:
+        """The newest committed seq of the change log (0 if nothing was ever recorded)."""
+        return self.log.high_watermark(self.store.db)
+
     def read(self, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
         db = self.store.db
         records = self.log.read(db, after=after, limit=limit)
-        if (records and records[0].seq != after + 1) or (
-            not records and self.log.high_watermark(db) > after
-        ):
+        if (records and records[0].seq != after + 1) or (not records and self.log.high_watermark(db) > after):
             raise LiveError(
                 "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
             )
@@ -185,8 +189,10 @@ class ChangeHub:
         except StoreError:
             return  # the store closed under us
         try:
-            while not self._stop.is_set():
-                if not watch.wait(self.poll_interval) or self._stop.is_set():
+            # Sleep on the stop event, not in the watch: close() ends the poller at once, whatever
+            # the interval; the watch is only asked whether something changed since the last time.
+            while not self._stop.wait(self.poll_interval):
+                if not watch.wait(0):
                     continue
                 with self.lock:
                     if self.queries and not self._delivering:

@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab import _sqlite
 from jarenlab.errors import JarenlabError, LiveError, QueryError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.engine import compile_query
-from jarenlab.query.run import narrowed_rows
+from jarenlab.query.run import narrowed_rows, run_query
 from jarenlab.query.values import check_json
 
 if TYPE_CHECKING:
@@ -77,12 +76,10 @@ def seed_pairs(
     """
     rows = narrowed_rows(coll, document, externals)
     if rows is None:
-        keys, texts = coll._texts()
+        keys, texts = coll.texts()
         rows = list(zip(keys, texts))
     elif positions is not None and not positions.by_key:
-        with _sqlite.translating(collection=coll.name):
-            stored = coll.store._conn().execute(f"SELECT key FROM {coll._table} ORDER BY rowid").fetchall()
-        positions.number([k for (k,) in stored])
+        positions.number(coll.keys())
     loads = orjson.loads
     return [(key, loads(text)) for key, text in rows]
 
@@ -139,25 +136,22 @@ class LiveQuery:
 
     # -- maintenance (called by the hub under its lock) ------------------------------------------
     def _reseed(self, *, emit: bool = True) -> None:
-        """Start over from a fresh snapshot (registration, a log gap, a compact record, new externals)."""
+        """Start over from a fresh snapshot (registration, a log gap, a compact record, new externals).
+
+        The high watermark and the rows are read in one snapshot (inside an open transaction of
+        this thread: that transaction), so the seed is exactly the state after ``seq``.
+        """
         store, coll = self.collection.store, self.collection
-        conn = store._conn()
-        own = not conn.in_transaction
         try:
-            if own:
-                conn.execute("BEGIN")
-            try:
-                seq = self._hub.log.high_watermark(conn)
+            with store.db.snapshot():
+                seq = self._hub.high_watermark()
                 if self._plan.strategy == "rerun":
-                    fresh = coll._run_query(self.document, self.externals)
+                    fresh = run_query(coll, self.document, self.externals, profile=store.profile)[0]
                 else:
-                    m = make_maintainer(self._plan, self.externals, store.operators, coll._key_type)
+                    m = make_maintainer(self._plan, self.externals, store.operators, coll.storage_order)
                     m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
                     self._check_bound(m.size)
                     self._maintainer, fresh = m, m.rows
-            finally:
-                if own and conn.in_transaction:
-                    conn.execute("COMMIT")
         except JarenlabError as err:
             if not emit:
                 raise

@@ -5,10 +5,16 @@ Every maintainer has ``seed(pairs)`` (the collection's ``(key, doc)`` pairs in s
 ``rows`` (a new list per emission; unchanged rows are the same objects) and ``size`` (entries
 kept, for the bound). Per-row evaluation goes through the reference engine's compiled closures.
 
+**Storage order** (the order of rows without ``$orderby``, of groups, and of an aggregate's
+contributions) is the backend's, as the collection reports it
+(:attr:`jarenlab.collection.Collection.storage_order`): ``"key"``, where a key is its own
+position, or ``"insertion"``, where a key takes the next position when first seen and gives it up
+when deleted (:class:`Positions`). A maintainer is made for one of the two and assumes nothing else.
+
 >>> from jarenlab.live.analyze import plan_live
 >>> doc = {"$for": {"r": "$[*]"}, "$where": {"$gt": ["$r.n", 1]}, "$orderby": {"$key": "$r.n", "$dir": "desc"},
 ...        "$return": "$r.n"}
->>> m = make_maintainer(plan_live(doc), {}, {}, int)
+>>> m = make_maintainer(plan_live(doc), {}, {}, "key")
 >>> m.seed([(1, {"n": 2}), (2, {"n": 5})]); m.rows
 [5, 2]
 >>> m.apply({3: {"n": 3}, 2: None}), m.rows
@@ -19,15 +25,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.live.analyze import LivePlan
 from jarenlab.live.window import Op, SortedEntries, diff_keyed, diff_values, same, term_key
 from jarenlab.query.engine import Compiler, Env
-from jarenlab.query.functions import FUNCTIONS
-from jarenlab.query.functions import _integer as integer
+from jarenlab.query.functions import FUNCTIONS, integer
 from jarenlab.query.values import hash_key, kind
+
+if TYPE_CHECKING:
+    from jarenlab.backends.base import StorageOrder
 
 Changes = Mapping[Any, "dict[str, Any] | None"]
 
@@ -61,10 +69,20 @@ class RowEval:
 
 
 class Positions:
-    """Storage order: an integer key is its rowid; a text key gets the next number when first seen."""
+    """Storage positions of keys under a :data:`~jarenlab.backends.base.StorageOrder`: in ``"key"``
+    order a key is its own position; in ``"insertion"`` order a key gets the next number when first
+    seen (in storage order, as a seed sees them) and loses it when deleted.
 
-    def __init__(self, key_type: type) -> None:
-        self.by_key = key_type is int
+    >>> p = Positions("insertion")
+    >>> p.number(["b", "a"]); p.of("c"), p.of("a")
+    (2, 1)
+    >>> p.forget("b"); p.of("b")
+    3
+    """
+
+    def __init__(self, order: StorageOrder) -> None:
+        #: True in ``"key"`` order: nothing to remember.
+        self.by_key = order == "key"
         self.pos: dict[Any, int] = {}
         self.next = 0
 
@@ -94,9 +112,9 @@ class Positions:
 class Sorted:
     """``rows`` and ``window``: every matching row, sorted, with an optional visible slice."""
 
-    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type, skip: int, take: int | None) -> None:
+    def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder, skip: int, take: int | None) -> None:
         self.plan, self.ev, self.skip, self.take = plan, ev, skip, take
-        self.positions = Positions(key_type) if not plan.orderby else None
+        self.positions = Positions(order) if not plan.orderby else None
         self.entries = SortedEntries()
         self.kinds = [Counter[str]() for _ in ev.terms]
         self.term_kinds: dict[Any, tuple[str | None, ...]] = {}
@@ -110,8 +128,8 @@ class Sorted:
     def _eval(self, key: Any, doc: dict[str, Any] | None) -> tuple[tuple[Any, ...], list[Any]] | None:
         if doc is None:
             return None
-        # Every stored text key gets its storage position, matching or not: a row that starts
-        # to match later keeps the place SQLite gave it.
+        # Every stored key gets its storage position, matching or not: a row that starts to
+        # match later keeps the place the backend gave it.
         pos = self.positions.of(key) if self.positions is not None else None
         env = self.ev.env(doc)
         if env is None:
@@ -235,13 +253,13 @@ def _value(part: tuple[Any, Any]) -> Any:
 class Accumulator:
     """Whole-query ``$count/$sum/$avg/$min/$max``: per-row contributions kept in storage order."""
 
-    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type) -> None:
+    def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
         self.name = plan.aggregate or "count"
         self.fn = FUNCTIONS[self.name]
         self.inner = Sorted(
             LivePlan("rows", var=plan.var, lets=plan.lets, where=plan.where, ret=plan.ret),
             ev,
-            key_type,
+            order,
             0,
             None,
         )
@@ -319,11 +337,11 @@ class Accumulator:
 class Groups:
     """A single-level ``$groupby``: only groups a commit touches are re-evaluated by the engine."""
 
-    def __init__(self, plan: LivePlan, ev: RowEval, key_type: type) -> None:
+    def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
         assert plan.group is not None
         self.ev = ev
         self.gname = plan.group[0]
-        self.positions = Positions(key_type)
+        self.positions = Positions(order)
         self.members: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
         self.groups: dict[Any, tuple[list[Any], SortedEntries, list[Any]]] = {}
         self.rows: list[Any] = []
@@ -388,14 +406,15 @@ def make_maintainer(
     plan: LivePlan,
     externals: Mapping[str, Any],
     operators: Mapping[str, Callable[..., Any]],
-    key_type: type,
+    order: StorageOrder,
 ) -> Sorted | Accumulator | Groups:
-    """The maintainer of an incremental plan (``plan.strategy`` is not ``rerun``)."""
+    """The maintainer of an incremental plan (``plan.strategy`` is not ``rerun``) over a collection
+    in ``order`` (its :attr:`~jarenlab.collection.Collection.storage_order`)."""
     ev = RowEval(plan, externals, operators)
     if plan.strategy == "accumulator":
-        return Accumulator(plan, ev, key_type)
+        return Accumulator(plan, ev, order)
     if plan.strategy == "groups":
-        return Groups(plan, ev, key_type)
+        return Groups(plan, ev, order)
     skip, take = 0, None
     if plan.start is not None:
         skip = max(_integer(ev, plan.start), 0)
@@ -403,7 +422,7 @@ def make_maintainer(
         start = _integer(ev, plan.start) if plan.start is not None else 0
         end = max(start + _integer(ev, plan.length), 0)
         take = max(end - skip, 0)
-    return Sorted(plan, ev, key_type, skip, take)
+    return Sorted(plan, ev, order, skip, take)
 
 
 def _integer(ev: RowEval, node: Any) -> int:

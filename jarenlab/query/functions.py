@@ -53,6 +53,17 @@ def _integer(seq: list[Any], where: str, what: str) -> Any:
     return x
 
 
+def integer(seq: list[Any], where: str, what: str) -> int | None:
+    """The one item of ``seq`` as an int (``2.0`` is 2), None when ``seq`` is empty; JQ2001 for more
+    than one item, JQ2004 for a non-number or a fraction (``what`` names the argument).
+
+    >>> integer([3.0], "/", "a bound"), integer([], "/", "a bound")
+    (3, None)
+    """
+    x = _integer(seq, where, what)
+    return None if x is _MISSING else x
+
+
 def _text(seq: list[Any], where: str, what: str) -> str:
     x = _one(seq, where, what)
     if x is _MISSING:

@@ -41,7 +41,7 @@ def store(tmp_path: Any) -> Any:
 def fresh(collection: Any, document: Any, externals: dict[str, Any], *, windowed: bool) -> list[Any]:
     """A fresh run with the live order's tie-break: for a window, documents enter the engine's
     stable sort in key order (code points), so ties come out by key ascending."""
-    keys, texts = collection._texts()
+    keys, texts = collection.texts()
     import orjson
 
     pairs = list(zip(keys, map(orjson.loads, texts)))

@@ -135,6 +135,37 @@ def test_close_stops_queries_and_poller(tmp_path: Any) -> None:
     assert live.closed and not poller.is_alive()
 
 
+def test_close_stops_a_sleeping_poller_at_once_and_closes_its_watch(tmp_path: Any, monkeypatch: Any) -> None:
+    s = jl.open(tmp_path / "w.db", MODEL)
+    s.changes.poll_interval = 3600
+    watches: list[Any] = []
+    real = s.db.watch
+
+    class Spy:
+        def __init__(self, interval: float) -> None:
+            self.watch, self.closed = real(interval), False
+            watches.append(self)
+
+        def wait(self, timeout: float) -> bool:
+            return bool(self.watch.wait(timeout))
+
+        def close(self) -> None:
+            self.closed = True
+            self.watch.close()
+
+    monkeypatch.setattr(s.db, "watch", Spy)
+    s["items"].live({"$count": "$[*]"})
+    poller = s.changes._poller
+    assert poller is not None and poller.is_alive()
+    deadline = time.monotonic() + 5
+    while not watches and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    s.close()
+    assert time.monotonic() - started < 1.0 and not poller.is_alive()
+    assert len(watches) == 1 and watches[0].closed
+
+
 @pytest.mark.slow
 def test_another_process_write_arrives_within_a_second(tmp_path: Any) -> None:
     path = tmp_path / "p.db"

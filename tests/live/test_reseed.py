@@ -160,8 +160,8 @@ def test_a_window_seed_over_mixed_kinds_raises_as_per_row_apply(store: Any, orde
     for g, u in [("a", 1), ("b", "x"), ("a", 2), ("b", "y"), ("c", 3.5)]:
         coll.insert({"g": g, "u": u})
     doc = {**F, "$orderby": orderby, "$return": "$r.u"}
-    keys, texts = coll._texts()
-    per_row = make_maintainer(plan_live(doc), {}, {}, int)
+    keys, texts = coll.texts()
+    per_row = make_maintainer(plan_live(doc), {}, {}, coll.storage_order)
     expected = _error_of(lambda: per_row.apply(dict(zip(keys, map(orjson.loads, texts)))))
     assert expected is not None and expected[0] == "JQ2005"
     assert _error_of(lambda: coll.live(doc)) == expected
