@@ -38,8 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, measure, print_machine, print_table
 
 import jarenlab as jl
-from jarenlab import _sqlite, ddl
-from jarenlab.internal import INTERNAL_DDL
+from jarenlab.backends.sqlite import SQLiteBackend
 from jarenlab.model import load_model
 
 MODEL: dict[str, Any] = {
@@ -107,8 +106,10 @@ def jarenlab_run(arg: tuple[jl.Store, list[dict[str, int]], bool]) -> None:
 
 def raw_setup(tmp: str) -> tuple[sqlite3.Connection, list[dict[str, int]]]:
     path = Path(tmp) / f"raw-{uuid.uuid4().hex}.db"
-    conn = _sqlite.connect(str(path))
-    for statement in ddl.create_statements(load_model(MODEL)) + list(INTERNAL_DDL):
+    backend = SQLiteBackend(str(path))
+    conn = backend.connect()  # the store's pragmas
+    tables = ["store", *(s.name for s in jl.SUBSYSTEMS)]  # what jl.open creates
+    for statement in backend.model_ddl(load_model(MODEL)) + backend.internal_ddl(tables):
         conn.execute(statement)
     return conn, payloads(ARGS.emits)
 

@@ -30,6 +30,7 @@ import orjson
 
 import jarenlab as jl
 from jarenlab import intervals
+from jarenlab.backends.sqlite import intervals as sqlite_intervals
 
 ROOMS = 10
 T0 = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
@@ -88,7 +89,7 @@ def _median_us(fn: Any, reps: int) -> float:
 
 def _raw_copy(store: jl.Store, path: Path) -> sqlite3.Connection:
     """A plain sqlite3 connection to a copy of the store's file, with the store's pragmas."""
-    store._conn().execute("VACUUM INTO ?", (str(path),))
+    store.db.connection().execute("VACUUM INTO ?", (str(path),))
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -108,7 +109,8 @@ def bench(n: int, folder: Path) -> dict[str, float]:
         store = stores["with"]
         spec = store["bookings"].spec
         decl = spec.intervals[0]
-        sql, conn = intervals.lookup_sql(spec, decl), store._conn()
+        sql = store.backend.interval_statements(spec.name, decl).conflict
+        conn = store.db.connection()
         slots = n // ROOMS
 
         probes = []
@@ -173,7 +175,7 @@ def bench(n: int, folder: Path) -> dict[str, float]:
         for name, spent in times.items():
             out[f"insert_{name}_us"] = statistics.median(spent) / 1000
 
-        conn.execute(f'DROP INDEX "{intervals.index_name(spec, decl)}"')
+        conn.execute(f'DROP INDEX "{sqlite_intervals.index_name(spec, decl)}"')
         out["check_unindexed_us"] = _median_us(probe, max(5, min(200, 2_000_000 // n)))
     finally:
         for store in stores.values():

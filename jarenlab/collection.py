@@ -13,6 +13,7 @@ import orjson
 
 from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
+from jarenlab.intervals import write_check as interval_check
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
@@ -47,9 +48,7 @@ class Collection(Queryable):
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
         if spec.intervals:
-            from jarenlab.intervals import write_check
-
-            self.write_checks.append(write_check(spec))
+            self.write_checks.append(interval_check(spec, self._db))
 
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:

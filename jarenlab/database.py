@@ -32,6 +32,7 @@ class _ThreadState(threading.local):
         self.conn: Any = None
         self.reader: Any = None
         self.depth = 0
+        self.reading = 0
         self.changes: list[Change] = []
 
 
@@ -152,9 +153,29 @@ class Database:
         with self.backend.translating():
             return self.backend.execute(self.connection(), sql, params).fetchall()
 
+    def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """The first row (or None) of a statement the backend built from a model declaration
+        (:meth:`~jarenlab.backends.base.Backend.interval_statements`); nothing else runs through here.
+
+        Lean on purpose: the interval write check runs it once per written row.
+        """
+        backend = self.backend
+        try:
+            return backend.execute(self.connection(), sql, params).fetchone()
+        except Exception as exc:
+            err = backend.translate(exc)
+            if err is None:
+                raise
+            raise err from exc
+
     def explain(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """The engine's plan of a statement the planner emitted."""
         return self.backend.explain(self.connection(), sql, params)
+
+    def register_function(self, name: str, arity: int, fn: Callable[..., Any]) -> None:
+        """Make a deterministic host function callable from SQL on this thread's connection
+        (the planner's UDF hatch registers its functions before each run that calls them)."""
+        self.backend.register_function(self.connection(), name, arity, fn)
 
     def serialize(self, name: str) -> None:
         """Inside a transaction: make appends to ``name`` land in commit order (see the backend)."""
@@ -263,14 +284,19 @@ class Database:
 
         Inside an open transaction of this thread it reads that transaction (its own writes
         included), unless ``own_writes=False``: then it reads on a second connection of this
-        thread that sees only what is committed.
+        thread that sees only what is committed. A snapshot inside a snapshot reads the outer one.
         """
+        state = self._state
         if own_writes:
-            if self._state.depth:
+            if state.depth or state.reading:
                 yield
                 return
-            with self.backend.snapshot(self.connection()):
-                yield
+            state.reading += 1
+            try:
+                with self.backend.snapshot(self.connection()):
+                    yield
+            finally:
+                state.reading -= 1
             return
         if self._closed:
             raise StoreError("JD2063", "the store is closed")

@@ -7,7 +7,10 @@ both UTC date-times ending in ``Z``, compared as epoch milliseconds.
 
 Each declaration gets one partial expression index keyed by (owner?, within..., start). Stored
 intervals never overlap, so the only record a write can clash with is the one that starts last
-before the new end: one ``ORDER BY start DESC LIMIT 1`` lookup inside the write transaction.
+before the new end: one indexed lookup inside the write transaction. The backend builds the index
+and the lookup from the declaration (``backend.interval_statements``, for SQLite in
+``jarenlab/backends/sqlite/intervals.py``); this module checks declarations (the model imports it),
+reads bounds, and runs the check.
 
 >>> import jarenlab as jl
 >>> model = {"$model": "0.1", "collections": {"rooms": {"key": "/id",
@@ -31,19 +34,19 @@ from __future__ import annotations
 import datetime
 import operator
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab._sqlite import quote, translating
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
-from jarenlab.model import sqlite_path
+from jarenlab.pointer import escape, unescape
 
 if TYPE_CHECKING:
+    from jarenlab.backends.base import IntervalStatements
     from jarenlab.collection import WriteCheck
+    from jarenlab.database import Database
     from jarenlab.model import CollectionSpec
     from jarenlab.store import Store
 
@@ -53,8 +56,6 @@ _NUMERIC = ("number", "integer")
 _WITHIN_TYPES = ("string", "integer", "number", "boolean")
 _UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?Z\Z")
 _from_iso = datetime.datetime.fromisoformat
-# What SQLite must see before julianday() runs: never 'now' (non-deterministic in an index).
-_UTC_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*Z"
 _EPOCH = datetime.datetime(1970, 1, 1)
 
 Segments = tuple[str, ...]
@@ -79,10 +80,6 @@ def _fail(reason: str, doc_path: str) -> ModelError:
     return ModelError("JD0005", reason, doc_path=doc_path)
 
 
-def _esc(member: str) -> str:
-    return member.replace("~", "~0").replace("/", "~1")
-
-
 def parse_pointer(pointer: Any, doc_path: str, what: str) -> Segments:
     """Split a JSON Pointer to an object member into its (unescaped) member names.
 
@@ -93,7 +90,7 @@ def parse_pointer(pointer: Any, doc_path: str, what: str) -> Segments:
         raise _fail(
             f'{what} must be a JSON Pointer to a member, such as "/start" (got {pointer!r})', doc_path
         )
-    segments = tuple(s.replace("~1", "/").replace("~0", "~") for s in pointer[1:].split("/"))
+    segments = tuple(unescape(s) for s in pointer[1:].split("/"))
     for seg in segments:
         if not seg or any(c in seg for c in "\"'\\") or not seg.isprintable():
             raise _fail(f"{what} {pointer!r} has a member name SQL cannot address", doc_path)
@@ -104,7 +101,7 @@ def _declared(schema: dict[str, Any], segments: Segments, doc_path: str, what: s
     """The sub-schema of a required member path; every level must be declared and required."""
     node: Any = schema
     for depth, seg in enumerate(segments):
-        shown = "/" + "/".join(_esc(s) for s in segments[: depth + 1])
+        shown = "/" + "/".join(escape(s) for s in segments[: depth + 1])
         props = node.get("properties") if isinstance(node, dict) else None
         if not isinstance(props, dict) or not isinstance(props.get(seg), dict):
             raise _fail(f"{what} {shown!r} is not declared in the schema's properties", doc_path)
@@ -133,8 +130,8 @@ def _when(raw: Any, schema: dict[str, Any], doc_path: str) -> tuple[tuple[Segmen
         )
     out = []
     for member, value in raw.items():
-        at = f"{doc_path}/{_esc(member)}"
-        segments = parse_pointer("/" + _esc(member), at, "when member")
+        at = f"{doc_path}/{escape(member)}"
+        segments = parse_pointer("/" + escape(member), at, "when member")
         props = schema.get("properties") or {}
         if not isinstance(props.get(member), dict):
             raise _fail(f"when member {member!r} is not declared in the schema's properties", at)
@@ -172,7 +169,7 @@ def check_declarations(
             if member not in _DECL_MEMBERS:
                 raise _fail(
                     f"unknown member {member!r} in an interval declaration (allowed: {', '.join(sorted(_DECL_MEMBERS))})",
-                    f"{at}/{_esc(str(member))}",
+                    f"{at}/{escape(str(member))}",
                 )
         bounds = []
         for name in ("start", "end"):
@@ -220,88 +217,9 @@ def check_declarations(
     return tuple(out)
 
 
-# -- SQL -------------------------------------------------------------------------------------------
-def _extract(segments: Segments) -> str:
-    return f"json_extract(doc, '{sqlite_path(segments)}')"
-
-
-def _bound_sql(decl: IntervalSpec, segments: Segments) -> str:
-    """The bound as SQL: the number itself, or a date-time as integer epoch milliseconds."""
-    x = _extract(segments)
-    if decl.kind == "number":
-        return x
-    return f"CASE WHEN {x} GLOB '{_UTC_GLOB}' THEN CAST(round((julianday({x}) - 2440587.5) * 86400000.0) AS INTEGER) END"
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return repr(value)
-
-
-def when_sql(decl: IntervalSpec) -> str:
-    """The partial index's WHERE clause: one type-guarded equality per ``when`` member ("" if none).
-
-    >>> d = IntervalSpec(0, ("s",), ("e",), "number", (), "collection", ((("status",), "booked"),), None)
-    >>> print(when_sql(d))
-    json_type(doc, '$."status"') = 'text' AND json_extract(doc, '$."status"') = 'booked'
-    """
-    terms = []
-    for segments, value in decl.when:
-        path = f"'{sqlite_path(segments)}'"
-        if value is None:
-            terms.append(f"json_type(doc, {path}) = 'null'")
-        elif isinstance(value, bool):
-            terms.append(f"json_type(doc, {path}) = '{'true' if value else 'false'}'")
-        elif isinstance(value, str):
-            terms.append(f"json_type(doc, {path}) = 'text' AND {_extract(segments)} = {_literal(value)}")
-        else:
-            terms.append(
-                f"json_type(doc, {path}) IN ('integer', 'real') AND {_extract(segments)} = {_literal(value)}"
-            )
-    return " AND ".join(terms)
-
-
-def index_name(spec: CollectionSpec, decl: IntervalSpec) -> str:
-    """``_jl_iv_<collection>_<n>``: collections never start with ``_jl``, so no declared index collides."""
-    return f"_jl_iv_{spec.name}_{decl.position}"
-
-
-def _group_sql(decl: IntervalSpec) -> list[str]:
-    return ([_extract(decl.owner)] if decl.owner else []) + [_extract(w) for w in decl.within]
-
-
-def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
-    """(name, CREATE INDEX) for the partial index of each interval declaration."""
-    out = []
-    for decl in spec.intervals:
-        name = index_name(spec, decl)
-        where = when_sql(decl)
-        columns = ", ".join([*_group_sql(decl), _bound_sql(decl, decl.start)])
-        out.append(
-            (
-                name,
-                f"CREATE INDEX {quote(name)} ON {quote(spec.name)} ({columns}){f' WHERE {where}' if where else ''}",
-            )
-        )
-    return out
-
-
-def lookup_sql(spec: CollectionSpec, decl: IntervalSpec) -> str:
-    """The conflict lookup: params (group values..., new end, own key, new start) -> conflicting key."""
-    start, end = _bound_sql(decl, decl.start), _bound_sql(decl, decl.end)
-    terms = [when_sql(decl)] if decl.when else []
-    terms += [f"{g} = ?" for g in _group_sql(decl)]
-    terms += [f"{start} < ?", "key IS NOT ?"]
-    return (
-        f"SELECT key FROM (SELECT key, {end} AS e FROM {quote(spec.name)} WHERE {' AND '.join(terms)} "
-        f"ORDER BY {start} DESC LIMIT 1) WHERE e > ?"
-    )
-
-
 # -- values ----------------------------------------------------------------------------------------
 def _pointer(segments: Segments) -> str:
-    return "/" + "/".join(_esc(s) for s in segments)
+    return "/" + "/".join(escape(s) for s in segments)
 
 
 def _get(doc: Any, segments: Segments) -> Any:
@@ -363,7 +281,7 @@ def bounds(decl: IntervalSpec, doc: dict[str, Any]) -> tuple[int | float, int | 
 
 
 def _matches(decl: IntervalSpec, doc: dict[str, Any]) -> bool:
-    """Python's reading of :func:`when_sql`: does this record count?"""
+    """Does this record count (the ``when`` filter, as the declaration's partial index reads it)?"""
     for (member,), want in decl.when:
         if member not in doc:
             return False
@@ -409,27 +327,29 @@ def _fast_number(value: Any) -> int | float | None:
     return value if type(value) is int or type(value) is float else None
 
 
-def write_check(spec: CollectionSpec) -> WriteCheck:
+def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
     """The check :class:`~jarenlab.collection.Collection` runs after each written row.
 
     Raises JD2091 for invalid bounds and :class:`IntervalConflict` (JD2090) for a clash; the
     write transaction then rolls back. ``err.conflict`` is ``{"key", "declaration"}`` and
-    ``err.conflict_owner`` the other record's owner (owner views redact both).
+    ``err.conflict_owner`` the other record's owner (owner views redact both). The backend builds
+    each declaration's lookup once, here.
     """
+    backend = db.backend
     plans = [
         (
             decl,
-            lookup_sql(spec, decl),
+            backend.interval_statements(spec.name, decl).conflict,
             _values_of(([decl.owner] if decl.owner else []) + list(decl.within)),
             _values_of([decl.start, decl.end]),
             _fast_ms if decl.kind == "date-time" else _fast_number,
         )
         for decl in spec.intervals
     ]
-    owner_path = sqlite_path(tuple(spec.owner[1:].split("/"))) if spec.owner else None
-    table = quote(spec.name)
+    owner_path = backend.json_path((spec.owner[1:],)) if spec.owner else None
+    one_built = db.one_built
 
-    def check(conn: sqlite3.Connection, key: Any, doc: dict[str, Any] | None) -> None:
+    def check(key: Any, doc: dict[str, Any] | None) -> None:
         if doc is None:
             return
         for decl, sql, grouping, ends, fast in plans:
@@ -444,14 +364,12 @@ def write_check(spec: CollectionSpec) -> WriteCheck:
                     ) from None
             if decl.when and not _matches(decl, doc):
                 continue
-            row = conn.execute(sql, (*grouping(doc), hi, key, lo)).fetchone()
+            row = one_built(sql, (*grouping(doc), hi, key, lo))
             if row is not None:
                 other = row[0]
                 other_owner = None
                 if owner_path is not None:
-                    other_owner = conn.execute(
-                        f"SELECT json_extract(doc, '{owner_path}') FROM {table} WHERE key = ?", (other,)
-                    ).fetchone()[0]
+                    other_owner = db.value("intervals.owner_of", (owner_path, other), table=spec.name)
                 raise conflict_error(spec.name, key, other, decl, other_owner, doc)
 
     return check
@@ -498,21 +416,18 @@ def check_existing(store: Store, collection: str) -> None:
     declaration only through bulk loads (each row is checked as it is written); a migration that
     adds a declaration to a populated collection runs this before creating the index.
     """
-    coll = store[collection]
-    spec = coll.spec
-    conn = store._conn()
+    spec = store[collection].spec
+    db = store.db
     for decl in spec.intervals:
-        with translating(collection=collection):
-            _check_stored(conn, spec, decl)
+        statements = db.backend.interval_statements(spec.name, decl)
+        with db.translating(collection=collection):
+            _check_stored(db, spec, decl, statements)
 
 
-def _check_stored(conn: sqlite3.Connection, spec: CollectionSpec, decl: IntervalSpec) -> None:
-    start, end = _bound_sql(decl, decl.start), _bound_sql(decl, decl.end)
-    where = when_sql(decl) or "1"
-    table = quote(spec.name)
-    bad = conn.execute(
-        f"SELECT key, doc FROM {table} WHERE {where} AND coalesce({start} < {end}, 0) = 0 LIMIT 1"
-    ).fetchone()
+def _check_stored(
+    db: Database, spec: CollectionSpec, decl: IntervalSpec, statements: IntervalStatements
+) -> None:
+    bad = db.one_built(statements.invalid)
     if bad is not None:
         try:
             bounds(decl, orjson.loads(bad[1]))
@@ -524,13 +439,7 @@ def _check_stored(conn: sqlite3.Connection, spec: CollectionSpec, decl: Interval
                 collection=spec.name,
                 key=bad[0],
             ) from None
-    group = _group_sql(decl)
-    partition = f"PARTITION BY {', '.join(group)} " if group else ""
-    sql = (
-        f"SELECT key, prev_key FROM (SELECT key, {start} AS s, LAG(key) OVER w AS prev_key, LAG({end}) OVER w AS prev_end "
-        f"FROM {table} WHERE {where} WINDOW w AS ({partition}ORDER BY {start}, key)) WHERE prev_end > s LIMIT 1"
-    )
-    row = conn.execute(sql).fetchone()
+    row = db.one_built(statements.overlap)
     if row is not None:
         clash = IntervalConflict(
             "JD2090",

@@ -19,6 +19,7 @@ import orjson
 
 from jarenlab import pointer
 from jarenlab.errors import ModelError
+from jarenlab.intervals import IntervalSpec, check_declarations
 
 MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -50,11 +51,6 @@ class ColumnSpec:
     segments: tuple[str | int, ...]
     sql_type: str
 
-    @property
-    def sqlite_path(self) -> str:
-        """The path in SQLite's JSON path syntax (``$."a"[0]``)."""
-        return sqlite_path(self.segments)
-
 
 @dataclass(frozen=True)
 class CollectionSpec:
@@ -67,7 +63,7 @@ class CollectionSpec:
     key_type: str
     indexes: tuple[IndexSpec, ...]
     columns: tuple[ColumnSpec, ...]
-    intervals: tuple[Any, ...] = ()
+    intervals: tuple[IntervalSpec, ...] = ()
     owner: str | None = None
 
 
@@ -109,18 +105,6 @@ def summarize(errors: list[str]) -> str:
 def canonical_json(value: Any) -> bytes:
     """Serialize with sorted keys: the same document always gives the same bytes."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
-def sqlite_path(segments: tuple[str | int, ...]) -> str:
-    """Build a SQLite JSON path from parsed segments.
-
-    >>> sqlite_path(("a", 0, "odd key"))
-    '$."a"[0]."odd key"'
-    """
-    out = "$"
-    for seg in segments:
-        out += f"[{seg}]" if isinstance(seg, int) else f'."{seg}"'
-    return out
 
 
 def parse_singular_path(path: Any, doc_path: str) -> tuple[str | int, ...]:
@@ -257,8 +241,6 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     intervals = decl.get("intervals", [])
     if not isinstance(intervals, list):
         raise _fail("intervals must be a list", f"{doc_path}/intervals")
-    from jarenlab.intervals import check_declarations
-
     return CollectionSpec(
         name=name,
         schema=schema,

@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from jarenlab import _sqlite, frames
+from jarenlab import frames
 from jarenlab.errors import IntervalConflict, StoreError
-from jarenlab.store import Subsystem
-from jarenlab.model import sqlite_path
 from jarenlab.query.values import identical
+from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,7 +74,9 @@ class OwnedCollection:
         self.name = collection.name
         assert collection.spec.owner is not None
         self._member = collection.spec.owner[1:]
-        self._path = sqlite_path((self._member,))
+        path = collection.store.backend.json_path((self._member,))
+        self._params = (path, path, owner)
+        self._owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
         self._key_member = collection.spec.key[1:] if collection.spec.key else None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -183,35 +184,25 @@ class OwnedCollection:
         doc = self.collection.get(key)
         return doc if self._mine(doc) else None
 
-    def _rows(self, what: str) -> list[Any]:
-        table = _sqlite.quote(self.name)
-        # json_type guards the type: owner 1 must not match a stored true or 1.0.
-        kind = "text" if isinstance(self.owner, str) else "integer"
-        with _sqlite.translating(collection=self.name):
-            return (
-                self.store._conn()
-                .execute(
-                    f"SELECT {what} FROM {table} WHERE json_type(doc, ?) = ? "
-                    "AND json_extract(doc, ?) = ? ORDER BY rowid",
-                    (self._path, kind, self._path, self.owner),
-                )
-                .fetchall()
-            )
+    def _rows(self, statement: str) -> list[Any]:
+        db = self.store.db
+        with db.translating(collection=self.name):
+            return db.all(f"owner.{statement}", self._params, table=self.name, owned=self._owned)
 
     def count(self) -> int:
         """How many records this owner has."""
-        return int(self._rows("count(*)")[0][0])
+        return int(self._rows("count")[0][0])
 
     def __len__(self) -> int:
         return self.count()
 
     def to_list(self) -> list[dict[str, Any]]:
         """This owner's records as a list of dicts."""
-        return [orjson.loads(r[0]) for r in self._rows("doc")]
+        return [orjson.loads(r[0]) for r in self._rows("docs")]
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """This owner's records as a DataFrame indexed by key."""
-        rows = self._rows("key, doc")
+        rows = self._rows("scan")
         return frames.texts_to_frame(
             [r[1] for r in rows], [r[0] for r in rows], self.collection.spec.schema, flatten=flatten
         )
@@ -219,7 +210,7 @@ class OwnedCollection:
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""
         return frames.texts_to_arrow(
-            [r[0] for r in self._rows("doc")], self.collection.spec.schema, flatten=flatten
+            [r[0] for r in self._rows("docs")], self.collection.spec.schema, flatten=flatten
         )
 
     @property

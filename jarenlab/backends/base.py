@@ -41,6 +41,7 @@ from jarenlab.errors import StoreError
 
 if TYPE_CHECKING:
     from jarenlab.errors import JarenlabError
+    from jarenlab.intervals import IntervalSpec
     from jarenlab.model import Model
 
 #: Row values a statement returns, positional.
@@ -192,6 +193,29 @@ class Catalogue:
     def schema(self) -> list[str]:
         """The statements that create this subsystem's tables: those named ``create_*``, in file order."""
         return [s.template for n, s in self._statements.items() if n.startswith("create_")]
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalStatements:
+    """The statements that enforce one interval declaration on one collection.
+
+    A backend builds them from the declaration (:meth:`Backend.interval_statements`); callers keep
+    them (a write check builds them once) and run them with
+    :meth:`~jarenlab.database.Database.one_built`.
+
+    Attributes:
+        conflict: params ``(group values..., new end, own key, new start)``, the group values being
+            the owner (scope ``"owner"``) then each ``within`` value; one row ``(key,)`` of the
+            stored record the new interval overlaps, or no row.
+        invalid: no params; one row ``(key, doc)`` of a stored record that the declaration covers
+            and whose bounds do not read as ``start < end``, or no row.
+        overlap: no params; one row ``(key, earlier key)`` of two covered stored records of one
+            group that overlap, or no row.
+    """
+
+    conflict: str
+    invalid: str
+    overlap: str
 
 
 class Cursor(Protocol):
@@ -358,6 +382,19 @@ class Backend(Protocol):
 
     def holds_tables(self, conn: Any) -> list[str]:
         """The names of the tables the database holds (to tell a store from something else)."""
+        ...
+
+    # -- statements built from declarations ----------------------------------------------------------
+    def json_path(self, segments: tuple[str | int, ...]) -> Any:
+        """The bound parameter that addresses a member in statements taking a path (owner views,
+        interval owners): SQLite's JSON path text ``$."a"[0]`` for ``("a", 0)``."""
+        ...
+
+    def interval_statements(self, table: str, decl: IntervalSpec) -> IntervalStatements:
+        """The :class:`IntervalStatements` of one interval declaration of collection ``table``.
+
+        The declaration's partial index is part of :meth:`model_ddl` and of the verified shape.
+        """
         ...
 
     # -- hooks of a shared engine -------------------------------------------------------------------

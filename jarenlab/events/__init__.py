@@ -13,11 +13,10 @@
 
 from __future__ import annotations
 
-from jarenlab.store import Subsystem
-
 from jarenlab.events.event import Event, decode_cursor, encode_cursor
 from jarenlab.events.ledger import Events, Handler
 from jarenlab.events.stream import EventStream
+from jarenlab.store import Subsystem
 
 #: Registered with every store by :func:`jarenlab.open`.
 SUBSYSTEM = Subsystem("events", create=Events)

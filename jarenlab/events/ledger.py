@@ -16,10 +16,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import html
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 import orjson
 
-from jarenlab import _sqlite
 from jarenlab.arguments import is_count, is_seconds
 from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
@@ -41,17 +38,14 @@ from jarenlab.values import to_json
 if TYPE_CHECKING:
     import pandas as pd
 
+    from jarenlab.database import Database
     from jarenlab.store import Store
 
 #: ``handler(event, store) -> outcome or None``; runs inside the emit's transaction.
 Handler = Callable[[Event, "Store"], Any]
 
 _BATCH = 256
-_COLUMNS = "seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt"
-_INSERT = (
-    "INSERT INTO _jl_events(type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
+_ALL = 2**63 - 1  # a LIMIT that keeps every row
 
 
 class Events:
@@ -68,8 +62,6 @@ class Events:
         self._handlers: dict[str, list[Handler]] = {}
         self._changed = threading.Condition()
         self._version = 0
-        self._reader: sqlite3.Connection | None = None
-        self._reader_lock = threading.Lock()
         self._closed = False
         self._job_context: Any = None
         store.db.on_commit(after=self._on_commit)
@@ -138,32 +130,24 @@ class Events:
             raise EventError("JD2080", f"payload of {type!r} is invalid: {summarize(errors)}", errors=errors)
         text = orjson.dumps(payload).decode()
         job, attempt = self._job_stamp()
-        store = self.store
-        with store.transaction():
-            conn = store._conn()
-            with _sqlite.translating():
-                if dedupe_key is not None:
-                    row = conn.execute(
-                        f"SELECT {_COLUMNS} FROM _jl_events WHERE dedupe_key = ?", (dedupe_key,)
-                    ).fetchone()
-                    if row is not None:
-                        if row[1] != type:
-                            raise EventError(
-                                "JD2080",
-                                f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})",
-                            )
-                        return _event(row, deduplicated=True)
-                at_ms = int(self.clock() * 1000)
-                seq = conn.execute(_INSERT, (type, text, at_ms, dedupe_key, job, attempt)).lastrowid
-            assert seq is not None
+        db = self.store.db
+        with db.transaction():
+            if dedupe_key is not None:
+                row = db.one("events.by_dedupe_key", (dedupe_key,))
+                if row is not None:
+                    if row[1] != type:
+                        raise EventError(
+                            "JD2080",
+                            f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})",
+                        )
+                    return _event(row, deduplicated=True)
+            at_ms = int(self.clock() * 1000)
+            db.serialize("events")
+            seq = db.value("events.append", (type, text, at_ms, dedupe_key, job, attempt))
             event = Event(seq, type, payload, from_ms(at_ms), dedupe_key, None, job, attempt)
             outcome = self._run_handlers(event)
             if outcome is not None:
-                with _sqlite.translating():
-                    conn.execute(
-                        "UPDATE _jl_events SET outcome = ? WHERE seq = ?",
-                        (orjson.dumps(outcome).decode(), seq),
-                    )
+                db.run("events.set_outcome", (orjson.dumps(outcome).decode(), seq))
                 event = Event(seq, type, payload, event.at, dedupe_key, outcome, job, attempt)
         return event
 
@@ -235,13 +219,11 @@ class Events:
             raise StoreError("JD2010", f"last must be a non-negative integer, not {last!r}")
         _check_stream(poll, timeout, until)
         types = self._types(type)
-        with self._reading() as conn:
-            boundary = self._boundary(conn)
-            head = self._head(conn)
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM _jl_events WHERE seq > ?{_type_filter(types)} ORDER BY seq DESC LIMIT ?",
-                (boundary, *types, last),
-            ).fetchall()
+        db = self.store.db
+        with db.snapshot(own_writes=False):
+            boundary = self._boundary()
+            head = self._head()
+            rows = _latest(db, boundary, types, (), last)
         return EventStream(
             self, after=head, backlog=[_event(r) for r in reversed(rows)], follow=follow, poll=poll,
             timeout=timeout, until=until, types=types, strict=False,
@@ -266,9 +248,9 @@ class Events:
         """
         _check_stream(poll, timeout, until)
         types = self._types(type)
-        with self._reading() as conn:
-            boundary = self._boundary(conn)
-            head = self._head(conn)
+        with self.store.db.snapshot(own_writes=False):
+            boundary = self._boundary()
+            head = self._head()
         seq = boundary if cursor is None else decode_cursor(cursor)
         if seq < boundary:
             raise EventError(
@@ -285,19 +267,20 @@ class Events:
 
     def _read_after(self, seq: int, *, types: tuple[str, ...], strict: bool) -> tuple[list[Event], int]:
         """One batch of committed events after ``seq``, and how far it scanned."""
-        with self._reading() as conn:
-            boundary = self._boundary(conn)
+        db = self.store.db
+        with db.snapshot(own_writes=False):
+            boundary = self._boundary()
             if boundary > seq:
                 if strict:
                     raise EventError(
                         "JD2081", f"history was expired through #{boundary} past this stream (#{seq})"
                     )
                 seq = boundary
-            head = self._head(conn)
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM _jl_events WHERE seq > ?{_type_filter(types)} ORDER BY seq LIMIT {_BATCH}",
-                (seq, *types),
-            ).fetchall()
+            head = self._head()
+            if types:
+                rows = db.all("events.after_of_types", (seq, *types, _BATCH), types=len(types))
+            else:
+                rows = db.all("events.after", (seq, _BATCH))
         events = [_event(r) for r in rows]
         return events, (events[-1].seq if len(events) == _BATCH else max(seq, head))
 
@@ -311,28 +294,24 @@ class Events:
         one ahead of the latest event is JD2081.
         """
         seq = through.seq if isinstance(through, Event) else decode_cursor(through)
-        with self.store.transaction(), _sqlite.translating():
-            conn = self.store._conn()
-            head = self._head(conn)
+        db = self.store.db
+        with db.transaction():
+            head = self._head()
             if seq > head:
                 raise EventError("JD2081", f"cannot expire through #{seq}: the latest event is #{head}")
-            conn.execute(
-                "INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, ?) ON CONFLICT(singleton) "
-                "DO UPDATE SET expired_through = max(expired_through, excluded.expired_through)",
-                (seq,),
-            )
-            boundary = self._boundary(conn)
+            db.run("events.expire_through", (seq,))
+            boundary = self._boundary()
         return encode_cursor(boundary)
 
     def expired_through(self) -> str:
         """The cursor of the expired boundary (``resume`` accepts it and anything after it)."""
-        with self._reading() as conn:
-            return encode_cursor(self._boundary(conn))
+        with self.store.db.snapshot(own_writes=False):
+            return encode_cursor(self._boundary())
 
     def head(self) -> str:
         """The cursor after the latest committed event: ``resume(events.head(), follow=True)`` sees only new ones."""
-        with self._reading() as conn:
-            return encode_cursor(self._head(conn))
+        with self.store.db.snapshot(own_writes=False):
+            return encode_cursor(self._head())
 
     # -- notebook views --------------------------------------------------------------------------
     def frame(
@@ -350,22 +329,19 @@ class Events:
         ``flatten=True`` spreads payload members into ``payload.<member>`` columns.
         """
         types = self._types(type)
-        where, params = f"seq > ?{_type_filter(types)}", list[Any](types)
+        at_ms: tuple[int, ...] = ()
+        after = 0
         if isinstance(since, dt.datetime):
             aware = since if since.tzinfo is not None else since.replace(tzinfo=dt.UTC)
-            where += " AND at_ms >= ?"
-            params.append(int(aware.timestamp() * 1000))
+            at_ms = (int(aware.timestamp() * 1000),)
         elif since is not None:
-            where += " AND seq > ?"
-            params.append(decode_cursor(since))
+            after = decode_cursor(since)
         if limit is not None and not is_count(limit):
             raise StoreError("JD2010", f"limit must be a non-negative integer, not {limit!r}")
-        with self._reading() as conn:
-            boundary = self._boundary(conn)
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM _jl_events WHERE {where} ORDER BY seq DESC LIMIT ?",
-                (boundary, *params, -1 if limit is None else limit),
-            ).fetchall()
+        db = self.store.db
+        with db.snapshot(own_writes=False):
+            boundary = self._boundary()
+            rows = _latest(db, max(boundary, after), types, at_ms, _ALL if limit is None else limit)
         return events_frame([_event(r) for r in reversed(rows)], flatten=flatten)
 
     def __repr__(self) -> str:
@@ -388,31 +364,11 @@ class Events:
             self._check_type(t)
         return types
 
-    @contextlib.contextmanager
-    def _reading(self) -> Any:
-        """A private connection that sees only committed rows (never this thread's open transaction)."""
-        with self._reader_lock:
-            if self._reader is None:
-                self.store._conn()  # raises JD2063 once the store is closed
-                self._reader = _sqlite.connect(
-                    self.store.path, read_only=self.store.read_only, busy_timeout=self.store.busy_timeout
-                )
-            conn = self._reader
-            with _sqlite.translating():
-                conn.execute("BEGIN")
-                try:
-                    yield conn
-                finally:
-                    conn.execute("COMMIT")
+    def _boundary(self) -> int:
+        return int(self.store.db.value("events.boundary") or 0)
 
-    @staticmethod
-    def _boundary(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT expired_through FROM _jl_event_history WHERE singleton = 1").fetchone()
-        return 0 if row is None else int(row[0])
-
-    @staticmethod
-    def _head(conn: sqlite3.Connection) -> int:
-        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM _jl_events").fetchone()[0])
+    def _head(self) -> int:
+        return int(self.store.db.value("events.head"))
 
     def _on_commit(self, changes: object) -> None:
         self._wake()
@@ -430,11 +386,6 @@ class Events:
     def _close(self) -> None:
         self._closed = True
         self._wake()
-        with self._reader_lock:
-            if self._reader is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    self._reader.close()
-                self._reader = None
 
 
 def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
@@ -445,8 +396,14 @@ def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
     )  # fmt: skip
 
 
-def _type_filter(types: tuple[str, ...]) -> str:
-    return f" AND type IN ({', '.join('?' * len(types))})" if types else ""
+def _latest(
+    db: Database, after: int, types: tuple[str, ...], at_ms: tuple[int, ...], limit: int
+) -> list[tuple[Any, ...]]:
+    """The newest ``limit`` events after ``after`` (of ``types``; stamped at or after ``at_ms``), newest first."""
+    also = ("at_or_after",) if at_ms else ()
+    if types:
+        return db.all("events.latest_of_types", (after, *types, *at_ms, limit), types=len(types), also=also)
+    return db.all("events.latest", (after, *at_ms, limit), also=also)
 
 
 def _name(fn: object) -> str:

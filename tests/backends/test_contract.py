@@ -291,3 +291,13 @@ def test_read_only_refuses_writes_with_a_coded_error(make_backend: Any, tmp_path
         assert info.value.code == "JD2005" and info.value.condition == "read_only"
     finally:
         reader.close()
+
+
+def test_a_snapshot_inside_a_snapshot_reads_the_outer_one(db: Database) -> None:
+    with db.snapshot():
+        with db.snapshot():
+            assert meta(db, "nested") is None
+        assert meta(db, "nested") is None
+    db.write("store.put_meta", ("nested", "1"))
+    with db.snapshot():
+        assert meta(db, "nested") == "1"

@@ -9,11 +9,6 @@ import pytest
 import jarenlab as jl
 from jarenlab.events import Event
 
-try:
-    from jarenlab.jobs import Jobs  # noqa: F401  (what store.jobs needs)
-except ImportError:  # the queue lands separately; only its absence may skip these tests
-    pytestmark = pytest.mark.skip(reason="the job queue (jarenlab.jobs) cannot be imported yet")
-
 
 def test_a_failing_handler_takes_its_enqueued_jobs_with_it(store: jl.Store, raw_count: Any) -> None:
     @store.events.on("flight.delayed")

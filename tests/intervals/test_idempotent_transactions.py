@@ -70,7 +70,7 @@ def test_a_failed_run_keeps_nothing_and_can_be_retried(store: Any) -> None:
     with pytest.raises(RuntimeError):
         store.transaction(flaky, idempotency_key="k")
     assert store["runs"].count() == 0
-    assert store._conn().execute("SELECT count(*) FROM _jl_transaction_results").fetchone()[0] == 0
+    assert store.db.connection().execute("SELECT count(*) FROM _jl_transaction_results").fetchone()[0] == 0
     assert store.transaction(flaky, idempotency_key="k") == 2
     assert store.transaction(flaky, idempotency_key="k") == 2 and len(calls) == 2
 
@@ -124,7 +124,11 @@ def test_results_that_round_trip_are_kept_exactly(store: Any) -> None:
 
 def test_keys_and_fingerprints_are_stored_as_sha256_only(store: Any) -> None:
     store.transaction(Work(), idempotency_key="customer-42/order-7", fingerprint="card-4242")
-    rows = store._conn().execute("SELECT key, fingerprint, result FROM _jl_transaction_results").fetchall()
+    rows = (
+        store.db.connection()
+        .execute("SELECT key, fingerprint, result FROM _jl_transaction_results")
+        .fetchall()
+    )
     assert rows == [
         (
             hashlib.sha256(b'"customer-42/order-7"').digest(),
@@ -140,7 +144,7 @@ def test_keys_and_fingerprints_are_stored_as_sha256_only(store: Any) -> None:
 def test_the_newest_1000_keys_are_kept(store: Any) -> None:
     for i in range(idempotency.KEEP + 5):
         store.transaction(lambda s, i=i: i, idempotency_key=f"k{i}")
-    conn = store._conn()
+    conn = store.db.connection()
     assert conn.execute("SELECT count(*) FROM _jl_transaction_results").fetchone()[0] == idempotency.KEEP
     work = Work()
     assert store.transaction(work, idempotency_key="k5") == 5 and work.runs == 0  # the oldest kept

@@ -12,6 +12,7 @@ import pytest
 
 import jarenlab as jl
 from jarenlab import intervals
+from jarenlab.backends.sqlite import intervals as sqlite_intervals
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
 
 from .conftest import booking
@@ -203,7 +204,7 @@ def test_scope_owner_constrains_each_owner_alone_and_collection_scope_blocks_acr
 def test_an_injected_failure_rolls_the_booking_back(store: Any) -> None:
     b = store["bookings"]
 
-    def boom(conn: Any, key: Any, doc: Any) -> None:
+    def boom(key: Any, doc: Any) -> None:
         if doc and doc.get("room") == "boom":
             raise RuntimeError("injected")
 
@@ -244,13 +245,13 @@ def _plan(conn: Any, sql: str, params: tuple[Any, ...]) -> str:
 
 
 def test_the_check_is_one_indexed_lookup(store: Any) -> None:
-    conn = store._conn()
+    conn = store.db.connection()
     for name in ("bookings", "shifts"):
         spec = store[name].spec
         (decl,) = spec.intervals
-        index = intervals.index_name(spec, decl)
+        index = sqlite_intervals.index_name(spec, decl)
         params = (("A",) if name == "bookings" else ("ann",)) + (5, "k", 1)
-        plan = _plan(conn, intervals.lookup_sql(spec, decl), params)
+        plan = _plan(conn, store.backend.interval_statements(name, decl).conflict, params)
         assert f"SEARCH {name} USING INDEX {index} (" in plan and "<?)" in plan, plan
         assert f"SCAN {name}" not in plan and "TEMP B-TREE" not in plan, plan
 
@@ -260,7 +261,7 @@ def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     b.insert(booking("a", "10", "12"))
     b.insert(booking("b", "10", "12", status="cancelled"))
     b.insert(booking("c", "10", "12", room="B"))
-    conn = store._conn()
+    conn = store.db.connection()
     stat = dict(
         conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='index' AND name LIKE '_jl_iv_%'"
@@ -270,7 +271,7 @@ def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     assert "WHERE json_type" in stat["_jl_iv_bookings_0"] and "WHERE" not in stat["_jl_iv_shifts_0"]
     counted = conn.execute(
         'SELECT count(*) FROM bookings INDEXED BY "_jl_iv_bookings_0" WHERE '
-        + intervals.when_sql(b.spec.intervals[0])
+        + sqlite_intervals.when_sql(b.spec.intervals[0])
     ).fetchone()[0]
     assert counted == 2
 
@@ -312,7 +313,7 @@ def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     intervals.check_existing(store, "bookings")
     # data that reached the table around the constraint (raw SQL, as an old file or a migration would)
     with store.transaction():
-        store._conn().execute(
+        store.db.connection().execute(
             "INSERT INTO bookings(key, doc) VALUES ('z', ?)",
             (
                 '{"id":"z","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00Z","end":"2024-05-01T15:00:00Z"}',
@@ -328,7 +329,7 @@ def test_check_existing_names_both_overlapping_records(store: Any) -> None:
 
 def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
     with store.transaction():
-        store._conn().execute(
+        store.db.connection().execute(
             "INSERT INTO bookings(key, doc) VALUES ('bad', ?)",
             (
                 '{"id":"bad","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00+02:00","end":"2024-05-01T15:00:00Z"}',
@@ -342,7 +343,7 @@ def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
 def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
     rng = random.Random(20240501)
     spec = store["bookings"].spec
-    expr = intervals._bound_sql(spec.intervals[0], ("v",))
+    expr = sqlite_intervals.bound_sql(spec.intervals[0], ("v",))
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
     values = []
     for _ in range(5000):
@@ -354,7 +355,7 @@ def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
         whole = ms - ms % 1000 if frac in ("", ".") else ms
         text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac}Z"
         values.append((text, whole))
-    conn = store._conn()
+    conn = store.db.connection()
     for text, want in values:
         doc = orjson.dumps({"v": text}).decode()
         got = conn.execute(f"SELECT {expr} FROM (SELECT ? AS doc)", (doc,)).fetchone()[0]

@@ -16,13 +16,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jarenlab.backends.base import Catalogue, Row, StorageOrder, quote
-from jarenlab.backends.sqlite import ddl
+from jarenlab.backends.base import Catalogue, IntervalStatements, Row, StorageOrder, quote
+from jarenlab.backends.sqlite import ddl, intervals, paths
 from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.model import Model
+
+if TYPE_CHECKING:
+    from jarenlab.intervals import IntervalSpec
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -278,6 +281,13 @@ class SQLiteBackend:
 
     def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
         return ddl.first_shape_difference(model, dict(shape))
+
+    # -- statements built from declarations ----------------------------------------------------------
+    def json_path(self, segments: tuple[str | int, ...]) -> str:
+        return paths.json_path(segments)
+
+    def interval_statements(self, table: str, decl: IntervalSpec) -> IntervalStatements:
+        return intervals.statements(table, decl)
 
     # -- hooks --------------------------------------------------------------------------------------
     def storage_order(self, key_type: type) -> StorageOrder:

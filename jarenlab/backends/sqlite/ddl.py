@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from jarenlab.backends.base import quote
+from jarenlab.backends.sqlite import intervals
+from jarenlab.backends.sqlite.paths import json_path
 from jarenlab.model import CollectionSpec, Model
-
 
 
 def table_statement(spec: CollectionSpec) -> str:
@@ -25,7 +26,7 @@ def table_statement(spec: CollectionSpec) -> str:
         else f"key {spec.key_type} PRIMARY KEY NOT NULL"
     )
     cols = [key, "doc TEXT NOT NULL"] + [
-        f"{quote(c.name)[1:-1]} {c.sql_type} GENERATED ALWAYS AS (json_extract(doc, '{c.sqlite_path}')) VIRTUAL"
+        f"{quote(c.name)[1:-1]} {c.sql_type} GENERATED ALWAYS AS (json_extract(doc, '{json_path(c.segments)}')) VIRTUAL"
         for c in spec.columns
     ]
     return f"CREATE TABLE {quote(spec.name)} ({', '.join(cols)}) STRICT"
@@ -48,10 +49,8 @@ def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
 
 
 def extra_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
-    """Statements subsystems add per collection (the interval indexes)."""
-    from jarenlab.intervals import index_statements as interval_indexes
-
-    return interval_indexes(spec)
+    """The indexes a collection's declarations add beyond its declared ones (the interval indexes)."""
+    return intervals.index_statements(spec)
 
 
 def create_statements(model: Model) -> list[str]:

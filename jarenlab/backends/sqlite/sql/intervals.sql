@@ -1,0 +1,7 @@
+-- The interval constraint. Each declaration's own statements (its partial index, the conflict
+-- lookup, the checks of stored data) are built from the declaration by ../intervals.py; these are
+-- the fixed ones.
+
+-- name: owner_of
+-- The owner member of the record a write clashed with: (the owner's JSON path, its key).
+SELECT json_extract(doc, ?) FROM {table} WHERE key = ?
