@@ -19,6 +19,7 @@ import orjson
 
 from jarenlab import pointer
 from jarenlab.errors import ModelError
+from jarenlab.query.values import identical
 from jarenlab.intervals import IntervalSpec, check_declarations
 
 MODEL_VERSION = "0.1"
@@ -342,5 +343,4 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
             if found is not None:
                 return found
         return None if len(old) == len(new) else f"{path}/{min(len(old), len(new))}"
-    same = type(old) is type(new) and old == new
-    return None if same else (path or "/")
+    return None if identical(old, new) else (path or "/")

@@ -13,6 +13,7 @@ from typing import Any
 
 from jarenlab.errors import StoreError
 from jarenlab.pointer import unescape
+from jarenlab.query.values import json_eq
 
 
 def _bad(reason: str, i: int | None = None) -> StoreError:
@@ -112,17 +113,11 @@ def apply_patch(doc: Any, ops: Any) -> Any:
                 doc = _remove(doc, source, i)
             doc = _add(doc, tokens, value, i)
         elif name == "test":
-            if not _equal(_get(doc, tokens, i), op["value"]):
+            if not json_eq(_get(doc, tokens, i), op["value"]):
                 raise _bad(f"test failed at {op['path']}", i)
         else:
             raise _bad(f"unknown operation {name!r}", i)
     return doc
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return bool(a == b)
 
 
 def merge_patch(doc: Any, patch: Any) -> Any:

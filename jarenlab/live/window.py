@@ -22,7 +22,8 @@ from bisect import bisect_left, insort
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
+# is the old row still right? Exact sameness: 1 and 1.0 differ, and so does member order
+from jarenlab.query.values import identical as same
 
 Op = dict[str, Any]
 
@@ -66,11 +67,6 @@ def term_key(value: list[Any], desc: bool, empty_greatest: bool) -> tuple[Any, .
     if desc:
         return (-1, -v if type(v) is not str else Desc(v))
     return (1, v)
-
-
-def same(a: Any, b: Any) -> bool:
-    """Strict JSON sameness (1 and 1.0 differ, key order counts): is the old row still right?"""
-    return a is b or orjson.dumps(a) == orjson.dumps(b)
 
 
 class SortedEntries:

@@ -4,7 +4,16 @@ Items are plain Python JSON values: ``None``, ``bool``, ``int``, ``float``, ``st
 ``list`` and ``dict``. ``bool`` is never a number here even though Python says
 ``True == 1``; every check below looks at the exact type.
 
+Two equalities, each defined here only:
+
+- :func:`json_eq` is JSON equality (the query language's ``$eq``, RFC 6902 ``test``): numbers
+  compare by value, so ``1`` equals ``1.0``; member order does not count.
+- :func:`identical` is exact sameness (a value that must round-trip exactly, a live row that must
+  not change): ``1`` and ``1.0`` differ, and so does member order.
+
 >>> json_eq(1, 1.0), json_eq(True, 1), json_eq(float("nan"), float("nan"))
+(True, False, False)
+>>> identical({"a": 1}, {"a": 1}), identical(1, 1.0), identical({"a": 1, "b": 2}, {"b": 2, "a": 1})
 (True, False, False)
 >>> ebv(["x"]), ebv([0]), ebv([])
 (True, False, False)
@@ -75,6 +84,29 @@ def json_eq(a: Any, b: Any) -> bool:
     if ta is dict:
         return tb is dict and a.keys() == b.keys() and all(json_eq(v, b[k]) for k, v in a.items())
     return False
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Exact sameness: the same types all the way down (``1`` is not ``1.0``, ``True`` is not ``1``,
+    a tuple is not a list), members in the same order, and ``-0.0`` is not ``0.0``.
+
+    >>> identical([1, {"a": None}], [1, {"a": None}]), identical([1], (1,)), identical(0.0, -0.0)
+    (True, False, False)
+    """
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is dict:
+        return len(a) == len(b) and all(
+            ka == kb and identical(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items())
+        )
+    if t is list or t is tuple:
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if t is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
 
 
 def json_lt(a: Any, b: Any) -> bool:

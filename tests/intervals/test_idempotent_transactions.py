@@ -11,6 +11,7 @@ import pytest
 import jarenlab as jl
 from jarenlab import idempotency
 from jarenlab.errors import IdempotencyError, StoreError
+from jarenlab.query.values import identical
 
 from .conftest import booking
 
@@ -115,9 +116,9 @@ def test_results_that_round_trip_are_kept_exactly(store: Any) -> None:
         "s": "é\u2028",
         "o": {"a": []},
     }
-    assert idempotency._same(store.transaction(Work(value), idempotency_key="k"), value)
+    assert identical(store.transaction(Work(value), idempotency_key="k"), value)
     back = store.transaction(Work(), idempotency_key="k")
-    assert idempotency._same(back, value) and back is not value
+    assert identical(back, value) and back is not value
     big = "y" * (16 * 1024 - 2)  # 16 KiB exactly with its quotes
     assert store.transaction(Work(big), idempotency_key="big") == big
 
