@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from jarenlab.backends.base import Backend, Fill, Row, Watch
+from jarenlab.backends.base import Backend, Cursor, Fill, Row, Watch
 from jarenlab.errors import StoreError
 
 #: A change made inside a transaction: (collection, key, document or None when deleted).
@@ -54,6 +54,11 @@ class Database:
         self._closed = False
         self._before: list[CommitHook] = []
         self._after: list[CommitHook] = []
+        self._texts: dict[Any, str] = {}
+        # Bound once: every statement goes through these (the hot path of every read and write).
+        self._execute = backend.execute
+        self._driver_error = backend.driver_error
+        self._translate = backend.translate
 
     # -- connections --------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -102,29 +107,45 @@ class Database:
     # -- statements ---------------------------------------------------------------------------------
     def sql(self, name: str, **fill: Fill) -> str:
         """The text of a named statement (``"subsystem.statement"``) with its fields filled."""
-        subsystem, _, statement = name.partition(".")
-        backend = self.backend
-        return backend.catalogue(subsystem).text(statement, quote=backend.quote, marks=backend.marks, **fill)
+        cache_key = (name, *fill.items()) if fill else name
+        text = self._texts.get(cache_key)
+        if text is None:
+            subsystem, _, statement = name.partition(".")
+            backend = self.backend
+            text = backend.catalogue(subsystem).text(
+                statement, quote=backend.quote, marks=backend.marks, **fill
+            )
+            if len(self._texts) < 4096:
+                self._texts[cache_key] = text
+        return text
+
+    def _cursor(self, sql: str, params: Sequence[Any]) -> Cursor:
+        """Run one statement on this thread's connection; driver errors leave translated."""
+        try:
+            return self._execute(self.connection(), sql, params)
+        except self._driver_error as exc:
+            err = self._translate(exc)
+            if err is None:
+                raise
+            raise err from exc
 
     def one(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Row | None:
         """The first row of a named statement, or None."""
-        with self.backend.translating():
-            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchone()
+        row: Row | None = self._cursor(self.sql(name, **fill), params).fetchone()
+        return row
 
     def all(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> list[Row]:
         """Every row of a named statement."""
-        with self.backend.translating():
-            return self.backend.execute(self.connection(), self.sql(name, **fill), params).fetchall()
+        return self._cursor(self.sql(name, **fill), params).fetchall()
 
     def value(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Any:
         """The first column of the first row (None when there is no row)."""
-        row = self.one(name, params, **fill)
+        row = self._cursor(self.sql(name, **fill), params).fetchone()
         return None if row is None else row[0]
 
     def run(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> int:
         """Run a named write inside the open transaction; return how many rows it changed."""
-        with self.backend.translating():
-            return int(self.backend.execute(self.connection(), self.sql(name, **fill), params).rowcount)
+        return int(self._cursor(self.sql(name, **fill), params).rowcount)
 
     def many(self, name: str, rows: Sequence[Sequence[Any]], **fill: Fill) -> int:
         """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
@@ -138,35 +159,23 @@ class Database:
         outside, it runs alone under the write gate (one statement is atomic by itself).
         """
         sql = self.sql(name, **fill)
-        backend = self.backend
         if self._state.depth:
-            with backend.translating():
-                cursor = backend.execute(self.connection(), sql, params)
-                return cursor.fetchall(), cursor.rowcount
-        conn = self.connection()
-        with self._gated(), backend.translating():
-            cursor = backend.execute(conn, sql, params)
+            cursor = self._cursor(sql, params)
+            return cursor.fetchall(), cursor.rowcount
+        with self._gated():
+            cursor = self._cursor(sql, params)
             return cursor.fetchall(), cursor.rowcount
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """Run SQL the planner emitted through the backend's dialect (the one caller of raw text)."""
-        with self.backend.translating():
-            return self.backend.execute(self.connection(), sql, params).fetchall()
+        return self._cursor(sql, params).fetchall()
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration
         (:meth:`~jarenlab.backends.base.Backend.interval_statements`); nothing else runs through here.
-
-        Lean on purpose: the interval write check runs it once per written row.
         """
-        backend = self.backend
-        try:
-            return backend.execute(self.connection(), sql, params).fetchone()
-        except Exception as exc:
-            err = backend.translate(exc)
-            if err is None:
-                raise
-            raise err from exc
+        row: Row | None = self._cursor(sql, params).fetchone()
+        return row
 
     def explain(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """The engine's plan of a statement the planner emitted."""

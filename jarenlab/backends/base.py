@@ -244,9 +244,183 @@ class Watch(Protocol):
 
 
 class Dialect(Protocol):
-    """How the planner spells SQL on this backend (see :mod:`jarenlab.query.sql`)."""
+    """How the planner spells SQL on this backend (see :mod:`jarenlab.query.sql`).
 
+    The planner decides what to compute from neutral values: JSON *kinds* (``null true false int
+    float string array object``: ``2`` is ``int``, ``2.0`` is ``float``), operators (``eq lt le gt
+    ge``), families (``string``/``number``). Every piece of SQL text it writes comes from one
+    method here. Operands are SQL text already; a bound value is a marker that the emitter turns
+    into :meth:`placeholder` s in text order, so a method may place or repeat its operands freely.
+    The capabilities say what the planner may rely on; where one is missing it keeps that part
+    in the engine. SQLite's spelling is :class:`jarenlab.backends.sqlite.dialect.SQLiteDialect`.
+    """
+
+    #: ``"sqlite"``, ``"postgresql"``.
     name: str
+    #: True when a stored number's JSON kind says whether it was written ``2`` or ``2.0``. Without
+    #: it, number projections and integer aggregates (which must tell them apart) run in the engine.
+    keeps_integers_apart: bool
+    #: Numbers compared with members must be below this in magnitude (the database reads larger
+    #: JSON integers inexactly); a larger literal stays in the engine, a larger external diverts.
+    integer_limit: int
+    #: False when the JSON functions cut strings at U+0000 (a pattern holding it stays in the engine).
+    strings_hold_nul: bool
+
+    # -- names and values ---------------------------------------------------------------------------
+    def table(self, name: str) -> str:
+        """A collection's table, checked and quoted: ``flights`` -> ``"flights"``."""
+        ...
+
+    def column(self, name: str) -> str:
+        """A typed generated column, checked: ``gx_a`` -> ``gx_a``."""
+        ...
+
+    def document(self) -> str:
+        """The column holding a row's document: ``doc``."""
+        ...
+
+    def key(self) -> str:
+        """The column holding a row's key: ``key``."""
+        ...
+
+    def storage_order(self) -> str:
+        """What orders rows in storage order, the engine's order of ``$[*]`` (SQLite: ``rowid``)."""
+        ...
+
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order, its first row (SQLite: ``min(rowid)``)."""
+        ...
+
+    def placeholder(self, position: int) -> str:
+        """The ``position``-th bound value, from 1 (SQLite: ``?``; PostgreSQL: ``$1``)."""
+        ...
+
+    def json_path(self, steps: Sequence[str | int]) -> Any:
+        """The bound value naming a member: ``("a", 0)`` -> SQLite ``$."a"[0]``."""
+        ...
+
+    def truth(self, value: bool) -> str:
+        """A constant condition: ``True`` -> ``1``."""
+        ...
+
+    # -- members ------------------------------------------------------------------------------------
+    def json_type(self, path: str) -> str:
+        """The member's JSON type, NULL when missing: ``?`` -> ``json_type(doc, ?)``."""
+        ...
+
+    def json_value(self, path: str) -> str:
+        """The member's SQL value, NULL when missing: ``?`` -> ``json_extract(doc, ?)``."""
+        ...
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A :meth:`json_type` is one of ``kinds``: ``("int", "float")`` -> ``t IN ('integer', 'real')``."""
+        ...
+
+    def bound_kind_in(self, value: str, kinds: Sequence[str]) -> str:
+        """A bound value's type is one of ``kinds`` (``string``, or ``int`` and ``float``):
+        ``?``, ``("string",)`` -> ``typeof(?) IN ('text')``."""
+        ...
+
+    def type_kinds(self) -> Mapping[Any, str]:
+        """What a :meth:`json_type` cell read back means as a kind: ``"real"`` -> ``"float"``."""
+        ...
+
+    def is_present(self, expr: str) -> str:
+        """``expr`` is not NULL: ``x`` -> ``x IS NOT NULL``."""
+        ...
+
+    # -- conditions ---------------------------------------------------------------------------------
+    def compare(self, left: str, op: str, right: str) -> str:
+        """``eq lt le gt ge``: ``a``, ``gt``, ``?`` -> ``a > ?``."""
+        ...
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        """``[a, b]`` -> ``(a AND b)``; one part is parenthesised too."""
+        ...
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        """``[a, b]`` -> ``(a OR b)``."""
+        ...
+
+    def negate(self, cond: str) -> str:
+        """Two-valued NOT, NULL reading as false: ``x`` -> ``(NOT coalesce(x, 0))``."""
+        ...
+
+    def nonzero(self, value: str) -> str:
+        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
+        ...
+
+    def nonempty(self, value: str) -> str:
+        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
+        ...
+
+    def truthiness(self, type_expr: str, number: str, string: str) -> str:
+        """A member's effective boolean value from its type and value:
+        ``t, n, s`` -> ``(CASE t WHEN 'true' THEN 1 WHEN 'integer' THEN n <> 0 ... ELSE 0 END)``."""
+        ...
+
+    def ends_with(self, value: str, suffix: str) -> str:
+        """``v``, ``?`` -> ``substr(v, -length(?)) = ?``."""
+        ...
+
+    def contains(self, value: str, infix: str) -> str:
+        """``v``, ``?`` -> ``instr(v, ?) > 0``."""
+        ...
+
+    def call(self, function: str, argument: str) -> str:
+        """A registered function of one argument, checked: ``f``, ``doc`` -> ``f(doc)``."""
+        ...
+
+    # -- statements ---------------------------------------------------------------------------------
+    def select(self, columns: Sequence[str], table: str) -> str:
+        """``["key", "doc"]``, ``t`` -> ``SELECT key, doc FROM "t"``."""
+        ...
+
+    def where(self, cond: str) -> str:
+        """``x`` -> `` WHERE x``."""
+        ...
+
+    def group_by_first(self) -> str:
+        """Group by the first selected column: `` GROUP BY 1``."""
+        ...
+
+    def first_column(self) -> str:
+        """The first selected column by position, for ``ORDER BY``: ``1``."""
+        ...
+
+    def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
+        """One ordering key, NULLs first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``."""
+        ...
+
+    def order_by(self, terms: Sequence[str]) -> str:
+        """``[a, rowid]`` -> `` ORDER BY a, rowid``."""
+        ...
+
+    def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
+        """Skip ``offset`` rows, keep ``limit`` (None: all), binding values with ``literal``:
+        ``50, 0`` -> `` LIMIT ?``; ``None, 5`` -> `` LIMIT ? OFFSET ?`` (SQLite binds -1)."""
+        ...
+
+    def count_rows(self) -> str:
+        """``count(*)``."""
+        ...
+
+    def aggregate(self, fn: str, expr: str) -> str:
+        """``count sum min max`` over non-NULL values: ``sum``, ``v`` -> ``sum(v)``."""
+        ...
+
+    def any_row(self, cond: str) -> str:
+        """Whether a condition holds for some row: ``c`` -> ``max(c)``."""
+        ...
+
+    # -- the database's own plan --------------------------------------------------------------------
+    def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        """:meth:`Backend.explain` rows as ``[{id, parent, depth, detail}]``."""
+        ...
+
+    def full_scans(self, rows: Sequence[Sequence[Any]], table: str) -> list[str]:
+        """The :meth:`Backend.explain` rows that read ``table`` whole (SQLite: ``SCAN t``)."""
+        ...
 
 
 class Backend(Protocol):
@@ -266,6 +440,11 @@ class Backend(Protocol):
     needs_write_gate: bool
     #: ``True`` when the store is read-only.
     read_only: bool
+
+    @property
+    def driver_error(self) -> type[Exception]:
+        """The driver's base error class: what :meth:`translate` turns into coded errors."""
+        ...
 
     @property
     def dialect(self) -> Dialect:

@@ -120,6 +120,7 @@ class SQLiteBackend:
 
     name = "sqlite"
     needs_write_gate = True
+    driver_error = sqlite3.Error
 
     def __init__(self, path: str, *, read_only: bool = False, busy_timeout: float = 5.0) -> None:
         self.target = path
