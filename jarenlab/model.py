@@ -19,8 +19,8 @@ import orjson
 
 from jarenlab import pointer
 from jarenlab.errors import ModelError
-from jarenlab.query.values import identical
 from jarenlab.intervals import IntervalSpec, check_declarations
+from jarenlab.query.values import identical
 
 MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
