@@ -23,7 +23,7 @@ DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 SQL = re.compile(
     r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\S+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(UNIQUE\s+)?"
     r"(TABLE|INDEX)\s|BEGIN(\s+IMMEDIATE)?\s*$|COMMIT\s*$|ROLLBACK|SAVEPOINT\s|RELEASE\s|PRAGMA\s)",
-    re.I | re.S,
+    re.S,  # keywords in capitals, as every statement here is written (a progress label is not SQL)
 )
 
 
