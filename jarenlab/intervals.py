@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
-from jarenlab.pointer import escape, unescape
+from jarenlab.pointer import escape, problem, unescape
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import IntervalStatements
@@ -86,7 +86,7 @@ def parse_pointer(pointer: Any, doc_path: str, what: str) -> Segments:
     >>> parse_pointer("/slot/a~1b", "/x", "start")
     ('slot', 'a/b')
     """
-    if not isinstance(pointer, str) or not pointer.startswith("/") or pointer == "/":
+    if problem(pointer) is not None or pointer in ("", "/"):
         raise _fail(
             f'{what} must be a JSON Pointer to a member, such as "/start" (got {pointer!r})', doc_path
         )

@@ -1,5 +1,10 @@
 """JSON Patch (RFC 6902) and JSON Merge Patch (RFC 7386), applied to a copy of a document.
 
+Pointers are read exactly as RFC 6901 says (:mod:`jarenlab.pointer`): a ``~`` not followed by ``0``
+or ``1`` is an error, and an array index is ASCII digits without leading zeros. ``test`` compares
+with JSON equality (:func:`jarenlab.query.values.json_eq`): JSON types recursively, numbers by
+value. Every failure is ``JD2009`` naming the operation.
+
 >>> apply_patch({"a": 1, "b": [1]}, [{"op": "add", "path": "/b/-", "value": 2}, {"op": "remove", "path": "/a"}])
 {'b': [1, 2]}
 >>> merge_patch({"a": 1, "b": {"c": 2}}, {"a": None, "b": {"d": 3}})
@@ -11,8 +16,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from jarenlab import pointer
 from jarenlab.errors import StoreError
-from jarenlab.pointer import unescape
 from jarenlab.query.values import json_eq
 
 
@@ -20,20 +25,22 @@ def _bad(reason: str, i: int | None = None) -> StoreError:
     return StoreError("JD2009", reason, doc_path=None if i is None else f"/{i}")
 
 
-def _tokens(pointer: Any, i: int) -> list[str]:
-    if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
-        raise _bad(f"{pointer!r} is not a JSON Pointer", i)
-    return [unescape(t) for t in pointer.split("/")[1:]]
+def _tokens(text: Any, i: int) -> list[str]:
+    why = pointer.problem(text)
+    if why is not None:
+        raise _bad(f"not a JSON Pointer: {why}", i)
+    return pointer.split(text)
 
 
 def _index(container: list[Any], token: str, i: int, *, allow_end: bool) -> int:
     if token == "-" and allow_end:
         return len(container)
-    if not token.isdigit() or (token != "0" and token.startswith("0")):
+    if not pointer.is_array_index(token):
         raise _bad(f"{token!r} is not an array index", i)
-    n = int(token)
+    # no leading zeros: more digits than the length has is beyond it (and spares int() a huge string)
+    n = int(token) if len(token) <= len(str(len(container))) else len(container) + 1
     if n > len(container) or (n == len(container) and not allow_end):
-        raise _bad(f"array index {n} is out of range", i)
+        raise _bad(f"array index {token} is out of range", i)
     return n
 
 

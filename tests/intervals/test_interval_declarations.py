@@ -50,6 +50,7 @@ REFUSED = [
     ({"end": "/e"}, f"{AT}/0/start", "needs 'start'"),
     ({"start": "/s"}, f"{AT}/0/end", "needs 'end'"),
     ({"start": "s", "end": "/e"}, f"{AT}/0/start", "JSON Pointer"),
+    ({"start": "/s~2", "end": "/e"}, f"{AT}/0/start", "JSON Pointer"),
     ({"start": "/nope", "end": "/e"}, f"{AT}/0/start", "not declared"),
     ({"start": "/opt", "end": "/e"}, f"{AT}/0/start", "required"),
     (
