@@ -11,8 +11,8 @@ What is timed (each run on a fresh file; filling the queue before a drain is not
 - **single enqueue**: ``jobs.enqueue("noop", {"n": i})`` one call (one commit) per job, generated
   ids. Floor: raw ``sqlite3`` doing one ``INSERT`` of the same row into a table of the same shape
   and indexes, one autocommit statement each. Huey: calling a ``SqliteHuey`` task (one INSERT).
-- **batched enqueue**: ``jobs.enqueue_many([...])`` (one transaction, 90 rows per INSERT
-  statement). Floors: ``executemany`` of single-row INSERTs, and the same 90-row INSERTs by hand.
+- **batched enqueue**: ``jobs.enqueue_many([...])`` (one transaction, 16 rows per INSERT
+  statement). Floors: ``executemany`` of single-row INSERTs, and the same 16-row INSERTs by hand.
   The raw floors use random ``uuid4`` ids; jarenlab's generated ids ascend (an index append).
 - **drain**: ``jobs.run_until_idle(progress=False)`` over no-op jobs in one process: per job one
   claim (``UPDATE ... RETURNING``, attempt, generation and fencing token), the handler call with a
@@ -46,7 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, measure, print_machine, print_table
 
 import jarenlab as jl
-from jarenlab.jobs.schema import DDL
+from jarenlab.backends.sqlite.backend import catalogue
+
+#: The queue's tables and indexes, as the SQLite backend creates them.
+DDL = catalogue("jobs").schema()
 
 MODEL: dict[str, Any] = {
     "$model": "0.1",
@@ -187,7 +190,7 @@ def main() -> None:
             )
             conn.execute("COMMIT")
 
-        chunk = 90
+        chunk = 16
         many = _INSERT.replace(
             "VALUES (?, 'noop', ?, 'pending', 0, 0, 5, 0, 0)",
             "VALUES " + ", ".join(["(?, 'noop', ?, 'pending', 0, 0, 5, 0, 0)"] * chunk),
@@ -211,7 +214,7 @@ def main() -> None:
                 floor=True,
             ),
             Row(
-                "raw 90-row INSERTs",
+                "raw 16-row INSERTs",
                 measure(raw_multirow, runs=runs, setup=lambda: raw_conn(dirs)),
                 floor=True,
             ),

@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-from jarenlab.store import Subsystem
-
 from jarenlab.jobs.api import Jobs
 from jarenlab.jobs.clock import VirtualClock, backoff
 from jarenlab.jobs.context import Context, current_job
@@ -14,6 +12,7 @@ from jarenlab.jobs.dag import Dag
 from jarenlab.jobs.queue import Lease
 from jarenlab.jobs.registry import Handlers, HandlerSpec
 from jarenlab.jobs.worker import Stopped, Worker
+from jarenlab.store import Subsystem
 
 #: Registered with every store by :func:`jarenlab.open`.
 SUBSYSTEM = Subsystem("jobs", create=Jobs, stats=lambda jobs: jobs.counts())

@@ -25,7 +25,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from jarenlab import _sqlite
 from jarenlab.arguments import is_count, is_seconds
 from jarenlab.errors import JobError
 from jarenlab.jobs import views
@@ -347,8 +346,7 @@ class Jobs:
     # -- inspection ------------------------------------------------------------------------------
     def get(self, id: str) -> dict[str, Any] | None:
         """The job as a dict (payload and result decoded, no lease token), or None."""
-        with _sqlite.translating():
-            row = self.store._conn().execute(f"{views.SELECT} WHERE id = ?", (id,)).fetchone()
+        row = self.store.db.one("jobs.get", (id,))
         return None if row is None else views.job_record(row)
 
     def list(
@@ -362,53 +360,43 @@ class Jobs:
         if after is not None:
             if self.get(after) is None:
                 raise JobError("JD2070", f"no job {after!r} to continue after")
-            where.append("seq > (SELECT seq FROM _jl_jobs WHERE id = ?)")
+            where.append("where_after")
             params.append(after)
-        sql = f"{views.SELECT}{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY seq LIMIT ?"
-        with _sqlite.translating():
-            rows = self.store._conn().execute(sql, (*params, limit)).fetchall()
+        rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
         return [views.job_record(r) for r in rows]
 
     def _filters(self, state: str | None, kind: str | None) -> tuple[builtins.list[str], builtins.list[Any]]:
+        """The ``where_*`` fragments of the ``jobs`` statements and their parameters."""
         where: builtins.list[str] = []
         params: builtins.list[Any] = []
         if state is not None:
             if state not in views.STATES:
                 raise JobError("JD2068", f"unknown state {state!r} (states: {', '.join(views.STATES)})")
-            where.append("state = ?")
+            where.append("where_state")
             params.append(state)
         if kind is not None:
             if type(kind) is not str:
                 raise JobError("JD2068", f"kind must be a string, not {kind!r}")
-            where.append("kind = ?")
+            where.append("where_kind")
             params.append(kind)
         return where, params
 
     def counts(self, *, kind: str | None = None) -> dict[str, int]:
         """How many jobs are in each state (every state present, zeros included)."""
         where, params = self._filters(None, kind)
-        sql = f"SELECT state, count(*) FROM _jl_jobs{' WHERE ' + where[0] if where else ''} GROUP BY state"
-        with _sqlite.translating():
-            return views.counts_by_state(self.store._conn().execute(sql, params).fetchall())
+        return views.counts_by_state(self.store.db.all("jobs.counts", params, where=tuple(where)))
 
     def frame(
         self, *, state: str | None = None, kind: str | None = None, limit: int | None = None
     ) -> pd.DataFrame:
         """Jobs as a DataFrame indexed by id (times as UTC datetimes), e.g. ``jobs.frame(state="dead")``."""
         where, params = self._filters(state, kind)
-        sql = f"{views.SELECT}{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        with _sqlite.translating():
-            rows = self.store._conn().execute(sql, params).fetchall()
+        rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
         return views.records_frame([views.job_record(r) for r in rows])
 
     def recent_failures(self, limit: int = 5) -> builtins.list[dict[str, Any]]:
         """The latest failed or dead jobs (most recently updated first), with their last error."""
-        sql = f"{views.SELECT} WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT ?"
-        with _sqlite.translating():
-            rows = self.store._conn().execute(sql, (limit,)).fetchall()
+        rows = self.store.db.all("jobs.failures", (limit,))
         return [views.job_record(r) for r in rows]
 
     def checkpoints(self, id: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ re-raised. With more lanes a :class:`~jarenlab.jobs.worker.Worker` runs them and
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,7 @@ def _drain_threads(
 ) -> None:
     worker = jobs.start(concurrency)
     seen = 0
+    never = threading.Event()
     try:
         while True:
             settled = sum(worker.stats[k] for k in ("done", "failed", "dead", "lost"))
@@ -116,14 +118,13 @@ def _drain_threads(
             seen = settled
             if deadline is not None and time.monotonic() >= deadline:
                 return
-            if not worker._in_flight and not queue_busy(jobs, kinds):
+            if not worker.busy and not queue_busy(jobs, kinds):
                 wake_at = jobs.queue.next_wait(kinds, scheduled=scheduled)
                 if wake_at is None:
                     return
                 _pause(jobs, wake_at, deadline)
                 continue
-            with jobs._cond:
-                jobs._cond.wait(0.05)
+            jobs.wait_for_work(0.05, never, jobs.generation)
     finally:
         worker.stop(grace=jobs.close_grace)
         outcomes.update({k: v for k, v in worker.stats.items() if k != "claimed" and v})

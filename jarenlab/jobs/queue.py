@@ -1,8 +1,9 @@
-"""The job state machine in SQL: enqueue, claim, settle, renew, checkpoint, cancel, requeue.
+"""The job state machine: enqueue, claim, settle, renew, checkpoint, cancel, requeue.
 
-Every transition is one guarded statement (or one short transaction) under the store's write
-gate. A claim is a single ``UPDATE ... WHERE seq = (SELECT ... LIMIT 1) RETURNING``: it counts
-the attempt, bumps the generation and mints a fencing token. Everything a lease holder does
+Every transition is one guarded statement (or one short transaction) run through the store's
+:class:`~jarenlab.database.Database`; the statements are the backend's ``jobs`` catalogue. A
+claim is a single ``UPDATE ... WHERE seq = (SELECT ... LIMIT 1) RETURNING``: it counts the
+attempt, bumps the generation and mints a fencing token. Everything a lease holder does
 afterwards (settle, renew, checkpoint) is guarded by that token, the state and the expiry; a
 guard that matches nothing changes nothing and raises a coded :class:`JobError`:
 
@@ -19,16 +20,15 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab import _sqlite
 from jarenlab.arguments import is_count
-from jarenlab.errors import JobError, StoreError, ValidationError
-from jarenlab.jobs.admin import PICK, Administration, check_time
+from jarenlab.errors import JobError, ValidationError
+from jarenlab.jobs.admin import Administration, check_time
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -37,43 +37,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ATTEMPTS = 5
 
-_INSERT = (
-    "INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,"
-    " coalescing_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT(id) DO NOTHING"
-)
-#: Rows per multi-row INSERT in ``enqueue_many`` (10 parameters each, under SQLite's old 999 limit).
-_CHUNK = 90
-_INSERT_CHUNK = _INSERT.replace(
-    "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
-    "VALUES " + ", ".join(["(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"] * _CHUNK),
-)
-_CLAIM = """UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
-  lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
-  lease_until = ? + {lease}, due_at = ? + {lease}, updated_at = ?
-WHERE seq = ({pick})
-RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
-  run_at, created_at, partition_key, coalescing_key, last_error"""
-_FENCE = "seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?"
-_COMPLETE = (
-    "UPDATE _jl_jobs SET state = 'done', result = ?, due_at = NULL, lease_until = NULL,"
-    f" lease_token = NULL, settled_at = ?, updated_at = ? WHERE {_FENCE}"
-)
-_FAIL = (
-    "UPDATE _jl_jobs SET state = ?, run_at = ?, due_at = ?, last_error = ?, lease_until = NULL,"
-    f" lease_token = NULL, settled_at = ?, updated_at = ? WHERE {_FENCE}"
-)
-_RELEASE = (
-    "UPDATE _jl_jobs SET state = 'pending', run_at = ?, due_at = ?, lease_until = NULL,"
-    f" lease_token = NULL, updated_at = ? WHERE {_FENCE}"
-)
-_RENEW = f"UPDATE _jl_jobs SET lease_until = ?, due_at = ?, updated_at = ? WHERE {_FENCE}"
-_TOUCH = f"UPDATE _jl_jobs SET checkpointed = 1, updated_at = ? WHERE {_FENCE}"
-_PRUNE = "DELETE FROM _jl_job_checkpoints WHERE job_id = ? AND generation <= ?"
-_PENDING_WITH_KEY = (
-    "SELECT seq, id, payload, run_at, partition_key FROM _jl_jobs"
-    " WHERE kind = ? AND coalescing_key = ? AND state = 'pending' AND attempts = 0"
-)
+#: Rows per statement of ``jobs.enqueue_sixteen`` (``enqueue_many`` inserts in steps of this many).
+SIXTEEN = 16
 
 
 @dataclass(slots=True)
@@ -116,7 +81,7 @@ def _check_key(name: str, value: Any) -> str | None:
 
 
 class Queue(Administration):
-    """The queue's SQL over one store. ``Jobs`` (the public face) owns one.
+    """The queue's statements over one store. ``Jobs`` (the public face) owns one.
 
     Args:
         store: the open store. clock: epoch seconds (see :mod:`jarenlab.jobs.clock`).
@@ -124,8 +89,10 @@ class Queue(Administration):
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
+        self.db = store.db
         self.clock = clock
-        self._claim_sql: dict[tuple[tuple[str, float], ...], tuple[str, tuple[Any, ...]]] = {}
+        # Per set of kinds and their leases: the claim statement and its lease parameter.
+        self._claims: dict[tuple[tuple[str, float], ...], tuple[str, Any]] = {}
         # Generated ids: creation millisecond and 24 random bits (unique across processes), then a
         # counter, so one process's ids ascend and land at the end of the id index.
         self._id_prefix = f"{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
@@ -139,44 +106,16 @@ class Queue(Administration):
         """A fresh job id (27 hex digits, ascending within this queue)."""
         return f"{self._id_prefix}{next(self._id_counter):010x}"
 
-    # -- writing under the gate ------------------------------------------------------------------
-    def _write(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        """Run one write statement: inside the caller's transaction, or alone under the write gate."""
-        return self._run(sql, params)[0]
-
-    def _run(self, sql: str, params: Sequence[Any]) -> tuple[list[Any], int]:
-        """Like :meth:`_write`, also answering how many rows changed."""
-        store = self.store
-        conn = store._conn()
-        with _sqlite.translating():
-            if store.in_transaction:
-                cursor = conn.execute(sql, params)
-                return cursor.fetchall(), cursor.rowcount
-            gate = store._gate
-            if not gate.acquire(timeout=store.queue_timeout):
-                raise StoreError("JD0012", f"waited {store.queue_timeout}s for another thread's transaction")
-            try:
-                cursor = conn.execute(sql, params)
-                return cursor.fetchall(), cursor.rowcount
-            finally:
-                gate.release()
-
-    def _fenced(self, sql: str, params: Sequence[Any], lease: Lease, now: float) -> None:
-        """Run a guarded write; when it matched nothing, raise the reason as a coded refusal."""
-        if self._run(sql, params)[1] != 1:
+    # -- fenced writes ---------------------------------------------------------------------------
+    def _fenced(self, name: str, params: tuple[Any, ...], lease: Lease, now: float) -> None:
+        """Run a guarded write (its own transaction, or the caller's); when it matched nothing,
+        raise the reason as a coded refusal."""
+        if self.db.write(name, params)[1] != 1:
             raise self.refusal(lease, now)
 
     def refusal(self, lease: Lease, now: float) -> JobError:
         """Why a guarded write on ``lease`` matched nothing (JD2065/JD2066/JD2067/JD2070)."""
-        with _sqlite.translating():
-            row = (
-                self.store._conn()
-                .execute(
-                    "SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = ?",
-                    (lease.seq,),
-                )
-                .fetchone()
-            )
+        row = self.db.one("jobs.lease_state", (lease.seq,))
         if row is None:
             return JobError("JD2070", f"job {lease.id!r} no longer exists", key=lease.id)
         state, token, generation, until = row
@@ -223,20 +162,20 @@ class Queue(Administration):
         job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
         if coalescing_key is None:
-            self._write(_INSERT, params)
+            self.db.write("jobs.enqueue", params)
             return job_id
-        with self.store.transaction():
+        with self.db.transaction():
             return self._coalesce(params, payload)
 
     def _coalesce(self, params: tuple[Any, ...], payload: Any) -> str:
         job_id, kind, _, at, _, _, partition_key, key, now, _ = params
-        conn = self.store._conn()
-        with _sqlite.translating(key=job_id):
-            if conn.execute("SELECT 1 FROM _jl_jobs WHERE id = ?", (job_id,)).fetchone():
+        db = self.db
+        with db.translating(key=job_id):
+            if db.one("jobs.exists", (job_id,)):
                 return str(job_id)
-            row = conn.execute(_PENDING_WITH_KEY, (kind, key)).fetchone()
+            row = db.one("jobs.coalesced", (kind, key))
             if row is None:
-                conn.execute(_INSERT, params)
+                db.run("jobs.enqueue", params)
                 return str(job_id)
             seq, existing, text, run_at, partition = row
             if orjson.loads(text) != payload:
@@ -253,47 +192,45 @@ class Queue(Administration):
                     key=existing,
                 )
             if at < run_at:
-                conn.execute(
-                    "UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
-                    (at, at, now, seq),
-                )
+                db.run("jobs.move_earlier", (at, at, now, seq))
             return str(existing)
 
     def enqueue_many(self, rows: list[tuple[Any, ...]]) -> None:
-        """Insert prepared rows (``_INSERT`` parameter tuples), :data:`_CHUNK` rows per statement."""
-        conn = self.store._conn()
-        full = len(rows) - len(rows) % _CHUNK
-        flat = [value for row in rows[:full] for value in row]
-        width = len(rows[0]) * _CHUNK if rows else 0
-        with self.store.transaction(), _sqlite.translating():
+        """Insert prepared rows (``jobs.enqueue`` parameter tuples), :data:`SIXTEEN` rows per statement."""
+        db = self.db
+        full = len(rows) - len(rows) % SIXTEEN
+        with db.transaction():
             if full:
-                conn.executemany(_INSERT_CHUNK, (flat[i : i + width] for i in range(0, len(flat), width)))
+                flat = [value for row in rows[:full] for value in row]
+                width = len(rows[0]) * SIXTEEN
+                db.many("jobs.enqueue_sixteen", [flat[i : i + width] for i in range(0, len(flat), width)])
             if full < len(rows):
-                conn.executemany(_INSERT, rows[full:])
+                db.many("jobs.enqueue", rows[full:])
 
     # -- claiming --------------------------------------------------------------------------------
     def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:
         """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
         if not kinds:
             return None
-        sql, params, now, token = self._claim_statement(kinds, owner)
-        return self._lease(self._write(sql, params), now, token, owner)
+        name, params, now, token = self._claim_statement(kinds, owner)
+        return self._lease(self.db.write(name, params, kinds=len(kinds))[0], now, token, owner)
 
     def _claim_statement(
         self, kinds: dict[str, float], owner: str
     ) -> tuple[str, tuple[Any, ...], float, str]:
         key = tuple(kinds.items())
-        cached = self._claim_sql.get(key)
+        cached = self._claims.get(key)
         if cached is None:
-            lease = "CASE kind " + " ".join("WHEN ? THEN ?" for _ in kinds) + " END"
-            marks = ", ".join("?" for _ in kinds)
-            sql = _CLAIM.format(lease=lease, pick=PICK.format(kinds=marks))
-            pairs = tuple(v for item in key for v in item)
-            cached = self._claim_sql[key] = (sql, pairs)
-        sql, pairs = cached
+            leases = set(kinds.values())
+            if len(leases) == 1:
+                cached = ("jobs.claim", leases.pop())
+            else:
+                cached = ("jobs.claim_leases", orjson.dumps(kinds).decode())
+            self._claims[key] = cached
+        name, lease = cached
         now = self.clock()
         token = secrets.token_hex(8)
-        return sql, (owner, token, now, *pairs, now, *pairs, now, now, *kinds, now), now, token
+        return name, (owner, token, now, lease, now, lease, now, now, *kinds, now), now, token
 
     def _lease(self, rows: list[Any], now: float, token: str, owner: str) -> Lease | None:
         if not rows:
@@ -325,33 +262,14 @@ class Queue(Administration):
         The claim is still one statement; it only shares the settle's commit. Raises the settle's
         refusal (nothing claimed) when the lease is no longer this attempt's.
         """
-        store = self.store
-        if store.in_transaction:
-            self.complete(lease, result_text, prune=False)
-            return self.claim(kinds, owner)
-        conn = store._conn()
+        db = self.db
         now = self.clock()
-        gate = store._gate
-        if not gate.acquire(timeout=store.queue_timeout):
-            raise StoreError("JD0012", f"waited {store.queue_timeout}s for another thread's transaction")
-        try:
-            with _sqlite.translating():
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    settled = conn.execute(
-                        _COMPLETE, (result_text, now, now, lease.seq, lease.token, now)
-                    ).rowcount
-                    claimed = None
-                    if settled == 1 and kinds:
-                        sql, params, at, token = self._claim_statement(kinds, owner)
-                        claimed = self._lease(conn.execute(sql, params).fetchall(), at, token, owner)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-        finally:
-            gate.release()
+        claimed = None
+        with db.transaction():
+            settled = db.run("jobs.complete", (result_text, now, now, lease.seq, lease.token, now))
+            if settled == 1 and kinds:
+                name, params, at, token = self._claim_statement(kinds, owner)
+                claimed = self._lease(db.all(name, params, kinds=len(kinds)), at, token, owner)
         if settled != 1:
             raise self.refusal(lease, now)
         return claimed
@@ -362,12 +280,11 @@ class Queue(Administration):
         now = self.clock()
         params = (result_text, now, now, lease.seq, lease.token, now)
         if not prune:
-            self._fenced(_COMPLETE, params, lease, now)
+            self._fenced("jobs.complete", params, lease, now)
             return
-        with self.store.transaction():
-            self._fenced(_COMPLETE, params, lease, now)
-            with _sqlite.translating():
-                self.store._conn().execute(_PRUNE, (lease.id, lease.generation))
+        with self.db.transaction():
+            self._fenced("jobs.complete", params, lease, now)
+            self.db.run("jobs.prune_checkpoints", (lease.id, lease.generation))
 
     def fail(self, lease: Lease, error: str, *, retry_in: float | None) -> str:
         """Record a failed attempt: ``failed`` to retry after ``retry_in`` seconds, or ``dead`` when None."""
@@ -377,69 +294,46 @@ class Queue(Administration):
         else:
             at = now + retry_in
             params = ("failed", at, at, error, None, now)
-        self._fenced(_FAIL, (*params, lease.seq, lease.token, now), lease, now)
+        self._fenced("jobs.fail", (*params, lease.seq, lease.token, now), lease, now)
         return str(params[0])
 
     def release(self, lease: Lease) -> None:
         """Give a claim back unsettled (shutdown, interrupt): due now, the attempt stays counted."""
         now = self.clock()
-        self._fenced(_RELEASE, (now, now, now, lease.seq, lease.token, now), lease, now)
+        self._fenced("jobs.release", (now, now, now, lease.seq, lease.token, now), lease, now)
 
     def renew(self, lease: Lease) -> None:
         """Extend the lease by its length from now (fenced)."""
         now = self.clock()
         until = now + lease.seconds
-        self._fenced(_RENEW, (until, until, now, lease.seq, lease.token, now), lease, now)
+        self._fenced("jobs.renew", (until, until, now, lease.seq, lease.token, now), lease, now)
         lease.until = until
 
     def unwind(self, lease: Lease) -> None:
         """Drop the lease of a job cancelled while it ran (its partition is blocked until then)."""
-        self._write(
-            "UPDATE _jl_jobs SET lease_until = NULL, lease_token = NULL WHERE seq = ? AND lease_token = ?"
-            " AND state = 'cancelled'",
-            (lease.seq, lease.token),
-        )
+        self.db.write("jobs.unwind", (lease.seq, lease.token))
 
     def defer(self, lease: Lease, until: float) -> str:
         """Settle as a clean new generation due at ``until`` (attempts reset); merges into a pending
         coalesced successor when one exists. Returns the id of the job that will run."""
         now = self.clock()
         key = lease.job["coalescing_key"]
-        with self.store.transaction():
-            conn = self.store._conn()
-            successor = None
-            if key is not None:
-                with _sqlite.translating():
-                    successor = conn.execute(_PENDING_WITH_KEY, (lease.kind, key)).fetchone()
+        db = self.db
+        with db.transaction():
+            successor = None if key is None else db.one("jobs.coalesced", (lease.kind, key))
             if successor is None:
-                self._fenced(
-                    "UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = ?, due_at = ?,"
-                    f" last_error = NULL, lease_until = NULL, lease_token = NULL, updated_at = ? WHERE {_FENCE}",
-                    (until, until, now, lease.seq, lease.token, now),
-                    lease,
-                    now,
-                )
+                self._fenced("jobs.restart", (until, until, now, lease.seq, lease.token, now), lease, now)
                 return lease.id
             seq, successor_id, _, run_at, _ = successor
-            self._fenced(_COMPLETE, (dumps({"deferred_into": successor_id}), now, now, lease.seq, lease.token, now),
+            self._fenced("jobs.complete", (dumps({"deferred_into": successor_id}), now, now, lease.seq, lease.token, now),
                          lease, now)  # fmt: skip
-            with _sqlite.translating():
-                conn.execute(
-                    "UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
-                    (min(run_at, until), min(run_at, until), now, seq),
-                )
+            db.run("jobs.move_earlier", (min(run_at, until), min(run_at, until), now, seq))
             return str(successor_id)
 
     def checkpoint(self, lease: Lease, node: str, value_text: str) -> None:
         """Save one named value for the job, fenced by the lease, in its own transaction."""
         now = self.clock()
-        with self.store.transaction():
-            self._fenced(_TOUCH, (now, lease.seq, lease.token, now), lease, now)
-            with _sqlite.translating():
-                self.store._conn().execute(
-                    "INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT(job_id, node) DO UPDATE SET value = excluded.value,"
-                    " generation = excluded.generation",
-                    (lease.id, node, value_text, lease.generation),
-                )
+        with self.db.transaction():
+            self._fenced("jobs.mark_checkpointed", (now, lease.seq, lease.token, now), lease, now)
+            self.db.run("jobs.save_checkpoint", (lease.id, node, value_text, lease.generation))
         lease.checkpointed = True

@@ -20,13 +20,13 @@ import pandas as pd
 from jarenlab.jobs.schema import STATES
 from jarenlab.reprs import table
 
-#: Columns read for a job record (the lease token is never shown).
+#: The columns of a job record: what the ``jobs.get``, ``jobs.list`` and ``jobs.failures`` statements
+#: return, in this order (the lease token is never shown).
 COLUMNS = (
     "id", "kind", "state", "attempts", "max_attempts", "run_at", "partition_key", "coalescing_key",
     "lease_until", "lease_owner", "lease_generation", "last_error", "payload", "result",
     "created_at", "updated_at", "settled_at",
 )  # fmt: skip
-SELECT = f"SELECT {', '.join(COLUMNS)} FROM _jl_jobs"
 _TIMES = ("run_at", "lease_until", "created_at", "updated_at", "settled_at")
 
 

@@ -133,7 +133,8 @@ class Executor:
         except JobError as refusal:
             if refusal.code not in _FENCE_CODES:
                 raise
-            if refusal.code == "JD2067" and refusal.reason.endswith(" is cancelled, not leased"):
+            # Not leased any more: cancelled (unwind the lease it kept) or settled by another claim.
+            if refusal.code == "JD2067" and self.queue.state(lease.id) == "cancelled":
                 self.queue.unwind(lease)
                 return "cancelled"
             log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
@@ -245,6 +246,12 @@ class Worker:
     def running(self) -> bool:
         """True between ``start()`` and ``stop()``."""
         return bool(self._threads) and not self._stopping.is_set()
+
+    @property
+    def busy(self) -> bool:
+        """True while a job claimed by this worker is still running."""
+        with self._lock:
+            return bool(self._in_flight)
 
     def _kinds(self) -> dict[str, float]:
         jobs = self.jobs

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from jarenlab.jobs import views
+from jarenlab.jobs.views import counts_html, failures_html, throughput
 
 if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
@@ -60,11 +60,11 @@ class JobsDashboard(widgets.VBox):
         """Read the queue once and update every view."""
         counts = self.jobs.counts()
         sample = (self.jobs.clock(), counts["done"] + counts["dead"])
-        self.rate = views.throughput(self._sample, sample)
+        self.rate = throughput(self._sample, sample)
         self._sample = sample
         self.counts = counts
-        self.counts_view.value = views.counts_html(counts, self.rate)
-        self.failures_view.value = views.failures_html(self.jobs.recent_failures(self.failures_shown))
+        self.counts_view.value = counts_html(counts, self.rate)
+        self.failures_view.value = failures_html(self.jobs.recent_failures(self.failures_shown))
         self.status.value = f"<small>updated {time.strftime('%H:%M:%S')}</small>"
 
     def _tick(self, every: float) -> None:

@@ -35,7 +35,7 @@ def test_the_claim_is_one_statement(store: jl.Store, jobs: Jobs) -> None:
     jobs.handler("work")(lambda p, c: p)
     jobs.enqueue("work", 1, id="w")
     statements: list[str] = []
-    conn = store._conn()
+    conn = store.db.connection()
     conn.set_trace_callback(statements.append)
     try:
         assert jobs.claim() is not None
@@ -65,7 +65,7 @@ def test_a_fenced_settle_is_a_coded_refusal_that_changes_nothing(
     elif code == "JD2067":
         jobs.cancel("w")
     else:
-        jobs.store._conn().execute("DELETE FROM _jl_jobs WHERE id = 'w'")
+        jobs.store.db.connection().execute("DELETE FROM _jl_jobs WHERE id = 'w'")
     before = jobs.get("w")
     for settle in (
         lambda: jobs.queue.complete(leased, '"x"', prune=False),

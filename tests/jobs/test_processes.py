@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "procs.db"
     with jl.open(path, MODEL) as store:
-        conn = store._conn()
+        conn = store.db.connection()
         conn.execute("CREATE TABLE settles(job_id TEXT, state TEXT)")
         conn.execute(
             "CREATE TRIGGER count_settles AFTER UPDATE OF state ON _jl_jobs"
@@ -54,7 +54,7 @@ def worker(db: Path, *extra: str) -> subprocess.Popen[bytes]:
 
 def settles(db: Path) -> Counter[str]:
     with jl.open(db) as store:
-        return Counter(row[0] for row in store._conn().execute("SELECT job_id FROM settles"))
+        return Counter(row[0] for row in store.db.connection().execute("SELECT job_id FROM settles"))
 
 
 def lines(log: Path) -> list[list[str]]:

@@ -3,6 +3,17 @@
 -- the job waits, lease_until while it is leased (an expired lease is claimable again), NULL once
 -- settled. seq is the enqueue order (partitions run in it). _jl_job_checkpoints keeps named values a
 -- running job saved, stamped with the writing claim's generation.
+--
+-- The pick (claim, claim_leases and claimable choose the same job): due, not cancelled, a kind the
+-- worker runs ({kinds} placeholders), and the head of its partition (no earlier job of the partition
+-- is waiting, running, retrying, or cancelled but still unwinding); the smallest (due_at, seq).
+--
+-- The fence (complete, fail, release, renew, restart, mark_checkpointed end with it): the job's seq,
+-- the claim's token, still leased, the lease not expired (now). A fenced write that matches no row
+-- changes nothing: the lease is no longer this attempt's, and lease_state tells why.
+--
+-- get, list and failures return the columns of jarenlab.jobs.views.COLUMNS, in that order (never the
+-- lease token); {where} is a tuple of where_* fragments (none: every job).
 
 -- name: create_jobs
 CREATE TABLE IF NOT EXISTS _jl_jobs (
@@ -48,3 +59,218 @@ CREATE TABLE IF NOT EXISTS _jl_job_checkpoints (
     generation INTEGER NOT NULL,
     PRIMARY KEY (job_id, node)
 ) WITHOUT ROWID
+
+
+-- name: enqueue
+-- One job; an id already stored changes nothing (enqueue is idempotent by id).
+INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
+    coalescing_key, created_at, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO NOTHING
+
+-- name: enqueue_sixteen
+-- Sixteen jobs in one statement (enqueue_many inserts in steps of sixteen, the rest one by one):
+-- the same rows as sixteen single enqueues, in fewer statements.
+INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
+    coalescing_key, created_at, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO NOTHING
+
+-- name: exists
+SELECT 1 FROM _jl_jobs WHERE id = ?
+
+-- name: coalesced
+-- The job holding a coalescing key: pending and never attempted (at most one, by the unique index).
+SELECT seq, id, payload, run_at, partition_key FROM _jl_jobs
+WHERE kind = ? AND coalescing_key = ? AND state = 'pending' AND attempts = 0
+
+-- name: move_earlier
+-- A waiting job's new due time (a coalesced repeat or a merged deferral asked for an earlier one).
+UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?
+
+
+-- name: claim
+-- Lease the next claimable job, every kind with the same lease length: count the attempt, bump the
+-- generation, store the fencing token; one statement. Parameters: owner, token, now, seconds, now,
+-- seconds, now (updated_at), now (due), the kinds, now (unwinding).
+UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
+    lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
+    lease_until = ? + ?, due_at = ? + ?, updated_at = ?
+WHERE seq = (
+    SELECT j.seq FROM _jl_jobs j
+    WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
+      AND (j.partition_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
+    ORDER BY j.due_at, j.seq LIMIT 1)
+RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
+    run_at, created_at, partition_key, coalescing_key, last_error
+
+-- name: claim_leases
+-- Like claim, when the kinds' leases differ: the seconds are one JSON object, kind -> seconds.
+UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
+    lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
+    lease_until = ? + (SELECT value FROM json_each(?) WHERE key = kind),
+    due_at = ? + (SELECT value FROM json_each(?) WHERE key = kind), updated_at = ?
+WHERE seq = (
+    SELECT j.seq FROM _jl_jobs j
+    WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
+      AND (j.partition_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
+    ORDER BY j.due_at, j.seq LIMIT 1)
+RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
+    run_at, created_at, partition_key, coalescing_key, last_error
+
+-- name: claimable
+-- The job a claim would lease now, if any (its seq). Parameters: now, the kinds, now.
+SELECT j.seq FROM _jl_jobs j
+WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
+  AND (j.partition_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
+ORDER BY j.due_at, j.seq LIMIT 1
+
+-- name: next_due
+-- When work of the kinds under way (retrying, leased) next falls due; with the last parameter true,
+-- pending work scheduled later counts too.
+SELECT min(due_at) FROM _jl_jobs
+WHERE due_at IS NOT NULL AND kind IN ({kinds}) AND (state IN ('failed', 'leased') OR ?)
+
+-- name: open_count
+-- Jobs of the kinds not settled yet (pending, leased, failed).
+SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({kinds})
+
+
+-- name: complete
+UPDATE _jl_jobs SET state = 'done', result = ?, due_at = NULL, lease_until = NULL, lease_token = NULL,
+    settled_at = ?, updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: fail
+-- A failed attempt: 'failed' with the retry time as run_at and due_at, or 'dead' with due_at NULL.
+UPDATE _jl_jobs SET state = ?, run_at = ?, due_at = ?, last_error = ?, lease_until = NULL,
+    lease_token = NULL, settled_at = ?, updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: release
+-- Give the claim back unsettled: pending and due at once, the attempt stays counted.
+UPDATE _jl_jobs SET state = 'pending', run_at = ?, due_at = ?, lease_until = NULL, lease_token = NULL,
+    updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: renew
+UPDATE _jl_jobs SET lease_until = ?, due_at = ?, updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: restart
+-- A deferral: pending again as a clean generation (attempts from zero, no last error) due later.
+UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = ?, due_at = ?, last_error = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: mark_checkpointed
+UPDATE _jl_jobs SET checkpointed = 1, updated_at = ?
+WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: lease_state
+-- Why a fenced write matched nothing: the job's state, token, generation and lease expiry.
+SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = ?
+
+-- name: unwind
+-- Drop the lease of a job cancelled while it ran (its partition stays blocked until then).
+UPDATE _jl_jobs SET lease_until = NULL, lease_token = NULL
+WHERE seq = ? AND lease_token = ? AND state = 'cancelled'
+
+
+-- name: save_checkpoint
+INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (?, ?, ?, ?)
+ON CONFLICT(job_id, node) DO UPDATE SET value = excluded.value, generation = excluded.generation
+
+-- name: checkpoints
+SELECT node, value FROM _jl_job_checkpoints WHERE job_id = ? ORDER BY node
+
+-- name: prune_checkpoints
+-- A completed job's checkpoints (those of its generation and earlier).
+DELETE FROM _jl_job_checkpoints WHERE job_id = ? AND generation <= ?
+
+
+-- name: state
+SELECT state, lease_until FROM _jl_jobs WHERE id = ?
+
+-- name: cancel
+-- Terminal. A leased job keeps its lease (the third and fourth parameters: true) until its handler
+-- unwinds, so its partition stays blocked meanwhile.
+UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = ?, updated_at = ?,
+    last_error = coalesce(last_error, 'cancelled'),
+    lease_until = CASE WHEN ? THEN lease_until END,
+    lease_token = CASE WHEN ? THEN lease_token END
+WHERE id = ?
+
+-- name: requeue
+-- Due again with more attempts: 'failed' (a retry) when it was attempted before, else 'pending'.
+UPDATE _jl_jobs SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,
+    run_at = ?, due_at = ?, max_attempts = attempts + ?, settled_at = NULL, result = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = ?
+WHERE id = ?
+
+-- name: sweep_checkpoints
+-- The checkpoints of the jobs sweep deletes (run first, in the same transaction, same parameters:
+-- settled before, now, limit or NULL for all).
+DELETE FROM _jl_job_checkpoints WHERE job_id IN (
+    SELECT id FROM _jl_jobs
+    WHERE settled_at < ? AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= ?)
+    ORDER BY settled_at, seq LIMIT coalesce(?, -1))
+
+-- name: sweep
+-- Settled jobs (done, dead, cancelled and unleased) settled before a time, oldest first.
+DELETE FROM _jl_jobs WHERE id IN (
+    SELECT id FROM _jl_jobs
+    WHERE settled_at < ? AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= ?)
+    ORDER BY settled_at, seq LIMIT coalesce(?, -1))
+
+
+-- name: get
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE id = ?
+
+-- name: list
+-- In enqueue order; the last parameter is the limit (NULL: no limit).
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT coalesce(?, -1)
+
+-- name: failures
+-- The latest failed or dead jobs, most recently updated first.
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT ?
+
+-- name: counts
+SELECT state, count(*) FROM _jl_jobs WHERE {where} GROUP BY state
+
+-- name: where_state
+state = ?
+
+-- name: where_kind
+kind = ?
+
+-- name: where_after
+-- After a job in enqueue order (the next page of a list).
+seq > (SELECT seq FROM _jl_jobs WHERE id = ?)

@@ -1,0 +1,172 @@
+"""The job queue's statements (the backend's ``jobs`` catalogue): every one is used, and every one runs.
+
+Each test runs once per backend in :data:`OPENERS`; a new backend joins by adding how to open a fresh
+store on it. The store each statement runs against holds one pending job, ``a`` (seq 1, kind ``work``,
+coalescing key ``k``, due a second ago), so each statement's answer is known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jarenlab as jl
+from jarenlab.jobs import Jobs, VirtualClock
+from jarenlab.jobs.views import COLUMNS
+
+from .conftest import MODEL
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = 1_900_000_000.0
+DUE = NOW - 1
+
+#: How to open a fresh, empty store on each backend.
+OPENERS: dict[str, Callable[[Path], jl.Store]] = {
+    "sqlite": lambda tmp_path: jl.open(tmp_path / "statements.db", MODEL),
+}
+
+
+def row(job_id: str, key: str | None = None) -> tuple[Any, ...]:
+    """The parameters of ``jobs.enqueue`` for a pending job of kind ``work``."""
+    return (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE)
+
+
+@pytest.fixture(params=sorted(OPENERS))
+def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[jl.Store]:
+    store = OPENERS[request.param](tmp_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def seeded(fresh: jl.Store) -> jl.Store:
+    fresh.db.write("jobs.enqueue", row("a", "k"))
+    return fresh
+
+
+def claimed_a(rows: list[Any]) -> bool:
+    return rows[0][:3] == (1, "a", "work") and rows[0][7] == NOW + 10
+
+
+def record_a(rows: list[Any]) -> bool:
+    return len(rows) == 1 and rows[0][0] == "a" and len(rows[0]) == len(COLUMNS)
+
+
+FENCE = (1, "someone else's token", NOW)
+LEASES = '{"work":10,"other":99}'
+
+#: name -> (parameters, fills, what it answers on the seeded store: the rows it returns, a test of
+#: them, or how many rows it changed). Fragments (``where_*``) run inside ``jobs.list``.
+CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
+    "enqueue": (row("b"), {}, 1),
+    "enqueue_sixteen": (tuple(v for n in range(16) for v in row(f"x{n}")), {}, 16),
+    "exists": (("a",), {}, [(1,)]),
+    "coalesced": (("work", "k"), {}, [(1, "a", '{"n":1}', DUE, None)]),
+    "move_earlier": ((DUE - 1, DUE - 1, NOW, 1), {}, 1),
+    "claim": (("me", "t", NOW, 10.0, NOW, 10.0, NOW, NOW, "work", NOW), {"kinds": 1}, claimed_a),
+    "claim_leases": (
+        ("me", "t", NOW, LEASES, NOW, LEASES, NOW, NOW, "work", "other", NOW),
+        {"kinds": 2},
+        claimed_a,
+    ),
+    "claimable": ((NOW, "work", NOW), {"kinds": 1}, [(1,)]),
+    "next_due": (("work", True), {"kinds": 1}, [(DUE,)]),
+    "open_count": (("work",), {"kinds": 1}, [(1,)]),
+    # The fenced writes: a job that is not leased, a token that is not the claim's: nothing changes.
+    "complete": (('"r"', NOW, NOW, *FENCE), {}, 0),
+    "fail": (("failed", NOW, NOW, "boom", None, NOW, *FENCE), {}, 0),
+    "release": ((NOW, NOW, NOW, *FENCE), {}, 0),
+    "renew": ((NOW, NOW, NOW, *FENCE), {}, 0),
+    "restart": ((NOW, NOW, NOW, *FENCE), {}, 0),
+    "mark_checkpointed": ((NOW, *FENCE), {}, 0),
+    "lease_state": ((1,), {}, [("pending", None, 0, None)]),
+    "unwind": ((1, "t"), {}, 0),
+    "save_checkpoint": (("a", "node", "1", 1), {}, 1),
+    "checkpoints": (("a",), {}, []),
+    "prune_checkpoints": (("a", 1), {}, 0),
+    "state": (("a",), {}, [("pending", None)]),
+    "cancel": ((NOW, NOW, False, False, "a"), {}, 1),
+    "requeue": ((NOW, NOW, 3, NOW, "a"), {}, 1),
+    "sweep_checkpoints": ((NOW, NOW, None), {}, 0),
+    "sweep": ((NOW, NOW, None), {}, 0),
+    "get": (("a",), {}, record_a),
+    "list": ((None,), {"where": ()}, record_a),
+    "failures": ((5,), {}, []),
+    "counts": ((), {"where": ()}, [("pending", 1)]),
+    "where_state": (("done", None), {}, []),
+    "where_kind": (("work", None), {}, record_a),
+    "where_after": (("a", None), {}, []),
+}
+
+
+def catalogue_names() -> tuple[str, ...]:
+    from jarenlab.backends.sqlite.backend import catalogue
+
+    return catalogue("jobs").names()
+
+
+def test_every_statement_is_used_by_the_code_or_the_tests(fresh: jl.Store) -> None:
+    this = Path(__file__).resolve()
+    sources = [p for d in ("jarenlab", "tests") for p in (ROOT / d).rglob("*.py") if p.resolve() != this]
+    text = "\n".join(p.read_text("utf-8") for p in sources)
+    jobs_code = "\n".join(p.read_text("utf-8") for p in (ROOT / "jarenlab" / "jobs").glob("*.py"))
+    unused = [
+        name
+        for name in fresh.backend.catalogue("jobs").names()
+        if not name.startswith("create_")  # the tables: created when a store opens
+        and not re.search(rf"[\"']jobs\.{name}[\"']", text)
+        and not (name.startswith("where_") and re.search(rf"[\"']{name}[\"']", jobs_code))
+    ]
+    assert unused == []
+
+
+def test_every_statement_has_a_call_here(fresh: jl.Store) -> None:
+    names = fresh.backend.catalogue("jobs").names()
+    assert sorted(n for n in names if not n.startswith("create_")) == sorted(CALLS)
+
+
+@pytest.mark.parametrize("name", catalogue_names())
+def test_each_statement_runs_on_a_fresh_store(seeded: jl.Store, name: str) -> None:
+    db = seeded.db
+    if name.startswith("create_"):
+        db.write(f"jobs.{name}")  # IF NOT EXISTS: the store made them when it opened
+        return
+    params, fill, expected = CALLS[name]
+    if name.startswith("where_"):
+        rows, changed = db.write("jobs.list", params, where=(name,))
+    else:
+        rows, changed = db.write(f"jobs.{name}", params, **fill)
+    if isinstance(expected, int):
+        assert changed == expected
+    elif callable(expected):
+        assert expected(rows), rows
+    else:
+        assert [tuple(r) for r in rows] == expected
+
+
+@pytest.mark.parametrize("name", ["get", "list", "failures"])
+def test_job_records_are_read_in_the_order_of_their_columns(seeded: jl.Store, name: str) -> None:
+    params, fill, _ = CALLS[name]
+    db = seeded.db
+    cursor: Any = db.backend.execute(db.connection(), db.sql(f"jobs.{name}", **fill), params)
+    assert tuple(d[0] for d in cursor.description) == COLUMNS
+
+
+def test_kinds_with_different_leases_are_claimed_with_their_own(fresh: jl.Store) -> None:
+    clock = VirtualClock(NOW)
+    jobs = Jobs(fresh, clock=clock, lease=10.0)
+    jobs.handler("short", lease=5)(lambda p, c: p)
+    jobs.handler("long", lease=50)(lambda p, c: p)
+    jobs.handler("default")(lambda p, c: p)
+    for kind in ("long", "short", "default"):
+        jobs.enqueue(kind, None, id=kind)
+    leases = [jobs.claim() for _ in range(3)]
+    assert [(lease.id, lease.until - NOW) for lease in leases if lease] == [
+        ("long", 50.0),
+        ("short", 5.0),
+        ("default", 10.0),
+    ]
