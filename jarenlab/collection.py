@@ -119,7 +119,7 @@ class Collection(Queryable):
         """
         if self.store.in_transaction and not self.write_checks:
             return contextlib.nullcontext()
-        return self.store.transaction()
+        return self._db.transaction()
 
     def _written(self, key: Any, doc: dict[str, Any] | None) -> None:
         for check in self.write_checks:

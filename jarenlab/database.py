@@ -239,12 +239,13 @@ class Database:
             gate.release()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, subject: Any = None) -> Iterator[Any]:
         """The one way to write: a top-level transaction, or a savepoint inside an open one.
 
         An exception rolls back only its own level and is re-raised. On a single-writer engine a
         top-level transaction holds the write gate, so other threads' writes wait (JD0012 after
-        ``queue_timeout``) instead of joining it.
+        ``queue_timeout``) instead of joining it. ``with db.transaction(x) as y`` gives ``y = x``
+        (the store passes itself).
         """
         state = self._state
         backend = self.backend
@@ -255,7 +256,7 @@ class Database:
             backend.savepoint(conn, name)
             state.depth += 1
             try:
-                yield
+                yield subject
             except BaseException:
                 backend.rollback_to(conn, name)
                 del state.changes[mark:]
@@ -266,11 +267,14 @@ class Database:
                 state.depth -= 1
             return
         changes: list[Change] = []
-        with self._gated():
+        gate = self._gate  # inlined, not a nested context manager: this is every write's path
+        if gate is not None and not gate.acquire(timeout=self.queue_timeout):
+            raise StoreError("JD0012", f"waited {self.queue_timeout}s for another thread's transaction")
+        try:
             backend.begin(conn)
             state.depth, state.changes = 1, changes
             try:
-                yield
+                yield subject
                 for hook in self._before:
                     hook(changes)
                 backend.commit(conn)
@@ -279,6 +283,9 @@ class Database:
                 raise
             finally:
                 state.depth, state.changes = 0, []
+        finally:
+            if gate is not None:
+                gate.release()
         for after in self._after:
             try:
                 after(changes)

@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -256,10 +256,8 @@ class Store:
         with self._transaction():
             return fn(self)
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Store]:
-        with self.db.transaction():
-            yield self
+    def _transaction(self) -> contextlib.AbstractContextManager[Store]:
+        return self.db.transaction(self)
 
     @property
     def changes(self) -> ChangeHub:

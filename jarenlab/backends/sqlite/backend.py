@@ -70,6 +70,12 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
     return err
 
 
+def _translated(exc: sqlite3.Error) -> JarenlabError:
+    err = translate(exc)
+    assert err is not None
+    return err
+
+
 @contextlib.contextmanager
 def translating(**fields: Any) -> Iterator[None]:
     """Run a block, translating any ``sqlite3.Error`` raised inside it."""
@@ -182,12 +188,16 @@ class SQLiteBackend:
             conn.close()
 
     def begin(self, conn: sqlite3.Connection) -> None:
-        with translating():
+        try:
             conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _translated(exc) from exc
 
     def commit(self, conn: sqlite3.Connection) -> None:
-        with translating():
+        try:
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _translated(exc) from exc
 
     def rollback(self, conn: sqlite3.Connection) -> None:
         if conn.in_transaction:
