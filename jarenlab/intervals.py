@@ -42,6 +42,7 @@ import orjson
 
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
 from jarenlab.pointer import escape, problem, unescape
+from jarenlab.query.path import sql_addressable
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import IntervalStatements
@@ -92,7 +93,7 @@ def parse_pointer(pointer: Any, doc_path: str, what: str) -> Segments:
         )
     segments = tuple(unescape(s) for s in pointer[1:].split("/"))
     for seg in segments:
-        if not seg or any(c in seg for c in "\"'\\") or not seg.isprintable():
+        if not sql_addressable(seg):
             raise _fail(f"{what} {pointer!r} has a member name SQL cannot address", doc_path)
     return segments
 

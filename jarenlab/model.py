@@ -20,6 +20,7 @@ import orjson
 from jarenlab import pointer
 from jarenlab.errors import ModelError
 from jarenlab.intervals import IntervalSpec, check_declarations
+from jarenlab.query.path import sql_addressable
 from jarenlab.query.values import identical
 
 MODEL_VERSION = "0.1"
@@ -138,7 +139,7 @@ def parse_singular_path(path: Any, doc_path: str) -> tuple[str | int, ...]:
     if not segments:
         raise ModelError("JD0004", f"index path {path!r} selects the whole document", doc_path=doc_path)
     for seg in segments:
-        if isinstance(seg, str) and (not seg or any(c in seg for c in "\"'\\") or not seg.isprintable()):
+        if isinstance(seg, str) and not sql_addressable(seg):
             raise ModelError(
                 "JD0004", f"index path {path!r} has a member name SQL cannot address", doc_path=doc_path
             )

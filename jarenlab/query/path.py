@@ -162,6 +162,22 @@ def _unsupported(text: str, what: str, doc_path: str) -> QueryError:
     )
 
 
+def sql_addressable(name: str) -> bool:
+    """Whether a member name may be spelled in a SQL JSON path: the one rule for index paths,
+    interval pointers and the planner (which leaves any other member to the engine, so the answer
+    stays the engine's).
+
+    Refused: the empty name; ``"``, ``'`` and ``\\`` (they would end or escape the quoted path, or
+    the SQL string a generated column holds it in); and every character that is not printable:
+    control characters (stored JSON text escapes them, so a raw one in a path never matches),
+    unpaired surrogates (they have no UTF-8 form), format and other invisible characters.
+
+    >>> sql_addressable("odd key"), sql_addressable("é"), sql_addressable("a\\nb"), sql_addressable("it's")
+    (True, True, False, False)
+    """
+    return bool(name) and name.isprintable() and not any(c in name for c in "\"'\\")
+
+
 def path_text(var: str | None, steps: tuple[Step, ...]) -> str:
     """The canonical text of a path: shorthand members where possible.
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse
+from jarenlab.query.path import sql_addressable
 from jarenlab.query.preds import (
     NUMBER_TYPES,
     And,
@@ -100,8 +101,10 @@ def field_of(node: Node, ctx: Context) -> Field | Reason | None:
     steps: list[str | int] = []
     for kind, arg in node.steps:
         if kind == "member" and isinstance(arg, str):
-            if '"' in arg or "\\" in arg:
-                return Reason(unparse(node), "SQLite's JSON path syntax cannot name this member")
+            if not sql_addressable(arg):
+                return Reason(
+                    unparse(node), "SQL cannot name this member (empty, a quote, \\ or unprintable)"
+                )
             steps.append(arg)
         elif kind == "index" and isinstance(arg, int) and arg >= 0:
             steps.append(arg)
