@@ -77,7 +77,7 @@ def main() -> None:
     counts = load_flights(store, progress=False)
     loaded = time.perf_counter() - t
     f = store["flights"]
-    conn = store._conn()
+    conn = store.db.connection()
 
     def rows(sql: str, *params: Any) -> Callable[[], list[Any]]:
         return lambda: [loads(r[0]) for r in conn.execute(sql, params)]

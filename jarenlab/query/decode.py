@@ -1,18 +1,24 @@
 """Rebuild engine items from SQL rows: member values arrive as (JSON type, value) pairs.
 
+The type cell is the dialect's spelling; :meth:`~jarenlab.backends.base.Dialect.type_kinds`
+reads it as one of the planner's JSON kinds.
+
+>>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
 >>> from jarenlab.query.preds import Field, FieldOut, MapOut
 >>> f = Field(("a",), None, None)
 >>> from jarenlab.query.sql import Layout
 >>> from jarenlab.query.plan import Plan
 >>> plan = Plan("t", "native", output=MapOut((("x", FieldOut(f)),)))
->>> decode(plan, Layout(fields=((f, "pair"),)), [("true", 1), (None, None), ("array", "[1]")])
+>>> rows = [("true", 1), (None, None), ("array", "[1]")]
+>>> decode(plan, Layout(fields=((f, "pair"),)), rows, SQLiteDialect())
 [{'x': True}, {}, {'x': [1]}]
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -20,24 +26,30 @@ from jarenlab.query.plan import Plan
 from jarenlab.query.preds import AggOut, ArrOut, DocOut, FieldOut, KeyOut, LitOut, MapOut, Out
 from jarenlab.query.sql import Layout
 
+if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
+
 _MISSING: Any = object()
 
 
-def _value(jt: Any, v: Any) -> Any:
+class Fallback(Exception):
+    """SQL cannot give the engine's exact answer for this data: the engine decides."""
+
+
+def _value(kinds: Mapping[Any, str], jt: Any, v: Any) -> Any:
     if jt is None:
         return _MISSING
-    if jt == "integer" and type(v) is not int:
-        # SQLite reads an integer beyond 64 bits as a rounded real: only the engine has it exactly.
-        from jarenlab.query.run import _Fallback
-
-        raise _Fallback("an integer beyond SQLite's 64-bit range")
-    if jt == "true":
+    kind = kinds[jt]
+    if kind == "int" and type(v) is not int:
+        # The database read an integer beyond its range as a rounded number: only the engine has it.
+        raise Fallback("an integer beyond the database's integer range")
+    if kind == "true":
         return True
-    if jt == "false":
+    if kind == "false":
         return False
-    if jt == "null":
+    if kind == "null":
         return None
-    if jt in ("array", "object"):
+    if kind in ("array", "object"):
         return orjson.loads(v)
     return v
 
@@ -88,14 +100,12 @@ def _read_aggs(layout: Layout, row: tuple[Any, ...], start: int) -> tuple[dict[A
     return out, i
 
 
-def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:
-    """The flat item sequence of native rows; raises the runner's fallback on flagged real values."""
-    from jarenlab.query.run import _Fallback
-
+def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
+    """The flat item sequence of native rows; raises :class:`Fallback` on flagged floats."""
     if plan.aggregate is not None:
         aggs, i = _read_aggs(layout, rows[0], 0)
         if any(rows[0][i:]):
-            raise _Fallback("real values in an integer-typed path")
+            raise Fallback("real values in an integer-typed path")
         return aggs[layout.aggregates[0]]
     if plan.group is not None:
         out: list[Any] = []
@@ -106,7 +116,7 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]
             flagged = flagged or any(row[i:])
             out.extend(_items(plan.output, {}, row, aggs))
         if flagged:
-            raise _Fallback("real values in an integer-typed path")
+            raise Fallback("real values in an integer-typed path")
         return out
     output = plan.output
     if isinstance(output, DocOut):
@@ -114,16 +124,17 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]
         return [loads(r[0]) for r in rows]
     assert output is not None
     fields = layout.fields
+    kinds = dialect.type_kinds()
     result: list[Any] = []
     for row in rows:
         values: dict[Any, Any] = {}
         i = 0
         for f, kind in fields:
-            if kind == "text":
+            if kind == "string":
                 values[f] = _MISSING if row[i] is None else row[i]
                 i += 1
             else:
-                values[f] = _value(row[i], row[i + 1])
+                values[f] = _value(kinds, row[i], row[i + 1])
                 i += 2
         result.extend(_items(output, values, row, None))
     return result

@@ -1,10 +1,11 @@
-"""``explain()``: what SQLite answers, what the engine runs, and why, as data, HTML and a widget.
+"""``explain()``: what the database answers, what the engine runs, and why, as data, HTML and a widget.
 
 Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), ``indexes``,
 ``residual`` (``None`` or ``{"mode", "reasons": [{"construct", "reason"}]}``), ``diverted``
 (why these externals ran the set residual, or None), ``cache`` (hit/miss), ``sqlite_plan``
-(``EXPLAIN QUERY PLAN`` rows). ``analyze=True`` runs the query and adds ``rows_read`` (by SQL),
-``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
+(the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``;
+also readable as ``engine_plan``). ``analyze=True`` runs the query and adds ``rows_read`` (by
+SQL), ``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jarenlab import _sqlite
 from jarenlab.query.profile import Profile
+from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_udfs, run_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,6 +43,11 @@ class Explain:
     rows_returned: int | None = None
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
+
+    @property
+    def engine_plan(self) -> list[dict[str, Any]]:
+        """The database's own plan of the statement (the same rows as ``sqlite_plan``)."""
+        return self.sqlite_plan
 
     def as_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
@@ -93,21 +99,6 @@ class Explain:
         return explain_widget(self)
 
 
-def plan_tree(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """``EXPLAIN QUERY PLAN`` rows (id, parent, notused, detail) as a depth-annotated list.
-
-    >>> plan_tree([(2, 0, 0, "SEARCH t USING INDEX t_a (gx_a=?)"), (5, 2, 0, "USE TEMP B-TREE")])
-    [{'id': 2, 'parent': 0, 'depth': 0, 'detail': 'SEARCH t USING INDEX t_a (gx_a=?)'}, {'id': 5, 'parent': 2, 'depth': 1, 'detail': 'USE TEMP B-TREE'}]
-    """
-    depth: dict[int, int] = {0: -1}
-    out = []
-    for row in rows:
-        ident, parent, detail = int(row[0]), int(row[1]), str(row[-1])
-        depth[ident] = depth.get(parent, -1) + 1
-        out.append({"id": ident, "parent": parent, "depth": depth[ident], "detail": detail})
-    return out
-
-
 def explain(
     coll: Collection,
     document: Any,
@@ -119,15 +110,13 @@ def explain(
     profile: Profile | None = None,
 ) -> Explain:
     """Plan (and with ``analyze`` run) a document and describe it; see :class:`Explain`."""
-    from jarenlab.query.run import Trace, _divert_reason, _register_udfs, check_externals, prepare, run_query
-
     ext = check_externals(externals)
     if analyze:
         _, trace, prepared = run_query(coll, document, ext, pushdown=pushdown, strict=strict, profile=profile)
     else:
         prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
         trace = Trace(
-            mode=prepared.plan.mode, cache="hit" if hit else "miss", diverted=_divert_reason(prepared, ext)
+            mode=prepared.plan.mode, cache="hit" if hit else "miss", diverted=divert_reason(prepared, ext)
         )
         if externals is None:
             trace.diverted = None  # externals are bound at run time; pass them to see a diversion
@@ -139,10 +128,11 @@ def explain(
     else:
         stmt = prepared.main if prepared.main is not None else prepared.candidates
     values = [ext.get(s.value) if s.kind in ("external", "successor") else s.value for s in stmt.slots]
+    db = coll.store.db
     if plan.udfs:
-        _register_udfs(coll.store._conn(), plan.udfs, coll.store.operators)
-    with _sqlite.translating(collection=coll.name):
-        eqp = coll.store._conn().execute("EXPLAIN QUERY PLAN " + stmt.sql, values).fetchall()
+        register_udfs(db, plan.udfs, coll.store.operators)
+    with db.translating(collection=coll.name):
+        engine_plan = prepared.dialect.plan_tree(db.explain(stmt.sql, values))
     reasons = [r.as_dict() for r in plan.reasons]
     if trace.diverted:
         reasons = [{"construct": "externals", "reason": trace.diverted}, *reasons]
@@ -158,7 +148,7 @@ def explain(
         residual=residual,
         diverted=trace.diverted,
         cache=trace.cache,
-        sqlite_plan=plan_tree(eqp),
+        sqlite_plan=engine_plan,
         externals=sorted(prepared.compiled.externals),
         analyzed=analyze,
         rows_read=trace.rows_read if analyze else None,

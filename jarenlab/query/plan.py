@@ -7,8 +7,9 @@ shape). Modes: ``native`` (SQL answers everything), ``row`` (SQL filters and ord
 engine computes each row's ``$return``), ``set`` (SQL narrows the candidates; the engine runs
 the whole document over them).
 
+>>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
 >>> p = analyze({"$for": {"n": "$[*]"}, "$where": {"$eq": ["$n.a", 1]}, "$return": "$n"},
-...             "t", {"type": "object"}, {}, {})
+...             "t", {"type": "object"}, {}, {}, dialect=SQLiteDialect())
 >>> p.mode, p.where
 ('native', Compare(field=Field(steps=('a',), family=None, column=None), op='eq', slot=Slot(kind='literal', value=1), family='number'))
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
 from jarenlab.query.preds import (
@@ -42,10 +43,15 @@ from jarenlab.query.preds import (
     fields_of,
     slots_of,
 )
-from jarenlab.query.translate import Context, can_raise, field_of, translate
+from jarenlab.query.translate import Context, can_raise, field_of, translate, value_raises
+
+if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
 
 AGGREGATES = ("count", "sum", "avg", "min", "max")
 TRUE = Const(True)
+#: Why integer aggregates stay in the engine on a backend whose JSON numbers lose ``2.0`` vs ``2``.
+_NO_REALS = "the backend's JSON does not tell 2.0 from 2, so only the engine gives the exact result"
 
 
 @dataclass(frozen=True)
@@ -204,14 +210,19 @@ def _target(root: Node) -> Flwor | Reason:
 
 # -- outputs -------------------------------------------------------------------------------------
 def _output(node: Node, ctx: Context) -> Out | None:
-    """A projection the decoder rebuilds from member values, or None."""
+    """A projection the decoder rebuilds from member values, or None.
+
+    A member that may be a number is rebuilt from its JSON kind and value (``2.0`` stays a
+    float), so only where the dialect keeps integers apart from the others.
+    """
     if isinstance(node, Lit):
         return LitOut(node.value)
     if isinstance(node, PathRef) and node.var == ctx.binding and not node.steps:
         return DocOut()
     f = field_of(node, ctx)
     if isinstance(f, Field):
-        return FieldOut(f)
+        numeric = f.family not in ("string", "boolean")
+        return FieldOut(f) if ctx.dialect.keeps_integers_apart or not numeric else None
     if isinstance(node, MapCons) and not node.computed:
         members = [(k, _output(v, ctx)) for k, v in node.members]
         if all(o is not None for _, o in members) and all(isinstance(k, str) for k, _ in members):
@@ -243,7 +254,7 @@ def _group_output(node: Node, kvar: str, ctx: Context) -> Out | None:
         if not isinstance(f, Field):
             return None
         ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
-        if ok.get(node.name, f.family in ("text", "integer")):
+        if ok.get(node.name, f.family in ("string", "integer")):
             return AggOut(node.name, f)
         return None
     if isinstance(node, MapCons) and not node.computed:
@@ -268,7 +279,7 @@ def _order(flwor: Flwor, ctx: Context, kvar: str | None) -> tuple[OrderKey, ...]
                     continue
             return Reason("$orderby", "a group ordering other than by the key or the member count")
         f = field_of(k, ctx)
-        if not isinstance(f, Field) or f.family not in ("text", "integer", "number"):
+        if not isinstance(f, Field) or f.family not in ("string", "integer", "number"):
             return Reason("$orderby", "an ordering key that is not a schema-typed string or number path")
         keys.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
     return tuple(keys)
@@ -283,19 +294,23 @@ def analyze(
     pure_operators: Mapping[str, Callable[..., Any]],
     *,
     operators: frozenset[str] = frozenset(),
+    dialect: Dialect,
 ) -> Plan:
-    """Plan a document (already checked by the caller's compile) over a collection."""
+    """Plan a document (already checked by the caller's compile) over a collection.
+
+    ``dialect`` is the backend's: the plan relies only on what it declares it can do exactly.
+    """
     root = parse(document, operators=operators | frozenset(pure_operators)).node
     target = _target(root)
     if isinstance(target, Reason):
         return Plan(collection, "set", reasons=(target,))
     binding = target.fors[0][0]
-    ctx = Context(binding, schema, columns, pure_operators)
+    ctx = Context(binding, schema, columns, pure_operators, dialect=dialect)
     reasons: list[Reason] = []
     # Narrowing: a pushed conjunct may skip rows only if no earlier residual conjunct (or $let) can raise.
     conjuncts = _conjuncts(target.where)
     pushed: list[Pred] = []
-    blocked = any(_value_can_raise(e) for _, e in target.lets)
+    blocked = any(value_raises(e) for _, e in target.lets)
     for node in conjuncts:
         p = translate(node, ctx)
         if isinstance(p, Reason):
@@ -331,12 +346,6 @@ def has_udf(p: Pred) -> bool:
     return isinstance(p, Udf)
 
 
-def _value_can_raise(node: Node) -> bool:
-    from jarenlab.query.translate import _value_raises
-
-    return _value_raises(node)
-
-
 def _name(node: Node) -> str:
     return f"${node.name}" if isinstance(node, Call) else type(node).__name__
 
@@ -363,7 +372,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
     if kvar is not None:
         key = field_of(flwor.groupby[0][1], ctx)
-        if not isinstance(key, Field) or key.family not in ("text", "integer"):
+        if not isinstance(key, Field) or key.family not in ("string", "integer"):
             return replace(
                 set_plan,
                 reasons=(Reason("$groupby", "the key is not a schema-typed string or integer path"),),
@@ -375,6 +384,8 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
                 reasons=(Reason("$return", "a group result other than the key and typed aggregates"),),
             )
         checks = _real_checks(out) + ((key,) if key.family == "integer" else ())
+        if checks and not ctx.dialect.keeps_integers_apart:
+            return replace(set_plan, reasons=(Reason("$groupby", _NO_REALS),))
         return replace(common, mode="native", group=key, output=out, real_checks=checks)
     if shape.aggregate:
         return _aggregate(common, set_plan, shape.aggregate, flwor.ret, ctx)
@@ -413,8 +424,10 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
         return replace(common, mode="native", aggregate=("count", None), order=())
     if isinstance(f, Field):
         ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
-        if ok.get(fn, f.family in ("text", "integer")):
+        if ok.get(fn, f.family in ("string", "integer")):
             checks = (f,) if f.family == "integer" and fn != "count" else ()
+            if checks and not ctx.dialect.keeps_integers_apart:
+                return replace(set_plan, reasons=(Reason(f"${fn}", _NO_REALS),))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
     why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
     return replace(set_plan, reasons=(Reason(f"${fn}", why),))

@@ -1,12 +1,11 @@
 """The planner's value types: fields, bound slots, predicates, outputs. No SQL text lives here.
 
 Every predicate is *total* once emitted (two-valued, §4.3 of the reference): the emitter
-guards each atom with the JSON type of the member, so missing, ``null`` and wrongly typed
-members behave as in the engine.
+guards each atom with the JSON kind of the member, so missing, ``null`` and wrongly typed
+members behave as in the engine. Kinds are the planner's own names (:data:`KINDS`); the
+backend's dialect spells them.
 
 >>> f = Field(("a", 0), None, None)
->>> f.json_path
-'$."a"[0]'
 >>> And((Exists(f), Const(True))).items[0]
 Exists(field=Field(steps=('a', 0), family=None, column=None))
 """
@@ -16,30 +15,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-NUMBER_TYPES = ("integer", "real")
-TEXT_TYPES = ("text",)
+#: The JSON kinds of a stored member: JSON's types, with ``true``/``false`` apart and numbers
+#: split as their text is written (``2`` is ``int``, ``2.0`` is ``float``, as the engine loads them).
+KINDS = ("null", "true", "false", "int", "float", "string", "array", "object")
+NUMBER_KINDS = ("int", "float")
+STRING_KINDS = ("string",)
+BOOLEAN_KINDS = ("true", "false")
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     """A singular path from the binding: its steps, schema family and usable typed column.
 
-    ``family`` is the schema's guaranteed JSON type at the path (``text``, ``integer``,
+    ``family`` is the schema's guaranteed JSON type at the path (``string``, ``integer``,
     ``number``, ``boolean``) or None; ``column`` is set only where the typed generated column
-    holds exactly the member's value (TEXT for strings, INTEGER for integers).
+    holds exactly the member's value (strings, and integers). The dialect spells the path
+    (:meth:`~jarenlab.backends.base.Dialect.json_path`), always as a bound value.
     """
 
     steps: tuple[str | int, ...]
     family: str | None
     column: str | None
-
-    @property
-    def json_path(self) -> str:
-        """The member's path in SQLite's JSON path syntax (bound as a parameter, never inlined)."""
-        out = "$"
-        for s in self.steps:
-            out += f"[{s}]" if isinstance(s, int) else f'."{s}"'
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +61,7 @@ class Const:
 
 @dataclass(frozen=True, slots=True)
 class Types:
-    """The member's JSON type is one of ``types`` (SQLite ``json_type`` names)."""
+    """The member's JSON kind is one of ``types`` (:data:`KINDS`)."""
 
     field: Field
     types: tuple[str, ...]
@@ -78,7 +74,7 @@ class Exists:
 
 @dataclass(frozen=True, slots=True)
 class Compare:
-    """``member op value`` where both are in ``family`` (``number`` or ``text``)."""
+    """``member op value`` where both are in ``family`` (``number`` or ``string``)."""
 
     field: Field
     op: str
@@ -125,7 +121,7 @@ class Truthy:
 
 @dataclass(frozen=True, slots=True)
 class Udf:
-    """A deterministic conjunct run by a registered SQLite function over the document text."""
+    """A deterministic conjunct run by a function registered with the database, over the document text."""
 
     name: str
     fragment: str

@@ -7,7 +7,8 @@
 - **mandatory predicates** per collection, ANDed into every statement the planner runs
   (native, residual candidates, diverted runs, ``pushdown=False``); each must translate
   natively, else the profile is refused when first used;
-- optional **full-scan refusal**, read from SQLite's own ``EXPLAIN QUERY PLAN``.
+- optional **full-scan refusal**, read from the database's own plan (SQLite's ``EXPLAIN QUERY
+  PLAN``; the dialect says which plan rows scan a table whole).
 
 A per-call profile replaces the store's profile; it does not merge.
 
@@ -19,13 +20,13 @@ A per-call profile replaces the store's profile; it does not merge.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, PlanError
+from jarenlab.query.document import canonical
 
 DEFAULT_LIMITS: Mapping[str, int] = {
     "sequence_items": 100_000,
@@ -33,7 +34,6 @@ DEFAULT_LIMITS: Mapping[str, int] = {
     "steps": 1_000_000,
     "depth": 32,
 }
-_SCAN = re.compile(r"^SCAN (\S+)")
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,6 @@ class Profile:
 
     def key(self) -> str:
         """The profile's complete canonical text (part of the statement-cache key)."""
-        from jarenlab.query.document import canonical
-
         return json.dumps(
             {
                 "max_rows": self.max_rows,
@@ -91,17 +89,3 @@ class Profile:
             raise PlanError(
                 "JD0011", f"the profile does not allow host operator ${ops[0]}", collection=collection
             )
-
-
-def full_scans(plan_rows: list[tuple[Any, ...]], table: str) -> list[str]:
-    """The ``EXPLAIN QUERY PLAN`` details that scan ``table`` whole.
-
-    >>> full_scans([(2, 0, 0, "SCAN t"), (3, 0, 0, "SEARCH t USING INDEX t_a (gx_a=?)")], "t")
-    ['SCAN t']
-    """
-    out = []
-    for row in plan_rows:
-        m = _SCAN.match(str(row[-1]))
-        if m and m.group(1) == table:
-            out.append(str(row[-1]))
-    return out

@@ -1,11 +1,12 @@
 """Run a query document over a collection: prepare (cached), bind, divert, execute, decode.
 
-This is the one place the planner's pieces meet: :mod:`plan` decides, :mod:`sql` emits,
-SQLite answers what it can, :mod:`residual` runs the engine for the rest, and a
-:class:`Trace` records what happened for ``explain(analyze=True)`` and ``store.stats()``.
+This is the one place the planner's pieces meet: :mod:`plan` decides, :mod:`sql` emits through
+the store's dialect (``store.backend.dialect``), the database answers what it can
+(``store.db.query``), :mod:`residual` runs the engine for the rest, and a :class:`Trace`
+records what happened for ``explain(analyze=True)`` and ``store.stats()``.
 
-Host operators may be marked pure and scalar so a condition over them runs inside SQLite's
-WHERE as a registered deterministic function (the UDF hatch):
+Host operators may be marked pure and scalar so a condition over them runs inside the
+database's WHERE as a registered deterministic function (the UDF hatch):
 
 >>> import math
 >>> op = operator(math.sqrt, pure=True)
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -26,33 +26,31 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab import _sqlite
 from jarenlab.errors import PlanError, StoreError
 from jarenlab.query.cache import StatementCache
-from jarenlab.query.decode import decode
+from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
 from jarenlab.query.preds import AggOut, And, Const, Exists, FieldOut, Pred, Reason
-from jarenlab.query.profile import Profile, full_scans
+from jarenlab.query.profile import Profile
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
-    Emitter,
     Layout,
-    SQLiteDialect,
     Statement,
     select_aggregate,
     select_candidates,
     select_groups,
+    select_keyed,
     select_rows,
 )
-from jarenlab.query.translate import BEYOND_INT64, Context, translate
+from jarenlab.query.translate import Context, translate
 from jarenlab.query.values import ebv
 
 if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
     from jarenlab.collection import Collection
-
-DIALECT = SQLiteDialect()
+    from jarenlab.database import Database
 
 
 class PureOperator:
@@ -68,7 +66,7 @@ class PureOperator:
 
 
 def operator(fn: Callable[..., Any], *, pure: bool = False) -> PureOperator:
-    """Wrap a host operator; ``pure=True`` lets the planner run conditions over it in SQLite.
+    """Wrap a host operator; ``pure=True`` lets the planner run conditions over it in the database.
 
     ``jl.open(..., operators={"haversine": operator(haversine, pure=True)})``. A pure operator
     must be deterministic and return one JSON item; it never runs inside an index.
@@ -81,7 +79,7 @@ class PlannerState:
 
     def __init__(self, capacity: int = 128) -> None:
         self.cache = StatementCache(capacity)
-        #: Run conditions over pure host operators inside SQLite (False: they stay residual).
+        #: Run conditions over pure host operators inside the database (False: they stay residual).
         self.udf_hatch = True
         self.lock = threading.Lock()
         self.counters: dict[str, int] = dict.fromkeys(
@@ -98,6 +96,7 @@ class PlannerState:
 class Prepared:
     """Everything a run needs that does not depend on external values (the cache entry)."""
 
+    dialect: Dialect
     plan: Plan
     compiled: CompiledQuery
     row_compiled: CompiledQuery | None
@@ -125,10 +124,6 @@ class Trace:
     phases: dict[str, float] = field(default_factory=dict)
     statement: Statement | None = None
     params: list[Any] = field(default_factory=list)
-
-
-class _Fallback(Exception):
-    """SQL cannot give the engine's exact answer for this data: the engine decides."""
 
 
 # -- preparing -----------------------------------------------------------------------------------
@@ -180,7 +175,7 @@ def prepare(
 
 
 def _mandatory(
-    coll: Collection, profile: Profile | None, columns: dict[tuple[str | int, ...], str]
+    coll: Collection, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
 ) -> Pred | None:
     if profile is None or coll.name not in profile.mandatory:
         return None
@@ -191,7 +186,7 @@ def _mandatory(
             "JD0011", "a mandatory predicate reads exactly one variable (the document)", collection=coll.name
         )
     (binding,) = parsed.externals
-    pred = translate(parsed.node, Context(binding, coll.spec.schema, columns, {}))
+    pred = translate(parsed.node, Context(binding, coll.spec.schema, columns, {}, dialect=dialect))
     if isinstance(pred, Reason):
         raise PlanError(
             "JD0011",
@@ -212,6 +207,7 @@ def _build(
 ) -> Prepared:
     spec = coll.spec
     ops = coll.store.operators
+    dialect: Dialect = coll.store.backend.dialect
     if profile is not None:
         used = {
             n.name
@@ -220,7 +216,7 @@ def _build(
         }
         profile.check(coll.name, compiled.externals, used)
     columns = {c.segments: c.name for c in spec.columns}
-    mandatory = _mandatory(coll, profile, columns)
+    mandatory = _mandatory(coll, profile, columns, dialect)
     if not pushdown:
         plan = Plan(
             coll.name,
@@ -231,7 +227,9 @@ def _build(
         pure = (
             {k: v for k, v in ops.items() if getattr(v, "pure", False)} if hatch and profile is None else {}
         )
-        plan = analyze(document, coll.name, spec.schema, columns, pure, operators=frozenset(ops))
+        plan = analyze(
+            document, coll.name, spec.schema, columns, pure, operators=frozenset(ops), dialect=dialect
+        )
         if profile is not None and plan.mode == "row":
             why = Reason(
                 "$return", "the profile's engine limits count the whole run, so the projection runs as a set"
@@ -247,11 +245,11 @@ def _build(
         limit = bound if limit is None else min(limit, bound)
     if plan.mode in ("native", "row") and plan.aggregate is not None:
         fn, f = plan.aggregate
-        main, layout = select_aggregate(DIALECT, coll.name, where, AggOut(fn, f), plan.real_checks)
+        main, layout = select_aggregate(dialect, coll.name, where, AggOut(fn, f), plan.real_checks)
     elif plan.mode == "native" and plan.group is not None:
         assert plan.output is not None
         main, layout = select_groups(
-            DIALECT,
+            dialect,
             coll.name,
             where,
             plan.group,
@@ -263,9 +261,9 @@ def _build(
         )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None
-        main, layout = select_rows(DIALECT, coll.name, where, plan.order, plan.offset, limit, out)
-    candidates = select_candidates(DIALECT, coll.name, where, bound)
-    divert = select_candidates(DIALECT, coll.name, conjoin([plan.divert_where, *extra]), bound)
+        main, layout = select_rows(dialect, coll.name, where, plan.order, plan.offset, limit, out)
+    candidates = select_candidates(dialect, coll.name, where, bound)
+    divert = select_candidates(dialect, coll.name, conjoin([plan.divert_where, *extra]), bound)
     limits = profile.limits if profile else None
     row_compiled = (
         compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
@@ -277,13 +275,26 @@ def _build(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
     )
     return Prepared(
-        plan, compiled, row_compiled, main, layout, candidates, divert, ext, indexes, mandatory, profile
+        dialect,
+        plan,
+        compiled,
+        row_compiled,
+        main,
+        layout,
+        candidates,
+        divert,
+        ext,
+        indexes,
+        mandatory,
+        profile,
     )
 
 
 # -- running -------------------------------------------------------------------------------------
-def _divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
-    """Why the SQL cannot take these external values (bool, None, missing, non-finite, not a scalar)."""
+def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
+    """Why the SQL cannot take these external values (bool, None, missing, non-finite, not a scalar,
+    or a number the dialect cannot compare exactly)."""
+    limit = prepared.dialect.integer_limit
     for name in prepared.externals_in_sql:
         if name not in externals:
             return f"external ${name} is missing"
@@ -291,7 +302,7 @@ def _divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
         t = type(v)
         if t is str:
             continue
-        if (t is int or (t is float and math.isfinite(v))) and abs(v) < BEYOND_INT64:
+        if (t is int or (t is float and math.isfinite(v))) and abs(v) < limit:
             continue
         what = (
             "None"
@@ -311,32 +322,29 @@ def _divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
 def _fetch(
     coll: Collection, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
 ) -> list[Any]:
-    conn = coll.store._conn()
+    db = coll.store.db
     params = stmt.bind(externals)
     trace.statement, trace.params = stmt, params
     if prepared.plan.udfs:
-        _register_udfs(conn, prepared.plan.udfs, coll.store.operators)
+        register_udfs(db, prepared.plan.udfs, coll.store.operators)
     profile = prepared.profile
     if profile is not None and profile.refuse_full_scan:
         scans = prepared.scans.get(stmt.sql)
         if scans is None:
-            with _sqlite.translating(collection=coll.name):
-                scans = full_scans(
-                    conn.execute("EXPLAIN QUERY PLAN " + stmt.sql, params).fetchall(), coll.name
-                )
+            with db.translating(collection=coll.name):
+                scans = prepared.dialect.full_scans(db.explain(stmt.sql, params), coll.name)
             prepared.scans[stmt.sql] = scans
         if scans:
             coll.store.planner.count(refused=1)
             raise PlanError("JD0011", f"the profile refuses full scans ({scans[0]})", collection=coll.name)
-    with _sqlite.translating(collection=coll.name):
-        try:
-            rows = conn.execute(stmt.sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            # Both mean SQL cannot give the engine's exact answer for this data (see _Fallback).
-            text = str(exc)
-            if "integer overflow" in text or "user-defined function raised exception" in text:
-                raise _Fallback(text) from exc
-            raise
+    try:
+        with db.translating(collection=coll.name):
+            rows = db.query(stmt.sql, params)
+    except StoreError as err:
+        # Both mean SQL cannot give the engine's exact answer for this data (see Fallback).
+        if err.condition in ("overflow", "function_failed"):
+            raise Fallback(err.reason) from err
+        raise
     trace.rows_read += len(rows)
     if profile is not None and prepared.plan.aggregate is None and len(rows) > profile.max_rows:
         coll.store.planner.count(refused=1)
@@ -348,7 +356,8 @@ def _fetch(
     return rows
 
 
-def _register_udfs(conn: sqlite3.Connection, udfs: dict[str, str], operators: dict[str, Any]) -> None:
+def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any]) -> None:
+    """Register the plan's conditions over pure host operators as functions on this thread's connection."""
     for name, text in udfs.items():
         binding, fragment = json.loads(text)
         cq = compile_query(fragment, operators=operators)
@@ -356,7 +365,7 @@ def _register_udfs(conn: sqlite3.Connection, udfs: dict[str, str], operators: di
         def fn(doc_text: str, _cq: CompiledQuery = cq, _b: str = binding) -> int:
             return 1 if ebv(_cq.run(None, {_b: orjson.loads(doc_text)})) else 0
 
-        conn.create_function(name, 1, fn, deterministic=True)
+        db.register_function(name, 1, fn)
 
 
 def run_query(
@@ -383,7 +392,7 @@ def run_query(
         raise PlanError(
             "JD0010", f"strict: {first.construct} needs the residual ({first.reason})", collection=coll.name
         )
-    trace.diverted = _divert_reason(prepared, ext)
+    trace.diverted = divert_reason(prepared, ext)
     if trace.diverted is not None and strict:
         state.count(refused=1)
         raise PlanError(
@@ -409,9 +418,9 @@ def run_query(
                 )
                 trace.phases["residual"] = time.perf_counter() - t2
             else:
-                items = decode(plan, prepared.layout, rows)
+                items = decode(plan, prepared.layout, rows, prepared.dialect)
                 trace.phases["decode"] = time.perf_counter() - t2
-        except _Fallback as why:
+        except Fallback as why:
             if strict:
                 state.count(refused=1)
                 raise PlanError(
@@ -457,7 +466,7 @@ def narrowed_rows(coll: Collection, document: Any, externals: dict[str, Any]) ->
     (live queries re-seeding): a pushed conjunct skips a row only when no earlier residual
     condition (or ``$let``) could raise, so the document gives the same result, and the same
     errors, over these rows as over the whole collection. None when nothing narrows: no pushed
-    conjunct, an external that would divert, or a registered function that fails in SQLite.
+    conjunct, an external that would divert, or a registered function that fails in the database.
     No profile applies (the caller decides what a profile means for it).
     """
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
@@ -468,17 +477,10 @@ def narrowed_rows(coll: Collection, document: Any, externals: dict[str, Any]) ->
         # (rows without it still match the FLWOR, they only yield no item).
         items = where.items if isinstance(where, And) else (where,)
         where = conjoin([p for p in items if p != Exists(plan.output.field)])
-    if where == Const(True) or _divert_reason(prepared, externals) is not None:
+    if where == Const(True) or divert_reason(prepared, externals) is not None:
         return None
-    e = Emitter(DIALECT)
-    cond = e.pred(where)
-    sql = f"SELECT key, {DIALECT.doc} FROM {DIALECT.table(coll.name)} WHERE {cond} ORDER BY {DIALECT.rowid}"
+    stmt = select_keyed(prepared.dialect, coll.name, where)
     try:
-        return _fetch(coll, prepared, Statement(sql, tuple(e.params)), externals, Trace())
-    except _Fallback:
+        return _fetch(coll, prepared, stmt, externals, Trace())
+    except Fallback:
         return None
-
-
-def everything(where: Pred | None) -> Pred:
-    """The mandatory predicate or TRUE (used by callers that fetch whole collections)."""
-    return where if where is not None else Const(True)

@@ -1,34 +1,40 @@
-"""Emit SQL from a plan, only through a dialect. Values are always bound parameters.
+"""Emit SQL from a plan, only through the backend's dialect. Values are always bound parameters.
 
 Every stored document is valid against its schema, so where the schema gives a path exactly one
 JSON type (its *family*), a member there is either missing or of that type (never ``null``). An
-atom comparing in that family needs no ``json_type`` guard: its value (the typed generated
-column, or ``json_extract``) is NULL exactly when the member is missing, and NULL reads as false
-(``NOT`` is emitted as ``NOT coalesce(x, 0)``). Without a family the guard stays.
+atom comparing in that family needs no JSON-kind guard: its value (the typed generated column, or
+the extracted member) is NULL exactly when the member is missing, and NULL reads as false (``NOT``
+is two-valued, :meth:`~jarenlab.backends.base.Dialect.negate`). Without a family the guard stays.
 
-The only text that reaches SQL is the dialect's fixed vocabulary (function names, JSON type
-names) and identifiers checked by :func:`jarenlab._sqlite.quote` (the table, typed columns and
-registered function names). Paths, literals and externals are parameters.
+This module decides *what* to compute; every piece of SQL text comes from a
+:class:`~jarenlab.backends.base.Dialect` method (its fixed vocabulary, and identifiers it checks:
+the table, typed columns, registered function names). Paths, literals and externals are bound:
+:meth:`Emitter.bind` gives a marker, and :meth:`Emitter.statement` turns the markers into the
+dialect's placeholders in text order, so a dialect may place or repeat its operands freely.
 
+>>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
 >>> from jarenlab.query.preds import Compare, Field, Slot
 >>> e = Emitter(SQLiteDialect())
->>> e.pred(Compare(Field(("a",), "integer", "gx_a"), "gt", Slot("literal", 3), "number"))
+>>> e.statement(e.pred(Compare(Field(("a",), "integer", "gx_a"), "gt", Slot("literal", 3), "number"))).sql
 '(gx_a > ?)'
->>> e.pred(Compare(Field(("b",), None, None), "gt", Slot("literal", 3), "number"))
+>>> s = e.statement(e.pred(Compare(Field(("b",), None, None), "gt", Slot("literal", 3), "number")))
+>>> s.sql
 "(json_type(doc, ?) IN ('integer', 'real') AND json_extract(doc, ?) > ?)"
->>> [s.value for s in e.params]
-[3, '$."b"', '$."b"', 3]
+>>> [x.value for x in s.slots]
+['$."b"', '$."b"', 3]
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import PlanError
 from jarenlab.query.preds import (
-    NUMBER_TYPES,
+    BOOLEAN_KINDS,
+    NUMBER_KINDS,
+    STRING_KINDS,
     AggOut,
     And,
     ArrOut,
@@ -54,150 +60,173 @@ from jarenlab.query.preds import (
 )
 from jarenlab.query.translate import successor
 
-_OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-#: The JSON types a member of each schema family can have (``integer`` accepts ``2.0``).
-_FAMILY_TYPES = {
-    "text": ("text",),
-    "integer": NUMBER_TYPES,
-    "number": NUMBER_TYPES,
-    "boolean": ("true", "false"),
+if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
+
+#: The JSON kinds a member of each schema family can have (``integer`` accepts ``2.0``).
+_FAMILY_KINDS = {
+    "string": STRING_KINDS,
+    "integer": NUMBER_KINDS,
+    "number": NUMBER_KINDS,
+    "boolean": BOOLEAN_KINDS,
 }
-_JSON_TYPES = frozenset({"integer", "real", "text", "true", "false", "null", "array", "object"})
+#: A bound value's marker in emitted text (NUL never reaches SQL text otherwise).
+_MARK = re.compile("\x00([0-9]+)\x00")
 
 
 @dataclass
 class Emitter:
-    """Accumulates SQL fragments and their parameters, in order."""
+    """Builds SQL text through a dialect; bound values are markers until :meth:`statement`."""
 
-    dialect: SQLiteDialect
-    params: list[Slot] = field(default_factory=list)
+    dialect: Dialect
+    slots: list[Slot] = field(default_factory=list)
 
-    def path(self, f: Field) -> None:
-        self.params.append(Slot("path", f.json_path))
+    def bind(self, slot: Slot) -> str:
+        """A marker for a bound value: each place it appears in the text binds it once."""
+        self.slots.append(slot)
+        return f"\x00{len(self.slots) - 1}\x00"
+
+    def literal(self, value: Any) -> str:
+        """A marker for a literal value."""
+        return self.bind(Slot("literal", value))
+
+    def statement(self, text: str) -> Statement:
+        """The finished statement: markers become placeholders, slots follow in text order."""
+        parts = _MARK.split(text)
+        out: list[str] = []
+        slots: list[Slot] = []
+        for i, part in enumerate(parts):
+            if i % 2:
+                slots.append(self.slots[int(part)])
+                out.append(self.dialect.placeholder(len(slots)))
+            else:
+                out.append(part)
+        return Statement("".join(out), tuple(slots))
+
+    def path(self, f: Field) -> str:
+        return self.bind(Slot("path", self.dialect.json_path(f.steps)))
 
     def jtype(self, f: Field) -> str:
-        self.path(f)
-        return self.dialect.json_type()
+        return self.dialect.json_type(self.path(f))
 
-    def types(self, f: Field, types: tuple[str, ...]) -> str:
-        self.path(f)
-        return self.dialect.type_in(types)
+    def kinds(self, f: Field, kinds: tuple[str, ...]) -> str:
+        return self.dialect.kind_in(self.jtype(f), kinds)
 
     def typed(self, f: Field, family: str) -> bool:
-        """Whether the schema guarantees a present member is in ``family`` (``text`` or ``number``).
+        """Whether the schema guarantees a present member is in ``family`` (``string`` or ``number``).
 
+        >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
         >>> Emitter(SQLiteDialect()).typed(Field(("a",), "integer", None), "number")
         True
         """
         return (
-            f.family in _FAMILY_TYPES
-            and _FAMILY_TYPES[f.family] == _FAMILY_TYPES["text" if family == "text" else "number"]
+            f.family in _FAMILY_KINDS
+            and _FAMILY_KINDS[f.family] == _FAMILY_KINDS["string" if family == "string" else "number"]
         )
 
-    def guard(self, f: Field, family: str) -> str:
-        """``json_type(...) IN (...) AND `` for an untyped member, nothing for a typed one."""
+    def guard(self, f: Field, family: str) -> list[str]:
+        """The JSON-kind test an untyped member needs before a comparison in ``family`` (none if typed)."""
         if self.typed(f, family):
-            return ""
-        return self.types(f, ("text",) if family == "text" else NUMBER_TYPES) + " AND "
+            return []
+        return [self.kinds(f, STRING_KINDS if family == "string" else NUMBER_KINDS)]
 
     def present(self, f: Field) -> str:
         """The member exists: its typed column is not NULL (the schema forbids ``null``), or its JSON type."""
         if f.column is not None:
-            return f"{self.dialect.column(f.column)} IS NOT NULL"
-        return f"{self.jtype(f)} IS NOT NULL"
+            return self.dialect.is_present(self.dialect.column(f.column))
+        return self.dialect.is_present(self.jtype(f))
 
     def value(self, f: Field, family: str) -> str:
         """The member's value: its typed column when it holds exactly that family, else extracted."""
-        if f.column is not None and ((family == "text") == (f.family == "text")):
+        if f.column is not None and ((family == "string") == (f.family == "string")):
             return self.dialect.column(f.column)
-        self.path(f)
-        return self.dialect.json_value()
-
-    def bind(self, slot: Slot) -> str:
-        self.params.append(slot)
-        return "?"
+        return self.dialect.json_value(self.path(f))
 
     def pred(self, p: Pred) -> str:
         """A predicate as SQL; NULL there only ever means false, and NOT makes it two-valued."""
         d = self.dialect
         if isinstance(p, Const):
-            return "1" if p.value else "0"
+            return d.truth(p.value)
         if isinstance(p, Types):
-            known = _FAMILY_TYPES.get(p.field.family or "")
+            known = _FAMILY_KINDS.get(p.field.family or "")
             if known is not None and set(known) <= set(p.types):
                 return self.present(p.field)
             if known is not None and not set(known) & set(p.types):
-                return "0"
-            return self.types(p.field, p.types)
+                return d.truth(False)
+            return self.kinds(p.field, p.types)
         if isinstance(p, Exists):
             return self.present(p.field)
         if isinstance(p, Compare):
             guard = self.guard(p.field, p.family)
-            return f"({guard}{self.value(p.field, p.family)} {_OPS[p.op]} {self.bind(p.slot)})"
+            return d.all_of([*guard, d.compare(self.value(p.field, p.family), p.op, self.bind(p.slot))])
         if isinstance(p, CompareAny):
             branches = []
             fam = p.field.family
-            for family, types in (("text", ("text",)), ("number", NUMBER_TYPES)):
-                if fam is not None and fam != "boolean" and (fam == "text") != (family == "text"):
+            for family, kinds in (("string", STRING_KINDS), ("number", NUMBER_KINDS)):
+                if fam is not None and fam != "boolean" and (fam == "string") != (family == "string"):
                     continue  # the schema rules this branch out
                 guard = self.guard(p.field, family)
-                typeof = f"typeof({self.bind(p.slot)}) IN ({', '.join(repr(t) for t in types)})"
-                cmp = f"{self.value(p.field, family)} {_OPS[p.op]} {self.bind(p.slot)}"
-                branches.append(f"({guard}{typeof} AND {cmp})")
-            return "(" + " OR ".join(branches) + ")" if branches else "0"
+                bound = self.bind(p.slot)
+                test = d.bound_kind_in(bound, kinds)
+                branches.append(d.all_of([*guard, test, d.compare(self.value(p.field, family), p.op, bound)]))
+            return d.any_of(branches) if branches else d.truth(False)
         if isinstance(p, Prefix):
-            guard = self.guard(p.field, "text")
-            v = self.value(p.field, "text")
-            low = f"{v} >= {self.bind(p.low)}"
+            guard = self.guard(p.field, "string")
+            low = d.compare(self.value(p.field, "string"), "ge", self.bind(p.low))
             if p.high is None:
-                return f"({guard}{low})"
-            v2 = self.value(p.field, "text")
-            return f"({guard}{low} AND {v2} < {self.bind(p.high)})"
+                return d.all_of([*guard, low])
+            high = d.compare(self.value(p.field, "string"), "lt", self.bind(p.high))
+            return d.all_of([*guard, low, high])
         if isinstance(p, Suffix):
-            guard = self.guard(p.field, "text")
-            v = self.value(p.field, "text")
-            return f"({guard}substr({v}, -length({self.bind(p.slot)})) = {self.bind(p.slot)})"
+            guard = self.guard(p.field, "string")
+            return d.all_of([*guard, d.ends_with(self.value(p.field, "string"), self.bind(p.slot))])
         if isinstance(p, Infix):
-            guard = self.guard(p.field, "text")
-            return f"({guard}instr({self.value(p.field, 'text')}, {self.bind(p.slot)}) > 0)"
+            guard = self.guard(p.field, "string")
+            return d.all_of([*guard, d.contains(self.value(p.field, "string"), self.bind(p.slot))])
         if isinstance(p, Truthy):
             fam = p.field.family
-            if fam in ("text", "integer", "number"):
-                family, empty = ("text", "''") if fam == "text" else ("number", "0")
-                return f"({self.value(p.field, family)} <> {empty})"
+            if fam == "string":
+                return d.all_of([d.nonempty(self.value(p.field, "string"))])
+            if fam in ("integer", "number"):
+                return d.all_of([d.nonzero(self.value(p.field, "number"))])
             jt = self.jtype(p.field)
-            parts = []
-            for t, test in (("integer", "<> 0"), ("real", "<> 0"), ("text", "<> ''")):
-                parts.append(
-                    f"WHEN '{t}' THEN {self.value(p.field, 'text' if t == 'text' else 'number')} {test}"
-                )
-            return f"(CASE {jt} WHEN 'true' THEN 1 {' '.join(parts)} WHEN 'array' THEN 1 WHEN 'object' THEN 1 ELSE 0 END)"
+            return d.truthiness(jt, self.value(p.field, "number"), self.value(p.field, "string"))
         if isinstance(p, Udf):
-            return f"{d.column(p.name)}({d.doc})"
-        if isinstance(p, And | Or):
-            joiner = " AND " if isinstance(p, And) else " OR "
-            return "(" + joiner.join(self.pred(x) for x in p.items) + ")"
+            return d.call(p.name, d.document())
+        if isinstance(p, And):
+            return d.all_of([self.pred(x) for x in p.items])
+        if isinstance(p, Or):
+            return d.any_of([self.pred(x) for x in p.items])
         if isinstance(p, Not):
-            return f"(NOT coalesce({self.pred(p.item)}, 0))"
+            return d.negate(self.pred(p.item))
         raise PlanError("JD0010", f"internal: no SQL for predicate {type(p).__name__}")
 
-    def order(self, keys: tuple[OrderKey, ...], group_key: str | None = None) -> str:
-        """ORDER BY terms in the engine's order, the storage order (rowid) breaking ties."""
+    def where(self, p: Pred) -> str:
+        """The filter clause of a predicate (nothing for TRUE)."""
+        if isinstance(p, Const) and p.value:
+            return ""
+        return self.dialect.where(self.pred(p))
+
+    def order(self, keys: tuple[OrderKey, ...], *, grouped: bool = False) -> str:
+        """ORDER BY terms in the engine's order, the storage order breaking ties."""
         d = self.dialect
         terms = []
         for k in keys:
             if k.what == "count":
-                expr = "count(*)"
+                expr = d.count_rows()
             elif k.what == "key":
-                assert group_key is not None
-                expr = group_key
+                assert grouped
+                expr = d.first_column()
             else:
                 assert k.field is not None
-                expr = self.value(k.field, "text" if k.field.family == "text" else "number")
+                expr = self.value(k.field, "string" if k.field.family == "string" else "number")
             empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
-            terms.append(f"{expr} {'DESC' if k.desc else 'ASC'}{d.nulls(k.desc, empty_first)}")
-        terms.append(f"min({d.rowid})" if group_key is not None else d.rowid)
-        return " ORDER BY " + ", ".join(terms)
+            terms.append(d.order_term(expr, k.desc, empty_first))
+        terms.append(d.first_in_storage_order() if grouped else d.storage_order())
+        return d.order_by(terms)
+
+    def window(self, offset: int, limit: int | None) -> str:
+        return self.dialect.window(limit, offset, self.literal)
 
 
 def output_fields(out: Out | None) -> list[Field]:
@@ -233,7 +262,7 @@ def group_aggregates(out: Out | None) -> list[AggOut]:
 
 @dataclass(frozen=True)
 class Statement:
-    """One emitted statement: its text and the slots bound to its ``?`` in order."""
+    """One emitted statement: its text and the slots bound to its placeholders, in order."""
 
     sql: str
     slots: tuple[Slot, ...]
@@ -253,27 +282,15 @@ class Statement:
 
 @dataclass(frozen=True)
 class Layout:
-    """How to read a native row: the projected fields (``text`` column or type/value pair) or aggregates."""
+    """How to read a native row: the projected fields (``string`` column or kind/value ``pair``) or aggregates."""
 
     fields: tuple[tuple[Field, str], ...] = ()
     aggregates: tuple[AggOut, ...] = ()
     real_flags: int = 0
 
 
-def _where(e: Emitter, where: Pred) -> str:
-    text = e.pred(where)
-    return "" if text == "1" else f" WHERE {text}"
-
-
-def _window(e: Emitter, offset: int, limit: int | None) -> str:
-    if limit is None and not offset:
-        return ""
-    lim = e.bind(Slot("literal", -1 if limit is None else limit))
-    return f" LIMIT {lim} OFFSET {e.bind(Slot('literal', offset))}" if offset else f" LIMIT {lim}"
-
-
 def select_rows(
-    dialect: SQLiteDialect,
+    dialect: Dialect,
     table: str,
     where: Pred,
     order: tuple[OrderKey, ...],
@@ -286,54 +303,52 @@ def select_rows(
     cols: list[str] = []
     layout: list[tuple[Field, str]] = []
     if out is None or (not output_fields(out) and not isinstance(out, MapOut | ArrOut | FieldOut)):
-        cols.append(dialect.doc)
+        cols.append(dialect.document())
     else:
         for f in output_fields(out):
-            if f.family == "text":  # a string or missing: the value alone says which
-                cols.append(e.value(f, "text"))
-                layout.append((f, "text"))
-            else:  # the JSON type tells 2.0 from 2 (an INTEGER column holds both as 2)
-                jt = e.jtype(f)
-                e.path(f)
-                cols.append(f"{jt}, {dialect.json_value()}")
+            if f.family == "string":  # a string or missing: the value alone says which
+                cols.append(e.value(f, "string"))
+                layout.append((f, "string"))
+            else:  # the JSON kind tells 2.0 from 2 (an integer column holds both as 2)
+                cols += [e.jtype(f), dialect.json_value(e.path(f))]
                 layout.append((f, "pair"))
         if not cols:
-            cols.append("1")
-    head = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}"
-    sql = head + _where(e, where) + e.order(order) + _window(e, offset, limit)
-    return Statement(sql, tuple(e.params)), Layout(fields=tuple(layout))
+            cols.append(dialect.truth(True))
+    text = dialect.select(cols, table) + e.where(where) + e.order(order) + e.window(offset, limit)
+    return e.statement(text), Layout(fields=tuple(layout))
 
 
-def _agg_sql(e: Emitter, a: AggOut) -> str:
+def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
+    d = e.dialect
     if a.field is None:
-        return "count(*)"
-    family = "text" if a.field.family == "text" else "number"
+        return [d.count_rows()]
+    family = "string" if a.field.family == "string" else "number"
     if a.fn == "count":
         # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
-        typed = a.field.family in ("text", "integer", "number")
-        return f"count({e.value(a.field, family) if typed else e.jtype(a.field)})"
+        typed = a.field.family in ("string", "integer", "number")
+        return [d.aggregate("count", e.value(a.field, family) if typed else e.jtype(a.field))]
     if a.fn == "avg":
         # Integer-typed (the only averages pushed): the value is NULL exactly when missing.
-        return f"sum({e.value(a.field, family)}), count({e.value(a.field, family)})"
-    return f"{a.fn}({e.value(a.field, family)})"
+        return [d.aggregate("sum", e.value(a.field, family)), d.aggregate("count", e.value(a.field, family))]
+    return [d.aggregate(a.fn, e.value(a.field, family))]
 
 
 def _real_flags(e: Emitter, checks: tuple[Field, ...]) -> list[str]:
-    return [f"max({e.types(f, ('real',))})" for f in checks]
+    return [e.dialect.any_row(e.kinds(f, ("float",))) for f in checks]
 
 
 def select_aggregate(
-    dialect: SQLiteDialect, table: str, where: Pred, agg: AggOut, checks: tuple[Field, ...]
+    dialect: Dialect, table: str, where: Pred, agg: AggOut, checks: tuple[Field, ...]
 ) -> tuple[Statement, Layout]:
-    """One whole-query aggregate; ``checks`` flag real values in integer paths (the engine decides then)."""
+    """One whole-query aggregate; ``checks`` flag floats in integer paths (the engine decides then)."""
     e = Emitter(dialect)
-    cols = [_agg_sql(e, agg), *_real_flags(e, checks)]
-    sql = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}" + _where(e, where)
-    return Statement(sql, tuple(e.params)), Layout(aggregates=(agg,), real_flags=len(checks))
+    cols = [*_agg_columns(e, agg), *_real_flags(e, checks)]
+    text = dialect.select(cols, table) + e.where(where)
+    return e.statement(text), Layout(aggregates=(agg,), real_flags=len(checks))
 
 
 def select_groups(
-    dialect: SQLiteDialect,
+    dialect: Dialect,
     table: str,
     where: Pred,
     key: Field,
@@ -346,18 +361,23 @@ def select_groups(
     """A single-level group-by: key, aggregates and flags per group, groups in first-appearance order."""
     e = Emitter(dialect)
     aggs = group_aggregates(out)
-    cols = [e.value(key, "text" if key.family == "text" else "number")]
-    cols += [_agg_sql(e, a) for a in aggs] + _real_flags(e, checks)
-    head = f"SELECT {', '.join(cols)} FROM {dialect.table(table)}" + _where(e, where)
-    sql = head + " GROUP BY 1" + e.order(order, group_key="1") + _window(e, offset, limit)
-    return Statement(sql, tuple(e.params)), Layout(aggregates=tuple(aggs), real_flags=len(checks))
+    cols = [e.value(key, "string" if key.family == "string" else "number")]
+    cols += [c for a in aggs for c in _agg_columns(e, a)] + _real_flags(e, checks)
+    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_first()
+    text += e.order(order, grouped=True) + e.window(offset, limit)
+    return e.statement(text), Layout(aggregates=tuple(aggs), real_flags=len(checks))
 
 
-def select_candidates(dialect: SQLiteDialect, table: str, where: Pred, bound: int | None) -> Statement:
+def select_candidates(dialect: Dialect, table: str, where: Pred, bound: int | None) -> Statement:
     """Whole documents in storage order for the set residual (narrowed by ``where``)."""
     e = Emitter(dialect)
-    sql = (
-        f"SELECT {dialect.doc} FROM {dialect.table(table)}" + _where(e, where) + f" ORDER BY {dialect.rowid}"
-    )
-    sql += _window(e, 0, bound)
-    return Statement(sql, tuple(e.params))
+    text = dialect.select([dialect.document()], table) + e.where(where)
+    text += dialect.order_by([dialect.storage_order()]) + e.window(0, bound)
+    return e.statement(text)
+
+
+def select_keyed(dialect: Dialect, table: str, where: Pred) -> Statement:
+    """``(key, document)`` rows in storage order that ``where`` keeps (a caller's own narrowing)."""
+    e = Emitter(dialect)
+    text = dialect.select([dialect.key(), dialect.document()], table) + e.where(where)
+    return e.statement(text + dialect.order_by([dialect.storage_order()]))

@@ -4,8 +4,9 @@ Paths resolve against the collection's schema: a member whose schema type is exa
 ``string``/``integer``/``number``/``boolean`` has a *family*, and a declared index's typed
 generated column is used only where it holds exactly the member's value.
 
+>>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
 >>> from jarenlab.query.document import parse
->>> ctx = Context("n", {"properties": {"a": {"type": "integer"}}}, {("a",): "gx_a"}, {})
+>>> ctx = Context("n", {"properties": {"a": {"type": "integer"}}}, {("a",): "gx_a"}, {}, dialect=SQLiteDialect())
 >>> translate(parse({"$gt": [3, "$n.a"]}).node, ctx)
 Compare(field=Field(steps=('a',), family='integer', column='gx_a'), op='lt', slot=Slot(kind='literal', value=3), family='number')
 >>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
@@ -15,14 +16,17 @@ Reason(construct='$match', reason='the operator has no SQL translation')
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse
+from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse, walk
 from jarenlab.query.path import sql_addressable
 from jarenlab.query.preds import (
-    NUMBER_TYPES,
+    BOOLEAN_KINDS,
+    NUMBER_KINDS,
+    STRING_KINDS,
     And,
     Compare,
     CompareAny,
@@ -42,40 +46,43 @@ from jarenlab.query.preds import (
     Udf,
 )
 
+if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
+
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 _IS = {
-    "is-string": ("text",),
-    "is-number": NUMBER_TYPES,
-    "is-boolean": ("true", "false"),
+    "is-string": STRING_KINDS,
+    "is-number": NUMBER_KINDS,
+    "is-boolean": BOOLEAN_KINDS,
     "is-null": ("null",),
     "is-array": ("array",),
     "is-object": ("object",),
 }
-_FAMILIES = {"string": "text", "integer": "integer", "number": "number", "boolean": "boolean"}
+#: The schema types that give a path a family (the family is the type's name).
+_FAMILIES = frozenset({"string", "integer", "number", "boolean"})
 _MAX_CHAR = 0x10FFFF
-#: SQLite holds integers in 64 bits and reads a larger JSON integer as a rounded real; a number
-#: compared with members must be below this in magnitude so the rounding cannot change the answer.
-BEYOND_INT64 = 2**63
 #: operators that never raise, whatever their (non-raising) arguments are.
 _SAFE = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "exists", "empty", "and", "or", "not", *_IS})
 
 
 @dataclass
 class Context:
-    """What translation needs: the binding name, the schema, typed columns, pure host operators."""
+    """What translation needs: the binding name, the schema, typed columns, pure host operators,
+    and the backend's dialect (what it can compare exactly)."""
 
     binding: str
     schema: Any
     columns: Mapping[tuple[str | int, ...], str]
     pure_operators: Mapping[str, Callable[..., Any]]
     udfs: dict[str, str] = field(default_factory=dict)
+    dialect: Dialect = field(kw_only=True)
 
 
 def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
     """The JSON type the schema guarantees at a path (exactly one type), or None.
 
     >>> schema_family({"properties": {"a": {"type": "string"}}}, ("a",))
-    'text'
+    'string'
     >>> schema_family({"properties": {"a": {"type": ["string", "null"]}}}, ("a",)) is None
     True
     """
@@ -91,7 +98,7 @@ def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
     if not isinstance(schema, dict):
         return None
     t = schema.get("type")
-    return _FAMILIES.get(t) if isinstance(t, str) else None
+    return t if isinstance(t, str) and t in _FAMILIES else None
 
 
 def field_of(node: Node, ctx: Context) -> Field | Reason | None:
@@ -113,7 +120,7 @@ def field_of(node: Node, ctx: Context) -> Field | Reason | None:
     key = tuple(steps)
     family = schema_family(ctx.schema, key)
     column = ctx.columns.get(key)
-    usable = column if family in ("text", "integer") else None
+    usable = column if family in ("string", "integer") else None
     return Field(key, family, usable)
 
 
@@ -155,17 +162,17 @@ def can_raise(node: Node, binding: str | None = None) -> bool:
         return any(k == "wild" for k, _ in node.steps)  # EBV of several items raises JQ2003
     if isinstance(node, Call) and not node.host and node.name in _SAFE:
         return any(
-            _value_raises(a) if node.name not in ("and", "or", "not") else can_raise(a) for a in node.args
+            value_raises(a) if node.name not in ("and", "or", "not") else can_raise(a) for a in node.args
         )
     return True
 
 
-def _value_raises(node: Node) -> bool:
+def value_raises(node: Node) -> bool:
     """Whether computing a value (not its EBV) could raise: only plain paths and literals cannot."""
     if isinstance(node, Lit | PathRef):
         return False
     if isinstance(node, ArrayCons):
-        return any(_value_raises(x) for x in node.items)
+        return any(value_raises(x) for x in node.items)
     if isinstance(node, MapCons):
         return True
     return can_raise(node)
@@ -241,7 +248,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if f is None:
         return Reason(f"${node.name}", "neither side is a singular path of the binding")
     if isinstance(b, Lit):
-        return _compare_literal(f, op, b.value, node.name)
+        return _compare_literal(f, op, b.value, node.name, ctx.dialect.integer_limit)
     if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
         eq = CompareAny(f, "eq" if op == "ne" else op, Slot("external", b.var))
         return And((Exists(f), Not(eq))) if op == "ne" else eq
@@ -250,7 +257,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
 
 
-def _compare_literal(f: Field, op: str, v: Any, name: str) -> Pred | Reason:
+def _compare_literal(f: Field, op: str, v: Any, name: str, integer_limit: int) -> Pred | Reason:
     t = type(v)
     if v is None or t is bool:
         jt = "null" if v is None else ("true" if v else "false")
@@ -261,8 +268,8 @@ def _compare_literal(f: Field, op: str, v: Any, name: str) -> Pred | Reason:
         return Const(False)
     if t in (list, dict):
         return Reason(f"${name}", "deep equality against an array or object literal")
-    family = "text" if t is str else "number"
-    if family == "number" and abs(v) >= BEYOND_INT64:
+    family = "string" if t is str else "number"
+    if family == "number" and abs(v) >= integer_limit:
         return Reason(
             f"${name}", "a number beyond 64-bit integers (SQLite reads such members as rounded reals)"
         )
@@ -276,7 +283,7 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
     f = field_of(node.args[0], ctx)
     if isinstance(f, Reason):
         return f
-    if f is None or f.family != "text":
+    if f is None or f.family != "string":
         return Reason(
             construct, "the first argument is not a string-typed path (the engine raises on non-strings)"
         )
@@ -286,7 +293,7 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
     p = pattern.value
     if p == "":
         return Const(True)
-    if "\x00" in p:
+    if "\x00" in p and not ctx.dialect.strings_hold_nul:
         return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
     if node.name == "starts-with":
         hi = successor(p)
@@ -295,28 +302,23 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
 
 
 def _has_host(node: Node) -> bool:
-    from jarenlab.query.document import walk
-
     return any(isinstance(n, Call) and n.host for n in walk(node))
 
 
 def _udf(node: Call, ctx: Context) -> Pred | Reason:
     """The UDF hatch: a condition over pure host operators, run by the engine inside SQLite."""
     construct = f"${node.name}"
-    from jarenlab.query.document import walk
-
     for n in walk(node):
         if isinstance(n, Call) and n.host and n.name not in ctx.pure_operators:
             return Reason(
-                construct, "a host operator not registered as pure and scalar (jl.operator(fn, pure=True))"
+                construct,
+                "a host operator not registered as pure and scalar (jarenlab.query.run.operator(fn, pure=True))",
             )
         if isinstance(n, PathRef) and n.var != ctx.binding:
             return Reason(construct, "a host-operator condition that reads externals or the root")
     if not ctx.pure_operators:
         return Reason(construct, "host operators run in SQLite only when marked pure (the hatch is off)")
     fragment = unparse(node)
-    import json
-
     text = json.dumps([ctx.binding, fragment], sort_keys=True, ensure_ascii=False)
     name = "jl_p_" + hashlib.sha256(text.encode()).hexdigest()[:16]
     if ctx.udfs.setdefault(name, text) != text:  # a hash collision must never share a function

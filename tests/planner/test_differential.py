@@ -2,7 +2,9 @@
 
 Every case of ``cases/*.json`` (the conformance corpus format, :func:`tests.query.corpus.load_cases`)
 runs through the four paths over the same documents; answers (or error codes) must agree exactly,
-``int`` told from ``float``.
+``int`` told from ``float``. Each path's count of checked cases is tallied
+(:class:`tests.planner.conftest.Tally`), printed at the end of the run, and held to a floor by
+the module's last test, so coverage cannot shrink silently.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
 from tests.planner import duck
 from tests.planner.conftest import CASES, DATASETS
+from tests.planner.tally import TALLY, assert_floors
 from tests.query.corpus import load_cases, same
 
 ALL = list(load_cases(CASES))
@@ -28,10 +31,16 @@ def outcome(fn: Any) -> tuple[str, Any]:
 
 
 def check(store: Any, docs: list[dict[str, Any]], query: Any, ext: dict[str, Any] | None) -> str:
-    """Run the four paths (DuckDB where its translator covers the query); return ok or error."""
+    """Run the four paths (DuckDB where its translator covers the query); return ok or error.
+
+    Tallies the paths it checked, and the mode that answered the pushed run.
+    """
     coll = store["docs"]
     engine = outcome(lambda: evaluate(query, docs, ext or {}))
+    before = dict(store.planner.counters)
     pushed = outcome(lambda: coll._run_query(query, dict(ext or {})))
+    after = store.planner.counters
+    mode = next((m for m in ("native", "row", "set") if after[m] > before[m]), "error")
     plain = outcome(lambda: coll._run_query(query, dict(ext or {}), pushdown=False))
     for name, got in (("pushdown", pushed), ("pushdown=False", plain)):
         assert got[0] == engine[0], f"{name}: {got} vs engine {engine}"
@@ -43,6 +52,8 @@ def check(store: Any, docs: list[dict[str, Any]], query: Any, ext: dict[str, Any
         via_duck = duck.run(docs, query, dict(ext or {}))
         if via_duck is not None:
             assert via_duck == engine[1], f"duckdb: {via_duck!r} vs engine {engine[1]!r}"
+            TALLY.add("duckdb")
+    TALLY.add("engine", "pushdown", "pushdown=False", f"pushdown:{mode}")
     return pushed[0]
 
 
@@ -65,3 +76,21 @@ def test_corpus_is_large_and_mostly_pushed(stores: dict[str, Any]) -> None:
         except JarenlabError:
             modes.append("error")
     assert modes.count("native") > len(modes) // 2, {m: modes.count(m) for m in set(modes)}
+
+
+#: Cases each path checked when the floor was set (``error``: all paths agreed on an error code).
+FLOORS = {
+    "engine": 669,
+    "pushdown": 669,
+    "pushdown=False": 669,
+    "duckdb": 487,
+    "pushdown:native": 600,
+    "pushdown:row": 2,
+    "pushdown:set": 53,
+    "pushdown:error": 14,
+}
+
+
+def test_every_path_checked_its_floor_of_cases(request: pytest.FixtureRequest) -> None:
+    """Runs after the cases (last in the module): no path checked fewer cases than its floor."""
+    assert_floors(request, "test_case", len(ALL), FLOORS)

@@ -1,17 +1,20 @@
 """Generated differential queries: seeded hypothesis (derandomized), 500 per run.
 
 Conditions mix typed, untyped and mixed-type members, missing members, nulls, literals of every
-JSON type, externals (including ones that divert), logic, ordering and windows.
+JSON type, externals (including ones that divert), logic, ordering and windows. The paths each
+checked are tallied and held to a floor by the module's last test.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.planner.conftest import DATASETS
+from tests.planner.tally import assert_floors
 from tests.planner.test_differential import check
 
 PATHS = ["$it.x", "$it.m", "$it.s", "$it.i", "$it.n", "$it.b", "$it.o.t", "$it.nope"]
@@ -84,3 +87,19 @@ def queries(draw: Any) -> Any:
 @given(query=queries(), v=EXTERNALS)
 def test_generated(query: Any, v: Any, stores: dict[str, Any]) -> None:
     check(stores["mix"], DATASETS["mix"], query, {"v": v})
+
+
+#: Queries each path checked when the floor was set (the 500 seeded examples).
+FLOORS = {
+    "engine": 500,
+    "pushdown": 500,
+    "pushdown=False": 500,
+    "duckdb": 171,
+    "pushdown:native": 467,
+    "pushdown:set": 33,
+}
+
+
+def test_every_path_checked_its_floor_of_queries(request: pytest.FixtureRequest) -> None:
+    """Runs after the generated queries (last in the module): no path checked fewer than its floor."""
+    assert_floors(request, "test_generated", 1, FLOORS)

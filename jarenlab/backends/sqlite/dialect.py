@@ -1,49 +1,332 @@
-"""SQLite's spelling of the SQL the planner emits (see :mod:`jarenlab.query.sql`)."""
+"""SQLite's spelling of the SQL the planner emits (see :mod:`jarenlab.query.sql`).
+
+The planner decides *what* to compute from neutral values (JSON kinds such as ``"string"`` or
+``"int"``, operators such as ``"gt"``); every piece of SQL text it writes comes from one method
+here. Operands arrive as SQL text already (a bound value is a placeholder marker the emitter
+resolves in text order), so a method may place or repeat them freely.
+
+On SQLite documents are JSON text in a ``doc`` column; ``json_type`` tells ``2`` (``integer``) from
+``2.0`` (``real``), integers are 64-bit, the JSON functions cut strings at U+0000, and storage order
+is the ``rowid``.
+
+>>> d = SQLiteDialect()
+>>> d.kind_in(d.json_type("?"), ("int", "float"))
+"json_type(doc, ?) IN ('integer', 'real')"
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 from jarenlab.backends.base import IDENTIFIER
+from jarenlab.backends.sqlite import paths
 from jarenlab.errors import PlanError
 
-_JSON_TYPES = frozenset({"integer", "real", "text", "true", "false", "null", "array", "object"})
+#: The planner's JSON kinds -> SQLite's ``json_type`` (and ``typeof``) names.
+_NAMES: Mapping[str, str] = {
+    "null": "null",
+    "true": "true",
+    "false": "false",
+    "int": "integer",
+    "float": "real",
+    "string": "text",
+    "array": "array",
+    "object": "object",
+}
+#: SQLite's ``json_type`` names -> the planner's JSON kinds (the decoder reads type cells with it).
+_KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items()}
+_OPS: Mapping[str, str] = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_AGGREGATES = frozenset({"count", "sum", "min", "max"})
+_SCAN = re.compile(r"^SCAN (\S+)")
+
+
+def _identifier(name: str) -> str:
+    if not IDENTIFIER.match(name):
+        raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
+    return name
 
 
 class SQLiteDialect:
-    """SQLite's spelling of the constructs the planner needs.
+    """SQLite's spelling of the constructs the planner needs (see the module docstring).
+
+    The capabilities the planner consults before it relies on something:
 
     >>> d = SQLiteDialect()
-    >>> d.type_in(("integer", "real"))
-    "json_type(doc, ?) IN ('integer', 'real')"
+    >>> d.keeps_integers_apart, d.integer_limit == 2**63, d.strings_hold_nul
+    (True, True, False)
     """
 
     name = "sqlite"
-    doc = "doc"
-    rowid = "rowid"
+    #: ``json_type`` says ``integer`` for ``2`` and ``real`` for ``2.0``: projections and integer
+    #: aggregates can tell them apart (a backend without this keeps those parts in the engine).
+    keeps_integers_apart = True
+    #: SQLite holds integers in 64 bits and reads a larger JSON integer as a rounded real: a number
+    #: compared with members must be below this in magnitude so the rounding cannot change the answer.
+    integer_limit = 2**63
+    #: SQLite's JSON functions cut strings at U+0000, so a pattern holding it stays in the engine.
+    strings_hold_nul = False
 
-    def json_type(self) -> str:
-        return f"json_type({self.doc}, ?)"
-
-    def json_value(self) -> str:
-        return f"json_extract({self.doc}, ?)"
-
-    def type_in(self, types: tuple[str, ...]) -> str:
-        if not set(types) <= _JSON_TYPES:
-            raise PlanError("JD0010", f"internal: unknown JSON types {types}")
-        if len(types) == 1:
-            return f"{self.json_type()} = '{types[0]}'"
-        return f"{self.json_type()} IN ({', '.join(repr(t) for t in types)})"
-
-    def nulls(self, desc: bool, first: bool) -> str:
-        # SQLite's default: NULLs first ascending, last descending.
-        default_first = not desc
-        return "" if first == default_first else (" NULLS FIRST" if first else " NULLS LAST")
-
+    # -- names and values -------------------------------------------------------------------------
     def table(self, name: str) -> str:
-        if not IDENTIFIER.match(name):
-            raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
-        return f'"{name}"'
+        """A collection's table, checked and quoted: ``flights`` -> ``"flights"``.
+
+        >>> SQLiteDialect().table("flights")
+        '"flights"'
+        """
+        return f'"{_identifier(name)}"'
 
     def column(self, name: str) -> str:
-        if not IDENTIFIER.match(name):
-            raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
-        return name
+        """A typed generated column, checked: ``gx_a`` -> ``gx_a``.
+
+        >>> SQLiteDialect().column("gx_a")
+        'gx_a'
+        """
+        return _identifier(name)
+
+    def document(self) -> str:
+        """The column holding a row's document text: ``doc``."""
+        return "doc"
+
+    def key(self) -> str:
+        """The column holding a row's key: ``key``."""
+        return "key"
+
+    def storage_order(self) -> str:
+        """What orders rows in storage order (the engine's order of ``$[*]``): ``rowid``."""
+        return "rowid"
+
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order (its first row): ``min(rowid)``."""
+        return f"min({self.storage_order()})"
+
+    def placeholder(self, position: int) -> str:
+        """The ``position``-th bound value (from 1) in statement text: ``?`` (SQLite binds in order)."""
+        return "?"
+
+    def json_path(self, steps: Sequence[str | int]) -> str:
+        """The bound value that names a member (SQLite's JSON path, :mod:`.paths`): ``("a", 0)`` -> ``$."a"[0]``.
+
+        Member names reach this only when the planner's member-name rule admits them, and the
+        path is always bound, never part of the text.
+
+        >>> SQLiteDialect().json_path(("a", 0, "b"))
+        '$."a"[0]."b"'
+        """
+        return paths.json_path(tuple(steps))
+
+    def truth(self, value: bool) -> str:
+        """A constant condition: ``True`` -> ``1``, ``False`` -> ``0``."""
+        return "1" if value else "0"
+
+    # -- members ----------------------------------------------------------------------------------
+    def json_type(self, path: str) -> str:
+        """The JSON type of the member at ``path`` (NULL when missing): ``?`` -> ``json_type(doc, ?)``."""
+        return f"json_type({self.document()}, {path})"
+
+    def json_value(self, path: str) -> str:
+        """The SQL value of the member at ``path``: ``?`` -> ``json_extract(doc, ?)``."""
+        return f"json_extract({self.document()}, {path})"
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.
+
+        >>> SQLiteDialect().kind_in("json_type(doc, ?)", ("string",))
+        "json_type(doc, ?) = 'text'"
+        """
+        names = self._names(kinds)
+        if len(names) == 1:
+            return f"{type_expr} = {names[0]}"
+        return f"{type_expr} IN ({', '.join(names)})"
+
+    def bound_kind_in(self, value: str, kinds: Sequence[str]) -> str:
+        """A bound value's type is one of ``kinds``: ``?``, ``("int", "float")`` -> ``typeof(?) IN (...)``.
+
+        >>> SQLiteDialect().bound_kind_in("?", ("string",))
+        "typeof(?) IN ('text')"
+        """
+        return f"typeof({value}) IN ({', '.join(self._names(kinds))})"
+
+    def type_kinds(self) -> Mapping[Any, str]:
+        """What a :meth:`json_type` cell means as a JSON kind: ``"real"`` -> ``"float"``.
+
+        >>> SQLiteDialect().type_kinds()["real"]
+        'float'
+        """
+        return _KINDS
+
+    def is_present(self, expr: str) -> str:
+        """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""
+        return f"{expr} IS NOT NULL"
+
+    # -- conditions -------------------------------------------------------------------------------
+    def compare(self, left: str, op: str, right: str) -> str:
+        """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
+
+        >>> SQLiteDialect().compare("gx_a", "gt", "?")
+        'gx_a > ?'
+        """
+        return f"{left} {_OPS[op]} {right}"
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        """Every condition holds: ``[a, b]`` -> ``(a AND b)`` (one part is parenthesised too)."""
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        """Some condition holds: ``[a, b]`` -> ``(a OR b)``."""
+        return "(" + " OR ".join(parts) + ")"
+
+    def negate(self, cond: str) -> str:
+        """Two-valued NOT (a NULL condition reads as false): ``x`` -> ``(NOT coalesce(x, 0))``."""
+        return f"(NOT coalesce({cond}, 0))"
+
+    def nonzero(self, value: str) -> str:
+        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
+        return f"{value} <> 0"
+
+    def nonempty(self, value: str) -> str:
+        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
+        return f"{value} <> ''"
+
+    def truthiness(self, type_expr: str, number: str, string: str) -> str:
+        """A member's effective boolean value from its type and value (the EBV table).
+
+        ``true``, arrays and objects are true; numbers and strings by :meth:`nonzero` and
+        :meth:`nonempty`; missing, ``null`` and ``false`` are false.
+
+        >>> SQLiteDialect().truthiness("T", "N", "S")
+        "(CASE T WHEN 'true' THEN 1 WHEN 'integer' THEN N <> 0 WHEN 'real' THEN N <> 0 WHEN 'text' THEN S <> '' WHEN 'array' THEN 1 WHEN 'object' THEN 1 ELSE 0 END)"
+        """
+        t, f = self.truth(True), self.truth(False)
+        whens = [
+            ("true", t),
+            ("int", self.nonzero(number)),
+            ("float", self.nonzero(number)),
+            ("string", self.nonempty(string)),
+            ("array", t),
+            ("object", t),
+        ]
+        cases = " ".join(f"WHEN {self._names((kind,))[0]} THEN {then}" for kind, then in whens)
+        return f"(CASE {type_expr} {cases} ELSE {f} END)"
+
+    def ends_with(self, value: str, suffix: str) -> str:
+        """A string ends with another: ``v``, ``?`` -> ``substr(v, -length(?)) = ?``.
+
+        >>> SQLiteDialect().ends_with("gx_s", "?")
+        'substr(gx_s, -length(?)) = ?'
+        """
+        return f"substr({value}, -length({suffix})) = {suffix}"
+
+    def contains(self, value: str, infix: str) -> str:
+        """A string contains another: ``v``, ``?`` -> ``instr(v, ?) > 0``."""
+        return f"instr({value}, {infix}) > 0"
+
+    def call(self, function: str, argument: str) -> str:
+        """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""
+        return f"{_identifier(function)}({argument})"
+
+    # -- statements -------------------------------------------------------------------------------
+    def select(self, columns: Sequence[str], table: str) -> str:
+        """``SELECT`` columns of a table: ``["doc"]``, ``t`` -> ``SELECT doc FROM "t"``.
+
+        >>> SQLiteDialect().select(["key", "doc"], "t")
+        'SELECT key, doc FROM "t"'
+        """
+        return f"SELECT {', '.join(columns)} FROM {self.table(table)}"
+
+    def where(self, cond: str) -> str:
+        """A filter clause: ``x`` -> `` WHERE x``."""
+        return f" WHERE {cond}"
+
+    def group_by_first(self) -> str:
+        """Group by the first selected column: `` GROUP BY 1``."""
+        return f" GROUP BY {self.first_column()}"
+
+    def first_column(self) -> str:
+        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
+        return "1"
+
+    def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
+        """One ordering key, missing values (NULL) first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``.
+
+        SQLite puts NULLs first ascending and last descending; only the other placement is spelled.
+
+        >>> d = SQLiteDialect()
+        >>> d.order_term("v", False, True), d.order_term("v", True, True)
+        ('v ASC', 'v DESC NULLS FIRST')
+        """
+        default_first = not desc
+        nulls = "" if empty_first == default_first else (" NULLS FIRST" if empty_first else " NULLS LAST")
+        return f"{expr} {'DESC' if desc else 'ASC'}{nulls}"
+
+    def order_by(self, terms: Sequence[str]) -> str:
+        """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
+        return " ORDER BY " + ", ".join(terms)
+
+    def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
+        """Skip ``offset`` rows and keep ``limit`` (None: all); ``literal`` binds a value.
+
+        SQLite has no OFFSET without LIMIT, so an open window binds ``-1`` (no limit).
+
+        >>> d = SQLiteDialect()
+        >>> d.window(50, 0, repr), d.window(None, 5, repr), d.window(None, 0, repr)
+        (' LIMIT 50', ' LIMIT -1 OFFSET 5', '')
+        """
+        if limit is None and not offset:
+            return ""
+        lim = literal(-1 if limit is None else limit)
+        return f" LIMIT {lim} OFFSET {literal(offset)}" if offset else f" LIMIT {lim}"
+
+    def count_rows(self) -> str:
+        """Rows counted: ``count(*)``."""
+        return "count(*)"
+
+    def aggregate(self, fn: str, expr: str) -> str:
+        """An aggregate over non-NULL values (``count sum min max``): ``sum``, ``v`` -> ``sum(v)``.
+
+        >>> SQLiteDialect().aggregate("max", "gx_a")
+        'max(gx_a)'
+        """
+        if fn not in _AGGREGATES:
+            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
+        return f"{fn}({expr})"
+
+    def any_row(self, cond: str) -> str:
+        """Whether a condition holds for some row (1, else 0 or NULL): ``c`` -> ``max(c)``."""
+        return f"max({cond})"
+
+    # -- the engine's plan ------------------------------------------------------------------------
+    def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        """``EXPLAIN QUERY PLAN`` rows (id, parent, notused, detail) as a depth-annotated list.
+
+        >>> SQLiteDialect().plan_tree([(2, 0, 0, "SEARCH t USING INDEX t_a (gx_a=?)"), (5, 2, 0, "USE TEMP B-TREE")])
+        [{'id': 2, 'parent': 0, 'depth': 0, 'detail': 'SEARCH t USING INDEX t_a (gx_a=?)'}, {'id': 5, 'parent': 2, 'depth': 1, 'detail': 'USE TEMP B-TREE'}]
+        """
+        depth: dict[int, int] = {0: -1}
+        out = []
+        for row in rows:
+            ident, parent, detail = int(row[0]), int(row[1]), str(row[-1])
+            depth[ident] = depth.get(parent, -1) + 1
+            out.append({"id": ident, "parent": parent, "depth": depth[ident], "detail": detail})
+        return out
+
+    def full_scans(self, rows: Sequence[Sequence[Any]], table: str) -> list[str]:
+        """The plan rows that read ``table`` whole (``SCAN <table>``).
+
+        >>> SQLiteDialect().full_scans([(2, 0, 0, "SCAN t"), (3, 0, 0, "SEARCH t USING INDEX t_a (gx_a=?)")], "t")
+        ['SCAN t']
+        """
+        out = []
+        for row in rows:
+            m = _SCAN.match(str(row[-1]))
+            if m and m.group(1) == table:
+                out.append(str(row[-1]))
+        return out
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _names(self, kinds: Sequence[str]) -> list[str]:
+        try:
+            return [f"'{_NAMES[k]}'" for k in kinds]
+        except KeyError:
+            raise PlanError("JD0010", f"internal: unknown JSON kinds {tuple(kinds)}") from None

@@ -1,0 +1,59 @@
+"""The tally of what the planner differential checked, per test module and path.
+
+Imported as ``tests.planner.tally`` everywhere, so the test modules, the helpers they share and
+``conftest.py`` (which pytest may import under another name) count into one object.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+import pytest
+
+
+class Tally:
+    """How many cases each differential path checked in this process, per test module.
+
+    Paths: ``engine`` (the reference engine alone), ``pushdown`` and ``pushdown=False`` (through
+    the store), ``duckdb`` (the independent translator, where it covers the case), and
+    ``pushdown:<mode>``: which mode answered the pushed run (``native``, ``row``, ``set``, or
+    ``error`` when every path agreed on an error code).
+    """
+
+    def __init__(self) -> None:
+        self.modules: dict[str, Counter[str]] = {}
+        self.current: Counter[str] = Counter()
+
+    def enter(self, module: str) -> None:
+        self.current = self.modules.setdefault(module, Counter())
+
+    def add(self, *paths: str) -> None:
+        self.current.update(paths)
+
+
+TALLY = Tally()
+
+
+def assert_floors(request: pytest.FixtureRequest, test: str, cases: int, floors: Mapping[str, int]) -> None:
+    """Every path of this module checked at least its floor of cases (run it as the module's last test).
+
+    ``cases`` is how many items of the module's case test ``test`` there are: a run of a subset
+    (``-k``, one node id) or one that spreads a module over several processes cannot be held to
+    the floor, and is skipped with the reason.
+    """
+    module = request.module
+    selected = sum(
+        1
+        for item in request.session.items
+        if getattr(item, "module", None) is module and getattr(item, "originalname", None) == test
+    )
+    if selected < cases:
+        pytest.skip(f"only {selected} of the module's {cases} case tests were selected")
+    if request.config.getoption("dist", "no") not in ("no", "loadfile", "loadscope"):
+        pytest.skip("the module's cases ran in several processes (use --dist loadfile)")
+    if request.session.testsfailed:
+        pytest.skip("cases failed, so their paths were not all checked")
+    counts = TALLY.modules.get(module.__name__.rpartition(".")[2], Counter())
+    short = {path: (counts[path], floor) for path, floor in floors.items() if counts[path] < floor}
+    assert not short, f"paths checked fewer cases than their floor (checked, floor): {short}"
