@@ -167,8 +167,17 @@ class Database:
             return cursor.fetchall(), cursor.rowcount
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
-        """Run SQL the planner emitted through the backend's dialect (the one caller of raw text)."""
-        return self._cursor(sql, params).fetchall()
+        """Run SQL the planner emitted through the backend's dialect (the one caller of raw text).
+
+        The rows are fetched inside the error boundary: a registered function can fail on any row.
+        """
+        try:
+            return self._execute(self.connection(), sql, params).fetchall()
+        except self._driver_error as exc:
+            err = self._translate(exc)
+            if err is None:
+                raise
+            raise err from exc
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration

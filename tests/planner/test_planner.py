@@ -150,6 +150,31 @@ def test_udf_hatch_on_and_off(hatch: bool) -> None:
         assert s["docs"].execute(doc) == s["docs"].execute(doc, pushdown=False) == "d18"
 
 
+def test_a_registered_function_failing_on_a_later_row_falls_back_to_the_engine() -> None:
+    """The function fails after rows were already returned: the engine decides (its error), never
+    a driver error."""
+
+    def fails_late(x: Any) -> Any:
+        if x == 250:
+            raise ValueError("late")
+        return True
+
+    model = {
+        "$model": "0.1",
+        "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+    }
+    with jl.open(model=model, operators={"late": operator(fails_late, pure=True)}) as s:
+        s["t"].insert_many([{"a": i} for i in range(300)])
+        doc = {"$for": {"d": "$[*]"}, "$where": {"$late": "$d.a"}, "$return": "$d.a"}
+        assert "jl_p_" in s["t"].explain(doc).sql
+        with pytest.raises(JarenlabError) as pushed:
+            s["t"].execute(doc)
+        with pytest.raises(JarenlabError) as alone:
+            s["t"].execute(doc, pushdown=False)
+        assert pushed.value.code == alone.value.code == "JQ2008"
+        assert type(pushed.value) is type(alone.value)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="SQLite reads JSON integers beyond 64 bits as rounded reals: 2^64-1 and 2^64-2 tie in "
