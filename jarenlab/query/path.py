@@ -1,9 +1,13 @@
 """Path and variable strings: ``$``, ``$.a['b'][0]``, ``$x``, ``$x[*].y``.
 
-A path starts at the root ``$`` or at a variable ``$name`` and applies RFC 9535
-segments: ``.name``, ``['name']``, ``[index]`` (negative counts from the end) and
-``[*]`` / ``.*``. Filters, descendants, slices and unions are refused with
-``JQ0008``; anything else that does not parse is ``JQ0004``.
+A path starts at the root ``$`` or at a variable ``$name`` and applies RFC 9535 segments, with
+RFC 9535's grammar for each: ``.name`` (member-name shorthand), ``['name']`` / ``["name"]``
+(string literals with their escapes), ``[index]`` (an integer within ±(2^53-1), negative counts
+from the end, no ``-0`` or leading zeros) and ``[*]`` / ``.*``; blank space (space, tab, line
+feed, carriage return) may separate segments and surround a bracketed selector. Filters,
+descendants, slices and unions (valid RFC 9535, not supported) are refused with ``JQ0008``;
+anything RFC 9535 itself refuses (control characters or unpaired surrogates in a name, an escape
+of the other quote, a bad escape, ``-0``, an out-of-range index) is ``JQ0004``.
 
 >>> p = parse_path("$x['odd key'][0]", "/")
 >>> p.var, p.steps
@@ -23,10 +27,14 @@ Step = tuple[str, object]
 
 VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _VAR_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SHORTHAND = re.compile(r"[A-Za-z_\u0080-\U0010ffff][A-Za-z0-9_\u0080-\U0010ffff]*")
+_SHORTHAND = re.compile(r"[A-Za-z_\u0080-\ud7ff\ue000-\U0010ffff][A-Za-z0-9_\u0080-\ud7ff\ue000-\U0010ffff]*")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-_INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "/": "/", "\\": "\\", "'": "'", '"': '"'}
+_INDEX = re.compile(r"0|-?[1-9][0-9]*")
+#: RFC 9535 indexes are I-JSON integers: at most 2^53 - 1 in magnitude.
+MAX_INDEX = 2**53 - 1
+_BLANK = " \t\n\r"
+#: escapes valid in both kinds of string literal; each quote escapes only itself.
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "/": "/", "\\": "\\"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +58,22 @@ def parse_path(text: str, doc_path: str) -> ParsedPath:
     if m:
         var = m.group()
         i = m.end()
-    elif i < len(text) and text[i] not in ".[":
+    elif i < len(text) and text[i] not in ".[" + _BLANK:
         raise QueryError(
             "JQ0004", f"cannot parse path {text!r}: expected a variable name, '.' or '['", doc_path=doc_path
         )
     steps: list[Step] = []
     n = len(text)
     while i < n:
+        j = i
+        while j < n and text[j] in _BLANK:
+            j += 1
+        if j > i:
+            if j == n:
+                raise QueryError(
+                    "JQ0004", f"cannot parse path {text!r}: blank space at the end", doc_path=doc_path
+                )
+            i = j
         c = text[i]
         if text.startswith("..", i):
             raise _unsupported(text, "descendant segments '..'", doc_path)
@@ -86,7 +103,7 @@ def parse_path(text: str, doc_path: str) -> ParsedPath:
 
 def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
     n = len(text)
-    while i < n and text[i] in " \t\n\r":
+    while i < n and text[i] in _BLANK:
         i += 1
     if i >= n:
         raise QueryError("JQ0004", f"unterminated '[' in path {text!r}", doc_path=doc_path)
@@ -102,13 +119,20 @@ def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
     else:
         m = _INDEX.match(text, i)
         if m:
-            steps.append(("index", int(m.group())))
+            digits = m.group()
+            if len(digits.lstrip("-")) > len(str(MAX_INDEX)) or abs(int(digits)) > MAX_INDEX:
+                raise QueryError(
+                    "JQ0004", f"index {digits} in path {text!r} is beyond ±(2^53-1)", doc_path=doc_path
+                )
+            steps.append(("index", int(digits)))
             i = m.end()
+        elif text.startswith("-0", i):
+            raise QueryError("JQ0004", f"-0 is not an index (path {text!r})", doc_path=doc_path)
         elif c != ":":
             raise QueryError(
                 "JQ0004", f"cannot parse path {text!r} at offset {i}: bad selector", doc_path=doc_path
             )
-    while i < n and text[i] in " \t\n\r":
+    while i < n and text[i] in _BLANK:
         i += 1
     if i < n and text[i] == ":":
         raise _unsupported(text, "slice selectors (use $subsequence)", doc_path)
@@ -122,10 +146,15 @@ def _bracket(text: str, i: int, steps: list[Step], doc_path: str) -> int:
 
 
 def _quoted(text: str, i: int, doc_path: str) -> tuple[str, int]:
+    """An RFC 9535 string literal starting at ``text[i]`` (its quote); returns (name, end)."""
     quote = text[i]
     i += 1
     out: list[str] = []
     n = len(text)
+
+    def bad(what: str) -> QueryError:
+        return QueryError("JQ0004", f"{what} in a quoted name in path {text!r}", doc_path=doc_path)
+
     while i < n:
         c = text[i]
         if c == quote:
@@ -135,25 +164,43 @@ def _quoted(text: str, i: int, doc_path: str) -> tuple[str, int]:
                 break
             e = text[i + 1]
             if e == "u":
-                code = text[i + 2 : i + 6]
-                if not _HEX4.fullmatch(code):
-                    raise QueryError("JQ0004", f"bad \\u escape in path {text!r}", doc_path=doc_path)
-                cp = int(code, 16)
+                cp = _hex4(text, i + 2)
+                if cp < 0:
+                    raise bad("a \\u escape without four hex digits")
                 i += 6
-                low = text[i + 2 : i + 6] if text.startswith("\\u", i) else ""
-                if 0xD800 <= cp < 0xDC00 and _HEX4.fullmatch(low) and 0xDC00 <= int(low, 16) < 0xE000:
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+                if 0xD800 <= cp < 0xDC00:
+                    low = _hex4(text, i + 2) if text.startswith("\\u", i) else -1
+                    if not 0xDC00 <= low < 0xE000:
+                        raise bad(f"an unpaired surrogate \\u{cp:04X}")
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
                     i += 6
+                elif 0xDC00 <= cp < 0xE000:
+                    raise bad(f"an unpaired surrogate \\u{cp:04X}")
                 out.append(chr(cp))
                 continue
-            if e not in _ESCAPES:
-                raise QueryError("JQ0004", f"bad escape \\{e} in path {text!r}", doc_path=doc_path)
-            out.append(_ESCAPES[e])
+            if e == quote:
+                out.append(e)
+            elif e in _ESCAPES:
+                out.append(_ESCAPES[e])
+            else:
+                raise bad(
+                    f"the escape \\{e}" + (" (only the enclosing quote is escaped)" if e in "'\"" else "")
+                )
             i += 2
             continue
+        if c < " ":
+            raise bad(f"the control character U+{ord(c):04X} (write it as an escape)")
+        if "\ud800" <= c <= "\udfff":
+            raise bad(f"the unpaired surrogate U+{ord(c):04X}")
         out.append(c)
         i += 1
     raise QueryError("JQ0004", f"unterminated quoted name in path {text!r}", doc_path=doc_path)
+
+
+def _hex4(text: str, i: int) -> int:
+    """The value of four hex digits at ``text[i:]``, or -1 when there are not four."""
+    code = text[i : i + 4]
+    return int(code, 16) if _HEX4.fullmatch(code) else -1
 
 
 def _unsupported(text: str, what: str, doc_path: str) -> QueryError:
