@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from jarenlab.backends.base import Backend, Cursor, Fill, Row, Watch
+from jarenlab.backends.base import Backend, Fill, Row, Watch
 from jarenlab.errors import StoreError
 
 #: A change made inside a transaction: (collection, key, document or None when deleted).
@@ -119,10 +119,19 @@ class Database:
                 self._texts[cache_key] = text
         return text
 
-    def _cursor(self, sql: str, params: Sequence[Any]) -> Cursor:
-        """Run one statement on this thread's connection; driver errors leave translated."""
+    def _fetch(self, sql: str, params: Sequence[Any], how: int) -> Any:
+        """Run one statement on this thread's connection and fetch its answer inside the error
+        boundary (SQLite steps lazily: a function can fail on any row). ``how``: 0 the first row,
+        1 every row, 2 the changed-row count, 3 (every row, the count)."""
         try:
-            return self._execute(self.connection(), sql, params)
+            cursor = self._execute(self.connection(), sql, params)
+            if how == 0:
+                return cursor.fetchone()
+            if how == 1:
+                return cursor.fetchall()
+            if how == 2:
+                return cursor.rowcount
+            return cursor.fetchall(), cursor.rowcount
         except self._driver_error as exc:
             err = self._translate(exc)
             if err is None:
@@ -131,21 +140,22 @@ class Database:
 
     def one(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Row | None:
         """The first row of a named statement, or None."""
-        row: Row | None = self._cursor(self.sql(name, **fill), params).fetchone()
+        row: Row | None = self._fetch(self.sql(name, **fill), params, 0)
         return row
 
     def all(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> list[Row]:
         """Every row of a named statement."""
-        return self._cursor(self.sql(name, **fill), params).fetchall()
+        rows: list[Row] = self._fetch(self.sql(name, **fill), params, 1)
+        return rows
 
     def value(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Any:
         """The first column of the first row (None when there is no row)."""
-        row = self._cursor(self.sql(name, **fill), params).fetchone()
+        row = self._fetch(self.sql(name, **fill), params, 0)
         return None if row is None else row[0]
 
     def run(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> int:
         """Run a named write inside the open transaction; return how many rows it changed."""
-        return int(self._cursor(self.sql(name, **fill), params).rowcount)
+        return int(self._fetch(self.sql(name, **fill), params, 2))
 
     def many(self, name: str, rows: Sequence[Sequence[Any]], **fill: Fill) -> int:
         """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
@@ -160,30 +170,20 @@ class Database:
         """
         sql = self.sql(name, **fill)
         if self._state.depth:
-            cursor = self._cursor(sql, params)
-            return cursor.fetchall(), cursor.rowcount
+            return self._fetch(sql, params, 3)
         with self._gated():
-            cursor = self._cursor(sql, params)
-            return cursor.fetchall(), cursor.rowcount
+            return self._fetch(sql, params, 3)
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
-        """Run SQL the planner emitted through the backend's dialect (the one caller of raw text).
-
-        The rows are fetched inside the error boundary: a registered function can fail on any row.
-        """
-        try:
-            return self._execute(self.connection(), sql, params).fetchall()
-        except self._driver_error as exc:
-            err = self._translate(exc)
-            if err is None:
-                raise
-            raise err from exc
+        """Run SQL the planner emitted through the backend's dialect (the one caller of raw text)."""
+        rows: list[Row] = self._fetch(sql, params, 1)
+        return rows
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration
         (:meth:`~jarenlab.backends.base.Backend.interval_statements`); nothing else runs through here.
         """
-        row: Row | None = self._cursor(sql, params).fetchone()
+        row: Row | None = self._fetch(sql, params, 0)
         return row
 
     def explain(self, sql: str, params: Sequence[Any]) -> list[Row]:
