@@ -1,6 +1,7 @@
 """I-Regexp (RFC 9485) checked and translated to Python ``re``.
 
-Only the RFC's subset is accepted: literal characters, ``.``, classes ``[...]``,
+Only the RFC's subset is accepted: literal characters, ``.``, classes ``[...]`` (with the RFC's
+grammar: ``]`` and ``[`` only escaped, ``-`` only escaped or first or last),
 ``\\p{..}``/``\\P{..}`` categories, groups ``(...)``, alternation and the quantifiers
 ``* + ? {n} {n,} {n,m}``. Backreferences, lookaround, anchors (``^``/``$`` are plain
 characters in I-Regexp) and flags are refused with ``JQ0009``. As a guard against
@@ -175,24 +176,30 @@ class _Translator:
                 raise _Bad(f"escape \\{esc} is not I-Regexp")
             self.i += 1
             return ord(_ESC_VALUE.get(esc, esc))
-        if c == "[":
-            raise _Bad("'[' inside a class must be escaped")
+        if c in "[]-":
+            raise _Bad(f"{c!r} inside a class must be escaped (a '-' may come first or last)")
+        if "\ud800" <= c <= "\udfff":
+            raise _Bad(f"unexpected surrogate {c!r} in a class")
         return ord(c)
 
     def char_class(self) -> str:
+        """A class, with RFC 9485's grammar (``[]a]`` and ``[a-b-c]`` are refused, not read as Python would).
+
+        ``[`` ``^``? (``-`` or an item) items ``-``? ``]``, where an item is a character, a range
+        ``a-z`` or a category escape: ``]`` is literal only escaped, ``-`` only escaped or first or last.
+        """
         negate = self.peek() == "^"
         if negate:
             self.i += 1
         parts = []
-        first = True
-        while True:
-            c = self.peek()
-            if c == "":
-                raise _Bad("unterminated '['")
-            if c == "]" and not first:
+        if self.peek() == "-":
+            self.i += 1
+            parts.append(_cls([(0x2D, 0x2D)]))
+        while self.peek() != "]":
+            if self.peek() == "-" and self.s[self.i + 1 : self.i + 2] == "]":
                 self.i += 1
+                parts.append(_cls([(0x2D, 0x2D)]))
                 break
-            first = False
             lo = self.class_char()
             if isinstance(lo, str):
                 parts.append(lo)
@@ -205,6 +212,9 @@ class _Translator:
                 parts.append(_cls([(lo, hi)]))
             else:
                 parts.append(_cls([(lo, lo)]))
+        if not parts:
+            raise _Bad("an empty class (a ']' inside a class must be escaped)")
+        self.i += 1
         return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
 
