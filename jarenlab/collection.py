@@ -44,7 +44,7 @@ class Collection(Queryable):
         self._db = store.db
         self._validator = jsonschema_rs.validator_for(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
-        self._key_type = int if spec.key_type == "INTEGER" else str
+        self._key_type = spec.key_type
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
         if spec.intervals:

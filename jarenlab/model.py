@@ -29,7 +29,8 @@ _RESERVED = ("_jl", "sqlite_")
 _TOP_MEMBERS = {"$model", "collections", "events"}
 _COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner"}
 _INDEX_MEMBERS = {"name", "path", "unique"}
-_SQL_TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
+#: The JSON Schema types an indexed path may have and keep its one family (a backend types it).
+_FAMILIES = frozenset({"string", "integer", "number", "boolean"})
 # One path segment: .name, ['quoted name'] or [index].
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\\"]|\\.)*)'\]|\[(0|[1-9][0-9]*)\]")
 
@@ -46,12 +47,13 @@ class IndexSpec:
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """A typed virtual generated column for one indexed path."""
+    """A typed column for one indexed path; ``family`` is the one JSON Schema type its schema gives
+    it (``string``, ``integer``, ``number``, ``boolean``) or None (the backend types the column)."""
 
     name: str
     path: str
     segments: tuple[str | int, ...]
-    sql_type: str
+    family: str | None
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class CollectionSpec:
     schema: dict[str, Any]
     key: str | None
     identity: str | None
-    key_type: str
+    key_type: type
     indexes: tuple[IndexSpec, ...]
     columns: tuple[ColumnSpec, ...]
     intervals: tuple[IntervalSpec, ...] = ()
@@ -199,6 +201,16 @@ def _check_pointer(value: Any, schema: dict[str, Any], doc_path: str, what: str)
     return member, kind
 
 
+def index_name(collection: str, index: str) -> str:
+    """The database name of a declared index: ``<collection>_<index>`` (so it shares the tables'
+    namespace, and :func:`load_model` refuses one that would be a collection's name).
+
+    >>> index_name("notes", "by_tag")
+    'notes_by_tag'
+    """
+    return f"{collection}_{index}"
+
+
 def column_name(segments: tuple[str | int, ...]) -> str:
     """The generated column name for a path: ``gx_`` plus the segments, made identifier-safe.
 
@@ -231,11 +243,11 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     if key is None:
         if identity not in ("uuid", "integer"):
             raise _fail('with "key": null, "identity" must be "uuid" or "integer"', f"{doc_path}/identity")
-        key_type = "TEXT" if identity == "uuid" else "INTEGER"
+        key_type: type = str if identity == "uuid" else int
     else:
         if identity is not None:
             raise _fail('"identity" is only allowed with "key": null', f"{doc_path}/identity")
-        key_type = _SQL_TYPES[_check_pointer(key, schema, f"{doc_path}/key", "key")[1]]
+        key_type = str if _check_pointer(key, schema, f"{doc_path}/key", "key")[1] == "string" else int
     owner = decl.get("owner")
     if owner is not None:
         _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
@@ -284,8 +296,9 @@ def _indexes(
             segments = parse_singular_path(path, where)
             if segments not in columns:
                 sub = _schema_at(schema, segments)
-                sql_type = _SQL_TYPES.get(str(sub.get("type")), "ANY") if isinstance(sub, dict) else "ANY"
-                columns[segments] = ColumnSpec(column_name(segments), path, segments, sql_type)
+                kind = sub.get("type") if isinstance(sub, dict) else None
+                family = kind if isinstance(kind, str) and kind in _FAMILIES else None
+                columns[segments] = ColumnSpec(column_name(segments), path, segments, family)
             if columns[segments].name in names:
                 raise _fail(f"path {path!r} appears twice in one index", where)
             names.append(columns[segments].name)
@@ -309,9 +322,10 @@ def load_model(document: Any) -> Model:
     }
     for spec in specs.values():
         for i, ix in enumerate(spec.indexes):
-            if f"{spec.name}_{ix.name}" in specs:  # tables and indexes share one namespace in SQLite
+            name = index_name(spec.name, ix.name)
+            if name in specs:  # tables and indexes share one namespace in SQLite
                 raise _fail(
-                    f"index {ix.name!r} would be named {spec.name}_{ix.name}, which is a collection",
+                    f"index {ix.name!r} would be named {name}, which is a collection",
                     pointer.join("/collections", spec.name) + f"/indexes/{i}/name",
                 )
     events = document.get("events", {})

@@ -50,7 +50,7 @@ class ChangeHub:
         self.clock = clock
         self.log = ChangeLog(
             {
-                name: int if spec.key_type == "INTEGER" else str
+                name: spec.key_type
                 for name, spec in store.model.collections.items()
             },
             clock=clock,

@@ -233,8 +233,12 @@ def test_index_columns_are_shared_and_typed() -> None:
     m = load_model(NOTES)
     spec = m.collections["notes"]
     assert [c.name for c in spec.columns] == ["gx_tag", "gx_score", "gx_o_x"]
-    assert [c.sql_type for c in spec.columns] == ["TEXT", "INTEGER", "REAL"]
+    assert [c.family for c in spec.columns] == ["string", "integer", "number"]
     assert spec.indexes[1].columns == ("gx_tag", "gx_score")
+    from jarenlab.backends.sqlite.ddl import table_statement
+
+    table = table_statement(spec)
+    assert "gx_tag TEXT" in table and "gx_score INTEGER" in table and "gx_o_x REAL" in table
 
 
 def test_model_hash_ignores_key_order() -> None:

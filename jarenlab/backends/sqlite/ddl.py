@@ -18,15 +18,16 @@ from jarenlab.backends.sqlite.paths import json_path
 from jarenlab.model import CollectionSpec, Model
 
 
+#: SQLite's column type for each schema family (booleans are 0/1 integers in SQLite's JSON functions).
+_TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
+
+
 def table_statement(spec: CollectionSpec) -> str:
-    """The CREATE TABLE statement of one collection."""
-    key = (
-        "key INTEGER PRIMARY KEY"
-        if spec.key_type == "INTEGER"
-        else f"key {spec.key_type} PRIMARY KEY NOT NULL"
-    )
+    """The CREATE TABLE statement of one collection (an integer key is the rowid)."""
+    key = "key INTEGER PRIMARY KEY" if spec.key_type is int else "key TEXT PRIMARY KEY NOT NULL"
     cols = [key, "doc TEXT NOT NULL"] + [
-        f"{quote(c.name)[1:-1]} {c.sql_type} GENERATED ALWAYS AS (json_extract(doc, '{json_path(c.segments)}')) VIRTUAL"
+        f"{quote(c.name)[1:-1]} {_TYPES.get(c.family or '', 'ANY')} GENERATED ALWAYS AS "
+        f"(json_extract(doc, '{json_path(c.segments)}')) VIRTUAL"
         for c in spec.columns
     ]
     return f"CREATE TABLE {quote(spec.name)} ({', '.join(cols)}) STRICT"
