@@ -17,7 +17,6 @@ from jarenlab.backends.sqlite import intervals
 from jarenlab.backends.sqlite.paths import json_path
 from jarenlab.model import CollectionSpec, Model
 
-
 #: SQLite's column type for each schema family (booleans are 0/1 integers in SQLite's JSON functions).
 _TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
 
