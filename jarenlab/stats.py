@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import StoreError
+from jarenlab.model import index_name
 from jarenlab.reprs import table
 from jarenlab.store import Subsystem
 
@@ -108,7 +109,7 @@ def collect(store: Store) -> Stats:
     queries["rows_returned"] = counters["rows_returned"]
     collections: dict[str, Any] = {}
     for name, coll in store.collections.items():
-        names = [f"{name}_{ix.name}" for ix in coll.spec.indexes]
+        names = [index_name(name, ix.name) for ix in coll.spec.indexes]
         collections[name] = {"rows": coll.count(), "index_bytes": _index_sizes(store, names)}
     data: dict[str, Any] = {
         "statement_cache": planner.cache.stats(),
