@@ -1,6 +1,6 @@
 """Python values to JSON values: the documented conversions, and coded refusals.
 
-The rules (also in ``docs/values.md``):
+The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 
 - ``dict`` (string keys), ``list``/``tuple``, ``str``, ``bool``, ``int``, finite ``float``, ``None``: as is.
 - numpy scalars and arrays: their Python value (``.item()`` / ``.tolist()``).
