@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Row, measure, measure_rounds, print_machine, print_table
 
 import jarenlab as jl
-from jarenlab import ddl
+from jarenlab.backends.sqlite import ddl
 from jarenlab.examples import flights_frames, flights_model, frame_documents
 from jarenlab.model import load_model
 

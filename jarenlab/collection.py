@@ -42,6 +42,9 @@ class Collection(Queryable):
         self.spec = spec
         self.name = spec.name
         self._db = store.db
+        self._statement_atomic = store.backend.statement_atomic
+        #: Allocating integer keys (max + 1) is serialised per collection on a shared server.
+        self._key_lock = f"keys/{spec.name}"
         self._validator = jsonschema_rs.validator_for(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = spec.key_type
@@ -114,10 +117,12 @@ class Collection(Queryable):
     def _one_write(self) -> contextlib.AbstractContextManager[Any]:
         """The transaction around one write: its own, or a savepoint inside an open one.
 
-        Inside an open transaction a single-statement write needs no savepoint of its own (SQLite
-        undoes a failed statement by itself) unless a write check could fail after the row is written.
+        Inside an open transaction a single-statement write needs no savepoint of its own where the
+        backend undoes a failed statement by itself (SQLite), unless a write check could fail after
+        the row is written. Where a failed statement aborts the whole transaction (PostgreSQL), the
+        savepoint keeps a caught error from spoiling the caller's transaction.
         """
-        if self.store.in_transaction and not self.write_checks:
+        if self._db.in_transaction and self._statement_atomic and not self.write_checks:
             return contextlib.nullcontext()
         return self._db.transaction()
 
@@ -135,6 +140,7 @@ class Collection(Queryable):
         db = self._db
         with self._one_write(), db.translating(collection=self.name, key=key):
             if key is None:
+                db.serialize(self._key_lock)
                 key = db.value("collection.insert", (text,), table=self.name)
             else:
                 db.run("collection.insert_keyed", (key, text), table=self.name)
@@ -163,6 +169,7 @@ class Collection(Queryable):
         with db.transaction(), db.translating(collection=self.name):
             next_key = None
             if identity == "integer":
+                db.serialize(self._key_lock)
                 next_key = db.value("collection.next_key", table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [

@@ -199,11 +199,16 @@ class Database:
         """Inside a transaction: make appends to ``name`` land in commit order (see the backend)."""
         self.backend.serialize(self.connection(), name)
 
-    def watch(self, interval: float) -> Watch:
-        """A :class:`~jarenlab.backends.base.Watch` that wakes when another connection may have committed."""
+    def notify(self, name: str) -> None:
+        """Inside a transaction: wake other processes' watches of ``name`` once it commits."""
+        self.backend.notify(self.connection(), name)
+
+    def watch(self, interval: float, name: str = "live") -> Watch:
+        """A :class:`~jarenlab.backends.base.Watch` that wakes when another connection may have
+        committed (to ``name``: ``live``, ``events``, ``jobs``)."""
         if self._closed:
             raise StoreError("JD2063", "the store is closed")
-        return self.backend.watch(interval)
+        return self.backend.watch(interval, name)
 
     def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
         """Set ``fields`` (``collection``, ``key``) on a database error raised inside, where unset."""

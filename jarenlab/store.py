@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.backends import open_backend
+from jarenlab.backends import is_server_target, open_backend
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
@@ -73,9 +73,15 @@ class Store:
         operators: dict[str, Callable[..., Any]] | None = None,
         profile: Any = None,
         statement_cache: int = 128,
+        schema: str | None = None,
+        notify: bool = True,
         subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
+        if schema is not None and not is_server_target(path):
+            raise StoreError("JD0006", "schema is for a PostgreSQL store (a postgresql:// URL), not a file")
+        if type(notify) is not bool:
+            raise StoreError("JD0006", f"notify is True or False, not {notify!r}")
         checked = load_model(model) if model is not None else None
         #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.profile`).
         self.profile = profile
@@ -87,14 +93,16 @@ class Store:
                 raise ModelError("JD0005", "a fresh store needs a model", doc_path="")
             self._temp_dir = tempfile.mkdtemp(prefix="jarenlab-")
             path = os.path.join(self._temp_dir, "store.db")
+        #: The file, or the server's URL.
         self.path = os.fspath(path)
-        created = not os.path.exists(self.path)
         self.read_only = read_only
         self.busy_timeout = busy_timeout
         self.queue_timeout = queue_timeout
         self.operators = dict(operators or {})
         #: The database engine behind the store (:mod:`jarenlab.backends`).
-        self.backend = open_backend(self.path, read_only=read_only, busy_timeout=busy_timeout)
+        self.backend = open_backend(
+            self.path, read_only=read_only, busy_timeout=busy_timeout, schema=schema, notify=notify
+        )
         #: Connections, transactions and named statements (:class:`jarenlab.database.Database`).
         self.db = Database(self.backend, queue_timeout=queue_timeout)
         self._subsystems = {s.name: s for s in subsystems}
@@ -107,12 +115,13 @@ class Store:
             self.model = self._open_model(conn, checked)
             if not read_only:
                 with self.db.transaction():
+                    self.db.serialize("ddl")
                     for statement in self.backend.internal_ddl(list(self._subsystems)):
                         self.backend.execute(self.db.connection(), statement)
         except BaseException:
             self.db.release()
             self._remove_temp()
-            if created and checked is None:
+            if checked is None:
                 self.backend.discard_if_empty()  # `jl.open("typo.db")` leaves no stray file behind
             raise
         self._collections = {name: Collection(self, spec) for name, spec in self.model.collections.items()}
@@ -168,9 +177,9 @@ class Store:
             if self.read_only:
                 raise ModelError("JD0002", f"{self.path} holds no store and the store is read-only")
             with self.db.transaction():
+                self.db.serialize("ddl")  # two processes creating one store: the second verifies
                 if "_jl_meta" not in backend.holds_tables(conn):
-                    for statement in backend.internal_ddl(["store"]) + backend.model_ddl(model):
-                        backend.execute(conn, statement)
+                    backend.create(conn, model)
                     self.db.run("store.put_meta", ("model", orjson.dumps(model.document).decode()))
                     self.db.run("store.put_meta", ("model_hash", model.hash))
                     return model
@@ -191,7 +200,7 @@ class Store:
                     "nothing was altered (evolving a model is a migration)",
                     doc_path=diff,
                 )
-        difference = self.backend.shape_difference(stored, self.backend.shape(self.db.connection()))
+        difference = self.backend.verify(self.db.connection(), stored)
         if difference is not None:
             raise ModelError("JD0002", f"the database's shape differs from its model: {difference}")
         return stored
@@ -316,11 +325,11 @@ class Store:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self._collections)} collections"
-        return f"<jarenlab.Store {self.path!r} ({state})>"
+        return f"<jarenlab.Store {self.backend.target!r} ({state})>"
 
     def _repr_html_(self) -> str:
         if self.closed:
-            return f"<b>jarenlab store</b> <code>{html.escape(self.path)}</code> (closed)"
+            return f"<b>jarenlab store</b> <code>{html.escape(self.backend.target)}</code> (closed)"
         rows = "".join(
             f"<tr><td><code>{html.escape(name)}</code></td><td style='text-align:right'>{c.count():,}</td>"
             f"<td>{html.escape(', '.join(ix.name for ix in c.spec.indexes)) or '&mdash;'}</td></tr>"
@@ -328,7 +337,7 @@ class Store:
         )
         caps = self._capabilities
         return (
-            f"<div><b>jarenlab store</b> <code>{html.escape(self.path)}</code> "
+            f"<div><b>jarenlab store</b> <code>{html.escape(self.backend.target)}</code> "
             f"<small>{html.escape(self.backend.describe(caps))}"
             f"{', read-only' if self.read_only else ''}</small>"
             f"{table(['collection', 'documents', 'indexes'], rows)}</div>"
@@ -336,7 +345,16 @@ class Store:
 
 
 #: The options :func:`jarenlab.open` takes.
-OPTIONS = ("read_only", "busy_timeout", "queue_timeout", "operators", "profile", "statement_cache")
+OPTIONS = (
+    "read_only",
+    "busy_timeout",
+    "queue_timeout",
+    "operators",
+    "profile",
+    "statement_cache",
+    "schema",
+    "notify",
+)
 
 
 def _check_options(

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from backend_fixtures import deselect_other_backends
 
-import jarenlab as jl
+#: The ``backend``, ``open_store`` and ``pg_server`` fixtures: stores on SQLite and PostgreSQL.
+pytest_plugins = ["backend_fixtures"]
 
 NOTES: dict[str, Any] = {
     "$model": "0.1",
@@ -43,7 +45,9 @@ def model() -> dict[str, Any]:
 
 
 @pytest.fixture
-def store(tmp_path: Any, model: dict[str, Any]) -> Any:
-    s = jl.open(tmp_path / "lab.db", model)
-    yield s
-    s.close()
+def store(open_store: Any, model: dict[str, Any]) -> Any:
+    return open_store(model)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    deselect_other_backends(config, items)

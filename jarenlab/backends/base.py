@@ -440,6 +440,9 @@ class Backend(Protocol):
     needs_write_gate: bool
     #: ``True`` when the store is read-only.
     read_only: bool
+    #: True when a failed statement undoes only itself and the transaction goes on (SQLite); False
+    #: when it aborts the whole transaction (PostgreSQL: writes that may fail run in a savepoint).
+    statement_atomic: bool
 
     @property
     def driver_error(self) -> type[Exception]:
@@ -550,8 +553,14 @@ class Backend(Protocol):
         """The database's physical shape: ``{table or index name: its definition}``."""
         ...
 
-    def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
-        """The first way ``shape`` differs from what :meth:`model_ddl` creates (None: none)."""
+    def create(self, conn: Any, model: Model) -> None:
+        """Inside the creating transaction: make the store's own table (the ``store`` catalogue's
+        ``create_*``) and the model's tables and indexes, and record what :meth:`verify` needs."""
+        ...
+
+    def verify(self, conn: Any, model: Model) -> str | None:
+        """The first way the database's tables and indexes differ from what :meth:`create` made for
+        ``model`` (missing, changed or undeclared, named); None when they agree."""
         ...
 
     def storage_order(self, key_type: type) -> StorageOrder:
@@ -582,8 +591,13 @@ class Backend(Protocol):
         appends). A single-writer engine is serial already."""
         ...
 
-    def watch(self, interval: float) -> Watch:
-        """A :class:`Watch` that wakes when another connection may have committed."""
+    def notify(self, conn: Any, name: str) -> None:
+        """Inside a transaction: wake other processes' watches of ``name`` when it commits (SQLite's
+        watches see every commit anyway)."""
+        ...
+
+    def watch(self, interval: float, name: str = "live") -> Watch:
+        """A :class:`Watch` that wakes when another connection may have committed (to ``name``)."""
         ...
 
     def clock(self) -> float:

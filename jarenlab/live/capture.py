@@ -125,6 +125,7 @@ class ChangeLog:
         seq = db.value(
             "live.append", (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch)
         )
+        db.notify("live")  # other processes' live queries wake at the commit
         # Prune in steps (about every retention/16 commits, at most 64): a DELETE on every commit would
         # write one more page each time. The newest ``retention`` records are always kept.
         step = max(1, min(64, self.retention // 16))

@@ -126,11 +126,13 @@ class SQLiteBackend:
 
     name = "sqlite"
     needs_write_gate = True
+    statement_atomic = True
     driver_error = sqlite3.Error
 
     def __init__(self, path: str, *, read_only: bool = False, busy_timeout: float = 5.0) -> None:
         self.target = path
         self.path = path
+        self._existed = os.path.exists(path)
         self.read_only = read_only
         self.busy_timeout = busy_timeout
         self._dialect = SQLiteDialect()
@@ -291,7 +293,18 @@ class SQLiteBackend:
             }
 
     def shape_difference(self, model: Model, shape: Mapping[str, str]) -> str | None:
+        """The first way ``shape`` (from :meth:`shape`) differs from what :meth:`model_ddl` creates."""
         return ddl.first_shape_difference(model, dict(shape))
+
+    def create(self, conn: sqlite3.Connection, model: Model) -> None:
+        """The store's own table and the model's tables: SQLite keeps their SQL text, which
+        :meth:`verify` compares with the model's DDL."""
+        with translating():
+            for statement in self.internal_ddl(["store"]) + self.model_ddl(model):
+                conn.execute(statement)
+
+    def verify(self, conn: sqlite3.Connection, model: Model) -> str | None:
+        return self.shape_difference(model, self.shape(conn))
 
     # -- statements built from declarations ----------------------------------------------------------
     def json_path(self, segments: tuple[str | int, ...]) -> str:
@@ -309,7 +322,10 @@ class SQLiteBackend:
     def serialize(self, conn: sqlite3.Connection, name: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already made this the only writer."""
 
-    def watch(self, interval: float) -> _DataVersion:
+    def notify(self, conn: sqlite3.Connection, name: str) -> None:
+        """Nothing to do: a watch reads ``PRAGMA data_version``, which moves on every commit."""
+
+    def watch(self, interval: float, name: str = "live") -> _DataVersion:
         return _DataVersion(self, interval)
 
     def clock(self) -> float:
@@ -322,7 +338,9 @@ class SQLiteBackend:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def discard_if_empty(self) -> None:
-        """Remove the database file if it holds nothing (no table, no index)."""
+        """Remove the database file if this store's opening created it and it holds nothing."""
+        if self._existed:
+            return
         try:
             probe = sqlite3.connect(self.path)
             try:

@@ -1,0 +1,426 @@
+"""PostgreSQL: a store is one schema in one database, shared by many notebooks and worker machines.
+
+``jl.open("postgresql://analyst@db.lab/lab", model, schema="flights")``. Each thread gets its own
+connection (psycopg 3, autocommit; transactions are explicit, READ COMMITTED), with the store's
+schema first on its ``search_path``. Several writers run at once, so the store needs no write gate;
+what SQLite's single writer did for free is done here by row locks, unique and exclusion
+constraints, and transaction-scoped advisory locks (:meth:`PostgresBackend.serialize`), so appends
+to the change log and the event ledger land in commit order. ``NOTIFY`` wakes readers in other
+processes; they poll as well, since a notification is not durable.
+
+This module and its siblings are the only ones that import ``psycopg``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+import psycopg
+from psycopg import pq
+from psycopg.types.string import TextLoader
+
+from jarenlab.backends.base import IDENTIFIER, Catalogue, Row, StorageOrder, quote
+from jarenlab.backends.postgres import ddl
+from jarenlab.errors import JarenlabError, StoreError
+from jarenlab.model import Model
+
+#: SQLSTATEs of failures that succeed when tried again: serialization failure, deadlock, lock
+#: timeout, statement cancelled (a lock_timeout), and lost connections (class 08).
+_RETRYABLE = {"40001", "40P01", "55P03", "57014", "57P01"}
+_IDLE = pq.TransactionStatus.IDLE
+
+
+@cache
+def marks(count: int) -> str:
+    """``count`` placeholders separated by commas.
+
+    >>> marks(3)
+    '%s, %s, %s'
+    """
+    return ", ".join(["%s"] * count)
+
+
+@cache
+def catalogue(subsystem: str) -> Catalogue:
+    """The named PostgreSQL statements of one subsystem (``sql/<subsystem>.sql`` in this folder)."""
+    return Catalogue.load(__package__ or "jarenlab.backends.postgres", subsystem)
+
+
+def redact(url: str) -> str:
+    """A URL fit to show: the password removed.
+
+    >>> redact("postgresql://me:secret@db.lab:5432/lab")
+    'postgresql://me@db.lab:5432/lab'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
+    """Turn a ``psycopg`` error into a coded :class:`StoreError` (the driver error becomes the cause).
+
+    The reason is the server's primary message only: its DETAIL can print other records' values
+    (an exclusion constraint names the row it collided with), and those never reach an error.
+    """
+    if not isinstance(exc, psycopg.Error):
+        return None
+    state = exc.sqlstate or ""
+    primary = exc.diag.message_primary if exc.diag is not None else None
+    text = primary or (str(exc).strip().splitlines() or ["database error"])[0]
+    if state == "23505":
+        err = StoreError("JD2001", f"duplicate key ({text})", condition="duplicate", **fields)
+    elif state == "23P01":
+        err = StoreError("JD2005", text, condition="exclusion", **fields)
+    elif state in _RETRYABLE:
+        err = StoreError("JD2005", text, retryable=True, condition="busy", **fields)
+    elif state.startswith("08") or (isinstance(exc, psycopg.OperationalError) and not state):
+        err = StoreError(
+            "JD2005", f"the connection failed ({text})", retryable=True, condition="connection", **fields
+        )
+    elif state == "25006":
+        err = StoreError("JD2005", f"the store is read-only ({text})", condition="read_only", **fields)
+    elif state in ("22003", "22P03"):
+        err = StoreError("JD2005", text, condition="overflow", **fields)
+    else:
+        err = StoreError("JD2005", text, condition="other", **fields)
+    err.__cause__ = exc
+    return err
+
+
+def _translated(exc: psycopg.Error) -> JarenlabError:
+    err = translate(exc)
+    assert err is not None
+    return err
+
+
+@contextlib.contextmanager
+def translating(**fields: Any) -> Iterator[None]:
+    """Run a block, translating any ``psycopg.Error`` raised inside it."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        err = translate(exc, **fields)
+        assert err is not None
+        raise err from exc
+
+
+class _Notifications:
+    """Wakes on ``NOTIFY`` to the store's channel, and at least every ``interval`` seconds anyway
+    (a notification is not durable: one sent while the listener reconnects is lost)."""
+
+    def __init__(self, backend: PostgresBackend, channel: str, interval: float) -> None:
+        self._backend = backend
+        self._interval = max(interval, 0.01)
+        self._conn = backend.connect(reader=True)
+        self._last = time.monotonic()
+        with translating():
+            self._conn.execute(f"LISTEN {quote(channel)}")
+
+    def wait(self, timeout: float) -> bool:
+        with translating():
+            for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
+                self._last = time.monotonic()
+                return True
+        if time.monotonic() - self._last >= self._interval:
+            self._last = time.monotonic()
+            return True
+        return False
+
+    def close(self) -> None:
+        self._backend.disconnect(self._conn)
+
+
+class _Polling:
+    """Wakes every ``interval`` seconds (NOTIFY turned off)."""
+
+    def __init__(self, interval: float) -> None:
+        self._interval = max(interval, 0.01)
+        self._last = time.monotonic()
+
+    def wait(self, timeout: float) -> bool:
+        left = self._interval - (time.monotonic() - self._last)
+        if left > timeout:
+            time.sleep(max(timeout, 0.0))
+            return False
+        time.sleep(max(left, 0.0))
+        self._last = time.monotonic()
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresBackend:
+    """A store in one schema of a PostgreSQL database (see the module docstring).
+
+    Args:
+        url: a ``postgresql://`` URL (or a libpq connection string). schema: the store's schema
+        (created with the store). read_only: every transaction read-only. busy_timeout: seconds a
+        statement waits for a lock before a retryable JD2005. notify: wake other processes' readers
+        with ``NOTIFY`` (off: they poll).
+    """
+
+    name = "postgresql"
+    needs_write_gate = False
+    statement_atomic = False
+    driver_error = psycopg.Error
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = "public",
+        read_only: bool = False,
+        busy_timeout: float = 5.0,
+        notify: bool = True,
+    ) -> None:
+        if type(schema) is not str or not IDENTIFIER.match(schema) or len(schema.encode()) > 40:
+            raise StoreError(
+                "JD0006",
+                f"schema must be a plain name of at most 40 characters (letters, digits, _), not {schema!r}",
+            )
+        self.url = url
+        self.schema = schema
+        self.target = f"{redact(url)} (schema {schema})"
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self.notify_enabled = notify
+        self._dialect: Any = None
+
+    @property
+    def dialect(self) -> Any:
+        if self._dialect is None:
+            from jarenlab.backends.postgres.dialect import (
+                PostgresDialect,  # the planner's, made on first query
+            )
+
+            self._dialect = PostgresDialect()
+        return self._dialect
+
+    # -- statements ---------------------------------------------------------------------------------
+    def catalogue(self, subsystem: str) -> Catalogue:
+        return catalogue(subsystem)
+
+    def quote(self, name: str) -> str:
+        return quote(name)
+
+    def marks(self, count: int) -> str:
+        return marks(count)
+
+    def execute(self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any] = ()) -> Any:
+        return conn.execute(sql, params)
+
+    def executemany(self, conn: psycopg.Connection[Any], sql: str, rows: Any) -> Any:
+        cursor = conn.cursor()
+        cursor.executemany(sql, rows)
+        return cursor
+
+    def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
+        return translating(**fields)
+
+    def translate(self, exc: BaseException, **fields: Any) -> JarenlabError | None:
+        return translate(exc, **fields)
+
+    # -- connections and transactions ---------------------------------------------------------------
+    def connect(self, *, reader: bool = False) -> psycopg.Connection[Any]:
+        """One autocommit connection: the store's schema first on the search path, ``json`` read as
+        text (the exact stored text, decoded by the store), the lock timeout, and a limit on idle
+        time inside a transaction (a paused notebook must not hold locks forever)."""
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(
+                "JD2005",
+                f"could not connect to {redact(self.url)}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}",
+                retryable=True,
+                condition="connection",
+            ) from exc
+        for oid in ("json", "jsonb"):
+            conn.adapters.register_loader(oid, TextLoader)
+        with translating():
+            conn.execute(
+                f"SET search_path TO {quote(self.schema)}, public; "
+                f"SET lock_timeout = {int(self.busy_timeout * 1000)}; "
+                "SET idle_in_transaction_session_timeout = '10min'"
+                + ("; SET default_transaction_read_only = on" if self.read_only else "")
+            )
+        return conn
+
+    def disconnect(self, conn: psycopg.Connection[Any]) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
+
+    def begin(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            conn.execute("BEGIN")
+        except psycopg.Error as exc:
+            raise _translated(exc) from exc
+
+    def commit(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            raise _translated(exc) from exc
+
+    def rollback(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.info.transaction_status != _IDLE:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+
+    def savepoint(self, conn: psycopg.Connection[Any], name: str) -> None:
+        with translating():
+            conn.execute(f"SAVEPOINT {quote(name)}")
+
+    def release(self, conn: psycopg.Connection[Any], name: str) -> None:
+        with translating():
+            conn.execute(f"RELEASE SAVEPOINT {quote(name)}")
+
+    def rollback_to(self, conn: psycopg.Connection[Any], name: str) -> None:
+        with translating():
+            conn.execute(f"ROLLBACK TO SAVEPOINT {quote(name)}")
+            conn.execute(f"RELEASE SAVEPOINT {quote(name)}")
+
+    def in_transaction(self, conn: psycopg.Connection[Any]) -> bool:
+        return conn.info.transaction_status != _IDLE
+
+    @contextlib.contextmanager
+    def snapshot(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """A read-only REPEATABLE READ transaction: every statement inside sees one committed state."""
+        with translating():
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield
+        finally:
+            if conn.info.transaction_status != _IDLE:
+                with translating():
+                    conn.execute("COMMIT")
+
+    # -- the model and the shape --------------------------------------------------------------------
+    def probe(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        """The server's version and the features the store relies on (PostgreSQL 13 or newer)."""
+        with translating():
+            number, version, gist = conn.execute(
+                "SELECT current_setting('server_version_num')::int, current_setting('server_version'),"
+                " (SELECT count(*) FROM pg_available_extensions WHERE name = 'btree_gist')"
+            ).fetchone() or (0, "unknown", 0)
+            version = version.split()[0]
+        if number < 130000:
+            raise StoreError("JD0001", f"PostgreSQL {version} is older than 13")
+        return {
+            "backend": "postgresql",
+            "server_version": version,
+            "jsonb": True,
+            "btree_gist": bool(gist),
+            "listen_notify": True,
+            "isolation": "read committed",
+            "udf_hatch": False,
+        }
+
+    def settings(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "notify": self.notify_enabled,
+            "busy_timeout": self.busy_timeout,
+        }
+
+    def describe(self, capabilities: Mapping[str, Any]) -> str:
+        return f"PostgreSQL {capabilities['server_version']}, schema {self.schema}"
+
+    def model_ddl(self, model: Model) -> list[str]:
+        return ddl.create_statements(model)
+
+    def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
+        return [sql for name in subsystems for sql in catalogue(name).schema()]
+
+    def holds_tables(self, conn: psycopg.Connection[Any]) -> list[str]:
+        with translating():
+            rows = conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY table_name",
+                (self.schema,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def shape(self, conn: psycopg.Connection[Any]) -> dict[str, str]:
+        with translating():
+            rows = conn.execute(ddl.RENDER, (self.schema,) * 3).fetchall()
+        return {name: definition for name, definition in rows}
+
+    def create(self, conn: psycopg.Connection[Any], model: Model) -> None:
+        """Create the schema, the store's own table and the model's tables; record their rendering."""
+        with translating():
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.schema)}")
+            for statement in self.internal_ddl(["store"]) + self.model_ddl(model):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO _jl_meta(name, value) VALUES ('shape', %s)",
+                (orjson.dumps(self.shape(conn)).decode(),),
+            )
+
+    def verify(self, conn: psycopg.Connection[Any], model: Model) -> str | None:
+        """The first way the schema's tables and indexes differ from what was created (None: none)."""
+        with translating():
+            row = conn.execute("SELECT value FROM _jl_meta WHERE name = 'shape'").fetchone()
+        if row is None:
+            return "the store's metadata has no recorded shape"
+        return ddl.first_difference(orjson.loads(row[0]), self.shape(conn))
+
+    def storage_order(self, key_type: type) -> StorageOrder:
+        """Rows lie in ``pos`` order: the key itself for integer keys (``"key"``); an identity
+        taken at insert and kept through updates for text keys (``"insertion"``)."""
+        return "key" if key_type is int else "insertion"
+
+    def json_path(self, segments: tuple[str | int, ...]) -> list[str]:
+        """A member's path as PostgreSQL's ``#>`` takes it (a text array, bound as a parameter)."""
+        return [str(s) for s in segments]
+
+    # -- hooks --------------------------------------------------------------------------------------
+    def serialize(self, conn: psycopg.Connection[Any], name: str) -> None:
+        """Wait for every other transaction appending to ``name`` to end (a transaction-scoped
+        advisory lock): the appends of committed transactions then lie in commit order."""
+        with translating():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{self.schema}/{name}",))
+
+    def channel(self, name: str) -> str:
+        """The NOTIFY channel of ``name`` in this store."""
+        return f"jl_{self.schema}_{name}"
+
+    def notify(self, conn: psycopg.Connection[Any], name: str) -> None:
+        """Wake other processes' readers of ``name`` when the transaction commits (off: nothing)."""
+        if self.notify_enabled:
+            with translating():
+                conn.execute("SELECT pg_notify(%s, '')", (self.channel(name),))
+
+    def watch(self, interval: float, name: str = "live") -> Any:
+        if self.notify_enabled:
+            return _Notifications(self, self.channel(name), max(interval, 1.0))
+        return _Polling(interval)
+
+    def clock(self) -> float:
+        return time.time()
+
+    def close(self, conn: psycopg.Connection[Any] | None) -> None:
+        """Nothing to tidy: the server keeps the data."""
+
+    def discard_if_empty(self) -> None:
+        """Nothing to remove: a store's schema is created inside the transaction that creates it."""
+
+    def explain(self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any]) -> list[Row]:
+        with translating():
+            return [tuple(r) for r in conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchall()]
+
+    def register_function(
+        self, conn: psycopg.Connection[Any], name: str, arity: int, fn: Callable[..., Any]
+    ) -> None:
+        raise StoreError("JD0003", "host functions run in this process and cannot be called from PostgreSQL")

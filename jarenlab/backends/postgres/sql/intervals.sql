@@ -1,0 +1,2 @@
+-- Declared intervals: the fixed statements (each declaration's constraint and lookups are built by
+-- backends/postgres/intervals.py). Placeholders are %s.

@@ -1,0 +1,30 @@
+-- The change log: one record per commit that wrote documents, appended in the data's own transaction
+-- under the store's "live" advisory lock (serialize), so seq = max + 1 is taken in commit order and a
+-- rolled-back commit leaves no hole. Placeholders are %s.
+
+-- name: create_changes
+CREATE TABLE IF NOT EXISTS _jl_changes (
+    seq bigint PRIMARY KEY,
+    at_ms bigint NOT NULL,
+    source text NOT NULL,
+    collections text NOT NULL,
+    patch text
+)
+
+-- name: append
+-- One record; the caller holds the "live" lock, so max + 1 is the next seq in commit order.
+INSERT INTO _jl_changes(seq, at_ms, source, collections, patch)
+SELECT coalesce(max(seq), 0) + 1, %s, %s, %s, %s FROM _jl_changes RETURNING seq
+
+-- name: prune
+-- Forget records at or below a seq (the newest are always kept).
+DELETE FROM _jl_changes WHERE seq <= %s
+
+-- name: bounds
+SELECT min(seq), max(seq) FROM _jl_changes
+
+-- name: high_watermark
+SELECT coalesce(max(seq), 0) FROM _jl_changes
+
+-- name: read
+SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > %s ORDER BY seq LIMIT %s

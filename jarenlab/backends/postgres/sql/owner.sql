@@ -1,0 +1,1 @@
+-- Owner views: a collection's records whose owner member is one value. Placeholders are %s.
