@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import JarenlabError, QueryError
+from jarenlab.errors import JarenlabError, QueryError, StoreError
 from jarenlab.query.compare import (
     FLIP,
     MISSING,
@@ -381,17 +381,13 @@ class CompiledQuery:
         ops = dict(operators or {})
         for name, fn in ops.items():
             if type(name) is not str or not VAR_NAME.match(name.replace("-", "_")) or name in ARITY:
-                raise JarenlabError(
-                    "JD0006", f"{name!r} cannot be a host operator name (invalid or built in)"
-                )
+                raise StoreError("JD0006", f"{name!r} cannot be a host operator name (invalid or built in)")
             if not callable(fn):
-                raise JarenlabError("JD0006", f"host operator {name!r} is not callable")
+                raise StoreError("JD0006", f"host operator {name!r} is not callable")
         lim = dict(limits or {})
         for k, v in lim.items():
             if k not in LIMIT_KEYS or not is_count(v):
-                raise JarenlabError(
-                    "JD0006", f"limit {k}={v!r} is not one of {LIMIT_KEYS} with an integer >= 0"
-                )
+                raise StoreError("JD0006", f"limit {k}={v!r} is not one of {LIMIT_KEYS} with an integer >= 0")
         self.document = document
         parsed = parse(
             document,

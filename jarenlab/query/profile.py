@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import JarenlabError, PlanError
+from jarenlab.errors import PlanError, StoreError
 from jarenlab.query.document import canonical
 
 DEFAULT_LIMITS: Mapping[str, int] = {
@@ -50,7 +50,7 @@ class Profile:
 
     def __post_init__(self) -> None:
         if not is_count(self.max_rows):
-            raise JarenlabError("JD0006", f"max_rows must be an integer >= 0, not {self.max_rows!r}")
+            raise StoreError("JD0006", f"max_rows must be an integer >= 0, not {self.max_rows!r}")
         for name in ("collections", "externals", "operators"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, frozenset):
