@@ -91,7 +91,7 @@ def validation_errors(validator: Any, instance: Any) -> list[str]:
     ['(root): "id" is a required property']
     """
     return [
-        f"{'/' + '/'.join(map(str, e.instance_path)) if e.instance_path else '(root)'}: {e.message}"
+        f"{''.join(pointer.join('', p) for p in e.instance_path) or '(root)'}: {e.message}"
         for e in validator.iter_errors(instance)
     ]
 

@@ -22,6 +22,7 @@ import math
 import uuid
 from typing import Any
 
+from jarenlab import pointer
 from jarenlab.errors import ValidationError
 
 _PLAIN = (str, int, bool, type(None))
@@ -35,7 +36,7 @@ def to_json(value: Any, path: str = "") -> Any:
         for k, v in value.items():
             if type(k) is not str:
                 raise _refuse(f"object keys must be strings (got {type(k).__name__})", path)
-            c = to_json(v, f"{path}/{k}") if type(v) not in _PLAIN else v
+            c = to_json(v, pointer.join(path, k)) if type(v) not in _PLAIN else v
             if c is not v:
                 if out is value:
                     out = dict(value)
