@@ -106,7 +106,7 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
     opened.close()
 
 
-def deselect_other_backends(config: Any, items: list[Any]) -> None:
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Drop the PostgreSQL run of a ``sqlite_only`` test and the SQLite run of a
     ``postgresql_only`` one (each marker carries its reason; the run never existed)."""
     kept, dropped = [], []

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from backend_fixtures import deselect_other_backends
 
 #: The ``backend``, ``open_store`` and ``pg_server`` fixtures: stores on SQLite and PostgreSQL.
 pytest_plugins = ["backend_fixtures"]
@@ -47,7 +46,3 @@ def model() -> dict[str, Any]:
 @pytest.fixture
 def store(open_store: Any, model: dict[str, Any]) -> Any:
     return open_store(model)
-
-
-def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    deselect_other_backends(config, items)

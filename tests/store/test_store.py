@@ -38,14 +38,16 @@ def test_close_is_idempotent_and_later_calls_are_coded(store: Any) -> None:
         assert info.value.code == "JD2063"
 
 
-def test_context_manager_closes(tmp_path: Any, model: dict[str, Any]) -> None:
-    with jl.open(tmp_path / "a.db", model) as store:
+def test_context_manager_closes(open_store: Any, model: dict[str, Any]) -> None:
+    where = open_store.target("a")
+    with jl.open(where.pop("path"), model, **where) as store:
         store["notes"].insert({"id": "x"})
     assert store.closed
-    with jl.open(tmp_path / "a.db") as again:
+    with open_store.reopen(store) as again:
         assert again["notes"].get("x") == {"id": "x"}
 
 
+@pytest.mark.sqlite_only("the WAL file of a SQLite store")
 def test_close_checkpoints_the_wal(tmp_path: Any, model: dict[str, Any]) -> None:
     store = jl.open(tmp_path / "a.db", model)
     store["notes"].insert_many([{"id": str(i)} for i in range(500)])
@@ -55,6 +57,7 @@ def test_close_checkpoints_the_wal(tmp_path: Any, model: dict[str, Any]) -> None
     assert sqlite3.connect(tmp_path / "a.db").execute("SELECT count(*) FROM notes").fetchone()[0] == 500
 
 
+@pytest.mark.sqlite_only("SQLite's own catalogue and plan text")
 def test_physical_shape(store: Any) -> None:
     conn = sqlite3.connect(store.path)
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='notes'").fetchone()[0]
@@ -71,36 +74,60 @@ def test_physical_shape(store: Any) -> None:
     assert "USING INDEX notes_by_tag" in str(plan)
 
 
+def _shape(store: Any) -> dict[str, str]:
+    return dict(store.backend.shape(store.db.connection()))
+
+
 def test_reopen_with_a_different_model_is_refused_and_alters_nothing(
-    tmp_path: Any, model: dict[str, Any]
+    open_store: Any, model: dict[str, Any]
 ) -> None:
-    path = tmp_path / "a.db"
-    jl.open(path, model).close()
-    before = sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    store = open_store(model)
+    before = _shape(store)
+    store.close()
     model["collections"]["notes"]["indexes"][0]["path"] = "$.score"
     with pytest.raises(jl.JarenlabError) as info:
-        jl.open(path, model)
+        open_store.reopen(store, model)
     assert info.value.code == "JD0002"
     assert info.value.doc_path == "/collections/notes/indexes/0/path"
     assert "/collections/notes/indexes/0/path" in str(info.value)
-    after = sqlite3.connect(path).execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
-    assert before == after
+    assert _shape(open_store.reopen(store)) == before
 
 
-def test_reopen_refuses_a_tampered_shape(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "a.db"
-    jl.open(path, model).close()
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE INDEX sneaky ON notes(gx_score)")
-    conn.commit()
+#: (create an undeclared index, drop the sneaky one, drop a declared one), per backend.
+TAMPER = {
+    "sqlite": ("CREATE INDEX sneaky ON notes(gx_score)", "DROP INDEX sneaky", "DROP INDEX notes_by_ox"),
+    "postgresql": ("CREATE INDEX sneaky ON notes(key)", "DROP INDEX sneaky", "DROP INDEX notes_by_ox"),
+}
+
+
+def test_reopen_refuses_a_tampered_shape(open_store: Any, model: dict[str, Any], backend: str) -> None:
+    store = open_store(model)
+    create, drop, drop_declared = TAMPER[backend]
+    conn = store.db.connection()
+    store.backend.execute(conn, create)
     with pytest.raises(jl.JarenlabError, match="sneaky") as info:
-        jl.open(path, model)
+        open_store.reopen(store, model)
     assert info.value.code == "JD0002"
-    conn.execute("DROP INDEX sneaky")
-    conn.execute("DROP INDEX notes_by_ox")
-    conn.commit()
+    store.backend.execute(conn, drop)
+    store.backend.execute(conn, drop_declared)
     with pytest.raises(jl.JarenlabError, match="notes_by_ox"):
-        jl.open(path, model)
+        open_store.reopen(store, model)
+
+
+@pytest.mark.postgresql_only("a schema holding another application's tables")
+def test_a_schema_of_something_else_is_refused_and_left_alone(open_store: Any, model: dict[str, Any]) -> None:
+    import psycopg
+
+    where = open_store.target("foreign")
+    with psycopg.connect(where["path"], autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{where["schema"]}"')
+        conn.execute(f'CREATE TABLE "{where["schema"]}".t (x int)')
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(where["path"], schema=where["schema"])
+    assert info.value.code == "JD0005"
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(where["path"], model, schema=where["schema"])
+    assert info.value.code == "JD0002" and "'t'" in str(info.value)
 
 
 def test_opening_a_foreign_file_without_a_model(tmp_path: Any) -> None:
@@ -111,6 +138,16 @@ def test_opening_a_foreign_file_without_a_model(tmp_path: Any) -> None:
     assert info.value.code == "JD0005"
 
 
+@pytest.mark.postgresql_only("the server's capabilities")
+def test_capabilities_on_a_server(store: Any) -> None:
+    caps = store.capabilities
+    assert caps["backend"] == "postgresql" and caps["jsonb"] is True and caps["udf_hatch"] is False
+    assert caps["isolation"] == "read committed" and caps["schema"] == store.backend.schema
+    assert caps["validated"] is True and caps["read_only"] is False and caps["busy_timeout"] == 5.0
+    assert int(caps["server_version"].split(".")[0]) >= 13
+
+
+@pytest.mark.sqlite_only("the SQLite library's capabilities")
 def test_capabilities(store: Any) -> None:
     caps = store.capabilities
     assert caps["json1"] and caps["strict_tables"] and caps["generated_columns"]
@@ -120,11 +157,10 @@ def test_capabilities(store: Any) -> None:
     assert caps["busy_timeout"] == 5.0
 
 
-def test_read_only_store_reads_and_refuses_writes(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "a.db"
-    with jl.open(path, model) as store:
+def test_read_only_store_reads_and_refuses_writes(open_store: Any, model: dict[str, Any]) -> None:
+    with open_store(model) as store:
         store["notes"].insert({"id": "a"})
-    with jl.open(path, model, read_only=True) as ro:
+    with open_store.reopen(store, model, read_only=True) as ro:
         assert ro.capabilities["read_only"] is True
         assert ro["notes"].get("a") == {"id": "a"}
         with pytest.raises(jl.JarenlabError) as info:
@@ -158,6 +194,28 @@ def test_transaction_with_a_function_returns_its_result(store: Any) -> None:
     assert store.transaction(lambda s: s["notes"].insert({"id": "f"})) == "f"
 
 
+@pytest.mark.postgresql_only("a server runs writers side by side")
+def test_another_thread_writes_beside_an_open_transaction(store: Any) -> None:
+    notes = store["notes"]
+    seen: dict[str, Any] = {}
+
+    def other() -> None:
+        seen["during"] = notes.get("t")  # a read sees only committed data
+        notes.insert({"id": "from-thread"})
+
+    with pytest.raises(RuntimeError), store.transaction():
+        notes.insert({"id": "t"})
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join(5)
+        assert not worker.is_alive()  # it did not wait for us, and did not join our transaction
+        raise RuntimeError("roll back the outer transaction")
+    assert seen["during"] is None
+    assert notes.get("from-thread") == {"id": "from-thread"}
+    assert notes.get("t") is None
+
+
+@pytest.mark.sqlite_only("SQLite allows one writer: other threads queue behind the write gate")
 def test_another_thread_waits_instead_of_joining(store: Any) -> None:
     notes = store["notes"]
     seen: dict[str, Any] = {}
@@ -185,27 +243,29 @@ def test_another_thread_waits_instead_of_joining(store: Any) -> None:
     assert notes.get("t") is None
 
 
-def _write_many(path: str, worker: int, n: int) -> None:
-    with jl.open(path) as store:
+def _write_many(where: dict[str, Any], worker: int, n: int) -> None:
+    where = dict(where)
+    with jl.open(str(where.pop("path")), **where) as store:
         notes = store["notes"]
         for i in range(n):
             notes.insert({"id": f"w{worker}-{i}", "score": i})
 
 
 @pytest.mark.slow
-def test_four_processes_write_2000_documents_each(tmp_path: Any, model: dict[str, Any]) -> None:
+def test_four_processes_write_2000_documents_each(open_store: Any, model: dict[str, Any]) -> None:
     import multiprocessing as mp
 
-    path = str(tmp_path / "race.db")
-    jl.open(path, model).close()
+    store = open_store(model, name="race")
+    where = open_store.target("race")
+    store.close()
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_write_many, args=(path, w, 2000)) for w in range(4)]
+    procs = [ctx.Process(target=_write_many, args=(where, w, 2000)) for w in range(4)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
-    with jl.open(path) as store:
+    with open_store.reopen(store) as store:
         assert len(store["notes"]) == 8000
         keys = {d["id"] for d in store["notes"].to_list()}
         assert keys == {f"w{w}-{i}" for w in range(4) for i in range(2000)}
