@@ -131,7 +131,7 @@ class Database:
                 return cursor.fetchall()
             if how == 2:
                 return cursor.rowcount
-            return cursor.fetchall(), cursor.rowcount
+            return (cursor.fetchall() if cursor.description is not None else []), cursor.rowcount
         except self._driver_error as exc:
             err = self._translate(exc)
             if err is None:

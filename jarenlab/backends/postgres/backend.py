@@ -326,6 +326,7 @@ class PostgresBackend:
             "listen_notify": True,
             "isolation": "read committed",
             "udf_hatch": False,
+            "user_functions": False,
         }
 
     def settings(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
