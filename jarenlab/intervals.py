@@ -42,6 +42,7 @@ import orjson
 
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
 from jarenlab.pointer import escape, problem, unescape
+from jarenlab.pointer import of as pointer_of
 from jarenlab.query.path import sql_addressable
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _declared(schema: dict[str, Any], segments: Segments, doc_path: str, what: s
     """The sub-schema of a required member path; every level must be declared and required."""
     node: Any = schema
     for depth, seg in enumerate(segments):
-        shown = "/" + "/".join(escape(s) for s in segments[: depth + 1])
+        shown = pointer_of(segments[: depth + 1])
         props = node.get("properties") if isinstance(node, dict) else None
         if not isinstance(props, dict) or not isinstance(props.get(seg), dict):
             raise _fail(f"{what} {shown!r} is not declared in the schema's properties", doc_path)
@@ -220,7 +221,7 @@ def check_declarations(
 
 # -- values ----------------------------------------------------------------------------------------
 def _pointer(segments: Segments) -> str:
-    return "/" + "/".join(escape(s) for s in segments)
+    return pointer_of(segments)
 
 
 def _get(doc: Any, segments: Segments) -> Any:

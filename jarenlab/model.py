@@ -91,8 +91,7 @@ def validation_errors(validator: Any, instance: Any) -> list[str]:
     ['(root): "id" is a required property']
     """
     return [
-        f"{''.join(pointer.join('', p) for p in e.instance_path) or '(root)'}: {e.message}"
-        for e in validator.iter_errors(instance)
+        f"{pointer.of(e.instance_path) or '(root)'}: {e.message}" for e in validator.iter_errors(instance)
     ]
 
 

@@ -52,7 +52,7 @@ def _parent(doc: Any, tokens: list[str], i: int) -> Any:
         elif isinstance(node, list):
             node = node[_index(node, t, i, allow_end=False)]
         else:
-            raise _bad(f"path /{'/'.join(tokens)} does not exist", i)
+            raise _bad(f"path {pointer.of(tokens)} does not exist", i)
     return node
 
 
@@ -65,7 +65,7 @@ def _get(doc: Any, tokens: list[str], i: int) -> Any:
         return parent[last]
     if isinstance(parent, list):
         return parent[_index(parent, last, i, allow_end=False)]
-    raise _bad(f"path /{'/'.join(tokens)} does not exist", i)
+    raise _bad(f"path {pointer.of(tokens)} does not exist", i)
 
 
 def _add(doc: Any, tokens: list[str], value: Any, i: int) -> Any:

@@ -14,6 +14,7 @@ these helpers so a member named ``a/b`` is written and read back the same way ev
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _BAD_TILDE = re.compile(r"~(?![01])")
@@ -45,6 +46,15 @@ def join(base: str, token: Any) -> str:
     '/$for/0'
     """
     return f"{base}/{escape(token)}"
+
+
+def of(tokens: Iterable[Any]) -> str:
+    """The pointer of a list of tokens, each escaped.
+
+    >>> of(["a/b", 0]), of([])
+    ('/a~1b/0', '')
+    """
+    return "".join(join("", t) for t in tokens)
 
 
 def problem(text: Any) -> str | None:

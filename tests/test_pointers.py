@@ -6,8 +6,9 @@ from __future__ import annotations
 import jsonschema_rs
 import pytest
 
-from jarenlab.errors import ValidationError
+from jarenlab.errors import StoreError, ValidationError
 from jarenlab.model import validation_errors
+from jarenlab.patch import apply_patch
 from jarenlab.values import to_json
 
 
@@ -22,3 +23,9 @@ def test_validator_messages_name_the_member_by_an_escaped_pointer() -> None:
     validator = jsonschema_rs.validator_for(schema)
     assert validation_errors(validator, {"a/b": ["x", 1]}) == ['/a~1b/1: 1 is not of type "string"']
     assert validation_errors(validator, []) == ['(root): [] is not of type "object"']
+
+
+def test_patch_errors_name_the_path_by_an_escaped_pointer() -> None:
+    with pytest.raises(StoreError) as info:
+        apply_patch({"a/b": {}}, [{"op": "remove", "path": "/a~1b/c~0d"}])
+    assert info.value.reason == "path /a~1b/c~0d does not exist"
