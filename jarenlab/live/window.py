@@ -23,7 +23,13 @@ from collections.abc import Iterator
 from typing import Any
 
 # is the old row still right? Exact sameness: 1 and 1.0 differ, and so does member order
-from jarenlab.query.values import identical as same
+from jarenlab.query.values import identical
+
+
+def same(a: Any, b: Any) -> bool:
+    """Is the old row still right? :func:`~jarenlab.query.values.identical` for rows decoded from JSON."""
+    return a is b or identical(a, b, decoded=True)
+
 
 Op = dict[str, Any]
 

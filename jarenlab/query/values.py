@@ -25,6 +25,8 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
+import orjson
+
 from jarenlab.errors import QueryError
 
 NUMBER_TYPES = (int, float)
@@ -86,15 +88,26 @@ def json_eq(a: Any, b: Any) -> bool:
     return False
 
 
-def identical(a: Any, b: Any) -> bool:
+def identical(a: Any, b: Any, *, decoded: bool = False) -> bool:
     """Exact sameness: the same types all the way down (``1`` is not ``1.0``, ``True`` is not ``1``,
     a tuple is not a list), members in the same order, and ``-0.0`` is not ``0.0``.
 
+    ``decoded=True`` says both values were decoded from JSON text (so they hold no tuple): then
+    their serialisations, compared byte for byte, decide it in a tenth of the time (a live window
+    asks this of every maintained row).
+
     >>> identical([1, {"a": None}], [1, {"a": None}]), identical([1], (1,)), identical(0.0, -0.0)
     (True, False, False)
+    >>> identical({"a": 1, "b": 2.0}, {"a": 1, "b": 2}, decoded=True)
+    False
     """
     if a is b:
         return True
+    if decoded:
+        try:
+            return orjson.dumps(a) == orjson.dumps(b)
+        except TypeError:  # an integer beyond 64 bits (computed, never stored): the general path
+            pass
     t = type(a)
     if t is not type(b):
         return False
