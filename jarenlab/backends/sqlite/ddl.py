@@ -15,7 +15,7 @@ import re
 from jarenlab.backends.base import quote
 from jarenlab.backends.sqlite import intervals
 from jarenlab.backends.sqlite.paths import json_path
-from jarenlab.model import CollectionSpec, Model
+from jarenlab.model import CollectionSpec, Model, index_name
 
 #: SQLite's column type for each schema family (booleans are 0/1 integers in SQLite's JSON functions).
 _TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
@@ -32,16 +32,12 @@ def table_statement(spec: CollectionSpec) -> str:
     return f"CREATE TABLE {quote(spec.name)} ({', '.join(cols)}) STRICT"
 
 
-def index_name(spec: CollectionSpec, index: str) -> str:
-    return f"{spec.name}_{index}"
-
-
 def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
     """(name, CREATE INDEX statement) for each declared index."""
     return [
         (
-            index_name(spec, ix.name),
-            f"CREATE {'UNIQUE ' if ix.unique else ''}INDEX {quote(index_name(spec, ix.name))} "
+            index_name(spec.name, ix.name),
+            f"CREATE {'UNIQUE ' if ix.unique else ''}INDEX {quote(index_name(spec.name, ix.name))} "
             f"ON {quote(spec.name)} ({', '.join(ix.columns)})",
         )
         for ix in spec.indexes
