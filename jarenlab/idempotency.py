@@ -2,10 +2,12 @@
 
 The first run of a key runs ``fn(store)`` and stores its result in the same transaction; a replay
 with the same fingerprint returns a copy of the stored result without running ``fn``; a replay
-with another fingerprint raises JD2092. The claim is read after ``BEGIN IMMEDIATE``, under the
-write lock, so of racing calls (threads or processes) exactly one runs. A failed run keeps
-nothing. Keys and fingerprints are stored as SHA-256 digests only; the newest
-:data:`KEEP` keys are kept.
+with another fingerprint raises JD2092. The call claims its key first (an insert that does
+nothing when the key is taken) and runs ``fn`` only when the claim is its own, so of racing calls
+(threads, processes, machines) exactly one runs: on SQLite the write lock makes them take turns;
+on PostgreSQL a racing claim waits on the unique key until the first call ends, then replays it
+(or runs, if it rolled back). A failed run keeps nothing. Keys and fingerprints are stored as
+SHA-256 digests only; the newest :data:`KEEP` keys are kept.
 
 The fingerprint defaults to ``None``: the key alone identifies the call. Pass what the call is
 about (the request's arguments, any JSON value) to have a reused key with other arguments refused.
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
 KEEP = 1_000
 #: The largest stored result, in bytes of JSON.
 MAX_RESULT_BYTES = 16 * 1024
-
 
 
 def digest(value: Any) -> bytes:
@@ -98,16 +99,23 @@ def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | N
     key_hash, print_hash = digest(key), digest(fingerprint)
     db = store.db
     with db.transaction():
-        row = db.one("idempotency.claim", (key_hash,))
-        if row is not None:
-            if row[0] != print_hash:
+        while db.one("idempotency.claim", (key_hash, print_hash)) is None:
+            stored = db.one("idempotency.lookup", (key_hash,))
+            if stored is None:
+                continue  # evicted since the claim looked: claim it again
+            if not stored[1]:
+                # Only the claiming transaction sees a claim in flight: a call nested in its own key.
+                raise StoreError(
+                    "JD2010", "a retry-safe transaction cannot run inside another one with the same key"
+                )
+            if stored[0] != print_hash:
                 raise IdempotencyError(
                     "JD2092",
                     "this idempotency key was used before with a different fingerprint; nothing was run",
                 )
-            return orjson.loads(row[1])
+            return orjson.loads(stored[1])
         text = encode_result(fn(store))
-        db.run("idempotency.record", (key_hash, print_hash, text))
+        db.run("idempotency.record", (text, key_hash))
         db.run("idempotency.prune", (KEEP,))
     return orjson.loads(text)
 

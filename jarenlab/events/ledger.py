@@ -20,6 +20,7 @@ import datetime as dt
 import html
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 Handler = Callable[[Event, "Store"], Any]
 
 _BATCH = 256
+#: The longest the watcher blocks on its watch before it looks whether the store is closing (seconds).
+_STOP_SLICE = 0.1
 _ALL = 2**63 - 1  # a LIMIT that keeps every row
 
 
@@ -63,6 +66,7 @@ class Events:
         self._changed = threading.Condition()
         self._version = 0
         self._closed = False
+        self._watcher: threading.Thread | None = None
         self._job_context: Any = None
         store.db.on_commit(after=self._on_commit)
         store.on_close(self._close)
@@ -132,6 +136,10 @@ class Events:
         job, attempt = self._job_stamp()
         db = self.store.db
         with db.transaction():
+            # Emits are serialised from here to COMMIT (the ledger's lock, taken before the change
+            # log's at commit: the two are always taken in this order). So seqs land in commit order,
+            # and the dedupe lookup below sees any racing emit of the same key that committed first.
+            db.serialize("events")
             if dedupe_key is not None:
                 row = db.one("events.by_dedupe_key", (dedupe_key,))
                 if row is not None:
@@ -142,8 +150,8 @@ class Events:
                         )
                     return _event(row, deduplicated=True)
             at_ms = int(self.clock() * 1000)
-            db.serialize("events")
             seq = db.value("events.append", (type, text, at_ms, dedupe_key, job, attempt))
+            db.notify("events")  # other processes' following streams wake at the commit
             event = Event(seq, type, payload, from_ms(at_ms), dedupe_key, None, job, attempt)
             outcome = self._run_handlers(event)
             if outcome is not None:
@@ -378,14 +386,49 @@ class Events:
             self._version += 1
             self._changed.notify_all()
 
-    def _wait(self, seen: int, seconds: float) -> None:
+    def _wait(self, seen: int, seconds: float, poll: float) -> None:
+        """Wait up to ``seconds`` for a commit after version ``seen`` (this store's, or, through the
+        watcher, another process's)."""
+        if self._watcher is None:
+            self._watch_commits(poll)
         with self._changed:
             if self._version == seen and not self._closed:
                 self._changed.wait(seconds)
 
+    def _watch_commits(self, interval: float) -> None:
+        """Start the thread that wakes following streams when another process commits events."""
+        with self._changed:
+            if self._watcher is not None or self._closed:
+                return
+            self._watcher = threading.Thread(
+                target=self._watching, args=(interval,), name="jarenlab-events-watch", daemon=True
+            )
+        self._watcher.start()
+
+    def _watching(self, interval: float) -> None:
+        try:
+            watch = self.store.db.watch(interval, "events")
+        except StoreError:
+            return  # the store closed under us
+        try:
+            # Block on the watch (PostgreSQL: LISTEN, woken by the emit's NOTIFY at its commit; else
+            # polling every ``interval``) in slices short enough to notice the store closing.
+            while not self._closed:
+                if watch.wait(min(max(interval, 0.01), _STOP_SLICE)) and not self._closed:
+                    self._wake()
+        except StoreError:
+            return  # the store closed under us
+        except Exception as exc:  # a watcher must not die silently
+            warnings.warn(f"jarenlab events watcher stopped: {exc!r}", RuntimeWarning, stacklevel=1)
+        finally:
+            watch.close()
+
     def _close(self) -> None:
         self._closed = True
         self._wake()
+        watcher = self._watcher
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(timeout=5)
 
 
 def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:

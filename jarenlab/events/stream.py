@@ -3,8 +3,9 @@
 Made by :meth:`Events.tail` and :meth:`Events.resume`. It reads in batches of up to 256 events
 from a private read connection, so it only ever sees committed events, even when iterated inside
 a transaction or an event handler. While following, it waits for the next commit: commits made
-through the same ``Store`` wake it at once, commits from other processes are found by polling
-every ``poll`` seconds.
+through the same ``Store`` wake it at once; commits from other processes wake it through the
+backend's watch (PostgreSQL: the emit's ``NOTIFY``, at once; SQLite: the file's data version), and
+it reads again every ``poll`` seconds anyway.
 
 It ends when it has caught up and does not follow, when ``timeout`` seconds have passed since it
 was made, after yielding an event for which ``until(event)`` is true, when ``stop()`` is called
@@ -106,7 +107,7 @@ class EventStream(Iterator[Event]):
                 wait = min(wait, self.deadline - time.monotonic())
                 if wait <= 0:
                     break
-            self._ledger._wait(seen, wait)
+            self._ledger._wait(seen, wait, self.poll)
         self._stopped.set()
         raise StopIteration
 

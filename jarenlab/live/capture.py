@@ -142,6 +142,15 @@ class ChangeLog:
         """The newest committed seq (0 if nothing was ever recorded)."""
         return int(db.value("live.high_watermark"))
 
+    def pruned(self, db: Database, after: int) -> bool:
+        """True when records after ``after`` were committed but ``after + 1`` is gone (pruned).
+
+        One statement, so a commit that lands between a reader's empty read and this check is
+        not taken for a gap: the log holds one contiguous run of seqs.
+        """
+        lo, hi = self.bounds(db)
+        return hi > after and lo > after + 1
+
     def read(self, db: Database, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after`` in order (at most ``limit``); callers check for gaps."""
         rows = db.all("live.read", (after, limit))

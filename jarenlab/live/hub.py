@@ -3,13 +3,16 @@
 One :class:`ChangeHub` per store (``store.changes``). Its ``before_commit`` hook writes the
 commit's record in the same transaction; its ``after_commit`` hook delivers the record to this
 process's live queries at once, from the in-memory changes. A poller thread (started with the
-first live query) asks the backend's watch (:meth:`jarenlab.database.Database.watch`; SQLite
-polls ``PRAGMA data_version`` on a connection of its own) every ``poll_interval`` and reads the
-log since the last delivered seq, so other processes' commits arrive too. Delivery is serialised
-by one lock and strictly in seq order; a record that is missing locally is read from the log; a
-gap past retention (or a compact record) re-seeds the affected queries from a fresh run. A
-subscriber that writes does not recurse: its commit is queued and delivered after the current
-record reached everyone. Closing the store stops the poller and closes its watch.
+first live query) blocks on the backend's watch (:meth:`jarenlab.database.Database.watch`:
+SQLite polls ``PRAGMA data_version`` on a connection of its own; PostgreSQL LISTENs, woken by
+the NOTIFY of each commit and at least every second anyway, or polls when opened with
+``notify=False``; it looks every ``poll_interval`` seconds, or every 0.1 s if that is sooner, so
+closing the store stops it promptly) and reads the log since the last delivered seq, so other
+processes' commits arrive too. Delivery is serialised by one lock and strictly in seq order; a
+record that is missing locally is read from the log; a gap past retention (or a compact record)
+re-seeds the affected queries from a fresh run. A subscriber that writes does not recurse: its
+commit is queued and delivered after the current record reached everyone. Closing the store
+stops the poller and closes its watch.
 
 >>> import jarenlab as jl
 >>> model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object"}, "key": None,
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
+#: The longest the poller blocks on its watch before it looks whether the store is closing (seconds).
+STOP_SLICE = 0.1
+
 
 class ChangeHub:
     """Change capture and live-query delivery for one store.
@@ -49,10 +55,7 @@ class ChangeHub:
         self.store = store
         self.clock = clock
         self.log = ChangeLog(
-            {
-                name: spec.key_type
-                for name, spec in store.model.collections.items()
-            },
+            {name: spec.key_type for name, spec in store.model.collections.items()},
             clock=clock,
         )
         self.max_queries = 64
@@ -84,7 +87,7 @@ class ChangeHub:
         """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
         db = self.store.db
         records = self.log.read(db, after=after, limit=limit)
-        if (records and records[0].seq != after + 1) or (not records and self.log.high_watermark(db) > after):
+        if (records and records[0].seq != after + 1) or (not records and self.log.pruned(db, after)):
             raise LiveError(
                 "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
             )
@@ -127,7 +130,7 @@ class ChangeHub:
                 db = self.store.db
                 records = self.log.read(db, after=last, limit=256)
                 if not records:
-                    if self.log.high_watermark(db) > last:
+                    if self.log.pruned(db, last):
                         self._reseed_all()
                     continue
                 if records[0].seq != nxt:
@@ -189,10 +192,10 @@ class ChangeHub:
         except StoreError:
             return  # the store closed under us
         try:
-            # Sleep on the stop event, not in the watch: close() ends the poller at once, whatever
-            # the interval; the watch is only asked whether something changed since the last time.
-            while not self._stop.wait(self.poll_interval):
-                if not watch.wait(0):
+            # Block on the watch, so a notification (PostgreSQL's NOTIFY) wakes the poller at once,
+            # in slices short enough that close() still ends it promptly whatever the interval.
+            while not self._stop.is_set():
+                if not watch.wait(min(self.poll_interval, STOP_SLICE)) or self._stop.is_set():
                     continue
                 with self.lock:
                     if self.queries and not self._delivering:

@@ -13,6 +13,8 @@ import jarenlab as jl
 from jarenlab.errors import EventError, StoreError
 from jarenlab.events import Event, decode_cursor
 
+from .conftest import child_args
+
 
 def test_emit_returns_the_stored_event_with_a_cursor(store: jl.Store) -> None:
     store.events.clock = lambda: 1_357_000_000.25
@@ -230,24 +232,27 @@ def test_repr_and_html(store: jl.Store) -> None:
 
 
 @pytest.mark.slow
-def test_dedupe_across_processes_has_one_winner(tmp_path: Any, model: dict[str, Any], raw_count: Any) -> None:
+def test_dedupe_across_processes_has_one_winner(
+    open_store: Any, model: dict[str, Any], raw_count: Any
+) -> None:
     import subprocess
     import sys
 
-    path = tmp_path / "lab.db"
-    jl.open(path, model).close()
+    store = open_store(model)
     script = (
         "import sys, time, jarenlab as jl\n"
-        "with jl.open(sys.argv[1]) as s:\n"
+        "with jl.open(sys.argv[1], schema=sys.argv[2] or None) as s:\n"
         "    s.events.on('flight.delayed')(lambda ev, st: st['delays'].insert(ev.payload) and None)\n"
-        "    while time.time() < float(sys.argv[3]): time.sleep(0.001)\n"
-        "    ev = s.events.emit('flight.delayed', {'flight': int(sys.argv[2]), 'minutes': 1}, dedupe_key='same')\n"
+        "    while time.time() < float(sys.argv[4]): time.sleep(0.001)\n"
+        "    ev = s.events.emit('flight.delayed', {'flight': int(sys.argv[3]), 'minutes': 1}, dedupe_key='same')\n"
         "    print(ev.seq, ev.deduplicated, ev.payload['flight'])\n"
     )
-    start = str(time.time() + 1.0)
+    start = str(time.time() + 1.5)
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(path), str(i), start], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", script, *child_args(open_store.target()), str(i), start],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for i in range(3)
     ]
@@ -255,5 +260,4 @@ def test_dedupe_across_processes_has_one_winner(tmp_path: Any, model: dict[str, 
     assert all(child.returncode == 0 for child in children)
     assert {a[0] for a in answers} == {"1"} and sorted(a[1] for a in answers) == ["False", "True", "True"]
     assert len({a[2] for a in answers}) == 1  # every process got the winner's payload
-    with jl.open(path) as store:
-        assert raw_count(store, "_jl_events") == 1 and store["delays"].count() == 1
+    assert raw_count(store, "_jl_events") == 1 and store["delays"].count() == 1

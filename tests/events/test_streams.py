@@ -15,6 +15,8 @@ from jarenlab.errors import EventError
 from jarenlab.events import Event, encode_cursor
 from jarenlab.events.event import events_html
 
+from .conftest import child_args
+
 
 def emit(store: jl.Store, n: int, *, start: int = 0) -> list[Event]:
     return [store.events.emit("flight.delayed", {"flight": start + i, "minutes": i}) for i in range(n)]
@@ -75,13 +77,13 @@ def test_streams_never_see_uncommitted_or_rolled_back_events(store: jl.Store) ->
     assert [e.seq for e in store.events.resume()] == [1]
 
 
-def test_resume_after_reopen(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "lab.db"
-    with jl.open(path, model) as store:
-        saved = emit(store, 3)[1].cursor
-    with jl.open(path) as store:
-        emit(store, 2, start=10)
-        got = [(e.seq, e.payload["flight"]) for e in store.events.resume(saved)]
+def test_resume_after_reopen(open_store: Any, model: dict[str, Any]) -> None:
+    store = open_store(model)
+    saved = emit(store, 3)[1].cursor
+    store.close()
+    store = open_store.reopen(store)
+    emit(store, 2, start=10)
+    got = [(e.seq, e.payload["flight"]) for e in store.events.resume(saved)]
     assert got == [(3, 2), (4, 10), (5, 11)]
 
 
@@ -134,15 +136,17 @@ def test_expiry_past_a_running_resume_raises_and_a_tail_skips(store: jl.Store) -
     assert rest[:2] == [2, 3] and rest[-1] == 600  # the backlog was read before the expiry
 
 
-def test_stop_and_close_end_a_following_stream(tmp_path: Any, model: dict[str, Any]) -> None:
-    store = jl.open(tmp_path / "lab.db", model)
+def test_stop_and_close_end_a_following_stream(open_store: Any, model: dict[str, Any]) -> None:
+    store = open_store(model)
     stream = store.events.tail(poll=30)
     threading.Timer(0.05, stream.stop).start()
     started = time.monotonic()
     assert list(stream) == [] and time.monotonic() - started < 5
     stream = store.events.tail(poll=30)
-    threading.Timer(0.05, store.close).start()
+    closing = threading.Timer(0.05, store.close)
+    closing.start()
     assert list(stream) == [] and time.monotonic() - started < 10
+    closing.join()  # the store is closed before the fixture closes it again
 
 
 def test_show_prints_events_outside_a_notebook(store: jl.Store, capsys: Any) -> None:
@@ -179,22 +183,21 @@ def test_frame(store: jl.Store) -> None:
 
 
 @pytest.mark.slow
-def test_events_from_another_process_appear_by_polling(tmp_path: Any, model: dict[str, Any]) -> None:
+def test_events_from_another_process_appear_by_polling(open_store: Any, model: dict[str, Any]) -> None:
     import subprocess
     import sys
 
-    path = tmp_path / "lab.db"
-    with jl.open(path, model) as store:
-        emit(store, 1)
-        stream = store.events.tail(last=0, poll=0.05, timeout=30, until=lambda e: e.payload["flight"] == 2)
-        script = (
-            "import sys, jarenlab as jl\n"
-            "with jl.open(sys.argv[1]) as s:\n"
-            "    for i in range(3): s.events.emit('flight.delayed', {'flight': i, 'minutes': 1})\n"
-        )
-        child = subprocess.Popen([sys.executable, "-c", script, str(path)])
-        got = [(e.seq, e.payload["flight"]) for e in stream]
-        assert child.wait(timeout=30) == 0
+    store = open_store(model)
+    emit(store, 1)
+    stream = store.events.tail(last=0, poll=0.05, timeout=30, until=lambda e: e.payload["flight"] == 2)
+    script = (
+        "import sys, jarenlab as jl\n"
+        "with jl.open(sys.argv[1], schema=sys.argv[2] or None) as s:\n"
+        "    for i in range(3): s.events.emit('flight.delayed', {'flight': i, 'minutes': 1})\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, *child_args(open_store.target())])
+    got = [(e.seq, e.payload["flight"]) for e in stream]
+    assert child.wait(timeout=30) == 0
     assert got == [(2, 0), (3, 1), (4, 2)]
 
 

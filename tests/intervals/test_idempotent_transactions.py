@@ -16,6 +16,11 @@ from jarenlab.query.values import identical
 from .conftest import booking
 
 
+@pytest.fixture
+def store(open_store: Any, model: dict[str, Any]) -> Any:
+    return open_store(model)
+
+
 class Work:
     """A transaction body that counts its runs and writes one record each time."""
 
@@ -130,13 +135,19 @@ def test_keys_and_fingerprints_are_stored_as_sha256_only(store: Any) -> None:
         .execute("SELECT key, fingerprint, result FROM _jl_transaction_results")
         .fetchall()
     )
-    assert rows == [
+    assert [tuple(row) for row in rows] == [
         (
             hashlib.sha256(b'"customer-42/order-7"').digest(),
             hashlib.sha256(b'"card-4242"').digest(),
             '{"run":1}',
         )
     ]
+
+
+@pytest.mark.sqlite_only("reads the bytes of the database files")
+def test_the_files_hold_no_plain_key_or_fingerprint(store: Any) -> None:
+    store.transaction(Work(), idempotency_key="customer-42/order-7", fingerprint="card-4242")
+    store.close()
     raw = b"".join(p.read_bytes() for p in Path(store.path).parent.glob("*.db*"))
     assert b'{"run":1}' in raw  # the files do hold what was written
     assert b"customer-42" not in raw and b"card-4242" not in raw
@@ -155,15 +166,15 @@ def test_the_newest_1000_keys_are_kept(store: Any) -> None:
     )  # evicted: runs again
 
 
-def test_replay_survives_a_restart(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "restart.db"
-    with jl.open(path, model) as store:
-        assert store.transaction(Work(), idempotency_key="k", fingerprint=[1]) == {"run": 1}
-    with jl.open(path, model) as store:
-        work = Work()
-        assert store.transaction(work, idempotency_key="k", fingerprint=[1]) == {"run": 1} and work.runs == 0
-        with pytest.raises(IdempotencyError):
-            store.transaction(work, idempotency_key="k", fingerprint=[2])
+def test_replay_survives_a_restart(open_store: Any, model: dict[str, Any]) -> None:
+    store = open_store(model, name="restart")
+    assert store.transaction(Work(), idempotency_key="k", fingerprint=[1]) == {"run": 1}
+    store.close()
+    store = open_store.reopen(store, model)
+    work = Work()
+    assert store.transaction(work, idempotency_key="k", fingerprint=[1]) == {"run": 1} and work.runs == 0
+    with pytest.raises(IdempotencyError):
+        store.transaction(work, idempotency_key="k", fingerprint=[2])
 
 
 def test_inside_an_outer_transaction_the_claim_rolls_back_with_it(store: Any) -> None:
@@ -183,3 +194,58 @@ def test_arguments_are_checked(store: Any) -> None:
         store.transaction(None, idempotency_key="k")
     with pytest.raises(StoreError):
         store.transaction(Work(), idempotency_key="k", fingerprint={1, 2})
+
+
+def test_a_call_nested_in_its_own_key_is_refused(store: Any) -> None:
+    def outer(s: Any) -> Any:
+        return s.transaction(Work(), idempotency_key="k")
+
+    with pytest.raises(StoreError) as info:
+        store.transaction(outer, idempotency_key="k")
+    assert info.value.code == "JD2010" and store["runs"].count() == 0
+    assert store.transaction(Work(), idempotency_key="k") == {"run": 1}
+
+
+RACE_KEYS = 1_000
+RACERS = 4
+
+
+def _race(target: dict[str, Any], worker: int, barrier: Any, results: Any) -> None:
+    """Every process runs the same keyed transactions, in the same order, at the same time."""
+    with jl.open(target["path"], schema=target.get("schema")) as store:
+        barrier.wait(60)
+        answers = [
+            store.transaction(
+                lambda s, k=k: {"k": k, "by": worker, "row": s["runs"].insert({"k": k, "by": worker})},
+                idempotency_key=f"key-{k}",
+                fingerprint=k,
+            )
+            for k in range(RACE_KEYS)
+        ]
+    results.put((worker, answers))
+
+
+@pytest.mark.slow
+def test_racing_processes_run_each_key_once(open_store: Any, model: dict[str, Any]) -> None:
+    import multiprocessing as mp
+
+    store = open_store(model)
+    ctx = mp.get_context("forkserver")  # a fresh interpreter, jarenlab imported once for all racers
+    ctx.set_forkserver_preload(["jarenlab", "jarenlab.store"])
+    barrier, results = ctx.Barrier(RACERS), ctx.Queue()
+    target = open_store.target()
+    procs = [ctx.Process(target=_race, args=(target, w, barrier, results)) for w in range(RACERS)]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0] * RACERS
+    runs = store["runs"].to_list()
+    assert sorted(d["k"] for d in runs) == list(range(RACE_KEYS))  # exactly one run per key
+    by = {d["k"]: d["by"] for d in runs}
+    for k in range(RACE_KEYS):
+        seen = {tuple(sorted(answers[k].items())) for _, answers in outcomes}
+        assert len(seen) == 1  # every process got the one stored result
+        assert dict(next(iter(seen)))["by"] == by[k]
+    assert len({w for w in by.values()}) > 1  # the processes really raced

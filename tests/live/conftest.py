@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-import jarenlab as jl
 from jarenlab.query import compile_query
 
 PROPS = {
@@ -32,10 +31,8 @@ MODEL: dict[str, Any] = {
 
 
 @pytest.fixture
-def store(tmp_path: Any) -> Any:
-    s = jl.open(tmp_path / "live.db", MODEL)
-    yield s
-    s.close()
+def store(open_store: Any) -> Any:
+    return open_store(MODEL)
 
 
 def fresh(collection: Any, document: Any, externals: dict[str, Any], *, windowed: bool) -> list[Any]:

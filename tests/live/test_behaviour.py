@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-import jarenlab as jl
 from jarenlab.errors import LiveError
 
 from .conftest import MODEL, fresh
@@ -100,34 +99,44 @@ def test_query_bound(store: Any) -> None:
     assert store["items"].live({"$count": "$[*]"}).rows == [0]
 
 
-def test_gap_past_retention_and_compact_records_reseed(tmp_path: Any) -> None:
-    a = jl.open(tmp_path / "g.db", MODEL)
-    b = jl.open(tmp_path / "g.db", MODEL)
-    try:
-        a.changes.poll_interval = 3600  # drive delivery by hand
-        live = a["items"].live(TOP)
-        b.changes.log.retention = 3
-        for i in range(10):
-            b["items"].put({"id": f"r{i}", "n": i})
-        with pytest.raises(LiveError) as err:
-            a.changes.read(after=1)
-        assert err.value.code == "JD2050"
-        with a.changes.lock:
-            a.changes._drain(check_log=True)
-        assert live.rows == fresh(a["items"], TOP, {}, windowed=True) and len(live.rows) == 3
-        b.changes.log.inline_limit = 2
-        b["items"].insert_many([{"id": f"s{i}", "n": 50 + i} for i in range(5)])
-        assert a.changes.read(after=a.changes.bounds()[1] - 1)[0].changes is None  # compact
-        with a.changes.lock:
-            a.changes._drain(check_log=True)
-        assert [r["n"] for r in live.rows] == [54, 53, 52]
-    finally:
-        a.close()
-        b.close()
+def test_gap_past_retention_and_compact_records_reseed(open_store: Any) -> None:
+    a = open_store(MODEL)
+    b = open_store.reopen(a, MODEL)
+    a.changes.poll_interval = 3600  # drive delivery by hand
+    live = a["items"].live(TOP)
+    b.changes.log.retention = 3
+    for i in range(10):
+        b["items"].put({"id": f"r{i}", "n": i})
+    with pytest.raises(LiveError) as err:
+        a.changes.read(after=1)
+    assert err.value.code == "JD2050"
+    with a.changes.lock:
+        a.changes._drain(check_log=True)
+    assert live.rows == fresh(a["items"], TOP, {}, windowed=True) and len(live.rows) == 3
+    b.changes.log.inline_limit = 2
+    b["items"].insert_many([{"id": f"s{i}", "n": 50 + i} for i in range(5)])
+    assert a.changes.read(after=a.changes.bounds()[1] - 1)[0].changes is None  # compact
+    with a.changes.lock:
+        a.changes._drain(check_log=True)
+    assert [r["n"] for r in live.rows] == [54, 53, 52]
 
 
-def test_close_stops_queries_and_poller(tmp_path: Any) -> None:
-    s = jl.open(tmp_path / "c.db", MODEL)
+def test_a_gap_is_a_pruned_next_record_not_a_commit_that_just_landed(store: Any) -> None:
+    # A reader's empty read followed by a commit is not a gap: only a pruned next record is.
+    log, db = store.changes.log, store.db
+    for i in range(3):
+        store["items"].put({"id": f"r{i}"})
+    assert not log.pruned(db, 3) and not log.pruned(db, 2)  # nothing after 3; 3 is held
+    log.retention = 1
+    for i in range(64):
+        store["items"].put({"id": f"p{i}"})
+    lo, _ = log.bounds(db)
+    assert lo > 2 and log.pruned(db, 1) and not log.pruned(db, lo - 1)
+    assert store.changes.read(after=lo - 1)[0].seq == lo
+
+
+def test_close_stops_queries_and_poller(open_store: Any) -> None:
+    s = open_store(MODEL)
     live = s["items"].live({"$count": "$[*]"})
     poller = s.changes._poller
     assert poller is not None and poller.is_alive()
@@ -135,8 +144,10 @@ def test_close_stops_queries_and_poller(tmp_path: Any) -> None:
     assert live.closed and not poller.is_alive()
 
 
-def test_close_stops_a_sleeping_poller_at_once_and_closes_its_watch(tmp_path: Any, monkeypatch: Any) -> None:
-    s = jl.open(tmp_path / "w.db", MODEL)
+def test_close_stops_a_sleeping_poller_at_once_and_closes_its_watch(
+    open_store: Any, monkeypatch: Any
+) -> None:
+    s = open_store(MODEL)
     s.changes.poll_interval = 3600
     watches: list[Any] = []
     real = s.db.watch
@@ -166,26 +177,72 @@ def test_close_stops_a_sleeping_poller_at_once_and_closes_its_watch(tmp_path: An
     assert len(watches) == 1 and watches[0].closed
 
 
+def _write_elsewhere(target: dict[str, Any], doc: dict[str, Any]) -> float:
+    """Insert ``doc`` into items from another process; the monotonic time it committed."""
+    script = textwrap.dedent(f"""
+        import time, jarenlab as jl
+        s = jl.open({str(target["path"])!r}, schema={target.get("schema")!r})
+        s["items"].insert({doc!r})
+        print(time.monotonic(), flush=True)
+        s.close()
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return float(out.stdout.strip())
+
+
+def _arrival(live: Any) -> list[float]:
+    arrived: list[float] = []
+    live.subscribe(lambda patch, seq: arrived.append(time.monotonic()))
+    return arrived
+
+
+def _wait_for(arrived: list[float], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not arrived and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 @pytest.mark.slow
-def test_another_process_write_arrives_within_a_second(tmp_path: Any) -> None:
-    path = tmp_path / "p.db"
-    with jl.open(path, MODEL) as store:
-        live = store["items"].live(TOP)
-        arrived: list[float] = []
-        live.subscribe(lambda patch, seq: arrived.append(time.monotonic()))
-        script = textwrap.dedent(f"""
-            import time, jarenlab as jl
-            s = jl.open({str(path)!r})
-            s["items"].insert({{"id": "remote", "n": 1000}})
-            print(time.monotonic(), flush=True)
-            s.close()
-        """)
-        out = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
-        )
-        wrote = float(out.stdout.strip())
-        deadline = time.monotonic() + 1.0
-        while not arrived and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert arrived and arrived[0] - wrote < 1.0
-        assert live.rows[0]["id"] == "remote"
+def test_another_process_write_arrives_within_a_second(open_store: Any) -> None:
+    store = open_store(MODEL)
+    live = store["items"].live(TOP)
+    arrived = _arrival(live)
+    wrote = _write_elsewhere(open_store.target(), {"id": "remote", "n": 1000})
+    _wait_for(arrived, 1.0)
+    assert arrived and arrived[0] - wrote < 1.0
+    assert live.rows[0]["id"] == "remote"
+
+
+@pytest.mark.postgresql_only("NOTIFY wakes the poller")
+def test_a_notification_wakes_the_poller_at_once(open_store: Any) -> None:
+    store = open_store(MODEL)
+    store.changes.poll_interval = 3600  # no polling to speak of: only the NOTIFY can wake it
+    live = store["items"].live(TOP)
+    arrived = _arrival(live)
+    time.sleep(0.2)  # the poller is listening
+    wrote = _write_elsewhere(open_store.target(), {"id": "remote", "n": 1000})
+    _wait_for(arrived, 2.0)
+    assert arrived and arrived[0] - wrote < 0.5
+    assert live.rows[0]["id"] == "remote"
+
+
+@pytest.mark.postgresql_only("NOTIFY turned off: the poller polls")
+def test_without_notify_the_poller_polls_and_writers_send_nothing(open_store: Any) -> None:
+    import psycopg
+
+    target = open_store.target()
+    store = open_store(MODEL, notify=False)
+    store.changes.poll_interval = 0.05
+    live = store["items"].live(TOP)
+    arrived = _arrival(live)
+    with psycopg.connect(str(target["path"]), autocommit=True) as listener:
+        listener.execute(f'LISTEN "{store.backend.channel("live")}"')
+        wrote = _write_elsewhere(target, {"id": "remote", "n": 1000})  # notify on: it sends one
+        assert len(list(listener.notifies(timeout=2.0, stop_after=1))) == 1
+        _wait_for(arrived, 2.0)
+        assert arrived and arrived[0] - wrote < 0.5 and live.rows[0]["id"] == "remote"
+        store["items"].insert({"id": "local", "n": 2000})  # notify off: it sends none
+        assert list(listener.notifies(timeout=0.3)) == []
+    assert live.rows[0]["id"] == "local"
