@@ -3,8 +3,9 @@
 Sections: ``statement_cache`` (hits, misses, evictions, size, capacity), ``queries`` (by mode:
 native/row/set; diversions; fallbacks; refusals; rows read by SQL vs rows returned),
 ``collections`` (rows, index sizes), and a section per subsystem that declares one
-(``store.stats_sections()``: live queries, jobs). Index sizes come from the ``dbstat`` table when
-SQLite has it; otherwise the size says ``"dbstat unavailable"``.
+(``store.stats_sections()``: live queries, jobs). Index sizes are the backend's ``stats.index_bytes``
+statement: SQLite's ``dbstat`` table when the build has it (otherwise the size says ``"dbstat
+unavailable"``), PostgreSQL's ``pg_relation_size`` of each index.
 
 >>> flat_rows({"queries": {"native": 2}, "jobs": {"by_state": {"done": 1}}})
 [('queries', 'native', 2), ('jobs', 'by_state.done', 1)]

@@ -268,6 +268,19 @@ class Dialect(Protocol):
     integer_limit: int
     #: False when the JSON functions cut strings at U+0000 (a pattern holding it stays in the engine).
     strings_hold_nul: bool
+    #: False when a bound string cannot hold U+0000 (PostgreSQL's text): a literal holding it stays
+    #: in the engine and an external holding it diverts.
+    binds_nul: bool
+    #: False when SQL cannot test a bound value's kind (:meth:`bound_kind_in`): an external compared
+    #: as a string or as a number is then bound only where it is one, and as NULL elsewhere (a
+    #: comparison with NULL reads as false), decided when the values are bound.
+    tests_bound_kinds: bool
+    #: False when the database cannot call this process's functions (a server): conditions over pure
+    #: host operators (the UDF hatch) stay in the engine, and ``strict=True`` refuses them.
+    host_functions: bool
+    #: How a float is bound, or None to bind it as the driver does. PostgreSQL compares members as
+    #: ``numeric`` and binds ``Decimal(repr(x))``: a float8 cast to numeric keeps 15 digits only.
+    exact_float: Callable[[float], Any] | None
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -275,7 +288,8 @@ class Dialect(Protocol):
         ...
 
     def column(self, name: str) -> str:
-        """A typed generated column, checked: ``gx_a`` -> ``gx_a``."""
+        """A typed generated column, checked: ``gx_a`` -> ``gx_a`` (a dialect without such columns
+        reads every member through :meth:`member_value` and never receives one)."""
         ...
 
     def document(self) -> str:
@@ -295,11 +309,17 @@ class Dialect(Protocol):
         ...
 
     def placeholder(self, position: int) -> str:
-        """The ``position``-th bound value, from 1 (SQLite: ``?``; PostgreSQL: ``$1``)."""
+        """The ``position``-th bound value, from 1 (SQLite: ``?``; PostgreSQL through psycopg: ``%s``)."""
         ...
 
     def json_path(self, steps: Sequence[str | int]) -> Any:
         """The bound value naming a member: ``("a", 0)`` -> SQLite ``$."a"[0]``."""
+        ...
+
+    def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
+        """The member at a path as statement text, binding with ``bind`` what is bound:
+        ``("a", 0)`` -> SQLite ``?`` (its :meth:`json_path` bound); PostgreSQL ``body->'a'->0``
+        (written out, so an expression index on it matches)."""
         ...
 
     def truth(self, value: bool) -> str:
@@ -313,6 +333,17 @@ class Dialect(Protocol):
 
     def json_value(self, path: str) -> str:
         """The member's SQL value, NULL when missing: ``?`` -> ``json_extract(doc, ?)``."""
+        ...
+
+    def member_value(
+        self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
+    ) -> str:
+        """The value of ``member`` (from :meth:`member`, at ``steps``) compared in ``family``
+        (``string`` or ``number``): NULL when it is missing; a present member of another kind reads
+        as NULL or as something the planner's kind guard rules out. ``typed``: the schema says a
+        present member is of that family. ``column``: a typed column holding exactly this value.
+        ``?`` -> SQLite ``json_extract(doc, ?)`` (or the column ``gx_a``); ``("s",)``, string ->
+        PostgreSQL ``((body->>'s') COLLATE "C")``."""
         ...
 
     def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
@@ -418,11 +449,13 @@ class Dialect(Protocol):
 
     # -- the database's own plan --------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
-        """:meth:`Backend.explain` rows as ``[{id, parent, depth, detail}]``."""
+        """:meth:`Backend.explain` rows as ``[{id, parent, depth, detail}]`` (SQLite's ``EXPLAIN
+        QUERY PLAN`` rows; PostgreSQL's ``EXPLAIN (FORMAT JSON)`` nodes)."""
         ...
 
     def full_scans(self, rows: Sequence[Sequence[Any]], table: str) -> list[str]:
-        """The :meth:`Backend.explain` rows that read ``table`` whole (SQLite: ``SCAN t``)."""
+        """The :meth:`Backend.explain` rows that read ``table`` whole (SQLite: ``SCAN t``;
+        PostgreSQL: a ``Seq Scan`` on ``t``)."""
         ...
 
 

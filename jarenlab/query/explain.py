@@ -2,10 +2,11 @@
 
 Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), ``indexes``,
 ``residual`` (``None`` or ``{"mode", "reasons": [{"construct", "reason"}]}``), ``diverted``
-(why these externals ran the set residual, or None), ``cache`` (hit/miss), ``sqlite_plan``
-(the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``;
-also readable as ``engine_plan``). ``analyze=True`` runs the query and adds ``rows_read`` (by
-SQL), ``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
+(why these externals ran the set residual, or None), ``cache`` (hit/miss), ``engine_plan``
+(the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``,
+PostgreSQL's ``EXPLAIN (FORMAT JSON)``; also readable as ``sqlite_plan``), ``database`` (whose
+plan it is: ``sqlite``, ``postgresql``). ``analyze=True`` runs the query and adds ``rows_read``
+(by SQL), ``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.query.preds import EXTERNAL_SLOTS
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_udfs, run_query
 
@@ -36,18 +38,24 @@ class Explain:
     residual: dict[str, Any] | None
     diverted: str | None
     cache: str
-    sqlite_plan: list[dict[str, Any]]
+    engine_plan: list[dict[str, Any]]
     externals: list[str]
     analyzed: bool = False
     rows_read: int | None = None
     rows_returned: int | None = None
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
+    database: str = "sqlite"
 
     @property
-    def engine_plan(self) -> list[dict[str, Any]]:
-        """The database's own plan of the statement (the same rows as ``sqlite_plan``)."""
-        return self.sqlite_plan
+    def sqlite_plan(self) -> list[dict[str, Any]]:
+        """The database's own plan of the statement (the same rows as ``engine_plan``, on every backend)."""
+        return self.engine_plan
+
+    @property
+    def plan_label(self) -> str:
+        """The name of the plan's rows in :meth:`rows`: ``sqlite plan``, ``postgresql plan``."""
+        return f"{self.database} plan"
 
     def as_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
@@ -64,8 +72,8 @@ class Explain:
         else:
             out.append(("residual", "none"))
         out.append(("diverted", self.diverted or "no"))
-        for p in self.sqlite_plan:
-            out.append(("sqlite plan", "  " * p["depth"] + p["detail"]))
+        for p in self.engine_plan:
+            out.append((self.plan_label, "  " * p["depth"] + p["detail"]))
         if self.analyzed:
             out.append(("rows read by SQL", str(self.rows_read)))
             out.append(("rows returned", str(self.rows_returned)))
@@ -93,7 +101,7 @@ class Explain:
         return "\n".join(f"{k}: {v}" for k, v in self.rows())
 
     def widget(self) -> Any:
-        """An ipywidgets view: SQL, pushed vs residual parts, the SQLite plan tree, the counts."""
+        """An ipywidgets view: SQL, pushed vs residual parts, the database's plan tree, the counts."""
         from jarenlab.widgets.explain import explain_widget
 
         return explain_widget(self)
@@ -127,7 +135,8 @@ def explain(
         stmt = prepared.divert
     else:
         stmt = prepared.main if prepared.main is not None else prepared.candidates
-    values = [ext.get(s.value) if s.kind in ("external", "successor") else s.value for s in stmt.slots]
+    # Bound as a run binds them (an external not given reads as NULL: the plan does not need it).
+    values = stmt.bind({s.value: ext.get(s.value) for s in stmt.slots if s.kind in EXTERNAL_SLOTS})
     db = coll.store.db
     if plan.udfs:
         register_udfs(db, plan.udfs, coll.store.operators)
@@ -143,16 +152,17 @@ def explain(
         collection=coll.name,
         mode=trace.mode,
         sql=stmt.sql,
-        params=[s.describe() if s.kind != "path" else {"path": s.value} for s in stmt.slots],
+        params=[s.describe() for s in stmt.slots],
         indexes=list(prepared.indexes),
         residual=residual,
         diverted=trace.diverted,
         cache=trace.cache,
-        sqlite_plan=engine_plan,
+        engine_plan=engine_plan,
         externals=sorted(prepared.compiled.externals),
         analyzed=analyze,
         rows_read=trace.rows_read if analyze else None,
         rows_returned=trace.rows_returned if analyze else None,
         phases=dict(trace.phases) if analyze else {},
         fallback=trace.fallback,
+        database=prepared.dialect.name,
     )

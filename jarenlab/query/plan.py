@@ -52,6 +52,8 @@ AGGREGATES = ("count", "sum", "avg", "min", "max")
 TRUE = Const(True)
 #: Why integer aggregates stay in the engine on a backend whose JSON numbers lose ``2.0`` vs ``2``.
 _NO_REALS = "the backend's JSON does not tell 2.0 from 2, so only the engine gives the exact result"
+#: Why a projection of numbers runs in the engine there (it reads each document's exact text).
+_NO_REAL_ITEMS = "the projection reads numbers and the backend's JSON does not tell 2.0 from 2"
 
 
 @dataclass(frozen=True)
@@ -209,12 +211,15 @@ def _target(root: Node) -> Flwor | Reason:
 
 
 # -- outputs -------------------------------------------------------------------------------------
-def _output(node: Node, ctx: Context) -> Out | None:
+def _output(node: Node, ctx: Context, numbers: bool | None = None) -> Out | None:
     """A projection the decoder rebuilds from member values, or None.
 
     A member that may be a number is rebuilt from its JSON kind and value (``2.0`` stays a
-    float), so only where the dialect keeps integers apart from the others.
+    float), so only where the dialect keeps integers apart from the others (``numbers``: whether
+    to rely on that; the dialect's capability when None).
     """
+    if numbers is None:
+        numbers = ctx.dialect.keeps_integers_apart
     if isinstance(node, Lit):
         return LitOut(node.value)
     if isinstance(node, PathRef) and node.var == ctx.binding and not node.steps:
@@ -222,13 +227,13 @@ def _output(node: Node, ctx: Context) -> Out | None:
     f = field_of(node, ctx)
     if isinstance(f, Field):
         numeric = f.family not in ("string", "boolean")
-        return FieldOut(f) if ctx.dialect.keeps_integers_apart or not numeric else None
+        return FieldOut(f) if numbers or not numeric else None
     if isinstance(node, MapCons) and not node.computed:
-        members = [(k, _output(v, ctx)) for k, v in node.members]
+        members = [(k, _output(v, ctx, numbers)) for k, v in node.members]
         if all(o is not None for _, o in members) and all(isinstance(k, str) for k, _ in members):
             return MapOut(tuple((str(k), o) for k, o in members if o is not None))
     if isinstance(node, ArrayCons):
-        items = [_output(x, ctx) for x in node.items]
+        items = [_output(x, ctx, numbers) for x in node.items]
         if all(o is not None for o in items):
             return ArrOut(tuple(o for o in items if o is not None))
     return None
@@ -394,12 +399,17 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
         if shape.windowed and isinstance(out, FieldOut):
             common = replace(common, where=conjoin([common.where, Exists(out.field)]))
         return replace(common, mode="native", output=out)
+    # Only the numbers keep it from being native: say so (a backend whose JSON loses 2.0 vs 2).
+    numbers = not ctx.dialect.keeps_integers_apart and _output(flwor.ret, ctx, True) is not None
     if shape.windowed and not _exactly_one(flwor.ret, binding):
+        why = f"a window over a return of any number of items ({_NO_REAL_ITEMS})" if numbers else ""
         return replace(
-            set_plan, reasons=(Reason("$return", "a window over a return of any number of items"),)
+            set_plan,
+            reasons=(Reason("$return", why or "a window over a return of any number of items"),),
         )
     row_doc = {"$for": {binding: "$[*]"}, "$return": unparse(flwor.ret)}
-    reason = Reason("$return", "the projection runs in the engine, row by row")
+    why = f"{_NO_REAL_ITEMS}: the engine runs it, row by row" if numbers else ""
+    reason = Reason("$return", why or "the projection runs in the engine, row by row")
     return replace(common, mode="row", row_document=row_doc, return_path=flwor.path, reasons=(reason,))
 
 

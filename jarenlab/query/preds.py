@@ -38,20 +38,37 @@ class Field:
     column: str | None
 
 
+#: Slot kinds bound from an external value (the slot's value is the external's name): the value
+#: itself, its prefix successor, or the value where it is a string / a number and NULL elsewhere.
+EXTERNAL_SLOTS = frozenset({"external", "successor", "string-external", "number-external"})
+_DERIVED = {
+    "successor": "prefix successor",
+    "string-external": "string or NULL",
+    "number-external": "number or NULL",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """A bound parameter: a literal value, an external by name, or a value derived from one."""
+    """A bound parameter: a literal value, an external by name, or a value derived from one
+    (:data:`EXTERNAL_SLOTS`); the emitter also binds ``path`` slots (a dialect's path value)."""
 
-    kind: str  # "literal" | "external" | "successor"
+    kind: str  # "literal" | "path" | one of EXTERNAL_SLOTS
     value: Any
 
     def describe(self) -> dict[str, Any]:
-        """The slot as ``explain().params`` shows it."""
+        """The slot as ``explain().params`` shows it.
+
+        >>> Slot("number-external", "v").describe()
+        {'derived': {'external': 'v', 'as': 'number or NULL'}}
+        """
         if self.kind == "literal":
             return {"literal": self.value}
         if self.kind == "external":
             return {"external": self.value}
-        return {"derived": {"external": self.value, "as": "prefix successor"}}
+        if self.kind == "path":
+            return {"path": self.value}
+        return {"derived": {"external": self.value, "as": _DERIVED[self.kind]}}
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@
   (native, residual candidates, diverted runs, ``pushdown=False``); each must translate
   natively, else the profile is refused when first used;
 - optional **full-scan refusal**, read from the database's own plan (SQLite's ``EXPLAIN QUERY
-  PLAN``; the dialect says which plan rows scan a table whole).
+  PLAN``, PostgreSQL's ``EXPLAIN (FORMAT JSON)``; the dialect says which plan rows scan a table
+  whole: ``SCAN t``, a ``Seq Scan`` on ``t``).
 
 A per-call profile replaces the store's profile; it does not merge.
 

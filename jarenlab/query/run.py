@@ -32,7 +32,7 @@ from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
-from jarenlab.query.preds import AggOut, And, Const, Exists, FieldOut, Pred, Reason
+from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, Exists, FieldOut, Pred, Reason
 from jarenlab.query.profile import Profile
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
@@ -44,7 +44,7 @@ from jarenlab.query.sql import (
     select_keyed,
     select_rows,
 )
-from jarenlab.query.translate import Context, translate
+from jarenlab.query.translate import Context, beyond, translate
 from jarenlab.query.values import ebv
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def _build(
         compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
     )
     used_stmt = main if main is not None else candidates
-    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in ("external", "successor")}))
+    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS}))
     touched = {f.column for f in touched_fields(plan) if f.column}
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
@@ -293,15 +293,18 @@ def _build(
 # -- running -------------------------------------------------------------------------------------
 def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
     """Why the SQL cannot take these external values (bool, None, missing, non-finite, not a scalar,
-    or a number the dialect cannot compare exactly)."""
-    limit = prepared.dialect.integer_limit
+    a number the dialect cannot compare exactly, or a string it cannot bind)."""
+    dialect = prepared.dialect
+    limit = dialect.integer_limit
     for name in prepared.externals_in_sql:
         if name not in externals:
             return f"external ${name} is missing"
         v = externals[name]
         t = type(v)
         if t is str:
-            continue
+            if dialect.binds_nul or "\x00" not in v:
+                continue
+            return f"external ${name} holds U+0000, which the database's text cannot hold"
         if (t is int or (t is float and math.isfinite(v))) and abs(v) < limit:
             continue
         what = (
@@ -309,7 +312,7 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
             if v is None
             else "a boolean"
             if t is bool
-            else "beyond 64-bit integers"
+            else beyond(limit)
             if t in (int, float) and math.isfinite(v)
             else "not finite"
             if t is float

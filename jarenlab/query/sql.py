@@ -27,6 +27,7 @@ dialect's placeholders in text order, so a dialect may place or repeat its opera
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -101,10 +102,11 @@ class Emitter:
                 out.append(self.dialect.placeholder(len(slots)))
             else:
                 out.append(part)
-        return Statement("".join(out), tuple(slots))
+        return Statement("".join(out), tuple(slots), self.dialect.exact_float)
 
     def path(self, f: Field) -> str:
-        return self.bind(Slot("path", self.dialect.json_path(f.steps)))
+        """The member ``f`` names, as the dialect writes it (a bound path, or the path in the text)."""
+        return self.dialect.member(f.steps, lambda value: self.bind(Slot("path", value)))
 
     def jtype(self, f: Field) -> str:
         return self.dialect.json_type(self.path(f))
@@ -131,16 +133,18 @@ class Emitter:
         return [self.kinds(f, STRING_KINDS if family == "string" else NUMBER_KINDS)]
 
     def present(self, f: Field) -> str:
-        """The member exists: its typed column is not NULL (the schema forbids ``null``), or its JSON type."""
+        """The member exists: its typed value is not NULL (the schema forbids ``null``), or its JSON type."""
         if f.column is not None:
-            return self.dialect.is_present(self.dialect.column(f.column))
+            return self.dialect.is_present(self.value(f, "string" if f.family == "string" else "number"))
         return self.dialect.is_present(self.jtype(f))
 
     def value(self, f: Field, family: str) -> str:
-        """The member's value: its typed column when it holds exactly that family, else extracted."""
-        if f.column is not None and ((family == "string") == (f.family == "string")):
-            return self.dialect.column(f.column)
-        return self.dialect.json_value(self.path(f))
+        """The member's value in ``family``: a typed column when one holds exactly that, else as the
+        dialect reads it (guarded by the dialect where a present member of another kind could raise)."""
+        same = f.column is not None and ((family == "string") == (f.family == "string"))
+        return self.dialect.member_value(
+            self.path(f), f.steps, family, self.typed(f, family), f.column if same else None
+        )
 
     def pred(self, p: Pred) -> str:
         """A predicate as SQL; NULL there only ever means false, and NOT makes it two-valued."""
@@ -166,7 +170,8 @@ class Emitter:
                 if fam is not None and fam != "boolean" and (fam == "string") != (family == "string"):
                     continue  # the schema rules this branch out
                 guard = self.guard(p.field, family)
-                bound = self.bind(p.slot)
+                # Without a kind test in SQL, the value is bound only into the branch of its kind.
+                bound = self.bind(p.slot if d.tests_bound_kinds else Slot(f"{family}-external", p.slot.value))
                 test = d.bound_kind_in(bound, kinds)
                 branches.append(d.all_of([*guard, test, d.compare(self.value(p.field, family), p.op, bound)]))
             return d.any_of(branches) if branches else d.truth(False)
@@ -262,21 +267,40 @@ def group_aggregates(out: Out | None) -> list[AggOut]:
 
 @dataclass(frozen=True)
 class Statement:
-    """One emitted statement: its text and the slots bound to its placeholders, in order."""
+    """One emitted statement: its text, the slots bound to its placeholders in order, and how the
+    dialect binds a float (:attr:`~jarenlab.backends.base.Dialect.exact_float`; None: as it is)."""
 
     sql: str
     slots: tuple[Slot, ...]
+    exact_float: Callable[[float], Any] | None = None
 
     def bind(self, externals: dict[str, Any]) -> list[Any]:
-        """The parameter values for a run (externals already checked by the caller)."""
+        """The parameter values for a run (externals already checked by the caller).
+
+        >>> from decimal import Decimal
+        >>> slots = (Slot("string-external", "v"), Slot("number-external", "v"), Slot("literal", 0.1))
+        >>> Statement("", slots, lambda x: Decimal(repr(x))).bind({"v": 2})
+        [None, 2, Decimal('0.1')]
+        """
         out = []
         for s in self.slots:
-            if s.kind == "external":
+            kind = s.kind
+            if kind == "external":
                 out.append(externals[s.value])
-            elif s.kind == "successor":
-                out.append(successor(externals[s.value]))
+            elif kind == "successor":
+                v = externals[s.value]
+                out.append(successor(v) if type(v) is str else None)
+            elif kind == "string-external":
+                v = externals[s.value]
+                out.append(v if type(v) is str else None)
+            elif kind == "number-external":
+                v = externals[s.value]
+                out.append(v if type(v) in (int, float) else None)
             else:
                 out.append(s.value)
+        exact = self.exact_float
+        if exact is not None:
+            return [exact(v) if type(v) is float else v for v in out]
         return out
 
 

@@ -124,6 +124,15 @@ def field_of(node: Node, ctx: Context) -> Field | Reason | None:
     return Field(key, family, usable)
 
 
+def beyond(limit: int) -> str:
+    """How a number at or past a dialect's :attr:`~jarenlab.backends.base.Dialect.integer_limit` is named.
+
+    >>> beyond(2**63), beyond(2**53)
+    ('of magnitude 2^63 or more', 'of magnitude 2^53 or more')
+    """
+    return f"of magnitude 2^{limit.bit_length() - 1} or more"
+
+
 def successor(prefix: str) -> str | None:
     """The smallest string greater than every string that starts with ``prefix`` (code points).
 
@@ -192,7 +201,8 @@ def translate(node: Node, ctx: Context) -> Pred | Reason:
         got = _udf(node, ctx) if node.host else _call(node, ctx)
         if isinstance(got, Reason) and not node.host and _has_host(node):
             hatch = _udf(node, ctx)  # a condition over pure host operators runs as one function
-            return hatch if not isinstance(hatch, Reason) else got
+            # Where the database cannot call host functions at all, that is the reason to give.
+            return hatch if not isinstance(hatch, Reason) or not ctx.dialect.host_functions else got
         return got
     if isinstance(node, PathRef):
         return Reason(unparse(node), "a variable other than the binding (external or outer) as a condition")
@@ -248,7 +258,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if f is None:
         return Reason(f"${node.name}", "neither side is a singular path of the binding")
     if isinstance(b, Lit):
-        return _compare_literal(f, op, b.value, node.name, ctx.dialect.integer_limit)
+        return _compare_literal(f, op, b.value, node.name, ctx.dialect)
     if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
         eq = CompareAny(f, "eq" if op == "ne" else op, Slot("external", b.var))
         return And((Exists(f), Not(eq))) if op == "ne" else eq
@@ -257,7 +267,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
 
 
-def _compare_literal(f: Field, op: str, v: Any, name: str, integer_limit: int) -> Pred | Reason:
+def _compare_literal(f: Field, op: str, v: Any, name: str, dialect: Dialect) -> Pred | Reason:
     t = type(v)
     if v is None or t is bool:
         jt = "null" if v is None else ("true" if v else "false")
@@ -269,10 +279,13 @@ def _compare_literal(f: Field, op: str, v: Any, name: str, integer_limit: int) -
     if t in (list, dict):
         return Reason(f"${name}", "deep equality against an array or object literal")
     family = "string" if t is str else "number"
-    if family == "number" and abs(v) >= integer_limit:
+    if family == "number" and abs(v) >= dialect.integer_limit:
         return Reason(
-            f"${name}", "a number beyond 64-bit integers (SQLite reads such members as rounded reals)"
+            f"${name}",
+            f"a number {beyond(dialect.integer_limit)} (the database compares such members inexactly)",
         )
+    if family == "string" and not dialect.binds_nul and "\x00" in v:
+        return Reason(f"${name}", "a string holding U+0000, which the database's text cannot hold")
     if op == "ne":
         return And((Exists(f), Not(Compare(f, "eq", Slot("literal", v), family))))
     return Compare(f, op, Slot("literal", v), family)
@@ -293,6 +306,8 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
     p = pattern.value
     if p == "":
         return Const(True)
+    if "\x00" in p and not ctx.dialect.binds_nul:
+        return Reason(construct, "a pattern holding U+0000, which the database's text cannot hold")
     if "\x00" in p and not ctx.dialect.strings_hold_nul:
         return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
     if node.name == "starts-with":
@@ -306,8 +321,11 @@ def _has_host(node: Node) -> bool:
 
 
 def _udf(node: Call, ctx: Context) -> Pred | Reason:
-    """The UDF hatch: a condition over pure host operators, run by the engine inside SQLite."""
+    """The UDF hatch: a condition over pure host operators, run by the engine inside the database
+    (where the database can call this process's functions: SQLite)."""
     construct = f"${node.name}"
+    if not ctx.dialect.host_functions:
+        return Reason(construct, "host operators run in this process; the database cannot call them")
     for n in walk(node):
         if isinstance(n, Call) and n.host and n.name not in ctx.pure_operators:
             return Reason(

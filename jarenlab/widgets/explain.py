@@ -9,8 +9,12 @@ if TYPE_CHECKING:
     from jarenlab.query.explain import Explain
 
 
+#: How a database is named in a tab title.
+_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
 def explain_widget(ex: Explain) -> Any:
-    """Tabs: SQL and params, pushed vs residual, the SQLite plan tree, counts (after analyze)."""
+    """Tabs: SQL and params, pushed vs residual, the database's plan tree, counts (after analyze)."""
     import ipywidgets as w
 
     def table(pairs: list[tuple[str, str]]) -> Any:
@@ -23,11 +27,11 @@ def explain_widget(ex: Explain) -> Any:
     rows = ex.rows()
     sql = [(k, v) for k, v in rows if k in ("mode", "cache", "sql", "params", "indexes")]
     residual = [(k, v) for k, v in rows if k.startswith(("residual", "diverted", "fallback"))]
-    plan = [(k, v) for k, v in rows if k == "sqlite plan"]
+    plan = [(k, v) for k, v in rows if k == ex.plan_label]
     counts = [(k, v) for k, v in rows if k.startswith(("rows", "time"))] or [
         ("counts", "run explain(analyze=True)")
     ]
     tabs = w.Tab(children=[table(sql), table(residual), table(plan), table(counts)])
-    for i, title in enumerate(("SQL", "residual", "SQLite plan", "counts")):
+    for i, title in enumerate(("SQL", "residual", f"{_TITLES.get(ex.database, ex.database)} plan", "counts")):
         tabs.set_title(i, title)
     return tabs

@@ -1,9 +1,11 @@
-"""Fixtures: one store per dataset, loaded once per module (queries never write); the tally of
-what the differential checked, per path, printed at the end of the run and held to a floor."""
+"""Fixtures: one store per dataset, loaded once per test run (queries never write), on SQLite and
+on PostgreSQL (one schema per dataset on the test worker's server); the tally of what the
+differential checked, per path, printed at the end of the run and held to a floor."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,21 +53,46 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture(scope="session")
 def stores() -> Iterator[dict[str, Any]]:
     """A store per dataset: its ``docs`` collection holds the dataset (``tenants`` too for profiles)."""
-    opened = {}
-    for name, docs in DATASETS.items():
-        store = jl.open(model=MODEL)
-        store["docs"].insert_many(docs if name != "tenants" else [])
-        store["tenants"].insert_many(DATASETS["tenants"])
-        opened[name] = store
+    opened = {name: load(jl.open(model=MODEL), name) for name in DATASETS}
+    yield opened
+    for store in opened.values():
+        store.close()
+
+
+#: Why the PostgreSQL path did not run, or None when it did (set by ``pg_stores``).
+NO_POSTGRESQL = (
+    "PostgreSQL server binaries not found ($JARENLAB_PG_BIN, pg_config --bindir, "
+    "/usr/lib/postgresql/*/bin, PATH): the differential's PostgreSQL path did not run"
+)
+
+
+def load(store: Any, dataset: str) -> Any:
+    """Fill a fresh store with one dataset (``docs``; ``tenants`` always holds the tenants)."""
+    store["docs"].insert_many(DATASETS[dataset] if dataset != "tenants" else [])
+    store["tenants"].insert_many(DATASETS["tenants"])
+    return store
+
+
+@pytest.fixture(scope="session")
+def pg_stores(request: pytest.FixtureRequest) -> Iterator[dict[str, Any] | None]:
+    """A PostgreSQL store per dataset, each in its own schema on this worker's server; None where
+    the machine has no server binaries (a failure instead under ``JARENLAB_REQUIRE_PG=1``): the
+    cases then run their other paths, and the PostgreSQL floors skip with :data:`NO_POSTGRESQL`."""
+    from jarenlab.backends.postgres.server import find_bindir
+
+    if find_bindir() is None:
+        if os.environ.get("JARENLAB_REQUIRE_PG"):
+            pytest.fail(NO_POSTGRESQL)
+        yield None
+        return
+    server = request.getfixturevalue("pg_server")
+    opened = {name: load(jl.open(server.url(), MODEL, schema=f"planner_{name}"), name) for name in DATASETS}
     yield opened
     for store in opened.values():
         store.close()
 
 
 @pytest.fixture
-def store() -> Iterator[Any]:
-    s = jl.open(model=MODEL)
-    s["docs"].insert_many(DATASETS["mix"])
-    s["tenants"].insert_many(DATASETS["tenants"])
-    yield s
-    s.close()
+def store(open_store: Any) -> Any:
+    """A fresh store on the test's backend holding the ``mix`` dataset."""
+    return load(open_store(MODEL), "mix")

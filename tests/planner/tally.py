@@ -16,9 +16,12 @@ class Tally:
     """How many cases each differential path checked in this process, per test module.
 
     Paths: ``engine`` (the reference engine alone), ``pushdown`` and ``pushdown=False`` (through
-    the store), ``duckdb`` (the independent translator, where it covers the case), and
+    the store on SQLite), ``duckdb`` (the independent translator, where it covers the case), and
     ``pushdown:<mode>``: which mode answered the pushed run (``native``, ``row``, ``set``, or
-    ``error`` when every path agreed on an error code).
+    ``error`` when every path agreed on an error code). On PostgreSQL: ``postgresql``,
+    ``postgresql pushdown=False`` and ``postgresql:<mode>``, and ``postgresql kept: <why>`` for
+    each case PostgreSQL answered in a lower mode than SQLite, for a reason it states (or
+    ``postgresql pushed: <why>`` for one it answered in a higher mode).
     """
 
     def __init__(self) -> None:
@@ -35,8 +38,15 @@ class Tally:
 TALLY = Tally()
 
 
-def assert_floors(request: pytest.FixtureRequest, test: str, cases: int, floors: Mapping[str, int]) -> None:
-    """Every path of this module checked at least its floor of cases (run it as the module's last test).
+def assert_floors(
+    request: pytest.FixtureRequest,
+    test: str,
+    cases: int,
+    floors: Mapping[str, int],
+    exact: Mapping[str, int] | None = None,
+) -> None:
+    """Every path of this module checked at least its floor of cases, and each path of ``exact``
+    exactly that many (run it as the module's last test).
 
     ``cases`` is how many items of the module's case test ``test`` there are: a run of a subset
     (``-k``, one node id) or one that spreads a module over several processes cannot be held to
@@ -57,3 +67,7 @@ def assert_floors(request: pytest.FixtureRequest, test: str, cases: int, floors:
     counts = TALLY.modules.get(module.__name__.rpartition(".")[2], Counter())
     short = {path: (counts[path], floor) for path, floor in floors.items() if counts[path] < floor}
     assert not short, f"paths checked fewer cases than their floor (checked, floor): {short}"
+    if exact is not None:
+        prefixes = {path.partition(":")[0] + ":" for path in exact}
+        seen = {path: n for path, n in counts.items() if path.startswith(tuple(prefixes))}
+        assert seen == {p: n for p, n in exact.items() if n}, f"(checked, expected): {seen} vs {exact}"

@@ -4,7 +4,8 @@ One rule, :func:`jarenlab.query.path.sql_addressable`, decides which member name
 index paths and interval pointers refuse the others, and the planner leaves them to the engine. Here the
 planner (``pushdown=True``), the reference engine over the collection (``pushdown=False``) and the engine
 alone must agree for every such name; ``strict=True`` (no residual) shows that the planner pushed exactly
-the names the rule admits.
+the names the rule admits. On both backends: SQLite binds the JSON path, PostgreSQL writes the member
+names into the statement as quoted literals (``%`` included, which psycopg reads as a placeholder).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ NAMES = [
     "odd key",
     "é",
     "\U0001f600",
+    "100%",
+    "%s",
+    "a->b",
+    "{}",
 ]
 
 
@@ -47,9 +52,13 @@ IDS = [f"U+{ord(n[0]):04X}" + ("..." if len(n) > 1 else "") if n else "empty" fo
 DOCS = [{name: "A", "n": 1} for name in NAMES] + [{name: "B", "n": 2} for name in NAMES] + [{"n": 3}]
 
 
-@pytest.fixture(scope="module")
-def store() -> Any:
-    s = jl.open(model=MODEL)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Any:
+    """One store per backend for the module (queries never write)."""
+    if request.param == "sqlite":
+        s = jl.open(model=MODEL)
+    else:
+        s = jl.open(request.getfixturevalue("pg_server").url(), MODEL, schema="member_names")
     s["d"].insert_many(DOCS)
     yield s
     s.close()
@@ -85,7 +94,7 @@ def test_planner_engine_and_pushdown_off_agree(store: Any, name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES, ids=IDS)
 def test_the_planner_pushes_exactly_the_names_the_rule_admits(store: Any, name: str) -> None:
-    query = queries(name)[2]  # $where member == "A"
+    query = {"$count": queries(name)[2]}  # $where member == "A", counted (native on every backend)
     if sql_addressable(name):
         assert store["d"]._run_query(query, {}, strict=True) == [1]
     else:
@@ -95,4 +104,13 @@ def test_the_planner_pushes_exactly_the_names_the_rule_admits(store: Any, name: 
 
 
 def test_the_rule() -> None:
-    assert [n for n in NAMES if sql_addressable(n)] == ["plain", "odd key", "é", "\U0001f600"]
+    assert [n for n in NAMES if sql_addressable(n)] == [
+        "plain",
+        "odd key",
+        "é",
+        "\U0001f600",
+        "100%",
+        "%s",
+        "a->b",
+        "{}",
+    ]

@@ -67,6 +67,14 @@ class SQLiteDialect:
     integer_limit = 2**63
     #: SQLite's JSON functions cut strings at U+0000, so a pattern holding it stays in the engine.
     strings_hold_nul = False
+    #: A bound TEXT holds U+0000 and compares whole.
+    binds_nul = True
+    #: ``typeof(?)`` tests a bound value's kind in SQL.
+    tests_bound_kinds = True
+    #: The UDF hatch: pure host operators run as functions registered on the connection.
+    host_functions = True
+    #: Floats are bound as REAL, which is what ``json_extract`` reads a JSON number as.
+    exact_float: Callable[[float], Any] | None = None
 
     # -- names and values -------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -116,6 +124,14 @@ class SQLiteDialect:
         """
         return paths.json_path(tuple(steps))
 
+    def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
+        """The member at a path in statement text: its :meth:`json_path`, bound with ``bind``.
+
+        >>> SQLiteDialect().member(("a", 0), lambda v: f"<{v}>")
+        '<$."a"[0]>'
+        """
+        return bind(self.json_path(steps))
+
     def truth(self, value: bool) -> str:
         """A constant condition: ``True`` -> ``1``, ``False`` -> ``0``."""
         return "1" if value else "0"
@@ -128,6 +144,19 @@ class SQLiteDialect:
     def json_value(self, path: str) -> str:
         """The SQL value of the member at ``path``: ``?`` -> ``json_extract(doc, ?)``."""
         return f"json_extract({self.document()}, {path})"
+
+    def member_value(
+        self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
+    ) -> str:
+        """A member's value compared in ``family``: its typed ``column`` when one holds exactly that
+        value, else :meth:`json_value` of the bound path ``member`` (SQLite compares a TEXT with an
+        INTEGER as unequal, so the planner's kind guard is all an untyped member needs).
+
+        >>> d = SQLiteDialect()
+        >>> d.member_value("?", ("a",), "number", False, None), d.member_value("?", ("a",), "string", True, "gx_a")
+        ('json_extract(doc, ?)', 'gx_a')
+        """
+        return self.column(column) if column is not None else self.json_value(member)
 
     def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
         """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.

@@ -1,0 +1,461 @@
+"""PostgreSQL's spelling of the SQL the planner emits (see :mod:`jarenlab.query.sql`).
+
+A collection's table holds ``doc json`` (the exact text the store wrote, which is what every answer is
+read from) and ``body jsonb`` generated from it, which is what conditions, orderings and indexes read
+(:mod:`jarenlab.backends.postgres.ddl`). What that means for the SQL written here:
+
+- **Paths are written into the text** as quoted literals (``body->'a'->0``), never bound: PostgreSQL
+  uses an expression index only where the query repeats the indexed expression, and the typed
+  expressions are exactly :func:`~jarenlab.backends.postgres.ddl.typed`'s (``((body->>'s') COLLATE
+  "C")``, ``((body->'n')::numeric)``).
+- **Every string comparison, order, min and max is collated** ``"C"`` (code-point order, the engine's),
+  whatever the database's default collation; ``NULLS FIRST``/``LAST`` is always written out.
+- ``jsonb_typeof`` says ``number`` for ``2`` and ``2.0`` alike (jsonb even writes ``1e16`` as an
+  integer), so :attr:`PostgresDialect.keeps_integers_apart` is False: number projections and integer
+  aggregates run in the engine, over ``doc``.
+- PostgreSQL may evaluate an ``AND`` in any order, so a cast that could fail (a jsonb string to
+  ``numeric``) sits inside a ``CASE`` on the member's type, never behind an ``AND``.
+- Numbers are compared as ``numeric``: floats are bound as ``Decimal(repr(x))`` (float8 cast to numeric
+  keeps 15 digits), and a number of magnitude 2^53 or more is left to the engine (numeric compares a
+  stored float's shortest decimal, Python its exact binary value).
+- There is no kind test for a bound value in SQL: an external compared with a member is bound into the
+  string branch or the number branch only where it is of that kind (NULL elsewhere).
+- The database runs on a server and cannot call this process's functions: no UDF hatch.
+
+>>> d = PostgresDialect()
+>>> print(d.member_value(d.member(("o", "t"), repr), ("o", "t"), "string", True, None))
+((body->'o'->>'t') COLLATE "C")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from jarenlab.backends.base import IDENTIFIER
+from jarenlab.backends.postgres import ddl
+from jarenlab.errors import PlanError
+
+#: The planner's JSON kinds -> the names :meth:`PostgresDialect.json_type` gives.
+_NAMES: Mapping[str, str] = {
+    "null": "null",
+    "true": "true",
+    "false": "false",
+    "int": "number",
+    "float": "number",
+    "string": "string",
+    "array": "array",
+    "object": "object",
+}
+#: What a type cell means as a kind. ``number`` is absent: it does not say ``int`` or ``float``, and
+#: with :attr:`PostgresDialect.keeps_integers_apart` False the planner never projects a number here.
+_KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items() if name != "number"}
+_OPS: Mapping[str, str] = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_AGGREGATES = frozenset({"count", "sum", "min", "max"})
+
+
+def _identifier(name: str) -> str:
+    if not IDENTIFIER.match(name):
+        raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
+    return name
+
+
+def _text(sql: str) -> str:
+    """Statement text as psycopg takes it with parameters: a literal ``%`` is written ``%%``."""
+    return sql.replace("%", "%%")
+
+
+def _decimal(value: float) -> Decimal:
+    """A float as the exact decimal it is written as (its shortest repr), for a ``numeric`` comparison.
+
+    >>> _decimal(0.30000000000000004)
+    Decimal('0.30000000000000004')
+    """
+    return Decimal(repr(value))
+
+
+class PostgresDialect:
+    """PostgreSQL's spelling of the constructs the planner needs (see the module docstring).
+
+    The capabilities the planner consults before it relies on something:
+
+    >>> d = PostgresDialect()
+    >>> d.keeps_integers_apart, d.integer_limit == 2**53, d.tests_bound_kinds, d.host_functions
+    (False, True, False, False)
+    """
+
+    name = "postgresql"
+    #: ``jsonb_typeof`` says ``number`` for ``2`` and ``2.0``: number projections and integer
+    #: aggregates run in the engine, which reads ``doc``.
+    keeps_integers_apart = False
+    #: Members compare as ``numeric`` and a stored float as the decimal it was written as; within one
+    #: ulp of a float that is not what Python compares, and floats are 2^53 apart or less only beyond it.
+    integer_limit = 2**53
+    #: jsonb refuses U+0000 altogether (the store does too); the string functions do not cut strings.
+    strings_hold_nul = True
+    #: PostgreSQL's text cannot hold U+0000: a literal with it stays in the engine, an external diverts.
+    binds_nul = False
+    #: A parameter has one type for the whole statement: no ``typeof(?)``; externals are bound per kind.
+    tests_bound_kinds = False
+    #: The database is a server: it cannot call this process's functions.
+    host_functions = False
+    #: Floats are bound as the decimal they are written as (float8 to numeric would keep 15 digits).
+    exact_float: Callable[[float], Any] | None = staticmethod(_decimal)
+
+    # -- names and values -------------------------------------------------------------------------
+    def table(self, name: str) -> str:
+        """A collection's table, checked and quoted (the store's schema is first on the search path):
+        ``flights`` -> ``"flights"``.
+
+        >>> PostgresDialect().table("flights")
+        '"flights"'
+        """
+        return f'"{_identifier(name)}"'
+
+    def column(self, name: str) -> str:
+        """Never called: there are no typed columns here (:meth:`member_value` writes the typed
+        expression the declared indexes are built on). Raises JD0010 (an internal error)."""
+        raise PlanError("JD0010", f"internal: PostgreSQL stores no typed column {name!r}")
+
+    def document(self) -> str:
+        """The column holding a row's exact document text: ``doc``."""
+        return "doc"
+
+    def key(self) -> str:
+        """The column holding a row's key: ``key``."""
+        return "key"
+
+    def storage_order(self) -> str:
+        """What orders rows in storage order: ``pos`` (the key for integer keys, an identity taken
+        at insert for text keys)."""
+        return "pos"
+
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order (its first row): ``min(pos)``."""
+        return f"min({self.storage_order()})"
+
+    def placeholder(self, position: int) -> str:
+        """The ``position``-th bound value (from 1) in statement text: ``%s`` (psycopg binds in order)."""
+        return "%s"
+
+    def json_path(self, steps: Sequence[str | int]) -> list[str]:
+        """A member's path as a value, for ``#>`` (a text array): ``("a", 0)`` -> ``['a', '0']``.
+
+        Statements the planner emits write paths into their text instead (:meth:`member`).
+
+        >>> PostgresDialect().json_path(("a", 0))
+        ['a', '0']
+        """
+        return [str(s) for s in steps]
+
+    def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
+        """The member at a path, written into the text (nothing is bound): ``("a", 0)`` -> ``body->'a'->0``.
+
+        >>> PostgresDialect().member(("a", 0, "b%"), repr)
+        "body->'a'->0->'b%%'"
+        """
+        return _text(ddl.member(tuple(steps)))
+
+    def truth(self, value: bool) -> str:
+        """A constant condition: ``True`` -> ``true``, ``False`` -> ``false``."""
+        return "true" if value else "false"
+
+    # -- members ----------------------------------------------------------------------------------
+    def json_type(self, path: str) -> str:
+        """The JSON type of a member (NULL when missing), booleans told apart by value:
+        ``body->'a'`` -> ``(CASE jsonb_typeof(body->'a') WHEN 'boolean' THEN (body->'a')::text ELSE
+        jsonb_typeof(body->'a') END)``, one of ``null true false number string array object``.
+
+        >>> PostgresDialect().json_type("m")
+        "(CASE jsonb_typeof(m) WHEN 'boolean' THEN (m)::text ELSE jsonb_typeof(m) END)"
+        """
+        return f"(CASE jsonb_typeof({path}) WHEN 'boolean' THEN ({path})::text ELSE jsonb_typeof({path}) END)"
+
+    def json_value(self, path: str) -> str:
+        """The member itself, a jsonb value (NULL when missing): ``body->'a'`` -> ``(body->'a')``.
+
+        Projections read it next to :meth:`json_type`; only booleans are projected that way here,
+        and their type cell already says which.
+        """
+        return f"({path})"
+
+    def member_value(
+        self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
+    ) -> str:
+        """A member's value compared in ``family``, NULL when missing (``column`` is not used).
+
+        A string reads as text collated ``"C"`` (another kind reads as its text, which the planner's
+        kind guard rules out); a number of a ``typed`` path as the bare ``numeric`` cast (the schema
+        guarantees a number there), any other as a ``numeric`` cast inside a ``CASE`` on its type,
+        so a string member is never cast. The string and typed forms are the declared indexes'
+        expressions.
+
+        >>> d = PostgresDialect()
+        >>> d.member_value("body->'n'", ("n",), "number", True, "gx_n")
+        "((body->'n')::numeric)"
+        >>> d.member_value("body->'x'", ("x",), "number", False, None)
+        "(CASE WHEN jsonb_typeof(body->'x') = 'number' THEN (body->'x')::numeric END)"
+        >>> print(d.member_value("body->'x'", ("x",), "string", False, None))
+        ((body->>'x') COLLATE "C")
+        """
+        if family == "string":
+            if not steps:  # the document itself: never a string, but the text must still be valid
+                return f"(({member} #>> '{{}}') COLLATE \"C\")"
+            return _text(ddl.typed(tuple(steps), "string") or "")
+        if typed:
+            return _text(ddl.typed(tuple(steps), "number") or "")
+        return f"(CASE WHEN jsonb_typeof({member}) = 'number' THEN ({member})::numeric END)"
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A type (from :meth:`json_type`) is one of ``kinds`` (``int`` and ``float`` are both ``number``):
+        ``("int", "float")`` -> ``t = 'number'``.
+
+        >>> d = PostgresDialect()
+        >>> d.kind_in("t", ("int", "float")), d.kind_in("t", ("true", "false"))
+        ("t = 'number'", "t IN ('true', 'false')")
+        """
+        names = self._names(kinds)
+        if len(names) == 1:
+            return f"{type_expr} = {names[0]}"
+        return f"{type_expr} IN ({', '.join(names)})"
+
+    def bound_kind_in(self, value: str, kinds: Sequence[str]) -> str:
+        """A bound value's kind is one of ``kinds``: ``true``, because it was decided when the values
+        were bound (:attr:`tests_bound_kinds` is False: a value of another kind is bound as NULL,
+        and the comparison it takes part in reads as false).
+
+        >>> PostgresDialect().bound_kind_in("%s", ("string",))
+        'true'
+        """
+        return self.truth(True)
+
+    def type_kinds(self) -> Mapping[Any, str]:
+        """What a :meth:`json_type` cell means as a JSON kind: ``"true"`` -> ``"true"`` (``number``
+        is not one: numbers are never projected here).
+
+        >>> PostgresDialect().type_kinds()["string"]
+        'string'
+        """
+        return _KINDS
+
+    def is_present(self, expr: str) -> str:
+        """``expr`` is not NULL: ``v`` -> ``v IS NOT NULL``."""
+        return f"{expr} IS NOT NULL"
+
+    # -- conditions -------------------------------------------------------------------------------
+    def compare(self, left: str, op: str, right: str) -> str:
+        """``left op right`` for ``eq lt le gt ge`` (a string ``left`` carries its ``"C"`` collation):
+        ``v``, ``gt``, ``%s`` -> ``v > %s``.
+
+        >>> PostgresDialect().compare("v", "gt", "%s")
+        'v > %s'
+        """
+        return f"{left} {_OPS[op]} {right}"
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        """Every condition holds: ``[a, b]`` -> ``(a AND b)`` (one part is parenthesised too)."""
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        """Some condition holds: ``[a, b]`` -> ``(a OR b)``."""
+        return "(" + " OR ".join(parts) + ")"
+
+    def negate(self, cond: str) -> str:
+        """Two-valued NOT (a NULL condition reads as false): ``x`` -> ``(NOT coalesce(x, false))``."""
+        return f"(NOT coalesce({cond}, false))"
+
+    def nonzero(self, value: str) -> str:
+        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
+        return f"{value} <> 0"
+
+    def nonempty(self, value: str) -> str:
+        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
+        return f"{value} <> ''"
+
+    def truthiness(self, type_expr: str, number: str, string: str) -> str:
+        """A member's effective boolean value from its type and value (the EBV table); each value is
+        read only in its own branch, so no cast meets a member of another kind.
+
+        >>> PostgresDialect().truthiness("T", "N", "S")
+        "(CASE T WHEN 'true' THEN true WHEN 'number' THEN N <> 0 WHEN 'string' THEN S <> '' WHEN 'array' THEN true WHEN 'object' THEN true ELSE false END)"
+        """
+        t, f = self.truth(True), self.truth(False)
+        whens = [
+            ("'true'", t),
+            ("'number'", self.nonzero(number)),
+            ("'string'", self.nonempty(string)),
+            ("'array'", t),
+            ("'object'", t),
+        ]
+        cases = " ".join(f"WHEN {name} THEN {then}" for name, then in whens)
+        return f"(CASE {type_expr} {cases} ELSE {f} END)"
+
+    def ends_with(self, value: str, suffix: str) -> str:
+        """A string ends with another, counting code points: ``v``, ``%s`` ->
+        ``right(v, char_length(%s::text)) = %s``.
+
+        >>> PostgresDialect().ends_with("v", "%s")
+        'right(v, char_length(%s::text)) = %s'
+        """
+        return f"right({value}, char_length({suffix}::text)) = {suffix}"
+
+    def contains(self, value: str, infix: str) -> str:
+        """A string contains another: ``v``, ``%s`` -> ``strpos(v, %s::text) > 0``."""
+        return f"strpos({value}, {infix}::text) > 0"
+
+    def call(self, function: str, argument: str) -> str:
+        """Never called (:attr:`host_functions` is False: the planner keeps host operators in the
+        engine). Raises JD0010 (an internal error)."""
+        raise PlanError("JD0010", f"internal: PostgreSQL cannot call the host function {function!r}")
+
+    # -- statements -------------------------------------------------------------------------------
+    def select(self, columns: Sequence[str], table: str) -> str:
+        """``SELECT`` columns of a table: ``["key", "doc"]``, ``t`` -> ``SELECT key, doc FROM "t"``.
+
+        >>> PostgresDialect().select(["key", "doc"], "t")
+        'SELECT key, doc FROM "t"'
+        """
+        return f"SELECT {', '.join(columns)} FROM {self.table(table)}"
+
+    def where(self, cond: str) -> str:
+        """A filter clause: ``x`` -> `` WHERE x``."""
+        return f" WHERE {cond}"
+
+    def group_by_first(self) -> str:
+        """Group by the first selected column: `` GROUP BY 1``."""
+        return f" GROUP BY {self.first_column()}"
+
+    def first_column(self) -> str:
+        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
+        return "1"
+
+    def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
+        """One ordering key with its NULLs placement always written (PostgreSQL puts NULLs last
+        ascending, the other way from SQLite): ``v``, asc, first -> ``v ASC NULLS FIRST``.
+
+        >>> d = PostgresDialect()
+        >>> d.order_term("v", False, True), d.order_term("v", True, False)
+        ('v ASC NULLS FIRST', 'v DESC NULLS LAST')
+        """
+        return f"{expr} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if empty_first else 'LAST'}"
+
+    def order_by(self, terms: Sequence[str]) -> str:
+        """The ordering clause: ``[a, pos]`` -> `` ORDER BY a, pos``."""
+        return " ORDER BY " + ", ".join(terms)
+
+    def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
+        """Skip ``offset`` rows and keep ``limit`` (None: all); ``literal`` binds a value.
+
+        >>> d = PostgresDialect()
+        >>> d.window(50, 0, repr), d.window(None, 5, repr), d.window(3, 5, repr), d.window(None, 0, repr)
+        (' LIMIT 50', ' OFFSET 5', ' LIMIT 3 OFFSET 5', '')
+        """
+        out = "" if limit is None else f" LIMIT {literal(limit)}"
+        return out + (f" OFFSET {literal(offset)}" if offset else "")
+
+    def count_rows(self) -> str:
+        """Rows counted: ``count(*)``."""
+        return "count(*)"
+
+    def aggregate(self, fn: str, expr: str) -> str:
+        """An aggregate over non-NULL values (``count sum min max``; a string's min and max follow its
+        ``"C"`` collation): ``max``, ``v`` -> ``max(v)``.
+
+        >>> PostgresDialect().aggregate("min", "v")
+        'min(v)'
+        """
+        if fn not in _AGGREGATES:
+            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
+        return f"{fn}({expr})"
+
+    def any_row(self, cond: str) -> str:
+        """Whether a condition holds for some row (true, else false or NULL): ``c`` -> ``bool_or(c)``."""
+        return f"bool_or({cond})"
+
+    # -- the database's plan ----------------------------------------------------------------------
+    def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        """``EXPLAIN (FORMAT JSON)`` (one row, one JSON document) as a depth-annotated list of nodes,
+        each ``detail`` naming the node, its index and table, and its conditions.
+
+        >>> plan = [{"Plan": {"Node Type": "Sort", "Sort Key": ["v"], "Plans": [{"Node Type": "Index Scan",
+        ...     "Index Name": "t_a", "Relation Name": "t", "Index Cond": "(a = 'x')"}]}}]
+        >>> PostgresDialect().plan_tree([(json.dumps(plan),)])
+        [{'id': 1, 'parent': 0, 'depth': 0, 'detail': 'Sort (Sort Key: v)'}, {'id': 2, 'parent': 1, 'depth': 1, 'detail': "Index Scan using t_a on t (Index Cond: (a = 'x'))"}]
+        """
+        out: list[dict[str, Any]] = []
+
+        def visit(node: Mapping[str, Any], parent: int, depth: int) -> None:
+            ident = len(out) + 1
+            out.append({"id": ident, "parent": parent, "depth": depth, "detail": _detail(node)})
+            for child in node.get("Plans", ()):
+                visit(child, ident, depth + 1)
+
+        for top in _documents(rows):
+            visit(top["Plan"], 0, 0)
+        return out
+
+    def full_scans(self, rows: Sequence[Sequence[Any]], table: str) -> list[str]:
+        """The plan nodes that read ``table`` whole: a ``Seq Scan`` on it, or an index scan with no
+        index condition (a walk of the whole index, as SQLite's ``SCAN t USING INDEX i``).
+
+        >>> scan = [{"Plan": {"Node Type": "Seq Scan", "Relation Name": "t", "Filter": "(a > 1)"}}]
+        >>> walk = [{"Plan": {"Node Type": "Index Scan", "Index Name": "t_pos", "Relation Name": "t"}}]
+        >>> d = PostgresDialect()
+        >>> d.full_scans([(json.dumps(scan),)], "t"), d.full_scans([(json.dumps(walk),)], "t")
+        (['Seq Scan on t (Filter: (a > 1))'], ['Index Scan using t_pos on t'])
+        """
+        found: list[str] = []
+
+        def visit(node: Mapping[str, Any]) -> None:
+            kind = node.get("Node Type")
+            whole = kind == "Seq Scan" or (kind in _INDEX_SCANS and not node.get("Index Cond"))
+            if whole and node.get("Relation Name") == table:
+                found.append(_detail(node))
+            for child in node.get("Plans", ()):
+                visit(child)
+
+        for top in _documents(rows):
+            visit(top["Plan"])
+        return found
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _names(self, kinds: Sequence[str]) -> list[str]:
+        try:
+            names = [_NAMES[k] for k in kinds]
+        except KeyError:
+            raise PlanError("JD0010", f"internal: unknown JSON kinds {tuple(kinds)}") from None
+        if ("int" in kinds) != ("float" in kinds):
+            raise PlanError("JD0010", f"internal: jsonb does not tell {tuple(kinds)} from the other numbers")
+        return [f"'{n}'" for n in dict.fromkeys(names)]
+
+
+#: Plan nodes that read a table through one index (without an index condition: all of it).
+_INDEX_SCANS = frozenset({"Index Scan", "Index Only Scan"})
+#: The conditions a plan node shows, in this order.
+_CONDITIONS = ("Index Cond", "Recheck Cond", "Filter", "Sort Key", "Group Key", "Join Filter")
+
+
+def _documents(rows: Sequence[Sequence[Any]]) -> list[Mapping[str, Any]]:
+    """The plan documents of ``EXPLAIN (FORMAT JSON)`` rows (JSON text, or already decoded)."""
+    out: list[Mapping[str, Any]] = []
+    for row in rows:
+        value = row[0]
+        out.extend(json.loads(value) if isinstance(value, str | bytes) else value)
+    return out
+
+
+def _detail(node: Mapping[str, Any]) -> str:
+    """One node as a line: ``Index Scan using t_a on t (Index Cond: (a = 'x'))``."""
+    text = str(node.get("Node Type", "?"))
+    if node.get("Index Name"):
+        text += f" using {node['Index Name']}"
+    if node.get("Relation Name"):
+        text += f" on {node['Relation Name']}"
+    conds = []
+    for name in _CONDITIONS:
+        value = node.get(name)
+        if value:
+            conds.append(f"{name}: {', '.join(value) if isinstance(value, list) else value}")
+    return text + (f" ({'; '.join(conds)})" if conds else "")
