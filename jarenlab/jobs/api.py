@@ -31,7 +31,7 @@ from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, Rand, is_virtual
 from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
 from jarenlab.jobs.registry import Handlers
-from jarenlab.jobs.worker import Executor, Worker
+from jarenlab.jobs.worker import Executor, Wakeups, Worker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -49,11 +49,14 @@ class Jobs:
 
     Args:
         store: the open store.
-        clock: epoch seconds; pass a :class:`~jarenlab.jobs.clock.VirtualClock` to test in virtual time.
+        clock: epoch seconds; default the database's clock (``store.backend.clock``: this machine's
+            on SQLite, the server's on PostgreSQL, so that every worker machine judges leases in one
+            time). Pass a :class:`~jarenlab.jobs.clock.VirtualClock` to test in virtual time.
         rand: floats in [0, 1) for backoff jitter. lease: default lease seconds (renewed while a
             handler runs; the recovery delay after a crash). backoff_base, backoff_cap: retry delays.
         max_attempts: default attempt budget. poll: seconds an idle worker waits before looking again
-            (an enqueue in this process wakes it at once; other processes are seen by polling).
+            (an enqueue in this process wakes it at once; one in another process too where the
+            database sends wake-ups, PostgreSQL's NOTIFY; otherwise it is seen by polling).
         close_grace: seconds ``store.close()`` gives running workers.
     """
 
@@ -61,7 +64,7 @@ class Jobs:
         self,
         store: Store,
         *,
-        clock: Clock = time.time,
+        clock: Clock | None = None,
         rand: Rand | None = None,
         lease: float = 30.0,
         backoff_base: float = 1.0,
@@ -71,7 +74,7 @@ class Jobs:
         close_grace: float = 5.0,
     ) -> None:
         self.store = store
-        self.clock = clock
+        self.clock: Clock = clock if clock is not None else store.backend.clock
         self.rand = rand if rand is not None else random.Random().random
         self.lease = float(lease)
         self.backoff_base = backoff_base
@@ -81,9 +84,10 @@ class Jobs:
         self.close_grace = close_grace
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.handlers = Handlers()
-        self.queue = Queue(store, clock)
+        self.queue = Queue(store, self.clock)
         self.executor = Executor(self)
         self._workers: list[Worker] = []
+        self._wakeups: Wakeups | None = None
         self._cond = threading.Condition()
         self._generation = 0
         store.on_close(self._close)
@@ -248,7 +252,10 @@ class Jobs:
         worker = Worker(
             self, concurrency=concurrency, poll=self.poll if poll is None else poll, owner=self.owner
         )
-        self._workers.append(worker)
+        with self._cond:
+            self._workers.append(worker)
+            if self._wakeups is None:
+                self._wakeups = Wakeups(self).start()
         return worker.start()
 
     def wait_for_idle(self, timeout: float | None = None) -> bool:
@@ -303,13 +310,20 @@ class Jobs:
             self.wake()
 
     def forget(self, worker: Worker) -> None:
-        """Drop a stopped worker from this queue's list."""
-        if worker in self._workers:
-            self._workers.remove(worker)
+        """Drop a stopped worker from this queue's list (the last one also ends the wake-ups)."""
+        with self._cond:
+            if worker in self._workers:
+                self._workers.remove(worker)
+            if not self._workers and self._wakeups is not None:
+                self._wakeups.stop()
+                self._wakeups = None
 
     def _close(self) -> None:
+        wakeups = self._wakeups
         for worker in list(self._workers):
             worker.stop(grace=self.close_grace)
+        if wakeups is not None:
+            wakeups.join(1.0)
 
     # -- administration --------------------------------------------------------------------------
     def cancel(self, id: str) -> bool:

@@ -1,13 +1,16 @@
-"""``python -m jarenlab worker DB --handlers module:attr``: run jobs in another process.
+"""``python -m jarenlab worker STORE --handlers module:attr``: run jobs in another process.
 
-``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry (or a function taking the
-worker's ``Jobs`` and registering handlers on it). Handlers defined in a notebook cannot be
+``STORE`` is what :func:`jarenlab.open` takes: a store file, or a ``postgresql://`` URL with
+``--schema`` naming the store's schema (``--no-notify`` turns the NOTIFY wake-ups off: the worker
+polls). ``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry (or a function taking
+the worker's ``Jobs`` and registering handlers on it). Handlers defined in a notebook cannot be
 imported here: put them in a module the worker can import.
 
 Example::
 
     python -m jarenlab worker lab.db --handlers mylab.tasks:handlers --concurrency 4
     python -m jarenlab worker lab.db --handlers mylab.tasks:handlers --until-idle
+    python -m jarenlab worker postgresql://db.lab/lab --schema flights --handlers mylab.tasks:handlers
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ def load(spec: str) -> Any:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m jarenlab worker", description="Run jarenlab jobs from a store file."
+        prog="python -m jarenlab worker", description="Run jarenlab jobs from a store."
     )
-    p.add_argument("db", help="the store file")
+    p.add_argument("db", help="the store file, or a postgresql:// URL")
+    p.add_argument("--schema", help="the store's schema (with a postgresql:// URL)")
+    p.add_argument("--no-notify", action="store_true", help="PostgreSQL: no NOTIFY wake-ups, poll instead")
     p.add_argument("--handlers", action="append", required=True, help="module:attr of a Handlers registry")
     p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
     p.add_argument("--lease", type=float, default=30.0, help="default lease seconds (default 30)")
@@ -60,8 +65,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run a worker until SIGINT/SIGTERM (or, with ``--until-idle``, until idle); returns the exit code.
 
-    A coded error (no store at the path, handlers that cannot be loaded, ...) is printed as one
-    line without a traceback and exits with 1; bad arguments exit with 2 (argparse's usage error).
+    A coded error (no store at the path, a server that cannot be reached, handlers that cannot be
+    loaded, ...) is printed as one line without a traceback and exits with 1; bad arguments exit
+    with 2 (argparse's usage error).
     """
     p = parser()
     args = p.parse_args(argv)
@@ -80,12 +86,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import jarenlab as jl
+    from jarenlab.backends import is_server_target
     from jarenlab.jobs.api import Jobs
     from jarenlab.jobs.registry import Handlers
 
-    if not os.path.isfile(args.db):
+    options: dict[str, Any] = {}
+    if is_server_target(args.db):
+        options = {"schema": args.schema or "public", "notify": not args.no_notify}
+    elif args.schema is not None or args.no_notify:
+        raise StoreError("JD0006", "--schema and --no-notify are for a postgresql:// URL, not a file")
+    elif not os.path.isfile(args.db):
         raise StoreError("JD2010", f"no store file at {args.db!r}")
-    store = jl.open(args.db)
+    store = jl.open(args.db, **options)
     try:
         jobs = Jobs(store, lease=args.lease, poll=args.poll, close_grace=args.grace)
         for spec in args.handlers:

@@ -3,7 +3,9 @@
 Every transition is one guarded statement (or one short transaction) run through the store's
 :class:`~jarenlab.database.Database`; the statements are the backend's ``jobs`` catalogue. A
 claim is a single ``UPDATE ... WHERE seq = (SELECT ... LIMIT 1) RETURNING``: it counts the
-attempt, bumps the generation and mints a fencing token. Everything a lease holder does
+attempt, bumps the generation and mints a fencing token (on a server backend the pick skips rows
+other claims hold, and a unique index refuses a second lease in one partition: that claim is
+retried, :data:`CLAIM_RETRIES`). Everything a lease holder does
 afterwards (settle, renew, checkpoint) is guarded by that token, the state and the expiry; a
 guard that matches nothing changes nothing and raises a coded :class:`JobError`:
 
@@ -18,6 +20,7 @@ Reads and administration (cancel, requeue, sweep) live in :mod:`jarenlab.jobs.ad
 from __future__ import annotations
 
 import itertools
+import random
 import secrets
 import time
 from collections.abc import Iterator
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import JobError, ValidationError
+from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
 from jarenlab.values import to_json
 
@@ -39,6 +42,15 @@ DEFAULT_MAX_ATTEMPTS = 5
 
 #: Rows per statement of ``jobs.enqueue_sixteen`` (``enqueue_many`` inserts in steps of this many).
 SIXTEEN = 16
+
+#: Claims again after a claim met a partition another claim had just leased (the database refused
+#: the second lease as a duplicate; only a backend whose claims run concurrently can): at most this
+#: many times, after a short random pause.
+CLAIM_RETRIES = 3
+
+#: Looks again after a coalescing enqueue's insert changed nothing (a concurrent transaction took the
+#: id or the key first): at most this many looks.
+COALESCE_LOOKS = 5
 
 
 @dataclass(slots=True)
@@ -161,39 +173,55 @@ class Queue(Administration):
             raise JobError("JD2068", f"the payload is not JSON: {exc}", key=id) from exc
         job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
+        db = self.db
         if coalescing_key is None:
-            self.db.write("jobs.enqueue", params)
+            db.write("jobs.enqueue", params)
+            db.notify("jobs")
             return job_id
-        with self.db.transaction():
-            return self._coalesce(params, payload)
+        with db.transaction():
+            job_id = self._coalesce(params, payload)
+            db.notify("jobs")
+            return job_id
 
     def _coalesce(self, params: tuple[Any, ...], payload: Any) -> str:
-        job_id, kind, _, at, _, _, partition_key, key, now, _ = params
+        job_id, kind, key = params[0], params[1], params[7]
         db = self.db
         with db.translating(key=job_id):
-            if db.one("jobs.exists", (job_id,)):
-                return str(job_id)
-            row = db.one("jobs.coalesced", (kind, key))
-            if row is None:
-                db.run("jobs.enqueue", params)
-                return str(job_id)
-            seq, existing, text, run_at, partition = row
-            if orjson.loads(text) != payload:
-                raise JobError(
-                    "JD2068",
-                    f"coalescing key {key!r} already holds job {existing!r} with a different payload",
-                    key=existing,
-                )
-            if partition != partition_key:
-                raise JobError(
-                    "JD2068",
-                    f"coalescing key {key!r} holds job {existing!r} in partition {partition!r}, "
-                    f"not {partition_key!r}",
-                    key=existing,
-                )
-            if at < run_at:
-                db.run("jobs.move_earlier", (at, at, now, seq))
-            return str(existing)
+            for _ in range(COALESCE_LOOKS):
+                if db.one("jobs.exists", (job_id,)):
+                    return str(job_id)
+                row = db.one("jobs.coalesced", (kind, key))  # locked until the transaction ends
+                if row is not None:
+                    return self._merge(row, params, payload)
+                if db.run("jobs.enqueue", params):
+                    return str(job_id)
+                # Nothing inserted: a transaction that committed meanwhile took the id or the key.
+        raise StoreError(
+            "JD2005", f"coalescing key {key!r} kept changing hands; enqueue again", retryable=True,
+            condition="busy", key=job_id,
+        )  # fmt: skip
+
+    def _merge(self, row: Any, params: tuple[Any, ...], payload: Any) -> str:
+        """A coalescing repeat of the job holding the key (``row``): check it asks for the same
+        work, move the holder earlier if asked; returns the holder's id."""
+        _, _, _, at, _, _, partition_key, key, now, _ = params
+        seq, existing, text, run_at, partition = row
+        if orjson.loads(text) != payload:
+            raise JobError(
+                "JD2068",
+                f"coalescing key {key!r} already holds job {existing!r} with a different payload",
+                key=existing,
+            )
+        if partition != partition_key:
+            raise JobError(
+                "JD2068",
+                f"coalescing key {key!r} holds job {existing!r} in partition {partition!r}, "
+                f"not {partition_key!r}",
+                key=existing,
+            )
+        if at < run_at:
+            self.db.run("jobs.move_earlier", (at, at, now, seq))
+        return str(existing)
 
     def enqueue_many(self, rows: list[tuple[Any, ...]]) -> None:
         """Insert prepared rows (``jobs.enqueue`` parameter tuples), :data:`SIXTEEN` rows per statement."""
@@ -206,14 +234,28 @@ class Queue(Administration):
                 db.many("jobs.enqueue_sixteen", [flat[i : i + width] for i in range(0, len(flat), width)])
             if full < len(rows):
                 db.many("jobs.enqueue", rows[full:])
+            db.notify("jobs")
 
     # -- claiming --------------------------------------------------------------------------------
     def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:
         """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
         if not kinds:
             return None
-        name, params, now, token = self._claim_statement(kinds, owner)
-        return self._lease(self.db.write(name, params, kinds=len(kinds))[0], now, token, owner)
+        db = self.db
+        retries = 0
+        while True:
+            name, params, now, token = self._claim_statement(kinds, owner)
+            try:
+                rows = db.write(name, params, kinds=len(kinds))[0]
+            except StoreError as err:
+                # A partition another claim leased meanwhile: claim again (not inside a caller's
+                # transaction, which the refusal ended on a server backend).
+                if err.condition != "duplicate" or retries == CLAIM_RETRIES or db.in_transaction:
+                    raise
+                retries += 1
+                time.sleep(random.uniform(0.001, 0.005) * retries)
+                continue
+            return self._lease(rows, now, token, owner)
 
     def _claim_statement(
         self, kinds: dict[str, float], owner: str
@@ -265,11 +307,19 @@ class Queue(Administration):
         db = self.db
         now = self.clock()
         claimed = None
-        with db.transaction():
-            settled = db.run("jobs.complete", (result_text, now, now, lease.seq, lease.token, now))
-            if settled == 1 and kinds:
-                name, params, at, token = self._claim_statement(kinds, owner)
-                claimed = self._lease(db.all(name, params, kinds=len(kinds)), at, token, owner)
+        try:
+            with db.transaction():
+                settled = db.run("jobs.complete", (result_text, now, now, lease.seq, lease.token, now))
+                if settled == 1 and kinds:
+                    name, params, at, token = self._claim_statement(kinds, owner)
+                    claimed = self._lease(db.all(name, params, kinds=len(kinds)), at, token, owner)
+        except StoreError as err:
+            if err.condition != "duplicate":
+                raise
+            # The claim met a partition another claim had just leased, and the settle rolled back
+            # with it: settle alone, then claim (with its retries).
+            self.complete(lease, result_text, prune=False)
+            return self.claim(kinds, owner)
         if settled != 1:
             raise self.refusal(lease, now)
         return claimed

@@ -81,6 +81,9 @@ class Executor:
             self.running[lease.seq] = ctx
         token = current_job.set((lease.id, lease.attempt))
         try:
+            if stopping is not None and stopping.is_set():
+                # Claimed as the worker began to stop (after it cancelled what was running): unrun.
+                return self._settle(lambda: self.queue.release(lease), "released", lease, ctx), None
             if spec is None or lease.attempt > lease.max_attempts:
                 reason = (
                     f"no handler for kind {lease.kind!r}"
@@ -204,6 +207,51 @@ class Executor:
                 return
 
 
+class Wakeups:
+    """Wakes this process's idle workers when another process may have enqueued work.
+
+    A thread waits on the store's ``jobs`` watch (:meth:`jarenlab.database.Database.watch`): on
+    PostgreSQL an enqueue's ``NOTIFY`` arrives at once; on SQLite the watch reads the file's commit
+    counter once a poll, as the workers' own polling would. The workers keep polling either way:
+    a wake-up only makes them look sooner. One per queue while any worker runs.
+    """
+
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="jarenlab-jobs-wakeups", daemon=True)
+
+    def start(self) -> Wakeups:
+        """Start the thread."""
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        jobs = self.jobs
+        tick = min(jobs.poll, 0.25)  # how soon a stop is noticed
+        try:
+            watch = jobs.store.db.watch(jobs.poll, "jobs")
+        except JarenlabError:  # the store closed meanwhile
+            return
+        try:
+            while not self._stop.is_set():
+                if watch.wait(tick) and not self._stop.is_set():
+                    jobs.wake()
+        except Exception:  # the connection went away: the workers' polling carries on alone
+            log.debug("job wake-ups stopped", exc_info=True)
+        finally:
+            watch.close()
+
+    def stop(self) -> None:
+        """Ask the thread to end (it does within a poll)."""
+        self._stop.set()
+
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the stopped thread to end."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+
 @dataclass(frozen=True)
 class Stopped:
     """What ``Worker.stop`` saw: jobs that finished during the grace period, and jobs still running."""
@@ -268,6 +316,8 @@ class Worker:
             seen = jobs.generation
             try:
                 with self._lock:
+                    if self._stopping.is_set():  # stop() sets it before it reads what runs
+                        return
                     lease = jobs.queue.claim(self._kinds(), self.owner)
                     if lease is not None:
                         self._in_flight[lease.seq] = lease.id

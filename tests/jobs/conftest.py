@@ -1,4 +1,4 @@
-"""Fixtures for the job queue: a store, a virtual clock, and a queue on that clock."""
+"""Fixtures for the job queue: a store (on each backend), a virtual clock, and a queue on that clock."""
 
 from __future__ import annotations
 
@@ -21,10 +21,9 @@ MODEL: dict[str, Any] = {
 
 
 @pytest.fixture
-def store(tmp_path: Any) -> Any:
-    s = jl.open(tmp_path / "jobs.db", MODEL)
-    yield s
-    s.close()
+def store(open_store: Any) -> jl.Store:
+    """A fresh store on the test's backend (closed, and on PostgreSQL dropped, after the test)."""
+    return open_store(MODEL)
 
 
 @pytest.fixture

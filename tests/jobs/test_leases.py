@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,16 +34,37 @@ def test_a_claim_counts_the_attempt_and_mints_a_token(jobs: Jobs, leased: Any, c
     assert jobs.claim() is None  # a live lease is not claimable
 
 
+@contextlib.contextmanager
+def traced(store: jl.Store) -> Iterator[list[str]]:
+    """The statements this thread's connection sends inside the block."""
+    statements: list[str] = []
+    conn: Any = store.db.connection()
+    if store.backend.name == "sqlite":
+        conn.set_trace_callback(statements.append)
+        try:
+            yield statements
+        finally:
+            conn.set_trace_callback(None)
+        return
+    import psycopg
+
+    class Tracing(psycopg.Cursor):  # type: ignore[type-arg]
+        def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            statements.append(str(query))
+            return super().execute(query, *args, **kwargs)
+
+    previous, conn.cursor_factory = conn.cursor_factory, Tracing
+    try:
+        yield statements
+    finally:
+        conn.cursor_factory = previous
+
+
 def test_the_claim_is_one_statement(store: jl.Store, jobs: Jobs) -> None:
     jobs.handler("work")(lambda p, c: p)
     jobs.enqueue("work", 1, id="w")
-    statements: list[str] = []
-    conn = store.db.connection()
-    conn.set_trace_callback(statements.append)
-    try:
+    with traced(store) as statements:
         assert jobs.claim() is not None
-    finally:
-        conn.set_trace_callback(None)
     assert len(statements) == 1 and statements[0].lstrip().startswith("UPDATE _jl_jobs SET state = 'leased'")
 
 
@@ -157,3 +181,48 @@ def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
     summary = jobs.run_until_idle(progress=False, concurrency=6)
     assert summary["done"] == 300 and sorted(runs) == sorted(f"c{n}" for n in range(300))
     assert jobs.counts()["done"] == 300
+
+
+@pytest.mark.postgresql_only("a server's clock: SQLite's database clock is this machine's")
+def test_leases_are_judged_on_the_servers_clock(store: jl.Store, monkeypatch: Any) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)  # this machine's clock is years off
+    jobs = Jobs(store, lease=30)  # the default clock: the database's
+    jobs.handler("k")(lambda p, c: None)
+    jobs.enqueue("k", None, id="a")
+    lease = jobs.claim()
+    assert lease is not None
+    server = (
+        store.db.connection().execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0]
+    )
+    assert abs(lease.until - 30 - server) < 1.0
+    assert abs(jobs.get("a")["created_at"] - server) < 1.0
+
+
+@pytest.mark.postgresql_only("claims run concurrently only on a server")
+def test_a_claim_refused_by_a_partition_leased_meanwhile_claims_again(
+    open_store: Any, store: jl.Store, jobs: Jobs, clock: VirtualClock
+) -> None:
+    jobs.handler("work")(lambda p, c: p)
+    jobs.enqueue("work", 1, id="b", partition_key="P")
+    # Another session leases a job of the same partition and has not committed when the claim runs:
+    # the claim's pick cannot see that lease, so its update waits on the partition's unique index,
+    # is refused once the other commits, and the next claim sees the lease and takes nothing.
+    other = open_store.reopen(store).db.connection()
+    other.execute("BEGIN")
+    other.execute(
+        "INSERT INTO _jl_jobs(id, kind, state, run_at, due_at, max_attempts, partition_key, lease_until,"
+        " lease_token, attempts, created_at, updated_at) VALUES ('x', 'work', 'leased', %s, %s, 5, 'P', %s,"
+        " 'tok', 1, %s, %s)",
+        (clock(), clock() + 30, clock() + 30, clock(), clock()),
+    )
+    committer = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    committer.start()
+    try:
+        with traced(store) as statements:
+            assert jobs.claim() is None
+    finally:
+        committer.join()
+    assert len(statements) == 2  # refused, then claimed again
+    assert jobs.get("b")["state"] == "pending" and jobs.get("b")["attempts"] == 0
+    other.execute("UPDATE _jl_jobs SET state = 'done', due_at = NULL WHERE id = 'x'")
+    assert jobs.claim().id == "b"

@@ -133,28 +133,22 @@ def test_a_claimed_job_ends_its_reservation_and_one_successor_forms(
     assert third not in (first, second)
 
 
-def test_concurrent_coalescing_converges_on_one_job(tmp_path: Any) -> None:
-    from .conftest import MODEL
+def test_concurrent_coalescing_converges_on_one_job(store: jl.Store) -> None:
+    ids: list[str] = []
+    barrier = threading.Barrier(8)
 
-    store = jl.open(tmp_path / "c.db", MODEL)
-    try:
-        ids: list[str] = []
-        barrier = threading.Barrier(8)
+    def go(n: int) -> None:
+        barrier.wait()
+        ids.append(store.jobs.enqueue("step", "same", coalescing_key="k", delay=100 - n))
 
-        def go(n: int) -> None:
-            barrier.wait()
-            ids.append(store.jobs.enqueue("step", "same", coalescing_key="k", delay=100 - n))
-
-        threads = [threading.Thread(target=go, args=(n,)) for n in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert len(set(ids)) == 1 and len(store.jobs.list()) == 1
-        job = store.jobs.get(ids[0])
-        assert job["run_at"] - job["created_at"] == pytest.approx(93, abs=1)
-    finally:
-        store.close()
+    threads = [threading.Thread(target=go, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(ids)) == 1 and len(store.jobs.list()) == 1
+    job = store.jobs.get(ids[0])
+    assert job["run_at"] - job["created_at"] == pytest.approx(93, abs=1)
 
 
 # -- deferral ----------------------------------------------------------------------------------
@@ -199,16 +193,16 @@ def test_a_deferral_merges_into_a_pending_coalesced_successor(jobs: Jobs, clock:
 
 
 # -- cancellation ------------------------------------------------------------------------------
-def test_cancel_is_terminal_and_survives_restart(tmp_path: Any) -> None:
+def test_cancel_is_terminal_and_survives_restart(open_store: Any) -> None:
     from .conftest import MODEL
 
-    with jl.open(tmp_path / "r.db", MODEL) as store:
-        store.jobs.enqueue("k", None, id="c")
-        assert store.jobs.cancel("c") is True and store.jobs.cancel("c") is False
+    with open_store(MODEL) as first:
+        first.jobs.enqueue("k", None, id="c")
+        assert first.jobs.cancel("c") is True and first.jobs.cancel("c") is False
         with pytest.raises(JobError) as err:
-            store.jobs.cancel("missing")
+            first.jobs.cancel("missing")
         assert err.value.code == "JD2070"
-    with jl.open(tmp_path / "r.db", MODEL) as store:
+    with open_store.reopen(first, MODEL) as store:
         store.jobs.handler("k")(lambda p, c: None)
         assert store.jobs.run_until_idle(progress=False)["done"] == 0
         assert store.jobs.get("c")["state"] == "cancelled"

@@ -1,7 +1,9 @@
-"""Real worker processes: many draining one file, SIGKILL mid-handler, a DAG killed mid-graph.
+"""Real worker processes: many draining one store, SIGKILL mid-handler, a DAG killed mid-graph.
 
-Settlement is counted by a trigger the test installs on the job table (independent of the worker
-code): every leased -> done transition inserts a row, so "settled exactly once" is a row count.
+Each runs on both backends: the workers open the test's store (a file, or a schema on the test
+server) as ``python -m jarenlab worker`` does. Settlement is counted by a trigger the test installs
+on the job table (independent of the worker code): every leased -> done transition inserts a row,
+so "settled exactly once" is a row count.
 """
 
 from __future__ import annotations
@@ -25,35 +27,44 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: The settlement counter on each backend: a table and a trigger on leased -> done/dead.
+COUNTERS = {
+    "sqlite": (
+        "CREATE TABLE settles(job_id TEXT, state TEXT)",
+        "CREATE TRIGGER count_settles AFTER UPDATE OF state ON _jl_jobs"
+        " WHEN OLD.state = 'leased' AND NEW.state IN ('done', 'dead')"
+        " BEGIN INSERT INTO settles VALUES (NEW.id, NEW.state); END",
+    ),
+    "postgresql": (
+        "CREATE TABLE settles(job_id text, state text)",
+        "CREATE FUNCTION count_settles() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN INSERT INTO settles VALUES (NEW.id, NEW.state); RETURN NULL; END $$",
+        "CREATE TRIGGER count_settles AFTER UPDATE OF state ON _jl_jobs FOR EACH ROW"
+        " WHEN (OLD.state = 'leased' AND NEW.state IN ('done', 'dead')) EXECUTE FUNCTION count_settles()",
+    ),
+}
+
+
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "procs.db"
-    with jl.open(path, MODEL) as store:
+def db(open_store: Any) -> dict[str, Any]:
+    """The store's target (``jl.open(**db)`` opens it), with the settlement counter installed."""
+    with open_store(MODEL, "procs") as store:
         conn = store.db.connection()
-        conn.execute("CREATE TABLE settles(job_id TEXT, state TEXT)")
-        conn.execute(
-            "CREATE TRIGGER count_settles AFTER UPDATE OF state ON _jl_jobs"
-            " WHEN OLD.state = 'leased' AND NEW.state IN ('done', 'dead')"
-            " BEGIN INSERT INTO settles VALUES (NEW.id, NEW.state); END"
-        )
-    return path
+        for statement in COUNTERS[store.backend.name]:
+            conn.execute(statement)
+    return open_store.target("procs")
 
 
-def worker(db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "jarenlab",
-        "worker",
-        str(db),
-        "--handlers",
-        "tests.jobs.handlers_module:jobs",
-    ]
+def worker(db: dict[str, Any], *extra: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "jarenlab", "worker", str(db["path"])]
+    if "schema" in db:
+        command += ["--schema", db["schema"]]
+    command += ["--handlers", "tests.jobs.handlers_module:jobs"]
     return subprocess.Popen([*command, *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def settles(db: Path) -> Counter[str]:
-    with jl.open(db) as store:
+def settles(db: dict[str, Any]) -> Counter[str]:
+    with jl.open(**db) as store:
         return Counter(row[0] for row in store.db.connection().execute("SELECT job_id FROM settles"))
 
 
@@ -68,9 +79,9 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> None:
         time.sleep(0.01)
 
 
-def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: Path, tmp_path: Path) -> None:
+def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: dict[str, Any], tmp_path: Path) -> None:
     log = tmp_path / "runs.log"
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         store.jobs.enqueue_many(
             [
                 {"kind": "record", "payload": {"log": str(log), "sleep": 0.004}, "id": f"r{n:04}"}
@@ -84,15 +95,15 @@ def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: Path, tmp_
     runs = Counter(parts[1] for parts in lines(log))
     assert set(runs) == {f"r{n:04}" for n in range(2000)}  # every job ran at least once
     assert settles(db) == Counter({f"r{n:04}": 1 for n in range(2000)})  # and settled exactly once
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         assert store.jobs.counts()["done"] == 2000
         pids = {job["result"]["pid"] for job in store.jobs.list(limit=2000)}
     assert pids <= {p.pid for p in procs} and len(pids) >= 2  # the work was shared
 
 
-def test_twenty_sigkills_mid_handler_lose_nothing(db: Path, tmp_path: Path) -> None:
+def test_twenty_sigkills_mid_handler_lose_nothing(db: dict[str, Any], tmp_path: Path) -> None:
     log = tmp_path / "slow.log"
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         for n in range(20):
             store.jobs.enqueue("slow", {"log": str(log), "seconds": 0.5}, id=f"s{n:02}", max_attempts=20)
     killed: list[tuple[str, str, float]] = []
@@ -112,21 +123,23 @@ def test_twenty_sigkills_mid_handler_lose_nothing(db: Path, tmp_path: Path) -> N
         later = [float(p[4]) for p in starts if p[1] == job_id and int(p[2]) == int(attempt) + 1]
         assert later, f"{job_id} attempt {attempt} was never retried"
         assert later[0] - at >= 0.9  # recovered only once the killed worker's lease ran out
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         jobs = store.jobs.list()
         assert all(j["state"] == "done" for j in jobs) and len(jobs) == 20
         assert sum(j["attempts"] for j in jobs) >= 40  # 20 killed attempts + 20 finishing ones
 
 
-def test_a_dag_killed_mid_graph_resumes_without_rerunning_finished_tasks(db: Path, tmp_path: Path) -> None:
+def test_a_dag_killed_mid_graph_resumes_without_rerunning_finished_tasks(
+    db: dict[str, Any], tmp_path: Path
+) -> None:
     log = tmp_path / "dag.log"
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         store.jobs.enqueue("pipeline", {"log": str(log), "seconds": 1.0}, id="p1")
     proc = worker(db, "--concurrency", "1", "--lease", "1", "--poll", "0.05")
     wait_for(lambda: any(p[:2] == ["task", "load-start"] for p in lines(log)))
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         saved = store.jobs.checkpoints("p1")
         assert set(saved) == {"$graph", "task:extract", "task:transform"}
     final = worker(db, "--until-idle", "--concurrency", "1", "--lease", "1", "--poll", "0.05")
@@ -134,17 +147,41 @@ def test_a_dag_killed_mid_graph_resumes_without_rerunning_finished_tasks(db: Pat
     assert final.returncode == 0, err.decode()
     tasks = Counter(p[1] for p in lines(log) if p[0] == "task")
     assert tasks == Counter({"extract": 1, "transform": 1, "load-start": 2, "load": 1})
-    with jl.open(db) as store:
+    with jl.open(**db) as store:
         job = store.jobs.get("p1")
         assert job["state"] == "done" and job["result"] == {"load": 60} and job["attempts"] == 2
         assert store.jobs.checkpoints("p1") == {}
     assert settles(db) == Counter({"p1": 1})
 
 
-def test_the_worker_command_reports_bad_handlers(db: Path) -> None:
+def test_the_worker_command_reports_bad_handlers(db: dict[str, Any]) -> None:
+    command = [sys.executable, "-m", "jarenlab", "worker", str(db["path"])]
+    command += ["--schema", db["schema"]] if "schema" in db else []
     proc = subprocess.run(
-        [sys.executable, "-m", "jarenlab", "worker", str(db), "--handlers", "tests.jobs.nothing_here:jobs"],
-        cwd=ROOT, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [*command, "--handlers", "tests.jobs.nothing_here:jobs"], cwd=ROOT, capture_output=True, timeout=60
+    )
     assert proc.returncode != 0 and b"JD2068" in proc.stderr
-    assert os.path.exists(db)
+    if "schema" not in db:
+        assert os.path.exists(db["path"])
+    with jl.open(**db) as store:  # the store is still there, untouched
+        assert store.jobs.counts()["pending"] == 0
+
+
+def test_the_worker_command_names_a_server_it_cannot_reach() -> None:
+    url = "postgresql://nobody@127.0.0.1:1/lab"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jarenlab", "worker", url, "--schema", "lab", "--handlers",
+         "tests.jobs.handlers_module:jobs"], cwd=ROOT, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1 and b"JD2005" in proc.stderr and b"127.0.0.1" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_the_worker_command_refuses_a_schema_for_a_file(tmp_path: Path) -> None:
+    with jl.open(tmp_path / "file.db", MODEL):
+        pass
+    proc = subprocess.run(
+        [sys.executable, "-m", "jarenlab", "worker", str(tmp_path / "file.db"), "--schema", "lab",
+         "--handlers", "tests.jobs.handlers_module:jobs"], cwd=ROOT, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1 and b"JD0006" in proc.stderr

@@ -8,11 +8,12 @@ coalescing key ``k``, due a second ago), so each statement's answer is known.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_fixtures import Opened
 
 import jarenlab as jl
 from jarenlab.jobs import Jobs, VirtualClock
@@ -24,9 +25,20 @@ ROOT = Path(__file__).resolve().parents[2]
 NOW = 1_900_000_000.0
 DUE = NOW - 1
 
-#: How to open a fresh, empty store on each backend.
-OPENERS: dict[str, Callable[[Path], jl.Store]] = {
-    "sqlite": lambda tmp_path: jl.open(tmp_path / "statements.db", MODEL),
+
+def _opened(backend: str, server: str | None) -> Callable[[pytest.FixtureRequest, Path], jl.Store]:
+    def open_fresh(request: pytest.FixtureRequest, tmp_path: Path) -> jl.Store:
+        opened = Opened(backend, tmp_path, request.getfixturevalue(server) if server else None)
+        request.addfinalizer(opened.close)  # closes the store (on PostgreSQL, drops its schema)
+        return opened(MODEL, "statements")
+
+    return open_fresh
+
+
+#: How to open a fresh, empty store on each backend (closed and removed after the test).
+OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], jl.Store]] = {
+    "sqlite": _opened("sqlite", None),
+    "postgresql": _opened("postgresql", "pg_server"),
 }
 
 
@@ -36,10 +48,8 @@ def row(job_id: str, key: str | None = None) -> tuple[Any, ...]:
 
 
 @pytest.fixture(params=sorted(OPENERS))
-def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[jl.Store]:
-    store = OPENERS[request.param](tmp_path)
-    yield store
-    store.close()
+def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> jl.Store:
+    return OPENERS[request.param](request, tmp_path)
 
 
 @pytest.fixture
@@ -89,6 +99,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
     "checkpoints": (("a",), {}, []),
     "prune_checkpoints": (("a", 1), {}, 0),
     "state": (("a",), {}, [("pending", None)]),
+    "lock_state": (("a",), {}, [("pending", None)]),
     "cancel": ((NOW, NOW, False, False, "a"), {}, 1),
     "requeue": ((NOW, NOW, 3, NOW, "a"), {}, 1),
     "sweep_checkpoints": ((NOW, NOW, None), {}, 0),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import jarenlab as jl
 from jarenlab.jobs import Jobs, VirtualClock, views
 
@@ -30,10 +28,7 @@ def test_the_dashboard_shows_counts_throughput_and_failures(jobs: Jobs, clock: V
     dash.close()
 
 
-def test_a_refreshing_dashboard_stops_with_the_store(tmp_path: Any) -> None:
-    from .conftest import MODEL
-
-    store = jl.open(tmp_path / "w.db", MODEL)
+def test_a_refreshing_dashboard_stops_with_the_store(store: jl.Store) -> None:
     dash = store.jobs.widget(refresh=0.01)
     store.close()
     assert dash._stop.is_set()

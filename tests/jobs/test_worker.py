@@ -47,8 +47,7 @@ def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.St
     release.set()
 
 
-def test_store_close_stops_running_workers(tmp_path: Any) -> None:
-    store = jl.open(tmp_path / "close.db", MODEL)
+def test_store_close_stops_running_workers(store: jl.Store) -> None:
     jobs = store.jobs
     jobs.close_grace = 10.0  # generous: the assertion is that close() stops them, not how fast
     ran = threading.Event()
@@ -68,6 +67,20 @@ def test_an_enqueue_wakes_an_idle_worker_at_once(store: jl.Store) -> None:
     try:
         time.sleep(0.05)
         jobs.enqueue("k", None)
+        assert done.wait(5)
+    finally:
+        worker.stop(grace=1)
+
+
+def test_an_enqueue_from_another_process_wakes_an_idle_worker_soon(store: jl.Store, open_store: Any) -> None:
+    jobs = Jobs(store, poll=30)  # a poll this long would fail the test
+    done = threading.Event()
+    jobs.handler("k")(lambda p, c: done.set())
+    worker = jobs.start(concurrency=1)
+    elsewhere = open_store.reopen(store)  # its own connections, as another process has
+    try:
+        time.sleep(0.3)
+        elsewhere.jobs.enqueue("k", None)
         assert done.wait(5)
     finally:
         worker.stop(grace=1)
@@ -142,10 +155,9 @@ def test_a_second_start_of_one_worker_is_refused(store: jl.Store) -> None:
         worker.stop(grace=1)
 
 
-def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job(tmp_path: Any) -> None:
-    path = tmp_path / "restart.db"
+def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job(open_store: Any) -> None:
     clock = VirtualClock()
-    store = jl.open(path, MODEL)
+    store = first = open_store(MODEL)
     jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
     jobs.handler("fail-once")(lambda p, c: 1 / 0 if c.attempt == 1 else "ok")
     jobs.enqueue("fail-once", None, id="retry")
@@ -159,7 +171,7 @@ def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job
     jobs.queue.release(lease)  # what a stopping worker does with a job whose handler gave up
     store.close()
 
-    store = jl.open(path, MODEL)
+    store = open_store.reopen(first, MODEL)
     jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
     assert jobs.get("retry")["run_at"] == retry_at and jobs.get("later")["run_at"] == later_at
     seen: list[int] = []

@@ -27,6 +27,7 @@ from psycopg.types.string import TextLoader
 
 from jarenlab.backends.base import IDENTIFIER, Catalogue, Row, StorageOrder, quote
 from jarenlab.backends.postgres import ddl
+from jarenlab.backends.postgres.clock import ServerClock
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.model import Model
 
@@ -198,6 +199,7 @@ class PostgresBackend:
         self.busy_timeout = busy_timeout
         self.notify_enabled = notify
         self._dialect: Any = None
+        self._clock = ServerClock(lambda: self.connect(reader=True), translate)
 
     @property
     def dialect(self) -> Any:
@@ -409,10 +411,12 @@ class PostgresBackend:
         return _Polling(interval)
 
     def clock(self) -> float:
-        return time.time()
+        """The server's clock (read now and then, carried forward locally: see :mod:`.clock`)."""
+        return self._clock()
 
     def close(self, conn: psycopg.Connection[Any] | None) -> None:
-        """Nothing to tidy: the server keeps the data."""
+        """Nothing to tidy (the server keeps the data) but the clock's connection."""
+        self._clock.close()
 
     def discard_if_empty(self) -> None:
         """Nothing to remove: a store's schema is created inside the transaction that creates it."""

@@ -46,3 +46,234 @@ CREATE TABLE IF NOT EXISTS _jl_job_checkpoints (
     generation integer NOT NULL,
     PRIMARY KEY (job_id, node)
 )
+
+-- name: create_jobs_partition_running
+-- At most one leased job per partition, whatever the claims saw: under READ COMMITTED two claims do
+-- not see each other's uncommitted leases, so the second one's update fails here (23505) and the
+-- queue claims again. An expired lease stays 'leased' and is reclaimed on its own row.
+CREATE UNIQUE INDEX IF NOT EXISTS _jl_jobs_partition_running ON _jl_jobs(kind, partition_key)
+WHERE partition_key IS NOT NULL AND state = 'leased'
+
+
+-- name: enqueue
+-- One job; an id already stored changes nothing (enqueue is idempotent by id). A coalescing key
+-- another transaction took meanwhile changes nothing either: no row inserted, the queue looks again.
+INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
+    coalescing_key, created_at, updated_at)
+VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+
+-- name: enqueue_sixteen
+-- Sixteen jobs in one statement (enqueue_many inserts in steps of sixteen, the rest one by one).
+INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
+    coalescing_key, created_at, updated_at)
+VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+
+-- name: exists
+SELECT 1 FROM _jl_jobs WHERE id = %s
+
+-- name: coalesced
+-- The job holding a coalescing key, locked until the transaction ends (a claim skips it meanwhile;
+-- one claimed while we waited no longer matches and a new job takes the key).
+SELECT seq, id, payload, run_at, partition_key FROM _jl_jobs
+WHERE kind = %s AND coalescing_key = %s AND state = 'pending' AND attempts = 0
+FOR UPDATE
+
+-- name: move_earlier
+UPDATE _jl_jobs SET run_at = %s, due_at = %s, updated_at = %s WHERE seq = %s
+
+
+-- name: claim
+-- The pick skips rows other claims hold (SKIP LOCKED) and adds to the head test "no other job of
+-- the partition is leased" (its own probe of _jl_jobs_partition_running; the index is the hard
+-- guarantee when two claims race). Parameters as on SQLite.
+UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
+    lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
+    lease_until = %s + %s, due_at = %s + %s, updated_at = %s
+WHERE seq = (
+    SELECT j.seq FROM _jl_jobs j
+    WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
+      AND (j.partition_key IS NULL OR (NOT EXISTS (
+        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
+        AND NOT EXISTS (
+        SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
+          AND r.state = 'leased' AND r.seq <> j.seq)))
+    ORDER BY j.due_at, j.seq LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
+    run_at, created_at, partition_key, coalescing_key, last_error
+
+-- name: claim_leases
+-- Like claim, when the kinds' leases differ: the seconds are one JSON object, kind -> seconds.
+UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
+    lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
+    lease_until = %s + (%s::jsonb ->> kind)::double precision,
+    due_at = %s + (%s::jsonb ->> kind)::double precision, updated_at = %s
+WHERE seq = (
+    SELECT j.seq FROM _jl_jobs j
+    WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
+      AND (j.partition_key IS NULL OR (NOT EXISTS (
+        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
+        AND NOT EXISTS (
+        SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
+          AND r.state = 'leased' AND r.seq <> j.seq)))
+    ORDER BY j.due_at, j.seq LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
+    run_at, created_at, partition_key, coalescing_key, last_error
+
+-- name: claimable
+-- The job a claim would lease now, if any (its seq); rows other claims hold count as claimable.
+SELECT j.seq FROM _jl_jobs j
+WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
+  AND (j.partition_key IS NULL OR (NOT EXISTS (
+    SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
+      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
+    AND NOT EXISTS (
+    SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
+      AND r.state = 'leased' AND r.seq <> j.seq)))
+ORDER BY j.due_at, j.seq LIMIT 1
+
+-- name: next_due
+SELECT min(due_at) FROM _jl_jobs
+WHERE due_at IS NOT NULL AND kind IN ({kinds}) AND (state IN ('failed', 'leased') OR %s)
+
+-- name: open_count
+SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({kinds})
+
+
+-- name: complete
+UPDATE _jl_jobs SET state = 'done', result = %s, due_at = NULL, lease_until = NULL, lease_token = NULL,
+    settled_at = %s, updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: fail
+UPDATE _jl_jobs SET state = %s, run_at = %s, due_at = %s, last_error = %s, lease_until = NULL,
+    lease_token = NULL, settled_at = %s, updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: release
+UPDATE _jl_jobs SET state = 'pending', run_at = %s, due_at = %s, lease_until = NULL, lease_token = NULL,
+    updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: renew
+UPDATE _jl_jobs SET lease_until = %s, due_at = %s, updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: restart
+UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = %s, due_at = %s, last_error = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: mark_checkpointed
+UPDATE _jl_jobs SET checkpointed = 1, updated_at = %s
+WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: lease_state
+SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = %s
+
+-- name: unwind
+UPDATE _jl_jobs SET lease_until = NULL, lease_token = NULL
+WHERE seq = %s AND lease_token = %s AND state = 'cancelled'
+
+
+-- name: save_checkpoint
+INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (%s, %s, %s, %s)
+ON CONFLICT (job_id, node) DO UPDATE SET value = excluded.value, generation = excluded.generation
+
+-- name: checkpoints
+SELECT node, value FROM _jl_job_checkpoints WHERE job_id = %s ORDER BY node
+
+-- name: prune_checkpoints
+DELETE FROM _jl_job_checkpoints WHERE job_id = %s AND generation <= %s
+
+
+-- name: state
+SELECT state, lease_until FROM _jl_jobs WHERE id = %s
+
+-- name: lock_state
+-- The job's state and lease expiry for a change in the same transaction: the row stays locked until
+-- it ends (a claim skips it meanwhile, a settle waits).
+SELECT state, lease_until FROM _jl_jobs WHERE id = %s FOR UPDATE
+
+-- name: cancel
+UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = %s, updated_at = %s,
+    last_error = coalesce(last_error, 'cancelled'),
+    lease_until = CASE WHEN %s THEN lease_until END,
+    lease_token = CASE WHEN %s THEN lease_token END
+WHERE id = %s
+
+-- name: requeue
+UPDATE _jl_jobs SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,
+    run_at = %s, due_at = %s, max_attempts = attempts + %s, settled_at = NULL, result = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = %s
+WHERE id = %s
+
+-- name: sweep_checkpoints
+-- The checkpoints of the jobs sweep deletes; the jobs stay locked until the transaction ends, so
+-- none of them is requeued in between.
+DELETE FROM _jl_job_checkpoints WHERE job_id IN (
+    SELECT id FROM _jl_jobs
+    WHERE settled_at < %s AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= %s)
+    ORDER BY settled_at, seq LIMIT %s
+    FOR UPDATE)
+
+-- name: sweep
+-- Settled jobs settled before a time, oldest first, with the checkpoints of exactly those (a job
+-- settled since sweep_checkpoints ran may be among them).
+WITH picked AS (
+    SELECT seq, id FROM _jl_jobs
+    WHERE settled_at < %s AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= %s)
+    ORDER BY settled_at, seq LIMIT %s
+    FOR UPDATE),
+  swept_checkpoints AS (
+    DELETE FROM _jl_job_checkpoints WHERE job_id IN (SELECT id FROM picked))
+DELETE FROM _jl_jobs WHERE seq IN (SELECT seq FROM picked)
+
+
+-- name: get
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE id = %s
+
+-- name: list
+-- In enqueue order; the last parameter is the limit (NULL: no limit).
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT %s
+
+-- name: failures
+SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT %s
+
+-- name: counts
+SELECT state, count(*) FROM _jl_jobs WHERE {where} GROUP BY state
+
+-- name: where_state
+state = %s
+
+-- name: where_kind
+kind = %s
+
+-- name: where_after
+seq > (SELECT seq FROM _jl_jobs WHERE id = %s)

@@ -213,6 +213,11 @@ DELETE FROM _jl_job_checkpoints WHERE job_id = ? AND generation <= ?
 -- name: state
 SELECT state, lease_until FROM _jl_jobs WHERE id = ?
 
+-- name: lock_state
+-- The job's state and lease expiry for a change in the same transaction (the write transaction
+-- already holds the database; a server backend locks the row).
+SELECT state, lease_until FROM _jl_jobs WHERE id = ?
+
 -- name: cancel
 -- Terminal. A leased job keeps its lease (the third and fourth parameters: true) until its handler
 -- unwinds, so its partition stays blocked meanwhile.
