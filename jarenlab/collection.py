@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
+import random
+import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema_rs
 import orjson
 
 from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
+from jarenlab.intervals import Refusal
+from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
@@ -32,6 +37,34 @@ WriteCheck = Callable[[Any, "dict[str, Any] | None"], None]
 
 _BATCH = 5_000
 _PROGRESS_FROM = 50_000
+#: How many times a write runs again after losing a deadlock (see :func:`_again_after_deadlock`).
+_DEADLOCK_RETRIES = 3
+
+W = TypeVar("W", bound=Callable[..., Any])
+
+
+def _again_after_deadlock(write: W) -> W:
+    """Run a write again when it lost a deadlock (an error with condition ``"deadlock"``; its
+    savepoint or transaction is undone), on collections whose declarations the database enforces:
+    two writers of overlapping intervals each insert their row, then each waits for the other's
+    outcome, and the database breaks the tie by failing one. After a short random pause (so the
+    survivor's check ends first) it runs again, waits for the survivor, and is refused (JD2090) or
+    accepted as that one's fate decides."""
+
+    @functools.wraps(write)
+    def run(self: Collection, *args: Any, **kwargs: Any) -> Any:
+        if self.refusal is None:
+            return write(self, *args, **kwargs)
+        for attempt in range(1, _DEADLOCK_RETRIES + 1):
+            try:
+                return write(self, *args, **kwargs)
+            except StoreError as err:
+                if err.condition != "deadlock":
+                    raise
+            time.sleep(random.uniform(0.01, 0.05) * attempt)
+        return write(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 class Collection(Queryable):
@@ -50,8 +83,12 @@ class Collection(Queryable):
         self._key_type = spec.key_type
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
+        #: Names what the database refused by a declaration's own constraint (an error with condition
+        #: "exclusion"), given the written (key, doc) rows once the write is undone.
+        self.refusal: Refusal | None = None
         if spec.intervals:
             self.write_checks.append(interval_check(spec, self._db))
+            self.refusal = interval_refusal(spec, self._db)
 
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
@@ -132,20 +169,27 @@ class Collection(Queryable):
         self._db.record((self.name, key, doc))
 
     # -- writes ----------------------------------------------------------------------------------
+    @_again_after_deadlock
     def insert(self, doc: dict[str, Any]) -> Any:
         """Validate and insert one document; return its key. JD2001 if the key is taken."""
         key, doc, text = self._prepare(doc)
         if self.spec.identity == "uuid":
             key = str(uuid.uuid4())
         db = self._db
-        with self._one_write(), db.translating(collection=self.name, key=key):
-            if key is None:
-                db.serialize(self._key_lock)
-                key = db.value("collection.insert", (text,), table=self.name)
-            else:
-                db.run("collection.insert_keyed", (key, text), table=self.name)
-            self._written(key, doc)
-        return key
+        try:
+            with self._one_write(), db.translating(collection=self.name, key=key):
+                if key is None:
+                    db.serialize(self._key_lock)
+                    key = db.value("collection.insert", (text,), table=self.name)
+                else:
+                    db.run("collection.insert_keyed", (key, text), table=self.name)
+                self._written(key, doc)
+        except StoreError as err:
+            if err.condition != "exclusion" or self.refusal is None:
+                raise
+        else:
+            return key
+        raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
     def insert_many(
         self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None
@@ -182,13 +226,18 @@ class Collection(Queryable):
                     rows = [(str(uuid.uuid4()), p[2]) for p in prepared]
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
+                refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
                         db.many("collection.insert_keyed", rows, table=self.name)
                 except StoreError as err:
                     if err.condition == "duplicate":
                         self._find_duplicate(rows, start)
-                    raise
+                    if err.condition != "exclusion" or self.refusal is None:
+                        raise
+                    refused = True
+                if refused and self.refusal is not None:
+                    raise self.refusal([(key, p[1]) for (key, _), p in zip(rows, prepared)])
                 for (key, _), (_, doc, _) in zip(rows, prepared):
                     self._written(key, doc)
                 bar.update(len(rows))
@@ -212,6 +261,7 @@ class Collection(Queryable):
                 )
             seen.add(key)
 
+    @_again_after_deadlock
     def put(self, doc: dict[str, Any], key: Any = None) -> Any:
         """Insert or replace a document (upsert); return its key.
 
@@ -233,11 +283,18 @@ class Collection(Queryable):
         else:
             key = self._check_key(key)
         db = self._db
-        with self._one_write(), db.translating(collection=self.name, key=key):
-            db.run("collection.put", (key, text), table=self.name)
-            self._written(key, doc)
-        return key
+        try:
+            with self._one_write(), db.translating(collection=self.name, key=key):
+                db.run("collection.put", (key, text), table=self.name)
+                self._written(key, doc)
+        except StoreError as err:
+            if err.condition != "exclusion" or self.refusal is None:
+                raise
+        else:
+            return key
+        raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
+    @_again_after_deadlock
     def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
         """Patch a stored document and return the result, which is validated before it is written.
 
@@ -253,24 +310,30 @@ class Collection(Queryable):
                 key=key,
             )
         db = self._db
-        with self._one_write(), db.translating(collection=self.name, key=key):
-            row = db.one("collection.get_for_update", (key,), table=self.name)
-            if row is None:
-                raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
-            old = orjson.loads(row[0])
-            try:
-                new = apply_patch(old, ops) if isinstance(ops, list) else merge_patch(old, ops)
-            except StoreError as err:
-                err.collection, err.key = self.name, key
+        try:
+            with self._one_write(), db.translating(collection=self.name, key=key):
+                row = db.one("collection.get_for_update", (key,), table=self.name)
+                if row is None:
+                    raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
+                old = orjson.loads(row[0])
+                try:
+                    new = apply_patch(old, ops) if isinstance(ops, list) else merge_patch(old, ops)
+                except StoreError as err:
+                    err.collection, err.key = self.name, key
+                    raise
+                own, new, text = self._prepare(new)
+                if self._key_member is not None and own != key:
+                    raise StoreError(
+                        "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
+                    )
+                db.run("collection.update", (text, key), table=self.name)
+                self._written(key, new)
+        except StoreError as err:
+            if err.condition != "exclusion" or self.refusal is None:
                 raise
-            own, new, text = self._prepare(new)
-            if self._key_member is not None and own != key:
-                raise StoreError(
-                    "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
-                )
-            db.run("collection.update", (text, key), table=self.name)
-            self._written(key, new)
-        return new
+        else:
+            return new
+        raise self.refusal([(key, new)])  # outside the handler: the database's error is not its context
 
     def delete(self, key: Any) -> bool:
         """Delete the document under ``key``; return whether one was stored."""

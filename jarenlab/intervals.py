@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,9 @@ class IntervalSpec:
     scope: str
     when: tuple[tuple[Segments, Any], ...]
     owner: Segments | None  # the owner pointer when scope is "owner"
+    #: The schema type ("string", "integer", "number", "boolean") of the owner (scope "owner") then
+    #: of each ``within`` member: the values a record's group is compared by.
+    group_families: tuple[str, ...] = ()
 
 
 # -- declarations ----------------------------------------------------------------------------------
@@ -196,6 +199,7 @@ def check_declarations(
         if not isinstance(within_raw, list):
             raise _fail("within must be a list of JSON Pointers", f"{at}/within")
         within: list[Segments] = []
+        families: list[str] = []
         for j, pointer in enumerate(within_raw):
             where = f"{at}/within/{j}"
             segments = parse_pointer(pointer, where, "within")
@@ -208,14 +212,22 @@ def check_declarations(
             if segments in within or segments in (start, end):
                 raise _fail(f"within {pointer!r} repeats a pointer already in the declaration", where)
             within.append(segments)
+            families.append(sub["type"])
         scope = decl.get("scope", "collection")
         if scope not in _SCOPES:
             raise _fail(f'scope must be "collection" or "owner" (got {scope!r})', f"{at}/scope")
         if scope == "owner" and owner is None:
             raise _fail('scope "owner" needs the collection to declare an "owner" pointer', f"{at}/scope")
         when = _when(decl["when"], schema, f"{at}/when") if "when" in decl else ()
-        owner_segments = parse_pointer(owner, f"{at}/scope", "owner") if scope == "owner" else None
-        out.append(IntervalSpec(i, start, end, start_kind, tuple(within), scope, when, owner_segments))
+        owner_segments = None
+        if scope == "owner":
+            owner_segments = parse_pointer(owner, f"{at}/scope", "owner")
+            families.insert(0, _declared(schema, owner_segments, f"{at}/scope", "owner")["type"])
+        out.append(
+            IntervalSpec(
+                i, start, end, start_kind, tuple(within), scope, when, owner_segments, tuple(families)
+            )
+        )
     return tuple(out)
 
 
@@ -329,26 +341,47 @@ def _fast_number(value: Any) -> int | float | None:
     return value if type(value) is int or type(value) is float else None
 
 
+def _grouping(decl: IntervalSpec) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """The values a record's group is compared by: its owner (scope ``"owner"``), then ``within``."""
+    return _values_of(([decl.owner] if decl.owner else []) + list(decl.within))
+
+
+def _owner_of(db: Database, spec: CollectionSpec) -> Callable[[Any], Any]:
+    """A function reading the owner of a stored record by its key (None for unowned collections)."""
+    if spec.owner is None:
+        return lambda key: None
+    path = db.backend.json_path((spec.owner[1:],))
+
+    def owner_of(key: Any) -> Any:
+        text = db.value("intervals.owner_of", (path, key), table=spec.name)
+        return None if text is None else orjson.loads(text)
+
+    return owner_of
+
+
 def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
     """The check :class:`~jarenlab.collection.Collection` runs after each written row.
 
     Raises JD2091 for invalid bounds and :class:`IntervalConflict` (JD2090) for a clash; the
     write transaction then rolls back. ``err.conflict`` is ``{"key", "declaration"}`` and
     ``err.conflict_owner`` the other record's owner (owner views redact both). The backend builds
-    each declaration's lookup once, here.
+    each declaration's lookup once, here. Where the database enforces a declaration itself
+    (``IntervalStatements.enforced``) the check only reads the bounds: an overlapping write has
+    already been refused, and :func:`refusal` names the clash.
     """
-    backend = db.backend
-    plans = [
-        (
-            decl,
-            backend.interval_statements(spec.name, decl).conflict,
-            _values_of(([decl.owner] if decl.owner else []) + list(decl.within)),
-            _values_of([decl.start, decl.end]),
-            _fast_ms if decl.kind == "date-time" else _fast_number,
+    plans = []
+    for decl in spec.intervals:
+        statements = db.backend.interval_statements(spec.name, decl)
+        plans.append(
+            (
+                decl,
+                None if statements.enforced else statements.conflict,
+                _grouping(decl),
+                _values_of([decl.start, decl.end]),
+                _fast_ms if decl.kind == "date-time" else _fast_number,
+            )
         )
-        for decl in spec.intervals
-    ]
-    owner_path = backend.json_path((spec.owner[1:],)) if spec.owner else None
+    owner_of = _owner_of(db, spec)
     one_built = db.one_built
 
     def check(key: Any, doc: dict[str, Any] | None) -> None:
@@ -364,17 +397,90 @@ def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
                     raise StoreError(
                         err.code, err.reason, doc_path=err.doc_path, collection=spec.name, key=key
                     ) from None
-            if decl.when and not _matches(decl, doc):
+            if sql is None or (decl.when and not _matches(decl, doc)):
                 continue
             row = one_built(sql, (*grouping(doc), hi, key, lo))
             if row is not None:
-                other = row[0]
-                other_owner = None
-                if owner_path is not None:
-                    other_owner = db.value("intervals.owner_of", (owner_path, other), table=spec.name)
-                raise conflict_error(spec.name, key, other, decl, other_owner, doc)
+                raise conflict_error(spec.name, key, row[0], decl, owner_of(row[0]), doc)
 
     return check
+
+
+#: Names the clash of rows the database refused (see :func:`refusal`).
+Refusal = Callable[[Sequence[tuple[Any, "dict[str, Any]"]]], IntervalConflict]
+
+
+def refusal(spec: CollectionSpec, db: Database) -> Refusal:
+    """What names the clash when the database itself refused a write (an error with condition
+    ``"exclusion"``: a declaration it enforces), called with the written ``(key, doc)`` rows once
+    the write was undone. Returns the JD2090 :class:`IntervalConflict` that :func:`write_check`
+    would have raised: the first row (in order) that overlaps a stored record, found by the
+    declaration's lookup, else two rows of the write that overlap each other.
+
+    The database's own error is never passed on: it prints the other record's values, which an
+    owner view must not show. If the other record changed before it could be named, the error
+    names none (``err.conflict is None``).
+    """
+    plans = [
+        (decl, db.backend.interval_statements(spec.name, decl).conflict, _grouping(decl))
+        for decl in spec.intervals
+    ]
+    owner_of = _owner_of(db, spec)
+    owner_member = spec.owner[1:] if spec.owner else None
+
+    def refused(written: Sequence[tuple[Any, dict[str, Any]]]) -> IntervalConflict:
+        counted: list[tuple[IntervalSpec, tuple[Any, ...], int | float, int | float, int]] = []
+        for i, (key, doc) in enumerate(written):
+            for decl, sql, grouping in plans:
+                if decl.when and not _matches(decl, doc):
+                    continue
+                try:
+                    lo, hi = bounds(decl, doc)
+                except StoreError:
+                    continue  # invalid bounds hold no slot
+                group = grouping(doc)
+                row = db.one_built(sql, (*group, hi, key, lo))
+                if row is not None:
+                    return conflict_error(spec.name, key, row[0], decl, owner_of(row[0]), doc)
+                counted.append((decl, group, lo, hi, i))
+        clash = _first_overlap(counted)
+        if clash is not None:
+            decl, mine, other = clash
+            (key, doc), (other_key, other_doc) = written[mine], written[other]
+            other_owner = other_doc.get(owner_member) if owner_member else None
+            return conflict_error(spec.name, key, other_key, decl, other_owner, doc)
+        err = IntervalConflict(
+            "JD2090",
+            "the interval overlaps a record that changed before it could be named; nothing was written",
+            collection=spec.name,
+            key=written[0][0] if len(written) == 1 else None,
+        )
+        err.conflict = None  # type: ignore[attr-defined]
+        err.conflict_owner = None  # type: ignore[attr-defined]
+        return err
+
+    return refused
+
+
+def _first_overlap(
+    counted: list[tuple[IntervalSpec, tuple[Any, ...], int | float, int | float, int]],
+) -> tuple[IntervalSpec, int, int] | None:
+    """Two overlapping intervals among ``(decl, group, start, end, row)``: (decl, the later row, the
+    earlier row), or None. One sort and one sweep per group, whatever the batch's size."""
+    groups: dict[tuple[int, tuple[Any, ...]], list[tuple[int | float, int | float, int]]] = {}
+    decls = {}
+    for decl, group, lo, hi, row in counted:
+        groups.setdefault((decl.position, group), []).append((lo, hi, row))
+        decls[decl.position] = decl
+    for (position, _), spans in groups.items():
+        spans.sort()
+        reach: tuple[int | float, int] | None = None  # the furthest end so far, and its row
+        for lo, hi, row in spans:
+            if reach is not None and lo < reach[0]:
+                return decls[position], max(row, reach[1]), min(row, reach[1])
+            if reach is None or hi > reach[0]:
+                reach = (hi, row)
+    return None
 
 
 def describe(decl: IntervalSpec, doc: dict[str, Any]) -> str:

@@ -122,6 +122,16 @@ class OwnedCollection:
     def _doc_key(self, doc: Any) -> Any:
         return doc.get(self._key_member) if self._key_member and isinstance(doc, dict) else None
 
+    def _locked(self, key: Any) -> dict[str, Any] | None:
+        """Inside a transaction: the record under ``key``, locked until the transaction ends, so no
+        other writer can hand it to another owner between this view's check and its write."""
+        if type(key) is not self.collection.spec.key_type:
+            return self.collection.get(key)  # refuses the key (JD2002)
+        db = self.store.db
+        with db.translating(collection=self.name, key=key):
+            text = db.value("collection.get_for_update", (key,), table=self.name)
+        return None if text is None else orjson.loads(text)
+
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
         """Insert one document owned by this view's owner; return its key."""
@@ -143,7 +153,16 @@ class OwnedCollection:
         def write() -> Any:
             with self.store.transaction():
                 if target is not None:
-                    existing = self.collection.get(target)
+                    existing = self._locked(target)
+                    if existing is None and self._key_member and (key is None or key == target):
+                        # Nothing to lock: insert, so a record another writer puts there meanwhile
+                        # is not overwritten unseen (its key is then taken: look again).
+                        try:
+                            return self.collection.insert(doc)
+                        except StoreError as err:
+                            if err.condition != "duplicate":
+                                raise
+                        existing = self._locked(target)
                     if existing is not None and not self._mine(existing):
                         raise StoreError(
                             "JD2094", "this view cannot write that record", collection=self.name, key=target
@@ -157,7 +176,7 @@ class OwnedCollection:
 
         def write() -> dict[str, Any]:
             with self.store.transaction():
-                if not self._mine(self.collection.get(key)):
+                if not self._mine(self._locked(key)):
                     raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
                 new = self.collection.patch(key, ops)
                 if not self._mine(new):
@@ -174,7 +193,7 @@ class OwnedCollection:
     def delete(self, key: Any) -> bool:
         """Delete one of this owner's records; False when none (another owner's counts as none)."""
         with self.store.transaction():
-            if not self._mine(self.collection.get(key)):
+            if not self._mine(self._locked(key)):
                 return False
             return self.collection.delete(key)
 

@@ -211,11 +211,15 @@ class IntervalStatements:
             and whose bounds do not read as ``start < end``, or no row.
         overlap: no params; one row ``(key, earlier key)`` of two covered stored records of one
             group that overlap, or no row.
+        enforced: True when the database refuses an overlapping write itself (an error with
+            condition ``"exclusion"``, after which the write is undone): ``conflict`` then only
+            names the other record. False: the write check runs ``conflict`` after every write.
     """
 
     conflict: str
     invalid: str
     overlap: str
+    enforced: bool = False
 
 
 class Cursor(Protocol):

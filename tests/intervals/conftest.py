@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-import jarenlab as jl
-
 TIME = {"type": "string", "format": "date-time"}
 
 BOOKINGS: dict[str, Any] = {
@@ -76,7 +74,6 @@ def model() -> dict[str, Any]:
 
 
 @pytest.fixture
-def store(tmp_path: Any, model: dict[str, Any]) -> Any:
-    s = jl.open(tmp_path / "lab.db", model)
-    yield s
-    s.close()
+def store(open_store: Any, model: dict[str, Any]) -> Any:
+    """A fresh store of :data:`BOOKINGS` on the test's backend."""
+    return open_store(model)

@@ -1,17 +1,20 @@
-"""The non-overlap rule on writes: inserts, puts, patches, bulk loads, bounds, rollback, restart, plan."""
+"""The non-overlap rule on writes: inserts, puts, patches, bulk loads, bounds, rollback, restart, plan.
+
+Every test runs on SQLite and on PostgreSQL, where an exclusion constraint enforces the rule; the
+few about one engine's SQL (its plan, its index, its reading of instants) say so.
+"""
 
 from __future__ import annotations
 
 import datetime
 import random
-import sqlite3
 from typing import Any
 
 import orjson
 import pytest
 
-import jarenlab as jl
 from jarenlab import intervals
+from jarenlab.backends.postgres import intervals as pg_intervals
 from jarenlab.backends.sqlite import intervals as sqlite_intervals
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
 
@@ -128,7 +131,7 @@ def test_cancelling_frees_the_slot_and_reopening_into_it_is_refused(store: Any) 
     b.patch("a", {"status": "booked"})
 
 
-def test_when_filters_compare_types_exactly(tmp_path: Any) -> None:
+def test_when_filters_compare_types_exactly(open_store: Any) -> None:
     schema = {
         "type": "object",
         "required": ["s", "e"],
@@ -139,7 +142,7 @@ def test_when_filters_compare_types_exactly(tmp_path: Any) -> None:
         "$model": "0.1",
         "collections": {"t": {"key": None, "identity": "integer", "schema": schema, "intervals": decls}},
     }
-    with jl.open(tmp_path / "w.db", model) as store:
+    with open_store(model, name="w") as store:
         t = store["t"]
         t.insert({"s": 0, "e": 10, "on": True, "n": 1.0, "z": None})  # counts (1.0 == 1)
         _conflict(t.insert, {"s": 5, "e": 6, "on": True, "n": 1, "z": None})
@@ -153,7 +156,7 @@ def test_when_filters_compare_types_exactly(tmp_path: Any) -> None:
         assert t.count() == 5
 
 
-def test_a_when_string_that_looks_like_json_does_not_match_an_array(tmp_path: Any) -> None:
+def test_a_when_string_that_looks_like_json_does_not_match_an_array(open_store: Any) -> None:
     schema = {
         "type": "object",
         "required": ["s", "e"],
@@ -170,7 +173,7 @@ def test_a_when_string_that_looks_like_json_does_not_match_an_array(tmp_path: An
             }
         },
     }
-    with jl.open(tmp_path / "j.db", model) as store:
+    with open_store(model, name="j") as store:
         store["t"].insert({"s": 0, "e": 10, "st": ["b"]})
         store["t"].insert({"s": 0, "e": 10, "st": "['b']"})
         _conflict(store["t"].insert, {"s": 0, "e": 10, "st": "['b']"})
@@ -229,13 +232,13 @@ def test_a_clash_inside_a_transaction_rolls_back_only_its_savepoint(store: Any) 
     assert sorted(d["id"] for d in b.to_list()) == ["a", "c"]
 
 
-def test_the_constraint_survives_a_restart(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "restart.db"
-    with jl.open(path, model) as store:
-        store["bookings"].insert(booking("a", "10", "12"))
-    with jl.open(path) as store:
+def test_the_constraint_survives_a_restart(open_store: Any, model: dict[str, Any]) -> None:
+    first = open_store(model, name="restart")
+    with first:
+        first["bookings"].insert(booking("a", "10", "12"))
+    with open_store.reopen(first) as store:
         _conflict(store["bookings"].insert, booking("b", "11", "13"))
-    with jl.open(path, model) as store:
+    with open_store.reopen(first, model) as store:
         _conflict(store["bookings"].insert, booking("b", "11", "13"))
         store["bookings"].insert(booking("b", "12", "13"))
 
@@ -244,6 +247,7 @@ def _plan(conn: Any, sql: str, params: tuple[Any, ...]) -> str:
     return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
 
 
+@pytest.mark.sqlite_only("reads SQLite's query plan of its own lookup")
 def test_the_check_is_one_indexed_lookup(store: Any) -> None:
     conn = store.db.connection()
     for name in ("bookings", "shifts"):
@@ -256,6 +260,7 @@ def test_the_check_is_one_indexed_lookup(store: Any) -> None:
         assert f"SCAN {name}" not in plan and "TEMP B-TREE" not in plan, plan
 
 
+@pytest.mark.sqlite_only("reads SQLite's partial index through sqlite_master and INDEXED BY")
 def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
@@ -276,22 +281,70 @@ def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     assert counted == 2
 
 
-def test_a_dropped_interval_index_is_refused_on_reopen(tmp_path: Any, model: dict[str, Any]) -> None:
-    path = tmp_path / "dropped.db"
-    jl.open(path, model).close()
-    raw = sqlite3.connect(path)
-    raw.execute('DROP INDEX "_jl_iv_bookings_0"')
-    raw.commit()
-    raw.close()
+@pytest.mark.postgresql_only("reads PostgreSQL's plan of the lookup that names a refused write's clash")
+def test_the_lookup_is_served_by_the_constraint_index(store: Any) -> None:
+    conn = store.db.connection()
+    for name, params in (("bookings", ("A", 5, "k", 1)), ("shifts", ("ann", 5, 0, 1))):
+        (decl,) = store[name].spec.intervals
+        sql = store.backend.interval_statements(name, decl).conflict
+        with store.transaction():
+            conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table: ask whether the index can serve
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+        assert f"_jl_iv_{name}_0" in plan and "Seq Scan" not in plan, plan
+
+
+@pytest.mark.postgresql_only("reads PostgreSQL's catalogue")
+def test_each_declaration_is_an_exclusion_constraint_counting_what_when_counts(store: Any) -> None:
+    conn = store.db.connection()
+    schema = store.backend.schema
+    found = dict(
+        conn.execute(
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE contype = 'x' AND connamespace = %s::regnamespace",
+            (schema,),
+        ).fetchall()
+    )
+    assert set(found) == {"_jl_iv_bookings_0", "_jl_iv_shifts_0"}
+    assert all(d.startswith("EXCLUDE USING gist (") for d in found.values())
+    assert "WHERE" in found["_jl_iv_bookings_0"] and "WHERE" not in found["_jl_iv_shifts_0"]
+    assert (
+        "int8range(jl_instant_ms(" in found["_jl_iv_bookings_0"] and "numrange(" in found["_jl_iv_shifts_0"]
+    )
+    (home,) = conn.execute(
+        "SELECT pronamespace::regnamespace::text FROM pg_proc WHERE proname = 'jl_instant_ms' AND pronamespace = %s::regnamespace",
+        (schema,),
+    ).fetchone()
+    assert home == schema
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12"))
+    b.insert(booking("b", "10", "12", status="cancelled"))
+    b.insert(booking("c", "10", "12", room="B"))
+    b.insert({k: v for k, v in booking("d", "10", "12").items() if k != "status"})
+    when = pg_intervals.when_sql(b.spec.intervals[0])
+    assert conn.execute(f"SELECT count(*) FROM bookings WHERE {when}").fetchone()[0] == 2
+
+
+DROP = {
+    "sqlite": 'DROP INDEX "_jl_iv_bookings_0"',
+    "postgresql": 'ALTER TABLE bookings DROP CONSTRAINT "_jl_iv_bookings_0"',
+}
+
+
+def test_a_dropped_interval_index_is_refused_on_reopen(
+    open_store: Any, backend: str, model: dict[str, Any]
+) -> None:
+    store = open_store(model, name="dropped")
+    with store.transaction():
+        store.db.connection().execute(DROP[backend])
+    store.close()
     with pytest.raises(ModelError) as info:
-        jl.open(path, model)
+        open_store.reopen(store, model)
     assert info.value.code == "JD0002" and "_jl_iv_bookings_0" in info.value.reason
 
 
 def test_adding_a_declaration_to_an_existing_store_is_a_model_change(
-    tmp_path: Any, model: dict[str, Any]
+    open_store: Any, model: dict[str, Any]
 ) -> None:
-    path = tmp_path / "added.db"
     bare = {
         **model,
         "collections": {
@@ -299,26 +352,31 @@ def test_adding_a_declaration_to_an_existing_store_is_a_model_change(
             "bookings": {**model["collections"]["bookings"], "intervals": []},
         },
     }
-    jl.open(path, bare).close()
+    store = open_store(bare, name="added")
+    store.close()
     with pytest.raises(ModelError) as info:
-        jl.open(path, model)
+        open_store.reopen(store, model)
     assert info.value.code == "JD0002" and info.value.doc_path.startswith("/collections/bookings/intervals")
 
 
+#: A record that overlaps booking("b", "12", "14") of room A.
+AROUND = '{"id":"z","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00Z","end":"2024-05-01T15:00:00Z"}'
+
+
+def _write_around_the_check(store: Any, key: str, text: str) -> None:
+    """Store a record the way raw SQL would (an old file, a migration): no validation, no check."""
+    with store.transaction():
+        store.db.run("collection.insert_keyed", (key, text), table="bookings")
+
+
+@pytest.mark.sqlite_only("writes an overlap around the check; PostgreSQL's constraint refuses even that")
 def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
     b.insert(booking("b", "12", "14"))
     b.insert(booking("c", "10", "12", room="B"))
     intervals.check_existing(store, "bookings")
-    # data that reached the table around the constraint (raw SQL, as an old file or a migration would)
-    with store.transaction():
-        store.db.connection().execute(
-            "INSERT INTO bookings(key, doc) VALUES ('z', ?)",
-            (
-                '{"id":"z","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00Z","end":"2024-05-01T15:00:00Z"}',
-            ),
-        )
+    _write_around_the_check(store, "z", AROUND)
     with pytest.raises(IntervalConflict) as info:
         intervals.check_existing(store, "bookings")
     assert {info.value.key, info.value.conflict["key"]} == {"b", "z"}
@@ -327,23 +385,50 @@ def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     intervals.check_existing(store, "bookings")
 
 
+@pytest.mark.postgresql_only("the database enforces the rule on every write, raw SQL included")
+def test_the_database_refuses_an_overlap_written_around_the_check(store: Any) -> None:
+    b = store["bookings"]
+    b.insert(booking("a", "10", "12"))
+    b.insert(booking("b", "12", "14", owner="ann"))
+    intervals.check_existing(store, "bookings")
+    with pytest.raises(StoreError) as info:
+        _write_around_the_check(store, "z", AROUND)
+    assert (info.value.code, info.value.condition) == ("JD2005", "exclusion")
+    assert "_jl_iv_bookings_0" in info.value.reason
+    other = booking("b", "12", "14")  # the server's DETAIL prints the other record's values
+    for value in (
+        intervals.instant(other["start"], "date-time"),
+        intervals.instant(other["end"], "date-time"),
+    ):
+        assert str(value) not in str(info.value) + repr(info.value.__dict__), str(info.value)
+    assert b.count() == 2
+    intervals.check_existing(store, "bookings")
+
+
 def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
-    with store.transaction():
-        store.db.connection().execute(
-            "INSERT INTO bookings(key, doc) VALUES ('bad', ?)",
-            (
-                '{"id":"bad","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00+02:00","end":"2024-05-01T15:00:00Z"}',
-            ),
-        )
+    _write_around_the_check(
+        store,
+        "bad",
+        '{"id":"bad","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00+02:00","end":"2024-05-01T15:00:00Z"}',
+    )
     with pytest.raises(StoreError) as info:
         intervals.check_existing(store, "bookings")
     assert info.value.code == "JD2091" and info.value.key == "bad"
 
 
-def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
+def _sql_instants(store: Any, backend: str, texts: list[str]) -> list[Any]:
+    """The database's reading of each text as a bound, as the declaration's SQL reads it."""
+    conn = store.db.connection()
+    if backend == "sqlite":
+        expr = sqlite_intervals.bound_sql(store["bookings"].spec.intervals[0], ("v",))
+        sql = f"SELECT {expr} FROM (SELECT ? AS doc)"
+        return [conn.execute(sql, (orjson.dumps({"v": t}).decode(),)).fetchone()[0] for t in texts]
+    sql = "SELECT jl_instant_ms(v) FROM unnest(%s::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n"
+    return [r[0] for r in conn.execute(sql, (texts,)).fetchall()]
+
+
+def test_sql_and_python_agree_on_5000_random_instants(store: Any, backend: str) -> None:
     rng = random.Random(20240501)
-    spec = store["bookings"].spec
-    expr = sqlite_intervals.bound_sql(spec.intervals[0], ("v",))
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
     values = []
     for _ in range(5000):
@@ -355,13 +440,55 @@ def test_sql_and_python_agree_on_5000_random_instants(store: Any) -> None:
         whole = ms - ms % 1000 if frac in ("", ".") else ms
         text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac}Z"
         values.append((text, whole))
-    conn = store.db.connection()
-    for text, want in values:
-        doc = orjson.dumps({"v": text}).decode()
-        got = conn.execute(f"SELECT {expr} FROM (SELECT ? AS doc)", (doc,)).fetchone()[0]
-        assert intervals.instant(text, "date-time") == want == got, text
+    got = _sql_instants(store, backend, [text for text, _ in values])
+    for (text, want), sql in zip(values, got, strict=True):
+        assert intervals.instant(text, "date-time") == want == sql, text
         fast = intervals._fast_ms(text)  # the write check's fast path: same value, or defers (None)
         assert fast == want or (fast is None and len(text) not in (20, 24)), text
+
+
+NOT_INSTANTS = [
+    "now",
+    "2024-02-30T10:00:00Z",
+    "2023-02-29T10:00:00Z",
+    "1900-02-29T10:00:00Z",
+    "2024-04-31T10:00:00Z",
+    "2024-13-01T10:00:00Z",
+    "2024-05-01T24:00:00Z",
+    "2024-05-01T10:60:00Z",
+    "2024-05-01T10:00:60Z",
+    "0000-01-01T00:00:00Z",
+    "2024-05-01T10:00:00.0001Z",
+    "2024-05-01T10:00:00.Z",
+    "2024-05-01T10:00:00+00:00",
+    "2024-05-01T10:00:00z",
+    "2024-05-01t10:00:00Z",
+    "2024-05-01 10:00:00Z",
+    "2024-05-01T10:00:00Z\n",
+    " 2024-05-01T10:00:00Z",
+    "12024-05-01T10:00:00Z",
+    "2024-5-01T10:00:00Z",
+    "2024-05-01T10:00:00.5000001Z",
+]
+
+
+@pytest.mark.parametrize(
+    "text", ["2000-02-29T00:00:00Z", "2024-05-01T10:00:00.5000Z", "0001-01-01T00:00:00Z"]
+)
+def test_sql_and_python_accept_the_same_edge_instants(store: Any, backend: str, text: str) -> None:
+    assert _sql_instants(store, backend, [text]) == [intervals.instant(text, "date-time")]
+
+
+@pytest.mark.postgresql_only(
+    "the constraint reads bounds as the row is written, before the write check: it must give no "
+    "slot to what Python refuses (SQLite's julianday() reads Feb 30 as Mar 1; its check decides first)"
+)
+def test_sql_and_python_refuse_the_same_texts(store: Any, backend: str) -> None:
+    assert _sql_instants(store, backend, NOT_INSTANTS) == [None] * len(NOT_INSTANTS)
+    for text in NOT_INSTANTS:
+        with pytest.raises(StoreError) as info:
+            intervals.instant(text, "date-time")
+        assert info.value.code == "JD2091", text
 
 
 def test_the_fast_bound_path_defers_everything_not_plainly_valid() -> None:
@@ -393,7 +520,7 @@ def test_the_fast_bound_path_defers_everything_not_plainly_valid() -> None:
     )
 
 
-def test_nested_bound_pointers(tmp_path: Any) -> None:
+def test_nested_bound_pointers(open_store: Any) -> None:
     slot = {
         "type": "object",
         "required": ["from", "to"],
@@ -415,7 +542,7 @@ def test_nested_bound_pointers(tmp_path: Any) -> None:
             }
         },
     }
-    with jl.open(tmp_path / "n.db", model) as store:
+    with open_store(model, name="n") as store:
         store["t"].insert({"slot": {"from": 1, "to": 3}, "desk": 1})
         store["t"].insert({"slot": {"from": 1, "to": 3}, "desk": 2})
         err = _conflict(store["t"].insert, {"slot": {"from": 2, "to": 4}, "desk": 1})

@@ -1,4 +1,8 @@
-"""Races between separate processes: one booking per slot, one run per idempotency key."""
+"""Races between separate processes: one booking per slot, one run per idempotency key.
+
+On SQLite the file's single writer orders the racers; on PostgreSQL they write at once (READ
+COMMITTED), and the exclusion constraint and the claimed key decide.
+"""
 
 from __future__ import annotations
 
@@ -16,17 +20,17 @@ ROUNDS = 15
 PROCESSES = 4
 
 
-def _contend(path: str, worker: int, barrier: Any, results: Any) -> None:
+def _contend(target: dict[str, Any], worker: int, barrier: Any, results: Any) -> None:
     """Each round, every process tries to book the same slot, then to run the same keyed transaction."""
-    won, answers = [], []
-    with jl.open(path) as store:
+    won, named, answers = [], [], []
+    with jl.open(**target) as store:
         for r in range(ROUNDS):
             barrier.wait(30)
             try:
                 store["bookings"].insert(booking(f"r{r}-w{worker}", f"{r:02d}", f"{r + 1:02d}", room="race"))
                 won.append(r)
-            except IntervalConflict:
-                pass
+            except IntervalConflict as err:
+                named.append((r, err.conflict["key"]))
             barrier.wait(30)
             answers.append(
                 store.transaction(
@@ -39,33 +43,38 @@ def _contend(path: str, worker: int, barrier: Any, results: Any) -> None:
                     fingerprint={"round": r},
                 )
             )
-    results.put((worker, won, answers))
+    results.put((worker, won, named, answers))
 
 
 @pytest.mark.slow
 def test_racing_processes_book_each_slot_once_and_run_each_key_once(
-    tmp_path: Any, model: dict[str, Any]
+    open_store: Any, model: dict[str, Any]
 ) -> None:
-    path = str(tmp_path / "race.db")
-    jl.open(path, model).close()
+    store = open_store(model, name="race")
+    store.close()
+    target = open_store.target("race")
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(PROCESSES), ctx.Queue()
-    procs = [ctx.Process(target=_contend, args=(path, w, barrier, results)) for w in range(PROCESSES)]
+    procs = [ctx.Process(target=_contend, args=(target, w, barrier, results)) for w in range(PROCESSES)]
     for p in procs:
         p.start()
     outcomes = [results.get(timeout=120) for _ in procs]
     for p in procs:
         p.join(30)
     assert [p.exitcode for p in procs] == [0] * PROCESSES
-    wins = sorted(r for _, won, _ in outcomes for r in won)
+    wins = sorted(r for _, won, _, _ in outcomes for r in won)
     assert wins == list(range(ROUNDS))  # exactly one winner per slot
-    with jl.open(path) as store:
+    winner = {r: f"r{r}-w{w}" for w, won, _, _ in outcomes for r in won}
+    named = [pair for _, _, losses, _ in outcomes for pair in losses]
+    assert len(named) == ROUNDS * (PROCESSES - 1)
+    assert all(key == winner[r] for r, key in named)  # every loser was told whose booking won
+    with open_store.reopen(store) as store:
         booked = sorted(d["start"] for d in store["bookings"].to_list())
         assert booked == sorted({booking("x", f"{r:02d}", "23")["start"] for r in range(ROUNDS)})
         runs = store["runs"].to_list()
         assert sorted(d["round"] for d in runs) == list(range(ROUNDS))  # exactly one run per key
         for r in range(ROUNDS):
-            seen = {tuple(sorted(answers[r].items())) for _, _, answers in outcomes}
+            seen = {tuple(sorted(answers[r].items())) for _, _, _, answers in outcomes}
             assert len(seen) == 1  # every process got the one stored result
             (answer,) = seen
             assert dict(answer)["by"] == next(d["by"] for d in runs if d["round"] == r)

@@ -17,7 +17,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
@@ -25,11 +25,14 @@ import psycopg
 from psycopg import pq
 from psycopg.types.string import TextLoader
 
-from jarenlab.backends.base import IDENTIFIER, Catalogue, Row, StorageOrder, quote
-from jarenlab.backends.postgres import ddl
+from jarenlab.backends.base import IDENTIFIER, Catalogue, IntervalStatements, Row, StorageOrder, quote
+from jarenlab.backends.postgres import ddl, intervals
 from jarenlab.backends.postgres.clock import ServerClock
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.model import Model
+
+if TYPE_CHECKING:
+    from jarenlab.intervals import IntervalSpec
 
 #: SQLSTATEs of failures that succeed when tried again: serialization failure, deadlock, lock
 #: timeout, statement cancelled (a lock_timeout), and lost connections (class 08).
@@ -84,6 +87,8 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2001", f"duplicate key ({text})", condition="duplicate", **fields)
     elif state == "23P01":
         err = StoreError("JD2005", text, condition="exclusion", **fields)
+    elif state == "40P01":  # two inserters of overlapping intervals can each wait for the other
+        err = StoreError("JD2005", text, retryable=True, condition="deadlock", **fields)
     elif state in _RETRYABLE:
         err = StoreError("JD2005", text, retryable=True, condition="busy", **fields)
     elif state.startswith("08") or (isinstance(exc, psycopg.OperationalError) and not state):
@@ -342,7 +347,9 @@ class PostgresBackend:
         return f"PostgreSQL {capabilities['server_version']}, schema {self.schema}"
 
     def model_ddl(self, model: Model) -> list[str]:
-        return ddl.create_statements(model)
+        """The model's tables and indexes, then what its interval declarations add (the function
+        ``jl_instant_ms`` and one exclusion constraint each)."""
+        return ddl.create_statements(model) + intervals.create_statements(model)
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
         return [sql for name in subsystems for sql in catalogue(name).schema()]
@@ -364,12 +371,34 @@ class PostgresBackend:
         """Create the schema, the store's own table and the model's tables; record their rendering."""
         with translating():
             conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.schema)}")
+            if any(spec.intervals for spec in model.collections.values()):
+                self._require_btree_gist(conn)
             for statement in self.internal_ddl(["store"]) + self.model_ddl(model):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO _jl_meta(name, value) VALUES ('shape', %s)",
                 (orjson.dumps(self.shape(conn)).decode(),),
             )
+
+    def _require_btree_gist(self, conn: psycopg.Connection[Any]) -> None:
+        """Make sure the database has ``btree_gist`` (declared intervals' exclusion constraints
+        compare text, numbers and booleans in a GiST index); JD0001 naming it when it cannot be had.
+
+        It is installed in ``public``, never in the store's schema: dropping one store's schema must
+        not take the extension (and every other store's constraints) with it.
+        """
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('jarenlab/btree_gist', 0))")
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'btree_gist'").fetchone():
+            return
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public")
+        except psycopg.Error as exc:
+            raise StoreError(
+                "JD0001",
+                "declared intervals need the PostgreSQL extension btree_gist, which this database "
+                f"does not have and this user cannot create ({exc.diag.message_primary or exc.sqlstate}); "
+                "ask the database's owner to run CREATE EXTENSION btree_gist",
+            ) from exc
 
     def verify(self, conn: psycopg.Connection[Any], model: Model) -> str | None:
         """The first way the schema's tables and indexes differ from what was created (None: none)."""
@@ -385,8 +414,18 @@ class PostgresBackend:
         return "key" if key_type is int else "insertion"
 
     def json_path(self, segments: tuple[str | int, ...]) -> list[str]:
-        """A member's path as PostgreSQL's ``#>`` takes it (a text array, bound as a parameter)."""
+        """A member's path as PostgreSQL's ``#>`` and ``#>>`` take it (a text array, bound as a
+        parameter; an array index is its decimal text).
+
+        >>> PostgresBackend("postgresql://db.lab/lab").json_path(("a", 0))
+        ['a', '0']
+        """
         return [str(s) for s in segments]
+
+    def interval_statements(self, table: str, decl: IntervalSpec) -> IntervalStatements:
+        """One declaration's statements; its exclusion constraint (part of :meth:`model_ddl`)
+        enforces it, so the ``conflict`` lookup only names the record a refused write overlapped."""
+        return intervals.statements(table, decl)
 
     # -- hooks --------------------------------------------------------------------------------------
     def serialize(self, conn: psycopg.Connection[Any], name: str) -> None:
