@@ -37,12 +37,12 @@ def test_the_model_checks_and_declares_what_the_docs_say() -> None:
     assert indexed == {"$.origin", "$.dep_delay", "$.carrier", "$.time_hour"}
     # Deliberately unindexed, for the explain tutorial's scan-then-index story.
     assert "$.dest" not in indexed and "$.tailnum" not in indexed
-    columns = {c.path: c.sql_type for c in flights.columns}
+    columns = {c.path: c.family for c in flights.columns}
     assert columns == {
-        "$.origin": "TEXT",
-        "$.dep_delay": "INTEGER",
-        "$.carrier": "TEXT",
-        "$.time_hour": "TEXT",
+        "$.origin": "string",
+        "$.dep_delay": "integer",
+        "$.carrier": "string",
+        "$.time_hour": "string",
     }
 
 
