@@ -217,3 +217,36 @@ def test_show_updates_one_display_in_a_notebook(store: jl.Store, monkeypatch: An
     assert store.events.tail(last=2, follow=False).show(rows=5) == 2
     assert handle.pages and handle.pages[-1].count("<tr>") == 3 and "2 shown" in handle.pages[-1]
     assert "ended" in handle.pages[-1]
+
+
+@pytest.mark.postgresql_only("the emit's NOTIFY wakes a following stream")
+def test_a_notification_wakes_a_following_stream_at_once(open_store: Any, model: dict[str, Any]) -> None:
+    import subprocess
+    import sys
+
+    store = open_store(model)
+    arrived: list[float] = []
+    stream = store.events.tail(last=0, poll=30, timeout=30)
+    follower = threading.Thread(target=lambda: arrived.extend(time.monotonic() for _ in stream))
+    follower.start()
+    time.sleep(0.3)  # the stream waits and the watcher listens
+    script = (
+        "import sys, time, jarenlab as jl\n"
+        "with jl.open(sys.argv[1], schema=sys.argv[2] or None) as s:\n"
+        "    s.events.emit('flight.delayed', {'flight': 1, 'minutes': 1})\n"
+        "    print(time.monotonic(), flush=True)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, *child_args(open_store.target())],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    emitted = float(out.stdout.strip())
+    deadline = time.monotonic() + 5
+    while not arrived and time.monotonic() < deadline:
+        time.sleep(0.005)
+    stream.stop()
+    follower.join(5)
+    assert arrived and arrived[0] - emitted < 0.5  # not the 30 s poll
