@@ -52,6 +52,7 @@ class Database:
         self._conns: list[Any] = []
         self._conns_lock = threading.Lock()
         self._closed = False
+        self._close_lock = threading.Lock()
         self._before: list[CommitHook] = []
         self._after: list[CommitHook] = []
         self._texts: dict[Any, str] = {}
@@ -87,15 +88,17 @@ class Database:
         return self._closed
 
     def close(self) -> None:
-        """Let the backend tidy up, then release every connection of every thread."""
-        if self._closed:
-            return
-        conn = None
-        with contextlib.suppress(StoreError):
-            conn = self.connection()
-        self.backend.close(conn)
-        self._closed = True
-        self.release()
+        """Let the backend tidy up, then release every connection of every thread (once, whichever
+        threads call it at the same time)."""
+        with self._close_lock:
+            if self._closed:
+                return
+            conn = None
+            with contextlib.suppress(StoreError):
+                conn = self.connection()
+            self.backend.close(conn)
+            self._closed = True
+            self.release()
 
     def release(self) -> None:
         """Close every connection (also used when opening fails half-way)."""

@@ -109,6 +109,7 @@ class Store:
         self._objects: dict[str, Any] = {}
         self._objects_lock = threading.RLock()
         self._closers: list[Callable[[], None]] = []
+        self._close_lock = threading.RLock()  # a closer may close the store again: that call returns
         try:
             conn = self.db.connection()
             self._capabilities = self.backend.probe(conn)
@@ -301,12 +302,13 @@ class Store:
 
         A second call does nothing; any other call afterwards raises JD2063.
         """
-        if self.db.closed:
-            return
-        for closer in reversed(self._closers):
-            closer()
-        self.db.close()
-        self._remove_temp()
+        with self._close_lock:
+            if self.db.closed:
+                return
+            for closer in reversed(self._closers):
+                closer()
+            self.db.close()
+            self._remove_temp()
 
     def _remove_temp(self) -> None:
         if self._temp_dir:

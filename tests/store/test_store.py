@@ -331,3 +331,15 @@ def test_query_switches_must_be_booleans(store: Any) -> None:
             call()
         assert info.value.code == "JD0006"
     assert notes.execute({"$count": "$[*]"}, pushdown=False) == 0
+
+
+def test_closing_from_several_threads_at_once_closes_once(store: Any) -> None:
+    store["notes"].insert({"id": "a"})
+    calls: list[int] = []
+    store.on_close(lambda: calls.append(1))
+    threads = [threading.Thread(target=store.close) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert store.closed and calls == [1]
