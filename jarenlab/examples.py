@@ -45,6 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from jarenlab.jobs.registry import Handlers
+from jarenlab.query import it
+
 if TYPE_CHECKING:
     from jarenlab.store import Store
 
@@ -257,3 +260,20 @@ def load_flights(
         if report is not None:
             report(name, counts[name], time.perf_counter() - started)
     return counts
+
+
+#: Job handlers a worker in another process imports: ``python -m jarenlab worker STORE --handlers
+#: jarenlab.examples:HANDLERS`` (the PostgreSQL tutorial runs two such workers).
+HANDLERS = Handlers()
+
+
+@HANDLERS.handler("route-delays")
+def route_delays(payload: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """How many flights a route had and their mean departure delay (a query on the worker's store).
+
+    ``payload``: ``{"origin": "JFK", "dest": "LAX"}``.
+    """
+    route = ctx.store["flights"].where((it.origin == payload["origin"]) & (it.dest == payload["dest"]))
+    delays = [d for d in route.select(it.dep_delay).to_list() if d is not None]
+    mean = round(sum(delays) / len(delays), 1) if delays else None
+    return {"route": f"{payload['origin']}-{payload['dest']}", "flights": len(delays), "mean_delay": mean}
