@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import datetime
 import random
+import uuid
 from typing import Any
 
 import orjson
 import pytest
 
+import jarenlab as jl
 from jarenlab import intervals
 from jarenlab.backends.postgres import intervals as pg_intervals
 from jarenlab.backends.sqlite import intervals as sqlite_intervals
@@ -547,3 +549,24 @@ def test_nested_bound_pointers(open_store: Any) -> None:
         store["t"].insert({"slot": {"from": 1, "to": 3}, "desk": 2})
         err = _conflict(store["t"].insert, {"slot": {"from": 2, "to": 4}, "desk": 1})
         assert err.conflict["key"] == 1
+
+
+@pytest.mark.postgresql_only("about PostgreSQL's btree_gist extension")
+def test_declared_intervals_need_btree_gist_and_say_so(pg_server: Any, model: dict[str, Any]) -> None:
+    import psycopg
+
+    # A database without the extension and without the schema it would be installed in.
+    name = f"noext_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(pg_server.url(name), autocommit=True) as db:
+            db.execute("DROP SCHEMA public")
+        with pytest.raises(StoreError) as info:
+            jl.open(pg_server.url(name), model, schema="lab")
+        assert info.value.code == "JD0001" and "btree_gist" in info.value.reason
+        bare = {"$model": "0.1", "collections": {"plain": model["collections"]["plain"]}}
+        jl.open(pg_server.url(name), bare, schema="lab").close()  # no intervals: not needed
+    finally:
+        with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
