@@ -6,6 +6,7 @@ every ``resync`` seconds, and carried forward in between by this machine's monot
 never steps). The reading is taken as the midpoint of the query's round trip, so it is off by at
 most half a round trip, plus the drift of two clocks over ``resync`` seconds (microseconds). A
 failed re-reading keeps the last one and tries again a second later; only the first reading raises.
+Once the store closes, the last reading is carried forward and no connection is opened again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from jarenlab.errors import StoreError
 
 #: The server's wall clock now (not ``now()``, which stands still for a whole transaction).
 SERVER_NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision"
@@ -41,6 +44,7 @@ class ServerClock:
         self._resync = resync
         self._lock = threading.Lock()
         self._conn: Any = None
+        self._closed = False
         # (server seconds, monotonic seconds at that reading, monotonic seconds of the next reading)
         self._base: tuple[float, float, float] | None = None
 
@@ -57,6 +61,10 @@ class ServerClock:
             base = self._base
             if base is not None and time.monotonic() < base[2]:
                 return base  # another thread read it meanwhile
+            if self._closed:  # the store closed: carry the last reading forward, never reconnect
+                if base is None:
+                    raise StoreError("JD2063", "the store is closed")
+                return base
             try:
                 if self._conn is None:
                     self._conn = self._connect()
@@ -82,6 +90,7 @@ class ServerClock:
                 conn.close()
 
     def close(self) -> None:
-        """Close the connection the readings are taken on."""
+        """Close the connection the readings are taken on (for good: no reading after this)."""
         with self._lock:
+            self._closed = True
             self._drop()
