@@ -362,10 +362,12 @@ class PostgresBackend:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def shape(self, conn: psycopg.Connection[Any]) -> dict[str, str]:
+    def shape(self, conn: psycopg.Connection[Any], tables: Sequence[str] | None = None) -> dict[str, str]:
+        """The catalogue's rendering of the schema's tables (only ``tables`` when given: a store's
+        schema may hold other tables, which are not the model's to verify)."""
         with translating():
             rows = conn.execute(ddl.RENDER, (self.schema,) * 3).fetchall()
-        return {name: definition for name, definition in rows}
+        return {what: definition for table, what, definition in rows if tables is None or table in tables}
 
     def create(self, conn: psycopg.Connection[Any], model: Model) -> None:
         """Create the schema, the store's own table and the model's tables; record their rendering."""
@@ -377,7 +379,7 @@ class PostgresBackend:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO _jl_meta(name, value) VALUES ('shape', %s)",
-                (orjson.dumps(self.shape(conn)).decode(),),
+                (orjson.dumps(self.shape(conn, list(model.collections))).decode(),),
             )
 
     def _require_btree_gist(self, conn: psycopg.Connection[Any]) -> None:
@@ -406,7 +408,7 @@ class PostgresBackend:
             row = conn.execute("SELECT value FROM _jl_meta WHERE name = 'shape'").fetchone()
         if row is None:
             return "the store's metadata has no recorded shape"
-        return ddl.first_difference(orjson.loads(row[0]), self.shape(conn))
+        return ddl.first_difference(orjson.loads(row[0]), self.shape(conn, list(model.collections)))
 
     def storage_order(self, key_type: type) -> StorageOrder:
         """Rows lie in ``pos`` order: the key itself for integer keys (``"key"``); an identity

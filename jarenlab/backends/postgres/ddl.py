@@ -21,7 +21,7 @@ CREATE INDEX "t_by_a" ON "t" (((body->>'a') COLLATE "C") NULLS FIRST, pos)
 from __future__ import annotations
 
 from jarenlab.backends.base import quote
-from jarenlab.model import CollectionSpec, Model
+from jarenlab.model import CollectionSpec, Model, index_name
 
 
 def literal(text: str) -> str:
@@ -93,10 +93,6 @@ def table_statement(spec: CollectionSpec) -> str:
     )
 
 
-def index_name(spec: CollectionSpec, index: str) -> str:
-    return f"{spec.name}_{index}"
-
-
 def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
     """(name, CREATE INDEX) for the storage order and each declared index."""
     columns = {c.name: c for c in spec.columns}
@@ -113,7 +109,7 @@ def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
             expr = typed(col.segments, col.family) or f"({member(col.segments)})"
             parts.append(f"{expr} NULLS FIRST")
         tail = [] if ix.unique else ["pos"]
-        name = index_name(spec, ix.name)
+        name = index_name(spec.name, ix.name)
         out.append(
             (
                 name,
@@ -133,10 +129,10 @@ def create_statements(model: Model) -> list[str]:
     return out
 
 
-#: The catalogue's rendering of every table, column, index and constraint in one schema, except the
-#: store's own ``_jl_*`` tables (the model's shape is what is verified).
+#: The catalogue's rendering of every column, index and constraint of the tables in one schema, except
+#: the store's own ``_jl_*`` tables: (table, what, its definition).
 RENDER = """
-SELECT 'table ' || c.relname || '.' || a.attname,
+SELECT c.relname, 'column ' || c.relname || '.' || a.attname,
        format_type(a.atttypid, a.atttypmod)
        || coalesce(' COLLATE ' || nullif(co.collname, 'default'), '')
        || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
@@ -149,19 +145,19 @@ LEFT JOIN pg_collation co ON co.oid = a.attcollation
 LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
 WHERE n.nspname = %s AND c.relkind = 'r' AND c.relname NOT LIKE '\\_jl\\_%%'
 UNION ALL
-SELECT 'index ' || i.relname, pg_get_indexdef(i.oid)
+SELECT c.relname, 'index ' || i.relname, pg_get_indexdef(i.oid)
 FROM pg_index x
 JOIN pg_class i ON i.oid = x.indexrelid
 JOIN pg_class c ON c.oid = x.indrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = %s AND c.relname NOT LIKE '\\_jl\\_%%'
 UNION ALL
-SELECT 'constraint ' || con.conname, pg_get_constraintdef(con.oid)
+SELECT c.relname, 'constraint ' || con.conname, pg_get_constraintdef(con.oid)
 FROM pg_constraint con
 JOIN pg_class c ON c.oid = con.conrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = %s AND c.relname NOT LIKE '\\_jl\\_%%'
-ORDER BY 1
+ORDER BY 1, 2
 """
 
 
