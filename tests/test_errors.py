@@ -55,11 +55,7 @@ def test_busy_is_retryable(tmp_path: Path) -> None:
 RAISED = re.compile(r'\b([A-Z]\w*)\(\s*"(J[DQ]\d{4})"')
 #: (code, class, module) raised against the one-class rule, in modules the backend-layer work is
 #: rewriting: each should raise its code's class. Listed so this test fails, and the entry goes, once fixed.
-KNOWN_STRAYS = {
-    ("JD0006", "PlanError", "jarenlab/query/run.py"),
-    ("JQ2011", "PlanError", "jarenlab/query/run.py"),
-    ("JD2010", "LiveError", "jarenlab/live/live.py"),
-}
+KNOWN_STRAYS: set[tuple[str, str, str]] = set()
 
 
 def test_every_code_is_raised_as_one_class() -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab.errors import JarenlabError, LiveError, QueryError
+from jarenlab.errors import JarenlabError, LiveError, QueryError, StoreError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
@@ -233,7 +233,7 @@ class LiveQuery:
             raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
         if not callable(fn) or (on_error is not None and not callable(on_error)):
             bad = fn if not callable(fn) else on_error
-            raise LiveError(
+            raise StoreError(
                 "JD2010",
                 f"subscribe takes callables fn(patch, seq) and on_error(err), not {type(bad).__name__}",
                 collection=self.collection.name,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab.errors import PlanError, StoreError
+from jarenlab.errors import PlanError, QueryError, StoreError
 from jarenlab.query.cache import StatementCache
 from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import Call, canonical, parse, walk
@@ -132,7 +132,7 @@ def check_externals(externals: Any) -> dict[str, Any]:
     if externals is None:
         return {}
     if not isinstance(externals, dict):
-        raise PlanError(
+        raise QueryError(
             "JQ2011", f"externals are a dict of name to JSON value, not {type(externals).__name__}"
         )
     return dict(externals)
@@ -140,7 +140,7 @@ def check_externals(externals: Any) -> dict[str, Any]:
 
 def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
     if profile is not None and not isinstance(profile, Profile):
-        raise PlanError(
+        raise StoreError(
             "JD0006", f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}"
         )
     # repr of str/bool/None is exact and cheaper than json.dumps on the cache-hit path.
