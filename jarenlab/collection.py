@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import html
-import random
-import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 import orjson
 
 from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
-from jarenlab.intervals import Refusal
+from jarenlab.intervals import Refusal, WriteLock
 from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
+from jarenlab.intervals import write_lock as interval_lock
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
@@ -37,34 +35,6 @@ WriteCheck = Callable[[Any, "dict[str, Any] | None"], None]
 
 _BATCH = 5_000
 _PROGRESS_FROM = 50_000
-#: How many times a write runs again after losing a deadlock (see :func:`_again_after_deadlock`).
-_DEADLOCK_RETRIES = 3
-
-W = TypeVar("W", bound=Callable[..., Any])
-
-
-def _again_after_deadlock(write: W) -> W:
-    """Run a write again when it lost a deadlock (an error with condition ``"deadlock"``; its
-    savepoint or transaction is undone), on collections whose declarations the database enforces:
-    two writers of overlapping intervals each insert their row, then each waits for the other's
-    outcome, and the database breaks the tie by failing one. After a short random pause (so the
-    survivor's check ends first) it runs again, waits for the survivor, and is refused (JD2090) or
-    accepted as that one's fate decides."""
-
-    @functools.wraps(write)
-    def run(self: Collection, *args: Any, **kwargs: Any) -> Any:
-        if self.refusal is None:
-            return write(self, *args, **kwargs)
-        for attempt in range(1, _DEADLOCK_RETRIES + 1):
-            try:
-                return write(self, *args, **kwargs)
-            except StoreError as err:
-                if err.condition != "deadlock":
-                    raise
-            time.sleep(random.uniform(0.01, 0.05) * attempt)
-        return write(self, *args, **kwargs)
-
-    return run  # type: ignore[return-value]
 
 
 class Collection(Queryable):
@@ -86,9 +56,13 @@ class Collection(Queryable):
         #: Names what the database refused by a declaration's own constraint (an error with condition
         #: "exclusion"), given the written (key, doc) rows once the write is undone.
         self.refusal: Refusal | None = None
+        #: Takes turns with other writers of the same interval groups, before rows are written
+        #: (only where the database enforces the declarations itself).
+        self._write_lock: WriteLock | None = None
         if spec.intervals:
             self.write_checks.append(interval_check(spec, self._db))
             self.refusal = interval_refusal(spec, self._db)
+            self._write_lock = interval_lock(spec, self._db)
 
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
@@ -169,7 +143,6 @@ class Collection(Queryable):
         self._db.record((self.name, key, doc))
 
     # -- writes ----------------------------------------------------------------------------------
-    @_again_after_deadlock
     def insert(self, doc: dict[str, Any]) -> Any:
         """Validate and insert one document; return its key. JD2001 if the key is taken."""
         key, doc, text = self._prepare(doc)
@@ -178,6 +151,8 @@ class Collection(Queryable):
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
+                if self._write_lock is not None:
+                    self._write_lock((doc,))
                 if key is None:
                     db.serialize(self._key_lock)
                     key = db.value("collection.insert", (text,), table=self.name)
@@ -226,6 +201,8 @@ class Collection(Queryable):
                     rows = [(str(uuid.uuid4()), p[2]) for p in prepared]
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
+                if self._write_lock is not None:
+                    self._write_lock(p[1] for p in prepared)
                 refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
@@ -261,7 +238,6 @@ class Collection(Queryable):
                 )
             seen.add(key)
 
-    @_again_after_deadlock
     def put(self, doc: dict[str, Any], key: Any = None) -> Any:
         """Insert or replace a document (upsert); return its key.
 
@@ -285,6 +261,8 @@ class Collection(Queryable):
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
+                if self._write_lock is not None:
+                    self._write_lock((doc,))
                 db.run("collection.put", (key, text), table=self.name)
                 self._written(key, doc)
         except StoreError as err:
@@ -294,7 +272,6 @@ class Collection(Queryable):
             return key
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
-    @_again_after_deadlock
     def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
         """Patch a stored document and return the result, which is validated before it is written.
 
@@ -326,6 +303,8 @@ class Collection(Queryable):
                     raise StoreError(
                         "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
                     )
+                if self._write_lock is not None:
+                    self._write_lock((new,))
                 db.run("collection.update", (text, key), table=self.name)
                 self._written(key, new)
         except StoreError as err:

@@ -34,7 +34,8 @@ from __future__ import annotations
 import datetime
 import operator
 import re
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -404,6 +405,54 @@ def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
                 raise conflict_error(spec.name, key, row[0], decl, owner_of(row[0]), doc)
 
     return check
+
+
+#: Locks the groups of the rows about to be written (see :func:`write_lock`).
+WriteLock = Callable[[Iterable["dict[str, Any]"]], None]
+
+#: Each declaration's groups share this many locks (a write takes one per declaration it counts for).
+_LOCKS = 64
+
+
+def _lock_value(value: Any) -> Any:
+    """A group value as its lock reads it: numbers as floats, so 1 and 1.0 take the same lock."""
+    return float(value) if type(value) is int or type(value) is float else value
+
+
+def write_lock(spec: CollectionSpec, db: Database) -> WriteLock | None:
+    """Where the database enforces a collection's declarations itself: what the collection calls
+    inside the write transaction *before* writing rows, with their documents (None elsewhere).
+
+    It takes a transaction-scoped lock (``db.serialize``) on each group the rows count for, in a
+    fixed order, so writers of one group take turns: the second waits for the first to commit,
+    then finds its row and is refused, or writes. Without it two writers of overlapping intervals
+    could each write their row and then wait for the other's (a deadlock the database breaks by
+    failing one, again and again while more writers arrive). The groups of a declaration share
+    :data:`_LOCKS` locks, so a batch takes at most that many per declaration; two groups that
+    share a lock only take turns.
+    """
+    decls = [
+        (decl, _grouping(decl))
+        for decl in spec.intervals
+        if db.backend.interval_statements(spec.name, decl).enforced
+    ]
+    if not decls:
+        return None
+    serialize = db.serialize
+    prefix = f"intervals/{spec.name}/"
+
+    def lock(docs: Iterable[dict[str, Any]]) -> None:
+        names = set()
+        for doc in docs:
+            for decl, grouping in decls:
+                if decl.when and not _matches(decl, doc):
+                    continue
+                group = orjson.dumps([_lock_value(v) for v in grouping(doc)])
+                names.add(f"{prefix}{decl.position}/{zlib.crc32(group) % _LOCKS}")
+        for name in sorted(names):
+            serialize(name)
+
+    return lock
 
 
 #: Names the clash of rows the database refused (see :func:`refusal`).

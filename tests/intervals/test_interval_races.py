@@ -78,3 +78,52 @@ def test_racing_processes_book_each_slot_once_and_run_each_key_once(
             assert len(seen) == 1  # every process got the one stored result
             (answer,) = seen
             assert dict(answer)["by"] == next(d["by"] for d in runs if d["round"] == r)
+
+
+SLOTS = 1_000
+
+
+def _book_every_slot(target: dict[str, Any], worker: int, barrier: Any, results: Any) -> None:
+    """Book slots 0..SLOTS-1 of one room, each at the same moment as the other processes."""
+    won, named = [], []
+    with jl.open(**target) as store:
+        bookings = store["bookings"]
+        for slot in range(SLOTS):
+            barrier.wait(60)  # without it the first process to start runs ahead and wins every slot
+            doc = booking(f"s{slot}-w{worker}", _minute(slot), _minute(slot + 1), room="race")
+            try:
+                bookings.insert(doc)
+                won.append(slot)
+            except IntervalConflict as err:
+                named.append((slot, err.conflict["key"]))
+    results.put((worker, won, named))
+
+
+def _minute(n: int) -> str:
+    return f"2024-05-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00Z"
+
+
+@pytest.mark.slow
+def test_four_processes_race_for_a_thousand_slots_and_each_has_one_winner(
+    open_store: Any, model: dict[str, Any]
+) -> None:
+    open_store(model, name="slots").close()
+    target = open_store.target("slots")
+    ctx = mp.get_context("forkserver")  # a fresh interpreter, jarenlab imported once for all racers
+    ctx.set_forkserver_preload(["jarenlab", "jarenlab.store"])
+    barrier, results = ctx.Barrier(PROCESSES), ctx.Queue()
+    procs = [
+        ctx.Process(target=_book_every_slot, args=(target, w, barrier, results)) for w in range(PROCESSES)
+    ]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0] * PROCESSES
+    assert sorted(s for _, won, _ in outcomes for s in won) == list(range(SLOTS))  # one winner each
+    winner = {s: f"s{s}-w{w}" for w, won, _ in outcomes for s in won}
+    named = [pair for _, _, losses in outcomes for pair in losses]
+    assert len(named) == SLOTS * (PROCESSES - 1)
+    assert all(key == winner[s] for s, key in named)
+    assert len({w for w, won, _ in outcomes if won}) > 1  # the processes really raced

@@ -87,8 +87,6 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2001", f"duplicate key ({text})", condition="duplicate", **fields)
     elif state == "23P01":
         err = StoreError("JD2005", text, condition="exclusion", **fields)
-    elif state == "40P01":  # two inserters of overlapping intervals can each wait for the other
-        err = StoreError("JD2005", text, retryable=True, condition="deadlock", **fields)
     elif state in _RETRYABLE:
         err = StoreError("JD2005", text, retryable=True, condition="busy", **fields)
     elif state.startswith("08") or (isinstance(exc, psycopg.OperationalError) and not state):
