@@ -570,3 +570,17 @@ def test_declared_intervals_need_btree_gist_and_say_so(pg_server: Any, model: di
     finally:
         with psycopg.connect(pg_server.url(), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.postgresql_only("PostgreSQL cuts names longer than 63 bytes without a word")
+def test_a_constraint_name_postgresql_would_cut_short_is_refused(
+    open_store: Any, model: dict[str, Any]
+) -> None:
+    name = "b" * 56
+    model["collections"] = {name: model["collections"]["bookings"]}
+    with pytest.raises(ModelError) as info:
+        open_store(model)
+    assert info.value.code == "JD0005" and info.value.doc_path == f"/collections/{name}/intervals/0"
+    model["collections"] = {name[:50]: model["collections"][name]}
+    with open_store(model, name="short") as store:
+        store[name[:50]].insert(booking("a", "10", "11"))

@@ -37,6 +37,7 @@ import orjson
 
 from jarenlab.backends.base import Catalogue, IntervalStatements, quote
 from jarenlab.backends.postgres import ddl
+from jarenlab.errors import ModelError
 
 if TYPE_CHECKING:
     from jarenlab.intervals import IntervalSpec, Segments
@@ -56,9 +57,29 @@ _GROUP_PARAM = {
 }
 
 
+#: PostgreSQL cuts longer names to this many bytes without a word (two constraints would collide).
+_NAME_BYTES = 63
+
+
 def constraint_name(table: str, decl: IntervalSpec) -> str:
-    """``_jl_iv_<collection>_<n>``: collections never start with ``_jl``, so no declared index collides."""
-    return f"_jl_iv_{table}_{decl.position}"
+    """``_jl_iv_<collection>_<n>``: collections never start with ``_jl``, so no declared index
+    collides. JD0005 when PostgreSQL would cut it short.
+
+    >>> from jarenlab.intervals import IntervalSpec
+    >>> constraint_name("c" * 60, IntervalSpec(0, ("s",), ("e",), "number", (), "collection", (), None))
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.ModelError: JD0005 invalid_model: the interval constraint of this declaration would be named '_jl_iv_cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc_0', longer than PostgreSQL's 63 bytes; use a shorter collection name (at /collections/cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc/intervals/0)
+    """
+    name = f"_jl_iv_{table}_{decl.position}"
+    if len(name.encode()) > _NAME_BYTES:
+        raise ModelError(
+            "JD0005",
+            f"the interval constraint of this declaration would be named {name!r}, longer than "
+            f"PostgreSQL's {_NAME_BYTES} bytes; use a shorter collection name",
+            doc_path=f"/collections/{table}/intervals/{decl.position}",
+        )
+    return name
 
 
 def bound_sql(decl: IntervalSpec, segments: Segments) -> str:
