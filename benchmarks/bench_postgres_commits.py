@@ -145,7 +145,8 @@ def _stamped_writer(url: str, commits: int, rate: float) -> None:
 def live_latency(url: str, commits: int, notify: bool) -> None:
     with jl.open(url, schema="bench", notify=notify) as store:
         notes = store["notes"]
-        queries = [notes.where(it.n >= k).order_by(it.n.desc()).take(5).live() for k in range(10)]
+        # the newest stamped documents (the commit-order runs above wrote none with "at")
+        queries = [notes.where(it.at > k).order_by(it.at.desc()).take(5).live() for k in range(10)]
         latencies: list[float] = []
         done = threading.Event()
 

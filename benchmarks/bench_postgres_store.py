@@ -87,7 +87,7 @@ def main() -> None:
 
         def fresh_store(_: Any = None) -> Any:
             store = jl.open(url, model, schema="bench")
-            store.db.query('TRUNCATE "flights"', ())
+            store.backend.execute(store.db.connection(), 'TRUNCATE "flights"')
             return store
 
         def jl_insert(store: Any) -> None:
@@ -116,13 +116,13 @@ def main() -> None:
         store = jl.open(url, model, schema="bench")
         flights = store["flights"]
         if flights.count() != len(docs):
-            store.db.query('TRUNCATE "flights"', ())
+            store.backend.execute(store.db.connection(), 'TRUNCATE "flights"')
             flights.insert_many(docs, progress=False)
         raw = raw_table(url, "raw")
         with raw.transaction():
             raw.cursor().executemany("INSERT INTO flights(key, doc) VALUES (%s, %s)", list(zip(keys, texts)))
         raw.execute("ANALYZE flights")
-        store.db.query('ANALYZE "flights"', ())
+        store.backend.execute(store.db.connection(), 'ANALYZE "flights"')
         picks = random.Random(7).sample(keys, min(GETS, len(keys)))
         loads = orjson.loads
 
