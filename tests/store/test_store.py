@@ -343,3 +343,25 @@ def test_closing_from_several_threads_at_once_closes_once(store: Any) -> None:
     for t in threads:
         t.join(10)
     assert store.closed and calls == [1]
+
+
+def test_a_server_that_is_down_is_a_coded_error_naming_it(model: dict[str, Any]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(f"postgresql://someone:secret@127.0.0.1:{port}/lab", model, schema="lab")
+    err = info.value
+    assert err.code == "JD2005" and err.retryable and err.condition == "connection"
+    assert f"127.0.0.1:{port}" in str(err) and "secret" not in str(err)
+
+
+def test_schema_is_for_a_server(tmp_path: Any, model: dict[str, Any]) -> None:
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(tmp_path / "a.db", model, schema="lab")
+    assert info.value.code == "JD0006"
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open("postgresql://127.0.0.1/lab", model, schema="no spaces")
+    assert info.value.code == "JD0006"
