@@ -149,14 +149,14 @@ class ChangeHub:
 
     def _deliver(self, rec: Record) -> None:
         for q in list(self.queries):
-            q._receive(rec)
+            q.receive(rec)
         self._last = rec.seq
 
     def _reseed_all(self) -> None:
         """A gap past retention: every query re-seeds from a fresh run (JD2050 is never guessed over)."""
         hw = self.log.high_watermark(self.store.db)
         for q in list(self.queries):
-            q._reseed()
+            q.reseed()
         self._last = hw
 
     # -- registration ----------------------------------------------------------------------------
@@ -167,7 +167,7 @@ class ChangeHub:
                 raise LiveError(
                     "JD2060", f"this store already has {self.max_queries} live queries (max_queries)"
                 )
-            query._reseed(emit=False)
+            query.reseed(emit=False)
             if self._last is None or not self.queries:
                 self._last = query.seq
             self.queries.append(query)

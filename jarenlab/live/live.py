@@ -135,8 +135,9 @@ class LiveQuery:
         return {k: given[k] for k in sorted(names)}
 
     # -- maintenance (called by the hub under its lock) ------------------------------------------
-    def _reseed(self, *, emit: bool = True) -> None:
-        """Start over from a fresh snapshot (registration, a log gap, a compact record, new externals).
+    def reseed(self, *, emit: bool = True) -> None:
+        """Start over from a fresh snapshot (registration, a log gap, a compact record, new
+        externals). The store's change hub calls it; so may a user who wants a fresh start.
 
         The high watermark and the rows are read in one snapshot (inside an open transaction of
         this thread: that transaction), so the seed is exactly the state after ``seq``.
@@ -162,13 +163,14 @@ class LiveQuery:
         if emit and ops:
             self._emit(ops)
 
-    def _receive(self, rec: Record) -> None:
+    def receive(self, rec: Record) -> None:
+        """Apply one committed change record (the store's change hub calls this, in seq order)."""
         if self.closed or rec.seq <= self.seq:
             return
         name = self.collection.name
         if rec.changes is None:
             if name in rec.collections:
-                self._reseed()
+                self.reseed()
             self.seq = max(self.seq, rec.seq)
             return
         changes = rec.changes.get(name)
@@ -176,7 +178,7 @@ class LiveQuery:
             self.seq = rec.seq
             return
         if self._maintainer is None:
-            self._reseed()
+            self.reseed()
             self.seq = max(self.seq, rec.seq)
             return
         try:
@@ -257,7 +259,7 @@ class LiveQuery:
         merged = self._checked(self._names, {**self.externals, **values})
         with self._hub.lock:
             self.externals = merged
-            self._reseed()
+            self.reseed()
 
     def bind(self, **controls: Any) -> LiveQuery:
         """Let ipywidgets controls drive externals: ``live.bind(o=dropdown)``; returns the query."""
