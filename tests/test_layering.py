@@ -185,3 +185,38 @@ def test_every_package_says_what_its_room_holds() -> None:
         if path.name == "__init__.py" and not ast.get_docstring(ast.parse(path.read_text("utf-8")))
     ]
     assert missing == []
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """Private names a module defines itself: functions, classes, attributes it assigns, parameters."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {n for n in names if n.startswith("_")}
+
+
+def test_no_module_reaches_into_another_modules_private_attributes() -> None:
+    """``other._name`` is only read where this module defines ``_name`` itself (its own objects)."""
+    found = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text("utf-8"))
+        own = _own_private_names(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and node.attr not in own
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{name}:{node.lineno} reads .{node.attr}")
+    assert found == []

@@ -273,8 +273,18 @@ class Events:
             types=types, strict=True,
         )  # fmt: skip
 
-    def _read_after(self, seq: int, *, types: tuple[str, ...], strict: bool) -> tuple[list[Event], int]:
-        """One batch of committed events after ``seq``, and how far it scanned."""
+    @property
+    def version(self) -> int:
+        """How many times this ledger has been woken (a stream waits for it to move)."""
+        return self._version
+
+    @property
+    def closed(self) -> bool:
+        """True once the store closed the ledger."""
+        return self._closed
+
+    def read_after(self, seq: int, *, types: tuple[str, ...], strict: bool) -> tuple[list[Event], int]:
+        """One batch of committed events after ``seq``, and how far it scanned (streams read with it)."""
         db = self.store.db
         with db.snapshot(own_writes=False):
             boundary = self._boundary()
@@ -379,16 +389,17 @@ class Events:
         return int(self.store.db.value("events.head"))
 
     def _on_commit(self, changes: object) -> None:
-        self._wake()
+        self.wake()
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Wake every stream waiting for events (a commit landed, or a stream is stopping)."""
         with self._changed:
             self._version += 1
             self._changed.notify_all()
 
-    def _wait(self, seen: int, seconds: float, poll: float) -> None:
-        """Wait up to ``seconds`` for a commit after version ``seen`` (this store's, or, through the
-        watcher, another process's)."""
+    def wait_for_commit(self, seen: int, seconds: float, poll: float) -> None:
+        """Wait up to ``seconds`` for a commit after :attr:`version` ``seen`` (this store's, or,
+        through the watcher, another process's). Streams that follow the ledger call this."""
         if self._watcher is None:
             self._watch_commits(poll)
         with self._changed:
@@ -415,7 +426,7 @@ class Events:
             # polling every ``interval``) in slices short enough to notice the store closing.
             while not self._closed:
                 if watch.wait(min(max(interval, 0.01), _STOP_SLICE)) and not self._closed:
-                    self._wake()
+                    self.wake()
         except StoreError:
             return  # the store closed under us
         except Exception as exc:  # a watcher must not die silently
@@ -425,7 +436,7 @@ class Events:
 
     def _close(self) -> None:
         self._closed = True
-        self._wake()
+        self.wake()
         watcher = self._watcher
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(timeout=5)

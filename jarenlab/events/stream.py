@@ -75,7 +75,7 @@ class EventStream(Iterator[Event]):
     def stop(self) -> None:
         """End the stream (safe from another thread); a waiting ``next()`` returns promptly."""
         self._stopped.set()
-        self._ledger._wake()
+        self._ledger.wake()
 
     @property
     def stopped(self) -> bool:
@@ -86,7 +86,7 @@ class EventStream(Iterator[Event]):
         return self
 
     def __next__(self) -> Event:
-        while not self._stopped.is_set() and not self._ledger._closed:
+        while not self._stopped.is_set() and not self._ledger.closed:
             if self._buffer:
                 event = self._buffer.popleft()
                 self._last = event.seq
@@ -94,8 +94,8 @@ class EventStream(Iterator[Event]):
                 if self._until is not None and self._until(event):
                     self._stopped.set()
                 return event
-            seen = self._ledger._version
-            batch, scanned = self._ledger._read_after(self._scanned, types=self._types, strict=self._strict)
+            seen = self._ledger.version
+            batch, scanned = self._ledger.read_after(self._scanned, types=self._types, strict=self._strict)
             self._scanned = max(self._scanned, scanned)
             if batch:
                 self._buffer.extend(batch)
@@ -107,7 +107,7 @@ class EventStream(Iterator[Event]):
                 wait = min(wait, self.deadline - time.monotonic())
                 if wait <= 0:
                     break
-            self._ledger._wait(seen, wait, self.poll)
+            self._ledger.wait_for_commit(seen, wait, self.poll)
         self._stopped.set()
         raise StopIteration
 
