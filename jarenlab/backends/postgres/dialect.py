@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from jarenlab.backends.base import IDENTIFIER
 from jarenlab.backends.postgres import ddl
+from jarenlab.backends.standard import StandardSQL
 from jarenlab.errors import PlanError
 
 #: The planner's JSON kinds -> the names :meth:`PostgresDialect.json_type` gives.
@@ -52,14 +52,6 @@ _NAMES: Mapping[str, str] = {
 #: What a type cell means as a kind. ``number`` is absent: it does not say ``int`` or ``float``, and
 #: with :attr:`PostgresDialect.keeps_integers_apart` False the planner never projects a number here.
 _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items() if name != "number"}
-_OPS: Mapping[str, str] = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_AGGREGATES = frozenset({"count", "sum", "min", "max"})
-
-
-def _identifier(name: str) -> str:
-    if not IDENTIFIER.match(name):
-        raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
-    return name
 
 
 def _text(sql: str) -> str:
@@ -76,7 +68,7 @@ def _decimal(value: float) -> Decimal:
     return Decimal(repr(value))
 
 
-class PostgresDialect:
+class PostgresDialect(StandardSQL):
     """PostgreSQL's spelling of the constructs the planner needs (see the module docstring).
 
     The capabilities the planner consults before it relies on something:
@@ -105,36 +97,15 @@ class PostgresDialect:
     exact_float: Callable[[float], Any] | None = staticmethod(_decimal)
 
     # -- names and values -------------------------------------------------------------------------
-    def table(self, name: str) -> str:
-        """A collection's table, checked and quoted (the store's schema is first on the search path):
-        ``flights`` -> ``"flights"``.
-
-        >>> PostgresDialect().table("flights")
-        '"flights"'
-        """
-        return f'"{_identifier(name)}"'
-
     def column(self, name: str) -> str:
         """Never called: there are no typed columns here (:meth:`member_value` writes the typed
         expression the declared indexes are built on). Raises JD0010 (an internal error)."""
         raise PlanError("JD0010", f"internal: PostgreSQL stores no typed column {name!r}")
 
-    def document(self) -> str:
-        """The column holding a row's exact document text: ``doc``."""
-        return "doc"
-
-    def key(self) -> str:
-        """The column holding a row's key: ``key``."""
-        return "key"
-
     def storage_order(self) -> str:
         """What orders rows in storage order: ``pos`` (the key for integer keys, an identity taken
         at insert for text keys)."""
         return "pos"
-
-    def first_in_storage_order(self) -> str:
-        """A group's position in storage order (its first row): ``min(pos)``."""
-        return f"min({self.storage_order()})"
 
     def placeholder(self, position: int) -> str:
         """The ``position``-th bound value (from 1) in statement text: ``%s`` (psycopg binds in order)."""
@@ -208,19 +179,6 @@ class PostgresDialect:
             return _text(ddl.typed(tuple(steps), "number") or "")
         return f"(CASE WHEN jsonb_typeof({member}) = 'number' THEN ({member})::numeric END)"
 
-    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
-        """A type (from :meth:`json_type`) is one of ``kinds`` (``int`` and ``float`` are both ``number``):
-        ``("int", "float")`` -> ``t = 'number'``.
-
-        >>> d = PostgresDialect()
-        >>> d.kind_in("t", ("int", "float")), d.kind_in("t", ("true", "false"))
-        ("t = 'number'", "t IN ('true', 'false')")
-        """
-        names = self._names(kinds)
-        if len(names) == 1:
-            return f"{type_expr} = {names[0]}"
-        return f"{type_expr} IN ({', '.join(names)})"
-
     def bound_kind_in(self, value: str, kinds: Sequence[str]) -> str:
         """A bound value's kind is one of ``kinds``: ``true``, because it was decided when the values
         were bound (:attr:`tests_bound_kinds` is False: a value of another kind is bound as NULL,
@@ -240,39 +198,10 @@ class PostgresDialect:
         """
         return _KINDS
 
-    def is_present(self, expr: str) -> str:
-        """``expr`` is not NULL: ``v`` -> ``v IS NOT NULL``."""
-        return f"{expr} IS NOT NULL"
-
     # -- conditions -------------------------------------------------------------------------------
-    def compare(self, left: str, op: str, right: str) -> str:
-        """``left op right`` for ``eq lt le gt ge`` (a string ``left`` carries its ``"C"`` collation):
-        ``v``, ``gt``, ``%s`` -> ``v > %s``.
-
-        >>> PostgresDialect().compare("v", "gt", "%s")
-        'v > %s'
-        """
-        return f"{left} {_OPS[op]} {right}"
-
-    def all_of(self, parts: Sequence[str]) -> str:
-        """Every condition holds: ``[a, b]`` -> ``(a AND b)`` (one part is parenthesised too)."""
-        return "(" + " AND ".join(parts) + ")"
-
-    def any_of(self, parts: Sequence[str]) -> str:
-        """Some condition holds: ``[a, b]`` -> ``(a OR b)``."""
-        return "(" + " OR ".join(parts) + ")"
-
     def negate(self, cond: str) -> str:
         """Two-valued NOT (a NULL condition reads as false): ``x`` -> ``(NOT coalesce(x, false))``."""
         return f"(NOT coalesce({cond}, false))"
-
-    def nonzero(self, value: str) -> str:
-        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
-        return f"{value} <> 0"
-
-    def nonempty(self, value: str) -> str:
-        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
-        return f"{value} <> ''"
 
     def truthiness(self, type_expr: str, number: str, string: str) -> str:
         """A member's effective boolean value from its type and value (the EBV table); each value is
@@ -311,26 +240,6 @@ class PostgresDialect:
         raise PlanError("JD0010", f"internal: PostgreSQL cannot call the host function {function!r}")
 
     # -- statements -------------------------------------------------------------------------------
-    def select(self, columns: Sequence[str], table: str) -> str:
-        """``SELECT`` columns of a table: ``["key", "doc"]``, ``t`` -> ``SELECT key, doc FROM "t"``.
-
-        >>> PostgresDialect().select(["key", "doc"], "t")
-        'SELECT key, doc FROM "t"'
-        """
-        return f"SELECT {', '.join(columns)} FROM {self.table(table)}"
-
-    def where(self, cond: str) -> str:
-        """A filter clause: ``x`` -> `` WHERE x``."""
-        return f" WHERE {cond}"
-
-    def group_by_first(self) -> str:
-        """Group by the first selected column: `` GROUP BY 1``."""
-        return f" GROUP BY {self.first_column()}"
-
-    def first_column(self) -> str:
-        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
-        return "1"
-
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
         """One ordering key with its NULLs placement always written (PostgreSQL puts NULLs last
         ascending, the other way from SQLite): ``v``, asc, first -> ``v ASC NULLS FIRST``.
@@ -341,10 +250,6 @@ class PostgresDialect:
         """
         return f"{expr} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if empty_first else 'LAST'}"
 
-    def order_by(self, terms: Sequence[str]) -> str:
-        """The ordering clause: ``[a, pos]`` -> `` ORDER BY a, pos``."""
-        return " ORDER BY " + ", ".join(terms)
-
     def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
         """Skip ``offset`` rows and keep ``limit`` (None: all); ``literal`` binds a value.
 
@@ -354,21 +259,6 @@ class PostgresDialect:
         """
         out = "" if limit is None else f" LIMIT {literal(limit)}"
         return out + (f" OFFSET {literal(offset)}" if offset else "")
-
-    def count_rows(self) -> str:
-        """Rows counted: ``count(*)``."""
-        return "count(*)"
-
-    def aggregate(self, fn: str, expr: str) -> str:
-        """An aggregate over non-NULL values (``count sum min max``; a string's min and max follow its
-        ``"C"`` collation): ``max``, ``v`` -> ``max(v)``.
-
-        >>> PostgresDialect().aggregate("min", "v")
-        'min(v)'
-        """
-        if fn not in _AGGREGATES:
-            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
-        return f"{fn}({expr})"
 
     def any_row(self, cond: str) -> str:
         """Whether a condition holds for some row (true, else false or NULL): ``c`` -> ``bool_or(c)``."""

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jarenlab.backends.base import IDENTIFIER
 from jarenlab.backends.sqlite import paths
+from jarenlab.backends.standard import StandardSQL, identifier
 from jarenlab.errors import PlanError
 
 #: The planner's JSON kinds -> SQLite's ``json_type`` (and ``typeof``) names.
@@ -37,18 +37,10 @@ _NAMES: Mapping[str, str] = {
 }
 #: SQLite's ``json_type`` names -> the planner's JSON kinds (the decoder reads type cells with it).
 _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items()}
-_OPS: Mapping[str, str] = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_AGGREGATES = frozenset({"count", "sum", "min", "max"})
 _SCAN = re.compile(r"^SCAN (\S+)")
 
 
-def _identifier(name: str) -> str:
-    if not IDENTIFIER.match(name):
-        raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
-    return name
-
-
-class SQLiteDialect:
+class SQLiteDialect(StandardSQL):
     """SQLite's spelling of the constructs the planner needs (see the module docstring).
 
     The capabilities the planner consults before it relies on something:
@@ -77,37 +69,17 @@ class SQLiteDialect:
     exact_float: Callable[[float], Any] | None = None
 
     # -- names and values -------------------------------------------------------------------------
-    def table(self, name: str) -> str:
-        """A collection's table, checked and quoted: ``flights`` -> ``"flights"``.
-
-        >>> SQLiteDialect().table("flights")
-        '"flights"'
-        """
-        return f'"{_identifier(name)}"'
-
     def column(self, name: str) -> str:
         """A typed generated column, checked: ``gx_a`` -> ``gx_a``.
 
         >>> SQLiteDialect().column("gx_a")
         'gx_a'
         """
-        return _identifier(name)
-
-    def document(self) -> str:
-        """The column holding a row's document text: ``doc``."""
-        return "doc"
-
-    def key(self) -> str:
-        """The column holding a row's key: ``key``."""
-        return "key"
+        return identifier(name)
 
     def storage_order(self) -> str:
         """What orders rows in storage order (the engine's order of ``$[*]``): ``rowid``."""
         return "rowid"
-
-    def first_in_storage_order(self) -> str:
-        """A group's position in storage order (its first row): ``min(rowid)``."""
-        return f"min({self.storage_order()})"
 
     def placeholder(self, position: int) -> str:
         """The ``position``-th bound value (from 1) in statement text: ``?`` (SQLite binds in order)."""
@@ -158,17 +130,6 @@ class SQLiteDialect:
         """
         return self.column(column) if column is not None else self.json_value(member)
 
-    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
-        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.
-
-        >>> SQLiteDialect().kind_in("json_type(doc, ?)", ("string",))
-        "json_type(doc, ?) = 'text'"
-        """
-        names = self._names(kinds)
-        if len(names) == 1:
-            return f"{type_expr} = {names[0]}"
-        return f"{type_expr} IN ({', '.join(names)})"
-
     def bound_kind_in(self, value: str, kinds: Sequence[str]) -> str:
         """A bound value's type is one of ``kinds``: ``?``, ``("int", "float")`` -> ``typeof(?) IN (...)``.
 
@@ -185,38 +146,10 @@ class SQLiteDialect:
         """
         return _KINDS
 
-    def is_present(self, expr: str) -> str:
-        """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""
-        return f"{expr} IS NOT NULL"
-
     # -- conditions -------------------------------------------------------------------------------
-    def compare(self, left: str, op: str, right: str) -> str:
-        """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
-
-        >>> SQLiteDialect().compare("gx_a", "gt", "?")
-        'gx_a > ?'
-        """
-        return f"{left} {_OPS[op]} {right}"
-
-    def all_of(self, parts: Sequence[str]) -> str:
-        """Every condition holds: ``[a, b]`` -> ``(a AND b)`` (one part is parenthesised too)."""
-        return "(" + " AND ".join(parts) + ")"
-
-    def any_of(self, parts: Sequence[str]) -> str:
-        """Some condition holds: ``[a, b]`` -> ``(a OR b)``."""
-        return "(" + " OR ".join(parts) + ")"
-
     def negate(self, cond: str) -> str:
         """Two-valued NOT (a NULL condition reads as false): ``x`` -> ``(NOT coalesce(x, 0))``."""
         return f"(NOT coalesce({cond}, 0))"
-
-    def nonzero(self, value: str) -> str:
-        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
-        return f"{value} <> 0"
-
-    def nonempty(self, value: str) -> str:
-        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
-        return f"{value} <> ''"
 
     def truthiness(self, type_expr: str, number: str, string: str) -> str:
         """A member's effective boolean value from its type and value (the EBV table).
@@ -253,29 +186,9 @@ class SQLiteDialect:
 
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""
-        return f"{_identifier(function)}({argument})"
+        return f"{identifier(function)}({argument})"
 
     # -- statements -------------------------------------------------------------------------------
-    def select(self, columns: Sequence[str], table: str) -> str:
-        """``SELECT`` columns of a table: ``["doc"]``, ``t`` -> ``SELECT doc FROM "t"``.
-
-        >>> SQLiteDialect().select(["key", "doc"], "t")
-        'SELECT key, doc FROM "t"'
-        """
-        return f"SELECT {', '.join(columns)} FROM {self.table(table)}"
-
-    def where(self, cond: str) -> str:
-        """A filter clause: ``x`` -> `` WHERE x``."""
-        return f" WHERE {cond}"
-
-    def group_by_first(self) -> str:
-        """Group by the first selected column: `` GROUP BY 1``."""
-        return f" GROUP BY {self.first_column()}"
-
-    def first_column(self) -> str:
-        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
-        return "1"
-
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
         """One ordering key, missing values (NULL) first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``.
 
@@ -288,10 +201,6 @@ class SQLiteDialect:
         default_first = not desc
         nulls = "" if empty_first == default_first else (" NULLS FIRST" if empty_first else " NULLS LAST")
         return f"{expr} {'DESC' if desc else 'ASC'}{nulls}"
-
-    def order_by(self, terms: Sequence[str]) -> str:
-        """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
-        return " ORDER BY " + ", ".join(terms)
 
     def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
         """Skip ``offset`` rows and keep ``limit`` (None: all); ``literal`` binds a value.
@@ -306,20 +215,6 @@ class SQLiteDialect:
             return ""
         lim = literal(-1 if limit is None else limit)
         return f" LIMIT {lim} OFFSET {literal(offset)}" if offset else f" LIMIT {lim}"
-
-    def count_rows(self) -> str:
-        """Rows counted: ``count(*)``."""
-        return "count(*)"
-
-    def aggregate(self, fn: str, expr: str) -> str:
-        """An aggregate over non-NULL values (``count sum min max``): ``sum``, ``v`` -> ``sum(v)``.
-
-        >>> SQLiteDialect().aggregate("max", "gx_a")
-        'max(gx_a)'
-        """
-        if fn not in _AGGREGATES:
-            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
-        return f"{fn}({expr})"
 
     def any_row(self, cond: str) -> str:
         """Whether a condition holds for some row (1, else 0 or NULL): ``c`` -> ``max(c)``."""

@@ -1,0 +1,137 @@
+"""The spellings every SQL dialect here shares (ANSI SQL): the dialects of :mod:`jarenlab.backends`
+inherit them and spell the rest (JSON access, types, windows, plans) in their own words.
+
+>>> StandardSQL().all_of(["a", "b"])
+'(a AND b)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jarenlab.backends.base import IDENTIFIER
+from jarenlab.errors import PlanError
+
+_OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_AGGREGATES = frozenset({"count", "sum", "min", "max"})
+
+
+def identifier(name: str) -> str:
+    """``name`` if it may reach SQL text as a plain identifier (the one rule, :data:`IDENTIFIER`); JD0010
+    otherwise (the planner only ever writes names it checked)."""
+    if not IDENTIFIER.match(name):
+        raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
+    return name
+
+
+class StandardSQL:
+    """Clauses, logic, comparisons and aggregates as standard SQL writes them.
+
+    A dialect supplies ``storage_order()`` (the column that breaks ties) and ``_names(kinds)`` (its
+    type names for JSON kinds, as SQL literals).
+    """
+
+    def storage_order(self) -> str:
+        """The column rows lie in (a dialect names its own)."""
+        raise NotImplementedError
+
+    def _names(self, kinds: Sequence[str]) -> list[str]:
+        raise NotImplementedError
+
+    def table(self, name: str) -> str:
+        """A collection's table, checked and quoted: ``flights`` -> ``"flights"``.
+
+        >>> StandardSQL().table("flights")
+        '"flights"'
+        """
+        return f'"{identifier(name)}"'
+
+    def document(self) -> str:
+        """The column holding a row's document text: ``doc``."""
+        return "doc"
+
+    def key(self) -> str:
+        """The column holding a row's key: ``key``."""
+        return "key"
+
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order (its first row): ``min(rowid)``."""
+        return f"min({self.storage_order()})"
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.
+
+        >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+        >>> SQLiteDialect().kind_in("json_type(doc, ?)", ("string",))
+        "json_type(doc, ?) = 'text'"
+        """
+        names = self._names(kinds)
+        if len(names) == 1:
+            return f"{type_expr} = {names[0]}"
+        return f"{type_expr} IN ({', '.join(names)})"
+
+    def is_present(self, expr: str) -> str:
+        """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""
+        return f"{expr} IS NOT NULL"
+
+    def compare(self, left: str, op: str, right: str) -> str:
+        """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
+
+        >>> StandardSQL().compare("gx_a", "gt", "?")
+        'gx_a > ?'
+        """
+        return f"{left} {_OPS[op]} {right}"
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        """Every condition holds: ``[a, b]`` -> ``(a AND b)`` (one part is parenthesised too)."""
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        """Some condition holds: ``[a, b]`` -> ``(a OR b)``."""
+        return "(" + " OR ".join(parts) + ")"
+
+    def nonzero(self, value: str) -> str:
+        """A number's effective boolean value: ``v`` -> ``v <> 0``."""
+        return f"{value} <> 0"
+
+    def nonempty(self, value: str) -> str:
+        """A string's effective boolean value: ``v`` -> ``v <> ''``."""
+        return f"{value} <> ''"
+
+    def select(self, columns: Sequence[str], table: str) -> str:
+        """``SELECT`` columns of a table: ``["doc"]``, ``t`` -> ``SELECT doc FROM "t"``.
+
+        >>> StandardSQL().select(["key", "doc"], "t")
+        'SELECT key, doc FROM "t"'
+        """
+        return f"SELECT {', '.join(columns)} FROM {self.table(table)}"
+
+    def where(self, cond: str) -> str:
+        """A filter clause: ``x`` -> `` WHERE x``."""
+        return f" WHERE {cond}"
+
+    def group_by_first(self) -> str:
+        """Group by the first selected column: `` GROUP BY 1``."""
+        return f" GROUP BY {self.first_column()}"
+
+    def first_column(self) -> str:
+        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
+        return "1"
+
+    def order_by(self, terms: Sequence[str]) -> str:
+        """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
+        return " ORDER BY " + ", ".join(terms)
+
+    def count_rows(self) -> str:
+        """Rows counted: ``count(*)``."""
+        return "count(*)"
+
+    def aggregate(self, fn: str, expr: str) -> str:
+        """An aggregate over non-NULL values (``count sum min max``): ``sum``, ``v`` -> ``sum(v)``.
+
+        >>> StandardSQL().aggregate("max", "gx_a")
+        'max(gx_a)'
+        """
+        if fn not in _AGGREGATES:
+            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
+        return f"{fn}({expr})"
