@@ -29,6 +29,7 @@ every backend that exists.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -72,6 +73,39 @@ def quote(name: str) -> str:
     if type(name) is not str or not IDENTIFIER.match(name):
         raise StoreError("JD2010", f"{name!r} is not a valid identifier")
     return f'"{name}"'
+
+
+class ErrorBoundary:
+    """A backend's one error boundary: ``with boundary(**fields):`` turns a driver error raised
+    inside into the coded error ``translate`` makes of it (fields such as ``collection`` and ``key``
+    set on it), the driver's error as ``__cause__``.
+
+    >>> import sqlite3
+    >>> boundary = ErrorBoundary(sqlite3.Error, lambda exc, **f: StoreError("JD2005", str(exc), **f))
+    >>> try:
+    ...     with boundary(collection="notes"):
+    ...         raise sqlite3.OperationalError("disk I/O error")
+    ... except StoreError as err:
+    ...     print(err, type(err.__cause__).__name__)
+    JD2005 database_error: disk I/O error (collection 'notes') OperationalError
+    """
+
+    def __init__(self, driver_error: type[Exception], translate: Callable[..., JarenlabError | None]) -> None:
+        self.driver_error = driver_error
+        self.translate = translate
+
+    def translated(self, exc: Exception, **fields: Any) -> JarenlabError:
+        """The coded error for ``exc``, an instance of the driver's error."""
+        err = self.translate(exc, **fields)
+        assert err is not None, "a backend translates every error of its driver"
+        return err
+
+    @contextlib.contextmanager
+    def __call__(self, **fields: Any) -> Iterator[None]:
+        try:
+            yield
+        except self.driver_error as exc:
+            raise self.translated(exc, **fields) from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,15 @@ import psycopg
 from psycopg import pq
 from psycopg.types.string import TextLoader
 
-from jarenlab.backends.base import IDENTIFIER, Catalogue, IntervalStatements, Row, StorageOrder, quote
+from jarenlab.backends.base import (
+    IDENTIFIER,
+    Catalogue,
+    ErrorBoundary,
+    IntervalStatements,
+    Row,
+    StorageOrder,
+    quote,
+)
 from jarenlab.backends.postgres import ddl, intervals
 from jarenlab.backends.postgres.clock import ServerClock
 from jarenlab.errors import JarenlabError, StoreError
@@ -103,21 +111,9 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
     return err
 
 
-def _translated(exc: psycopg.Error) -> JarenlabError:
-    err = translate(exc)
-    assert err is not None
-    return err
-
-
-@contextlib.contextmanager
-def translating(**fields: Any) -> Iterator[None]:
-    """Run a block, translating any ``psycopg.Error`` raised inside it."""
-    try:
-        yield
-    except psycopg.Error as exc:
-        err = translate(exc, **fields)
-        assert err is not None
-        raise err from exc
+#: The one error boundary: ``with translating(collection=...):``.
+translating = ErrorBoundary(psycopg.Error, translate)
+_translated = translating.translated
 
 
 class _Notifications:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.backends.base import Catalogue, IntervalStatements, Row, StorageOrder, quote
+from jarenlab.backends.base import Catalogue, ErrorBoundary, IntervalStatements, Row, StorageOrder, quote
 from jarenlab.backends.sqlite import ddl, intervals, paths
 from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import JarenlabError, StoreError
@@ -70,21 +70,9 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
     return err
 
 
-def _translated(exc: sqlite3.Error) -> JarenlabError:
-    err = translate(exc)
-    assert err is not None
-    return err
-
-
-@contextlib.contextmanager
-def translating(**fields: Any) -> Iterator[None]:
-    """Run a block, translating any ``sqlite3.Error`` raised inside it."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        err = translate(exc, **fields)
-        assert err is not None
-        raise err from exc
+#: The one error boundary: ``with translating(collection=...):``.
+translating = ErrorBoundary(sqlite3.Error, translate)
+_translated = translating.translated
 
 
 class _DataVersion:
