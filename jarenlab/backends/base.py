@@ -25,6 +25,10 @@ every backend that exists.
 'SELECT doc FROM "t" WHERE key = ?'
 >>> cat.text("many", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join(["?"] * n), table="t", keys=3)
 'SELECT doc FROM "t" WHERE key IN (?, ?, ?)'
+>>> Catalogue.parse("demo", "-- name: pick\\nSELECT k FROM t WHERE k IN ({keys})\\n"
+...     "-- name: take\\nDELETE FROM t WHERE k = ({@pick} LIMIT 1)").text(
+...     "take", quote=str, marks=lambda n: ", ".join(["?"] * n), keys=2)
+'DELETE FROM t WHERE k = (SELECT k FROM t WHERE k IN (?, ?) LIMIT 1)'
 """
 
 from __future__ import annotations
@@ -129,7 +133,9 @@ class Catalogue:
     A block is ``-- name: <name>``, optional ``--`` comment lines (its documentation), then the
     statement. ``{field}`` marks what is filled in at run time, and only that: an identifier
     (validated and quoted by the backend), a number of placeholders, or fragments of the same
-    file. Values are never filled in; they are always bound parameters.
+    file. ``{@name}`` includes the statement ``name`` of the same file, filled with the same
+    fields (a claim's pick and the "what would a claim take" query are one text). Values are never
+    filled in; they are always bound parameters.
     """
 
     def __init__(self, name: str, statements: Mapping[str, Statement]) -> None:
@@ -205,6 +211,9 @@ class Catalogue:
         stmt = self.statement(name)
         values: dict[str, str] = {}
         for field in stmt.fields:
+            if field.startswith("@"):  # another statement of this file, filled with the same fields
+                values[field] = self.text(field[1:], quote=quote, marks=marks, **fill)
+                continue
             if field not in fill:
                 raise StoreError("JD0003", f"statement {self.name}.{name} needs {{{field}}}")
             value = fill[field]
@@ -276,7 +285,10 @@ class Watch(Protocol):
     """Wakes a reader when another connection (thread or process) may have committed."""
 
     def wait(self, timeout: float) -> bool:
-        """Block up to ``timeout`` seconds; True when something may have changed since the last call."""
+        """Block up to ``timeout`` seconds; True when something may have changed since the last call.
+
+        The first call returns True at once: a commit that landed between the reader's last look
+        and the watch's start (before a listener was listening) is the reader's to find."""
         ...
 
     def close(self) -> None:

@@ -124,7 +124,7 @@ class _Notifications:
         self._backend = backend
         self._interval = max(interval, 0.01)
         self._conn = backend.connect(reader=True)
-        self._last = time.monotonic()
+        self._last = float("-inf")  # the first wait says "look": see Watch.wait
         with translating():
             self._conn.execute(f"LISTEN {quote(channel)}")
 
@@ -147,7 +147,7 @@ class _Polling:
 
     def __init__(self, interval: float) -> None:
         self._interval = max(interval, 0.01)
-        self._last = time.monotonic()
+        self._last = float("-inf")  # the first wait says "look": see Watch.wait
 
     def wait(self, timeout: float) -> bool:
         left = self._interval - (time.monotonic() - self._last)

@@ -82,7 +82,7 @@ class _DataVersion:
         self._backend = backend
         self._interval = interval
         self._conn = backend.connect(reader=True)
-        self._version = self._read()
+        self._version: int | None = None  # the first wait says "look": see Watch.wait
 
     def _read(self) -> int:
         with translating():

@@ -106,17 +106,7 @@ UPDATE _jl_jobs SET run_at = %s, due_at = %s, updated_at = %s WHERE seq = %s
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
     lease_until = %s + %s, due_at = %s + %s, updated_at = %s
-WHERE seq = (
-    SELECT j.seq FROM _jl_jobs j
-    WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
-      AND (j.partition_key IS NULL OR (NOT EXISTS (
-        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
-        AND NOT EXISTS (
-        SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
-          AND r.state = 'leased' AND r.seq <> j.seq)))
-    ORDER BY j.due_at, j.seq LIMIT 1
-    FOR UPDATE SKIP LOCKED)
+WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error
 
@@ -126,17 +116,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
     lease_until = %s + (%s::jsonb ->> kind)::double precision,
     due_at = %s + (%s::jsonb ->> kind)::double precision, updated_at = %s
-WHERE seq = (
-    SELECT j.seq FROM _jl_jobs j
-    WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
-      AND (j.partition_key IS NULL OR (NOT EXISTS (
-        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
-        AND NOT EXISTS (
-        SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
-          AND r.state = 'leased' AND r.seq <> j.seq)))
-    ORDER BY j.due_at, j.seq LIMIT 1
-    FOR UPDATE SKIP LOCKED)
+WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error
 

@@ -4,7 +4,7 @@
 -- settled. seq is the enqueue order (partitions run in it). _jl_job_checkpoints keeps named values a
 -- running job saved, stamped with the writing claim's generation.
 --
--- The pick (claim, claim_leases and claimable choose the same job): due, not cancelled, a kind the
+-- The pick is claimable, which claim and claim_leases include: due, not cancelled, a kind the
 -- worker runs ({kinds} placeholders), and the head of its partition (no earlier job of the partition
 -- is waiting, running, retrying, or cancelled but still unwinding); the smallest (due_at, seq).
 --
@@ -111,13 +111,7 @@ UPDATE _jl_jobs SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
     lease_until = ? + ?, due_at = ? + ?, updated_at = ?
-WHERE seq = (
-    SELECT j.seq FROM _jl_jobs j
-    WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
-      AND (j.partition_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
-    ORDER BY j.due_at, j.seq LIMIT 1)
+WHERE seq = ({@claimable})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error
 
@@ -127,13 +121,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = ?, lease_token = ?,
     lease_until = ? + (SELECT value FROM json_each(?) WHERE key = kind),
     due_at = ? + (SELECT value FROM json_each(?) WHERE key = kind), updated_at = ?
-WHERE seq = (
-    SELECT j.seq FROM _jl_jobs j
-    WHERE j.due_at <= ? AND j.state != 'cancelled' AND j.kind IN ({kinds})
-      AND (j.partition_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-          AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > ?))))
-    ORDER BY j.due_at, j.seq LIMIT 1)
+WHERE seq = ({@claimable})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error
 
