@@ -25,18 +25,8 @@ def identifier(name: str) -> str:
 
 
 class StandardSQL:
-    """Clauses, logic, comparisons and aggregates as standard SQL writes them.
-
-    A dialect supplies ``storage_order()`` (the column that breaks ties) and ``_names(kinds)`` (its
-    type names for JSON kinds, as SQL literals).
-    """
-
-    def storage_order(self) -> str:
-        """The column rows lie in (a dialect names its own)."""
-        raise NotImplementedError
-
-    def _names(self, kinds: Sequence[str]) -> list[str]:
-        raise NotImplementedError
+    """Clauses, logic, comparisons and aggregates as standard SQL writes them (a dialect inherits
+    them and spells the rest: JSON access, type names, storage order, windows, plans)."""
 
     def table(self, name: str) -> str:
         """A collection's table, checked and quoted: ``flights`` -> ``"flights"``.
@@ -53,22 +43,6 @@ class StandardSQL:
     def key(self) -> str:
         """The column holding a row's key: ``key``."""
         return "key"
-
-    def first_in_storage_order(self) -> str:
-        """A group's position in storage order (its first row): ``min(rowid)``."""
-        return f"min({self.storage_order()})"
-
-    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
-        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.
-
-        >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
-        >>> SQLiteDialect().kind_in("json_type(doc, ?)", ("string",))
-        "json_type(doc, ?) = 'text'"
-        """
-        names = self._names(kinds)
-        if len(names) == 1:
-            return f"{type_expr} = {names[0]}"
-        return f"{type_expr} IN ({', '.join(names)})"
 
     def is_present(self, expr: str) -> str:
         """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""

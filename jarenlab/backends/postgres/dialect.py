@@ -107,6 +107,21 @@ class PostgresDialect(StandardSQL):
         at insert for text keys)."""
         return "pos"
 
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order (its first row): ``min(pos)``."""
+        return f"min({self.storage_order()})"
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'string'``.
+
+        >>> PostgresDialect().kind_in("jsonb_typeof(body->'a')", ("string",))
+        "jsonb_typeof(body->'a') = 'string'"
+        """
+        names = self._names(kinds)
+        if len(names) == 1:
+            return f"{type_expr} = {names[0]}"
+        return f"{type_expr} IN ({', '.join(names)})"
+
     def placeholder(self, position: int) -> str:
         """The ``position``-th bound value (from 1) in statement text: ``%s`` (psycopg binds in order)."""
         return "%s"

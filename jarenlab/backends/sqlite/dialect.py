@@ -81,6 +81,21 @@ class SQLiteDialect(StandardSQL):
         """What orders rows in storage order (the engine's order of ``$[*]``): ``rowid``."""
         return "rowid"
 
+    def first_in_storage_order(self) -> str:
+        """A group's position in storage order (its first row): ``min(rowid)``."""
+        return f"min({self.storage_order()})"
+
+    def kind_in(self, type_expr: str, kinds: Sequence[str]) -> str:
+        """A type (from :meth:`json_type`) is one of ``kinds``: ``("string",)`` -> ``... = 'text'``.
+
+        >>> SQLiteDialect().kind_in("json_type(doc, ?)", ("string",))
+        "json_type(doc, ?) = 'text'"
+        """
+        names = self._names(kinds)
+        if len(names) == 1:
+            return f"{type_expr} = {names[0]}"
+        return f"{type_expr} IN ({', '.join(names)})"
+
     def placeholder(self, position: int) -> str:
         """The ``position``-th bound value (from 1) in statement text: ``?`` (SQLite binds in order)."""
         return "?"
