@@ -39,6 +39,7 @@ import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -77,6 +78,23 @@ def quote(name: str) -> str:
     if type(name) is not str or not IDENTIFIER.match(name):
         raise StoreError("JD2010", f"{name!r} is not a valid identifier")
     return f'"{name}"'
+
+
+@cache
+def placeholders(mark: str, count: int) -> str:
+    """``count`` of a driver's placeholder ``mark``, separated by commas.
+
+    >>> placeholders("%s", 3)
+    '%s, %s, %s'
+    """
+    return ", ".join([mark] * count)
+
+
+@cache
+def load_catalogue(package: str, subsystem: str) -> Catalogue:
+    """The named statements of ``subsystem`` in a backend's package (``<package>/sql/<subsystem>.sql``),
+    read once."""
+    return Catalogue.load(package, subsystem)
 
 
 class ErrorBoundary:

@@ -14,9 +14,9 @@ This module and its siblings are the only ones that import ``psycopg``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,6 +32,8 @@ from jarenlab.backends.base import (
     IntervalStatements,
     Row,
     StorageOrder,
+    load_catalogue,
+    placeholders,
     quote,
 )
 from jarenlab.backends.postgres import ddl, intervals
@@ -48,20 +50,10 @@ _RETRYABLE = {"40001", "40P01", "55P03", "57014", "57P01"}
 _IDLE = pq.TransactionStatus.IDLE
 
 
-@cache
-def marks(count: int) -> str:
-    """``count`` placeholders separated by commas.
-
-    >>> marks(3)
-    '%s, %s, %s'
-    """
-    return ", ".join(["%s"] * count)
-
-
-@cache
-def catalogue(subsystem: str) -> Catalogue:
-    """The named PostgreSQL statements of one subsystem (``sql/<subsystem>.sql`` in this folder)."""
-    return Catalogue.load(__package__ or "jarenlab.backends.postgres", subsystem)
+#: ``marks(n)``: n placeholders in this driver's style.
+marks = functools.partial(placeholders, "%s")
+#: ``catalogue(subsystem)``: the named PostgreSQL statements of one subsystem (``sql/<subsystem>.sql`` here).
+catalogue = functools.partial(load_catalogue, "jarenlab.backends.postgres")
 
 
 def redact(url: str) -> str:

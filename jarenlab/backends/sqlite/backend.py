@@ -10,15 +10,24 @@ store queues its own threads behind a gate (:attr:`SQLiteBackend.needs_write_gat
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.backends.base import Catalogue, ErrorBoundary, IntervalStatements, Row, StorageOrder, quote
+from jarenlab.backends.base import (
+    Catalogue,
+    ErrorBoundary,
+    IntervalStatements,
+    Row,
+    StorageOrder,
+    load_catalogue,
+    placeholders,
+    quote,
+)
 from jarenlab.backends.sqlite import ddl, intervals, paths
 from jarenlab.backends.sqlite.dialect import SQLiteDialect
 from jarenlab.errors import JarenlabError, StoreError
@@ -30,20 +39,10 @@ if TYPE_CHECKING:
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
 
-@cache
-def marks(count: int) -> str:
-    """``count`` question marks separated by commas.
-
-    >>> marks(3)
-    '?, ?, ?'
-    """
-    return ", ".join(["?"] * count)
-
-
-@cache
-def catalogue(subsystem: str) -> Catalogue:
-    """The named SQLite statements of one subsystem (``sql/<subsystem>.sql`` in this folder)."""
-    return Catalogue.load(__package__ or "jarenlab.backends.sqlite", subsystem)
+#: ``marks(n)``: n placeholders in this driver's style.
+marks = functools.partial(placeholders, "?")
+#: ``catalogue(subsystem)``: the named SQLite statements of one subsystem (``sql/<subsystem>.sql`` here).
+catalogue = functools.partial(load_catalogue, "jarenlab.backends.sqlite")
 
 
 def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
