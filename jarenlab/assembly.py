@@ -3,7 +3,8 @@
 The store knows nothing of its subsystems; each registers itself through a
 :class:`~jarenlab.store.Subsystem` (its tables, its statements, its object, its stats section),
 and this module lists them. A store opened here has ``store.jobs``, ``store.events``,
-``store.changes`` (live queries), retry-safe transactions, owner views and ``store.stats()``.
+``store.changes`` (live queries), retry-safe transactions, owner views, ``store.stats()`` and
+``store.migrate`` / ``store.migrations()``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from jarenlab import events, idempotency, jobs, live, owner, stats
+from jarenlab import events, idempotency, jobs, live, migrations, owner, stats
 from jarenlab.errors import StoreError
 from jarenlab.store import OPTIONS, Store, Subsystem
 
@@ -23,6 +24,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
     stats.SUBSYSTEM,
+    migrations.SUBSYSTEM,
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import html
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -42,10 +42,15 @@ class Collection(Queryable):
 
     def __init__(self, store: Store, spec: CollectionSpec) -> None:
         self.store = store
-        self.spec = spec
-        self.name = spec.name
         self._db = store.db
         self._statement_atomic = store.backend.statement_atomic
+        self.bind(spec)
+
+    def bind(self, spec: CollectionSpec) -> None:
+        """Take a new declaration of this collection (after a migration, the store rebinds every
+        collection it keeps, so handles already taken validate against the new schema)."""
+        self.spec = spec
+        self.name = spec.name
         #: Allocating integer keys (max + 1) is serialised per collection on a shared server.
         self._key_lock = f"keys/{spec.name}"
         self._validator = jsonschema_rs.validator_for(spec.schema)
@@ -114,6 +119,11 @@ class Collection(Queryable):
         if "\\u0000" in text:
             _refuse_nul(doc, self.name, position)
         return key, doc, text
+
+    def prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
+        """Check a document as every write does: ``(key or None, JSON-safe document, JSON text)``;
+        raises the write's coded error (JD2003 with ``errors``, JD2002, JD2008, JD2010)."""
+        return self._prepare(doc, position)
 
     def _check_key(self, key: Any) -> Any:
         if type(key) is not self._key_type:
@@ -345,6 +355,36 @@ class Collection(Queryable):
         with self._db.translating(collection=self.name):
             rows = self._db.all("collection.scan", table=self.name)
         return [r[0] for r in rows], [r[1] for r in rows]
+
+    def pages(self, size: int = _BATCH) -> Iterator[list[tuple[Any, str]]]:
+        """Every key and document text in storage order, ``size`` at a time (a walk over a
+        collection that never holds all of it)."""
+        after: Any = None
+        while True:
+            with self._db.translating(collection=self.name):
+                if after is None:
+                    rows = self._db.all("collection.first_page", (size,), table=self.name)
+                else:
+                    rows = self._db.all("collection.page", (after, size), table=self.name)
+            if not rows:
+                return
+            yield [(r[1], r[2]) for r in rows]
+            after = rows[-1][0]
+
+    def rewrite(self, updates: list[tuple[Any, str, dict[str, Any]]], deletes: list[Any]) -> None:
+        """Inside an open transaction: store prepared documents under their keys (``(key, text,
+        doc)`` from :meth:`prepare`, keys already stored) and delete ``deletes``, recording the
+        changes like any write. A migration's transform writes through here."""
+        db = self._db
+        with db.translating(collection=self.name):
+            if updates:
+                db.many("collection.update", [(text, key) for key, text, _ in updates], table=self.name)
+            if deletes:
+                db.many("collection.delete", [(key,) for key in deletes], table=self.name)
+        for key, _, doc in updates:
+            db.record((self.name, key, doc))
+        for key in deletes:
+            db.record((self.name, key, None))
 
     def keys(self) -> list[Any]:
         """Every key, in storage order."""

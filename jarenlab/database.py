@@ -189,6 +189,11 @@ class Database:
         row: Row | None = self._fetch(sql, params, 0)
         return row
 
+    def run_built(self, sql: str) -> None:
+        """Run one statement the backend built from a model declaration that returns no rows
+        (a migration's :class:`~jarenlab.backends.base.Alteration`), inside the open transaction."""
+        self._fetch(sql, (), 2)
+
     def explain(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """The engine's plan of a statement the planner emitted."""
         return self.backend.explain(self.connection(), sql, params)

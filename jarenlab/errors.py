@@ -46,6 +46,40 @@ CODES: dict[str, tuple[str, str]] = {
         "The safe profile refused the query document (allow-list, full scan, limit).",
     ),
     "JD0012": ("transaction_timeout", "Waiting for the store's write gate timed out."),
+    # -- migrations -----------------------------------------------------------
+    "JD0020": (
+        "migration_from_mismatch",
+        "The stored model is not the one this store opened with (another process migrated it); plan again.",
+    ),
+    "JD0021": (
+        "migration_needs_transform",
+        "Stored documents violate the new model and no transform fixes them; `violations` lists them.",
+    ),
+    "JD0022": (
+        "migration_history_mismatch",
+        "The model's version is older than the stored one (a downgrade), or the history disagrees with the store.",
+    ),
+    "JD0023": (
+        "migration_step_failed",
+        "A migration step failed (a transform raised, its output is invalid, an index or interval check "
+        "refused); everything was rolled back.",
+    ),
+    "JD0024": (
+        "migration_document",
+        "A transform returned something that is not a storable document, or changed a document's key.",
+    ),
+    "JD0060": (
+        "migration_not_in_place",
+        "The change cannot be carried out in place (a collection's key, identity or key type); nothing was altered.",
+    ),
+    "JD0061": (
+        "migration_drop_refused",
+        "A collection missing from the new model holds documents; name it in `drop=[...]` to remove it.",
+    ),
+    "JD0062": (
+        "migration_bad_argument",
+        "`transforms`, `renames` or `drop` name a collection the migration cannot apply them to.",
+    ),
     # -- runtime: store -------------------------------------------------------
     "JD2001": ("duplicate_key", "An insert used a key that is already stored."),
     "JD2002": ("no_key", "The document has no usable key (missing, wrong type, or not allowed)."),
@@ -111,6 +145,19 @@ CODES: dict[str, tuple[str, str]] = {
         "A retry-safe transaction's result is not exact JSON or is over 16 KiB.",
     ),
     "JD2094": ("owner_forbidden", "The owner view cannot read or write this record."),
+    "JD2110": (
+        "model_changed",
+        "Another process migrated the store; this write was rolled back and the store now uses the new "
+        "model: run it again.",
+    ),
+    "JD2111": (
+        "live_migrated",
+        "A migration renamed or dropped the live query's collection, or its query fails against the new model.",
+    ),
+    "JD2112": (
+        "migration_refused_here",
+        "A migration runs as its own transaction on a writable store: not inside `store.transaction()`.",
+    ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",
@@ -238,6 +285,13 @@ class ValidationError(StoreError):
     """A document failed schema validation or holds a value JSON cannot represent."""
 
 
+class MigrationError(StoreError):
+    """A migration was refused or failed; nothing was altered. ``violations`` (a DataFrame, where
+    documents were refused) lists collection, key, pointer and message."""
+
+    violations: Any = None
+
+
 class QueryError(JarenlabError):
     """A query document failed to compile or to run."""
 
@@ -274,6 +328,7 @@ __all__ = [
     "JarenlabError",
     "JobError",
     "LiveError",
+    "MigrationError",
     "ModelError",
     "PlanError",
     "QueryError",

@@ -565,15 +565,16 @@ def conflict_error(
     return err
 
 
-def check_existing(store: Store, collection: str) -> None:
+def check_existing(store: Store, collection: str, spec: CollectionSpec | None = None) -> None:
     """Check every stored record against the collection's declarations (activation check).
 
     Raises JD2091 naming the first record with invalid bounds, or IntervalConflict naming two
-    overlapping records. A model change is refused on reopen (JD0002), so today data meets a new
-    declaration only through bulk loads (each row is checked as it is written); a migration that
-    adds a declaration to a populated collection runs this before creating the index.
+    overlapping records. ``store.migrate`` runs this when a migration adds a declaration to a
+    collection (or transforms one that has declarations), before it creates the declaration's
+    index or constraint; ``spec`` is then the collection's new declaration (its table already
+    under ``spec.name``), where the store still holds the old one.
     """
-    spec = store[collection].spec
+    spec = spec or store[collection].spec
     db = store.db
     for decl in spec.intervals:
         statements = db.backend.interval_statements(spec.name, decl)

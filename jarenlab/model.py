@@ -26,7 +26,7 @@ from jarenlab.query.values import identical
 MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = ("_jl", "sqlite_")
-_TOP_MEMBERS = {"$model", "collections", "events"}
+_TOP_MEMBERS = {"$model", "version", "collections", "events"}
 _COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner"}
 _INDEX_MEMBERS = {"name", "path", "unique"}
 #: The JSON Schema types an indexed path may have and keep its one family (a backend types it).
@@ -81,7 +81,14 @@ class Model:
 
     @property
     def hash(self) -> str:
+        """The SHA-256 of the canonical model document (what the store and its history record)."""
         return hashlib.sha256(canonical_json(self.document)).hexdigest()
+
+    @property
+    def version(self) -> int | None:
+        """The model's optional ``"version"`` (an integer >= 0): a store refuses an older one."""
+        value = self.document.get("version")
+        return None if value is None else int(value)
 
 
 def validation_errors(validator: Any, instance: Any) -> list[str]:
@@ -312,6 +319,9 @@ def load_model(document: Any) -> Model:
         raise _fail(f'the model needs "$model": "{MODEL_VERSION}"', "/$model")
     if document["$model"] != MODEL_VERSION:
         raise _fail(f'"$model" must be "{MODEL_VERSION}" (got {document["$model"]!r})', "/$model")
+    version = document.get("version")
+    if "version" in document and (type(version) is not int or version < 0):
+        raise _fail(f'"version" must be an integer >= 0 (got {version!r})', "/version")
     collections = document.get("collections")
     if not isinstance(collections, dict) or not collections:
         raise _fail("collections must be an object declaring at least one collection", "/collections")
@@ -358,3 +368,45 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
                 return found
         return None if len(old) == len(new) else f"{path}/{min(len(old), len(new))}"
     return None if identical(old, new) else (path or "/")
+
+
+def describe_at(document: Any, doc_path: str) -> str:
+    """What a model document holds at a JSON Pointer, in a few words (for a refusal's message).
+
+    >>> describe_at({"a": {"b": [1, 2]}}, "/a/b"), describe_at({"a": {}}, "/a/c")
+    ('[1,2]', 'nothing')
+    """
+    value = document
+    for token in pointer.split(doc_path) if doc_path not in ("", "/") else []:
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and pointer.is_array_index(token) and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return "nothing"
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def refuse_downgrade(stored: Model, given: Model) -> None:
+    """JD0022 when ``given`` is older than the stored model: a lower ``"version"``, or none where
+    the stored model has one (a stale notebook must not downgrade a shared store).
+
+    >>> old = load_model({"$model": "0.1", "version": 1, "collections": {"t": {
+    ...     "schema": {"type": "object"}, "key": None, "identity": "integer"}}})
+    >>> refuse_downgrade(old, old)
+    >>> refuse_downgrade(Model({**old.document, "version": 2}, old.collections), old)
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.ModelError: JD0022 migration_history_mismatch: the store's model is version 2 and this model is version 1: an older model cannot open or migrate it (a stale notebook must not downgrade a shared store); open it without a model to use the stored one (at /version)
+    """
+    have, want = stored.version, given.version
+    if have is not None and (want is None or want < have):
+        raise ModelError(
+            "JD0022",
+            f"the store's model is version {have} and this model is "
+            f"{'unversioned' if want is None else f'version {want}'}: an older model cannot open or "
+            "migrate it (a stale notebook must not downgrade a shared store); open it without a model "
+            "to use the stored one",
+            doc_path="/version",
+        )

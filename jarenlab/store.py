@@ -29,15 +29,18 @@ from jarenlab.backends import is_server_target, open_backend
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
-from jarenlab.model import Model, first_difference, load_model
+from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import PlannerState
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from jarenlab.events import Events
     from jarenlab.jobs import Jobs
     from jarenlab.live.hub import ChangeHub
+    from jarenlab.migrations import Migration
     from jarenlab.owner import OwnerView
 
 __all__ = ["OPTIONS", "Change", "Store", "Subsystem"]
@@ -109,6 +112,7 @@ class Store:
         self._objects: dict[str, Any] = {}
         self._objects_lock = threading.RLock()
         self._closers: list[Callable[[], None]] = []
+        self._model_listeners: list[Callable[[Model, Model], None]] = []
         self._close_lock = threading.RLock()  # a closer may close the store again: that call returns
         try:
             conn = self.db.connection()
@@ -188,23 +192,73 @@ class Store:
 
     def _verify(self, given: Model | None) -> Model:
         """Compare the stored model and physical shape with the given model; refuse any difference."""
-        text = self.db.value("store.get_meta", ("model",))
-        if text is None:
-            raise ModelError("JD0002", "the store's metadata has no model")
-        stored = load_model(orjson.loads(text))
+        stored = self.stored_model()
         if given is not None:
+            refuse_downgrade(stored, given)
             diff = first_difference(stored.document, given.document)
             if diff is not None:
                 raise ModelError(
                     "JD0002",
-                    "the model differs from the one stored in the file (first difference at doc_path); "
-                    "nothing was altered (evolving a model is a migration)",
+                    f"the model differs from the one stored in {self.backend.target} (first difference at "
+                    f"{diff}: {describe_at(stored.document, diff)} stored, {describe_at(given.document, diff)} "
+                    "given); nothing was altered. To evolve the store, open it without a model and run "
+                    "store.migrate(new_model) (add dry_run=True to see the plan first)",
                     doc_path=diff,
                 )
         difference = self.backend.verify(self.db.connection(), stored)
         if difference is not None:
             raise ModelError("JD0002", f"the database's shape differs from its model: {difference}")
         return stored
+
+    def stored_model(self) -> Model:
+        """The model the database holds now (read on this thread's connection: inside an open
+        transaction, what it sees)."""
+        text = self.db.value("store.get_meta", ("model",))
+        if text is None:
+            raise ModelError("JD0002", "the store's metadata has no model")
+        return load_model(orjson.loads(text))
+
+    def stored_hash(self) -> str | None:
+        """The hash of the model the database holds now (cheaper than :meth:`stored_model`)."""
+        value = self.db.value("store.get_meta", ("model_hash",))
+        return None if value is None else str(value)
+
+    def write_model(self, model: Model) -> None:
+        """Inside an open transaction whose statements gave the database ``model``'s shape (a
+        migration): record ``model`` as the store's model. This process adopts it with
+        :meth:`reload` once the transaction commits."""
+        if not self.db.in_transaction:
+            raise StoreError("JD0003", "write_model runs inside the migration's transaction")
+        self.db.run("store.set_meta", ("model", orjson.dumps(model.document).decode()))
+        self.db.run("store.set_meta", ("model_hash", model.hash))
+        self.backend.record_shape(self.db.connection(), model)
+
+    def reload(self) -> Model:
+        """Adopt the model the database holds now (after a migration, this process's or
+        another's): collections the new model keeps are rebound in place (handles already taken
+        follow), new ones appear, the statement cache is emptied, and every listener registered
+        with :meth:`on_model` is told. Returns the model in use."""
+        stored = self._verify(None)
+        old = self.model
+        if stored.hash == old.hash:
+            return old
+        collections = {}
+        for name, spec in stored.collections.items():
+            coll = self._collections.get(name)
+            if coll is None:
+                coll = Collection(self, spec)
+            else:
+                coll.bind(spec)
+            collections[name] = coll
+        self.model, self._collections = stored, collections
+        self.planner.cache.clear()
+        for listener in list(self._model_listeners):
+            listener(old, stored)
+        return stored
+
+    def on_model(self, fn: Callable[[Model, Model], None]) -> None:
+        """Call ``fn(old, new)`` when the store adopts a new model (:meth:`reload`)."""
+        self._model_listeners.append(fn)
 
     # -- public surface ------------------------------------------------------------------------
     @property
@@ -283,6 +337,32 @@ class Store:
     def events(self) -> Events:
         """The event ledger (:mod:`jarenlab.events`)."""
         return self.subsystem("events")
+
+    def migrate(
+        self,
+        new_model: dict[str, Any],
+        *,
+        transforms: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] | None = None,
+        renames: dict[str, str] | None = None,
+        drop: Sequence[str] | None = None,
+        dry_run: bool = False,
+        progress: bool = True,
+    ) -> Migration:
+        """Evolve the store to ``new_model`` in one transaction (see :mod:`jarenlab.migrations`).
+
+        ``transforms={collection: fn}`` rewrites every document (``fn(doc) -> doc``, or None to
+        delete it); ``renames={"old": "new"}``; ``drop=[names]`` allows removing collections
+        that hold documents. ``dry_run=True`` changes nothing and returns the plan: steps,
+        documents affected and the violations the new model would refuse. Returns a
+        :class:`~jarenlab.migrations.Migration`.
+        """
+        return self.subsystem("migrations").migrate(
+            new_model, transforms=transforms, renames=renames, drop=drop, dry_run=dry_run, progress=progress
+        )
+
+    def migrations(self) -> pd.DataFrame:
+        """The store's migration history as a DataFrame, oldest first."""
+        return self.subsystem("migrations").history()
 
     def as_owner(self, owner: str) -> OwnerView:
         """A view that reads and writes only ``owner``'s records in owned collections."""

@@ -48,7 +48,7 @@ from jarenlab.errors import StoreError
 if TYPE_CHECKING:
     from jarenlab.errors import JarenlabError
     from jarenlab.intervals import IntervalSpec
-    from jarenlab.model import Model
+    from jarenlab.model import CollectionSpec, Model
 
 #: Row values a statement returns, positional.
 Row = tuple[Any, ...]
@@ -281,6 +281,26 @@ class IntervalStatements:
     invalid: str
     overlap: str
     enforced: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Alteration:
+    """The statements that turn one collection's table from its old declaration into its new one
+    (a migration). A backend builds them (:meth:`Backend.alter`); the migration runs them in its
+    one transaction, in two phases around the pass over the documents.
+
+    Attributes:
+        before: run before documents are transformed or checked: take the table from other
+            writers, drop what goes away or changes, rename, create a new collection's table.
+        after: run once the documents are final: new typed columns and indexes, interval
+            indexes or constraints (so a unique index or an interval sees the transformed data).
+        rebuild: True when the table is copied into a new one because it cannot be altered in
+            place (the plan shows it as such).
+    """
+
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    rebuild: bool = False
 
 
 class Cursor(Protocol):
@@ -665,6 +685,22 @@ class Backend(Protocol):
     def verify(self, conn: Any, model: Model) -> str | None:
         """The first way the database's tables and indexes differ from what :meth:`create` made for
         ``model`` (missing, changed or undeclared, named); None when they agree."""
+        ...
+
+    def alter(self, old: CollectionSpec | None, new: CollectionSpec | None) -> Alteration:
+        """The :class:`Alteration` that turns collection ``old`` into ``new`` (None: created or
+        dropped); ``old.name != new.name`` renames it. Indexes, typed columns and interval
+        declarations that are the same on both sides are kept as they are."""
+        ...
+
+    def prepare(self, conn: Any, model: Model) -> None:
+        """Inside a migration's transaction, before its statements: make what ``model`` needs
+        beyond its tables (PostgreSQL: the ``btree_gist`` extension of interval constraints)."""
+        ...
+
+    def record_shape(self, conn: Any, model: Model) -> None:
+        """Inside a migration's transaction, after its statements: record what :meth:`verify`
+        compares from now on (PostgreSQL: the catalogue's rendering; SQLite keeps its SQL text)."""
         ...
 
     def storage_order(self, key_type: type) -> StorageOrder:

@@ -27,6 +27,7 @@ from psycopg.types.string import TextLoader
 
 from jarenlab.backends.base import (
     IDENTIFIER,
+    Alteration,
     Catalogue,
     ErrorBoundary,
     IntervalStatements,
@@ -43,6 +44,7 @@ from jarenlab.model import Model
 
 if TYPE_CHECKING:
     from jarenlab.intervals import IntervalSpec
+    from jarenlab.model import CollectionSpec
 
 #: SQLSTATEs of failures that succeed when tried again: serialization failure, deadlock, lock
 #: timeout, statement cancelled (a lock_timeout), and lost connections (class 08).
@@ -365,6 +367,35 @@ class PostgresBackend:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO _jl_meta(name, value) VALUES ('shape', %s)",
+                (orjson.dumps(self.shape(conn, list(model.collections))).decode(),),
+            )
+
+    def alter(self, old: CollectionSpec | None, new: CollectionSpec | None) -> Alteration:
+        """Every change in place: the table locked against writers first, constraints of changed
+        declarations dropped before the documents change and added after, renames kept as renames."""
+        before, after = ddl.alter(old, new)
+        if old is None and new is not None:
+            decls = [(new.name, d) for d in new.intervals]
+            if any(d.kind == "date-time" for _, d in decls):
+                before.append(intervals.instant_ms_function())
+            before += [intervals.constraint_statement(t, d) for t, d in decls]
+        elif old is not None and new is not None:
+            dropped, added = intervals.alter_statements(old, new)
+            before[1:1] = dropped  # after the lock, before a rename
+            after += added
+        return Alteration(before=tuple(before), after=tuple(after))
+
+    def prepare(self, conn: psycopg.Connection[Any], model: Model) -> None:
+        """Interval declarations need ``btree_gist`` (see :meth:`create`)."""
+        if any(spec.intervals for spec in model.collections.values()):
+            with translating():
+                self._require_btree_gist(conn)
+
+    def record_shape(self, conn: psycopg.Connection[Any], model: Model) -> None:
+        """Record the catalogue's rendering of the migrated tables (what :meth:`verify` compares)."""
+        with translating():
+            conn.execute(
+                "UPDATE _jl_meta SET value = %s WHERE name = 'shape'",
                 (orjson.dumps(self.shape(conn, list(model.collections))).decode(),),
             )
 

@@ -20,6 +20,8 @@ CREATE INDEX "t_by_a" ON "t" (((body->>'a') COLLATE "C") NULLS FIRST, pos)
 
 from __future__ import annotations
 
+import dataclasses
+
 from jarenlab.backends.base import quote
 from jarenlab.model import CollectionSpec, Model, index_name
 
@@ -118,6 +120,40 @@ def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def alter(old: CollectionSpec | None, new: CollectionSpec | None) -> list[list[str]]:
+    """(before, after) statements that turn collection ``old``'s table into ``new``'s (the
+    declarations' constraints are :func:`jarenlab.backends.postgres.intervals.alter_statements`).
+
+    The table is first locked against other writers (readers go on) for the rest of the migration.
+    An index that stays the same under the collection's new name is renamed; any other is dropped
+    before the documents change and created after.
+    """
+    if new is None:
+        assert old is not None
+        return [[f"DROP TABLE {quote(old.name)}"], []]
+    if old is None:
+        return [[table_statement(new)] + [sql for _, sql in index_statements(new)], []]
+    table = quote(new.name)
+    before = [f"LOCK TABLE {quote(old.name)} IN EXCLUSIVE MODE"]
+    after: list[str] = []
+    as_new = dict(index_statements(dataclasses.replace(old, name=new.name)))
+    wanted = dict(index_statements(new))
+    old_names = dict(zip(as_new, (name for name, _ in index_statements(old)), strict=True))
+    for name, sql in as_new.items():
+        if wanted.get(name) != sql:
+            before.append(f"DROP INDEX {quote(old_names[name])}")
+        elif old.name != new.name:
+            after.append(f"ALTER INDEX {quote(old_names[name])} RENAME TO {quote(name)}")
+    if old.name != new.name:
+        before.append(f"ALTER TABLE {quote(old.name)} RENAME TO {table}")
+        before.append(
+            f"ALTER TABLE {table} RENAME CONSTRAINT {quote(old.name + '_doc_object')} "
+            f"TO {quote(new.name + '_doc_object')}"
+        )
+    after += [sql for name, sql in wanted.items() if as_new.get(name) != sql]
+    return [before, after]
 
 
 def create_statements(model: Model) -> list[str]:

@@ -41,7 +41,7 @@ from jarenlab.errors import ModelError
 
 if TYPE_CHECKING:
     from jarenlab.intervals import IntervalSpec, Segments
-    from jarenlab.model import Model
+    from jarenlab.model import CollectionSpec, Model
 
 #: How a bound value is bound in a lookup, by the declaration's kind: epoch milliseconds are
 #: integers; numbers go through their text (a float bound as float8 and cast to numeric keeps only
@@ -131,6 +131,28 @@ def instant_ms_function() -> str:
         .statement("instant_ms")
         .template
     )
+
+
+def alter_statements(old: CollectionSpec, new: CollectionSpec) -> tuple[list[str], list[str]]:
+    """(before, after) of a migration for the declarations of one collection: a declaration whose
+    constraint stays the same (under the collection's new name) is renamed, any other is dropped
+    before the documents change and added (with ``jl_instant_ms`` when it reads date-times) after."""
+    table = quote(new.name)
+    kept = {constraint_statement(new.name, d): d for d in old.intervals}
+    wanted = {constraint_statement(new.name, d): d for d in new.intervals}
+    before, after = [], []
+    for sql, decl in kept.items():
+        name = constraint_name(old.name, decl)
+        if sql not in wanted:
+            before.append(f"ALTER TABLE {quote(old.name)} DROP CONSTRAINT {quote(name)}")
+        elif old.name != new.name:
+            after.append(
+                f"ALTER TABLE {table} RENAME CONSTRAINT {quote(name)} TO {quote(constraint_name(new.name, decl))}"
+            )
+    added = [decl for sql, decl in wanted.items() if sql not in kept]
+    if any(decl.kind == "date-time" for decl in added):
+        after.append(instant_ms_function())
+    return before, after + [constraint_statement(new.name, decl) for decl in added]
 
 
 def create_statements(model: Model) -> list[str]:

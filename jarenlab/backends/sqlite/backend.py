@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.backends.base import (
+    Alteration,
     Catalogue,
     ErrorBoundary,
     IntervalStatements,
@@ -35,6 +36,7 @@ from jarenlab.model import Model
 
 if TYPE_CHECKING:
     from jarenlab.intervals import IntervalSpec
+    from jarenlab.model import CollectionSpec
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -292,6 +294,15 @@ class SQLiteBackend:
 
     def verify(self, conn: sqlite3.Connection, model: Model) -> str | None:
         return self.shape_difference(model, self.shape(conn))
+
+    def alter(self, old: CollectionSpec | None, new: CollectionSpec | None) -> Alteration:
+        return ddl.alter(old, new)
+
+    def prepare(self, conn: sqlite3.Connection, model: Model) -> None:
+        """Nothing to make: SQLite's JSON functions are all a model needs."""
+
+    def record_shape(self, conn: sqlite3.Connection, model: Model) -> None:
+        """Nothing to record: SQLite keeps each table's SQL text, which :meth:`verify` compares."""
 
     # -- statements built from declarations ----------------------------------------------------------
     def json_path(self, segments: tuple[str | int, ...]) -> str:

@@ -44,3 +44,11 @@ SELECT key, doc FROM {table} ORDER BY pos
 -- name: keys
 -- Every key in storage order.
 SELECT key FROM {table} ORDER BY pos
+
+-- name: page
+-- The next documents in storage order after a position (a migration walks a collection in pages):
+-- position, key, document.
+SELECT pos, key, doc FROM {table} WHERE pos > %s ORDER BY pos LIMIT %s
+
+-- name: first_page
+SELECT pos, key, doc FROM {table} ORDER BY pos LIMIT %s

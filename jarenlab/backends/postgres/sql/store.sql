@@ -10,3 +10,7 @@ SELECT value FROM _jl_meta WHERE name = %s
 
 -- name: put_meta
 INSERT INTO _jl_meta(name, value) VALUES (%s, %s)
+
+-- name: set_meta
+-- Replace a value (a migration records the new model and its hash).
+INSERT INTO _jl_meta(name, value) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = excluded.value

@@ -41,3 +41,11 @@ SELECT key, doc FROM {table} ORDER BY rowid
 -- name: keys
 -- Every key in storage order.
 SELECT key FROM {table} ORDER BY rowid
+
+-- name: page
+-- The next documents in storage order after a position (a migration walks a collection in pages):
+-- position, key, document.
+SELECT rowid, key, doc FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?
+
+-- name: first_page
+SELECT rowid, key, doc FROM {table} ORDER BY rowid LIMIT ?
