@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from jarenlab.database import Database
+    from jarenlab.model import Model
     from jarenlab.store import Store
 
 #: ``handler(event, store) -> outcome or None``; runs inside the emit's transaction.
@@ -60,8 +61,10 @@ class Events:
     def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.clock = clock
-        self._schemas = dict(store.model.events)
-        self._validators = {name: jsonschema_rs.validator_for(s) for name, s in self._schemas.items()}
+        self._schemas: dict[str, Any] = {}
+        self._validators: dict[str, Any] = {}
+        self._declare(store.model)
+        store.on_model(lambda old, new: self._declare(new))
         self._handlers: dict[str, list[Handler]] = {}
         self._changed = threading.Condition()
         self._version = 0
@@ -70,6 +73,11 @@ class Events:
         self._job_context: Any = None
         store.db.on_commit(after=self._on_commit)
         store.on_close(self._close)
+
+    def _declare(self, model: Model) -> None:
+        """Take the event types and payload schemas a model declares (at open, after a migration)."""
+        self._schemas = dict(model.events)
+        self._validators = {name: jsonschema_rs.validator_for(s) for name, s in self._schemas.items()}
 
     # -- handlers --------------------------------------------------------------------------------
     def on(self, type: str) -> Callable[[Handler], Handler]:

@@ -112,12 +112,14 @@ class ChangeLog:
         self.clock = clock
         self.source = uuid.uuid4().hex[:12]
 
-    def write(self, db: Database, changes: list[Change]) -> int | None:
-        """Append the record of ``changes`` inside the open transaction; return its seq (None: no changes)."""
-        if not changes:
+    def write(self, db: Database, changes: list[Change], *, compact: set[str] | None = None) -> int | None:
+        """Append the record of ``changes`` inside the open transaction; return its seq (None: no
+        changes). ``compact`` (a migration's commit): write it compact, naming these collections too."""
+        if not changes and not compact:
             return None
-        collections = list(dict.fromkeys(c for c, _, _ in changes))
-        patch = None if len(changes) > self.inline_limit else orjson.dumps(to_ops(changes)).decode()
+        collections = list(dict.fromkeys([*(c for c, _, _ in changes), *sorted(compact or ())]))
+        big = compact is not None or len(changes) > self.inline_limit
+        patch = None if big else orjson.dumps(to_ops(changes)).decode()
         if patch is not None and len(patch) > 64 * self.inline_limit:
             patch = None  # a few huge documents: the compact form too
         # Appends are serialised so records land in commit order (a single-writer engine already is).

@@ -25,6 +25,7 @@ stops the poller and closes its watch.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import warnings
@@ -36,6 +37,7 @@ from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
+    from jarenlab.model import Model
     from jarenlab.store import Store
 
 #: The longest the poller blocks on its watch before it looks whether the store is closing (seconds).
@@ -67,12 +69,17 @@ class ChangeHub:
         self._pending: dict[int, dict[str, Any]] = {}
         self._last: int | None = None
         self._tx = threading.local()
+        #: Seqs of this process's migrations: not delivered, the queries re-seed after the reload.
+        self._skip: set[int] = set()
+        #: Collections those migrations rewrote (re-seeded at the reload).
+        self._touched: set[str] = set()
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         if not store.read_only:
             store.db.on_commit(before=self._before_commit)
         store.db.on_commit(after=self._after_commit)
         store.on_close(self.close)
+        store.on_model(self._migrated)
 
     # -- the log ---------------------------------------------------------------------------------
     def bounds(self) -> tuple[int, int]:
@@ -93,14 +100,27 @@ class ChangeHub:
             )
         return records
 
+    def migrating(self, collections: set[str]) -> None:
+        """Inside a migration's transaction: its commit is written compact, naming ``collections``
+        (other processes' live queries re-seed), and this process's queries re-seed once the store
+        adopted the new model (:meth:`jarenlab.store.Store.reload`), not from the commit's changes."""
+        self._tx.migrating = set(collections)
+
     def _before_commit(self, changes: list[Change]) -> None:
-        seq = self.log.write(self.store.db, changes)
-        self._tx.pending = (changes, seq)
+        migrating = getattr(self._tx, "migrating", None)
+        self._tx.migrating = None
+        seq = self.log.write(self.store.db, changes, compact=migrating)
+        self._tx.pending = (changes, seq, migrating)
 
     def _after_commit(self, changes: list[Change]) -> None:
         stashed = getattr(self._tx, "pending", None)
         self._tx.pending = None
         if stashed is None or stashed[0] is not changes or stashed[1] is None:
+            return
+        if stashed[2] is not None:
+            with self.lock:
+                self._skip.add(stashed[1])
+                self._touched |= stashed[2]
             return
         with self.lock:
             if not self.queries:
@@ -108,6 +128,29 @@ class ChangeHub:
             self._pending[stashed[1]] = net_changes(changes)
             if not self._delivering:
                 self._drain(check_log=False)
+
+    def _migrated(self, old: Model, new: Model) -> None:
+        """The store adopted a migrated model: a query whose collection is gone (renamed or
+        dropped) closes with JD2111; one whose collection changed or was rewritten re-seeds from
+        what is committed (the adoption may happen inside a transaction that is about to roll
+        back), closing with JD2111 when its query fails against the new model."""
+        self.log.key_types = {name: spec.key_type for name, spec in new.collections.items()}
+        with self.lock:
+            touched, self._touched = self._touched, set()
+            for q in list(self.queries):
+                name = q.collection.name
+                if name not in new.collections:
+                    q.fail(
+                        LiveError(
+                            "JD2111",
+                            f"a migration renamed or dropped collection {name!r}; open a new live query",
+                            collection=name,
+                        )
+                    )
+                elif name in touched or old.collections.get(name) != new.collections[name]:
+                    committed = self.store.db.in_transaction  # read past it: it is rolling back
+                    with self.store.db.snapshot(own_writes=False) if committed else contextlib.nullcontext():
+                        q.reseed(migrated=True)
 
     # -- delivery --------------------------------------------------------------------------------
     def _drain(self, *, check_log: bool) -> None:
@@ -137,6 +180,10 @@ class ChangeHub:
                     self._reseed_all()
                     continue
                 for rec in records:
+                    if rec.seq in self._skip:
+                        self._skip.discard(rec.seq)
+                        self._last = rec.seq
+                        continue
                     local = self._pending.pop(rec.seq, None)
                     self._deliver(
                         rec

@@ -135,12 +135,15 @@ class LiveQuery:
         return {k: given[k] for k in sorted(names)}
 
     # -- maintenance (called by the hub under its lock) ------------------------------------------
-    def reseed(self, *, emit: bool = True) -> None:
+    def reseed(self, *, emit: bool = True, migrated: bool = False) -> None:
         """Start over from a fresh snapshot (registration, a log gap, a compact record, new
-        externals). The store's change hub calls it; so may a user who wants a fresh start.
+        externals, a migration). The store's change hub calls it; so may a user who wants a fresh
+        start.
 
         The high watermark and the rows are read in one snapshot (inside an open transaction of
-        this thread: that transaction), so the seed is exactly the state after ``seq``.
+        this thread: that transaction), so the seed is exactly the state after ``seq``. After a
+        migration (``migrated``) a query that fails against the new model closes with JD2111,
+        the failure as its cause.
         """
         store, coll = self.collection.store, self.collection
         try:
@@ -156,6 +159,14 @@ class LiveQuery:
         except JarenlabError as err:
             if not emit:
                 raise
+            if migrated:
+                closed = LiveError(
+                    "JD2111",
+                    f"the query fails against the migrated model ({err.code}: {err.reason})",
+                    collection=coll.name,
+                )
+                closed.__cause__ = err
+                err = closed
             self._fail(err)
             return
         ops, _ = diff_values(self.rows, fresh)
@@ -212,6 +223,10 @@ class LiveQuery:
                 fn(ops, self.seq)
             except Exception as exc:  # one subscriber must not starve the others or the writer
                 warnings.warn(f"a live query subscriber raised {exc!r}", RuntimeWarning, stacklevel=2)
+
+    def fail(self, err: JarenlabError) -> None:
+        """Close the query with a coded error: ``error`` holds it, ``on_error`` subscribers get it."""
+        self._fail(err)
 
     def _fail(self, err: JarenlabError) -> None:
         self.error = err

@@ -191,7 +191,7 @@ class Migrator:
                 f"drop=[{name!r}] to remove it with them (or in renames to keep them)",
                 collection=name,
             )
-        if new.hash == old.hash:
+        if not plan.steps:  # the same model and no transform
             return self._result(plan, False, dry, [], 0, started)
         alterations = {id(p): store.backend.alter(p.old, p.new) for p in plan.pairs}
         for pair in plan.pairs:
@@ -217,6 +217,7 @@ class Migrator:
         if not dry:
             for pair in plan.pairs:
                 self._after(pair, alterations[id(pair)].after)
+            store.changes.migrating({p.name for p in plan.pairs if p.transform is not None})
             store.write_model(new)
             difference = store.backend.verify(conn, new)
             if difference is not None:  # the backend's DDL and its verification disagree

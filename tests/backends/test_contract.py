@@ -16,7 +16,7 @@ from jarenlab.database import Database
 from jarenlab.errors import StoreError
 from jarenlab.model import load_model
 
-SUBSYSTEMS = ("store", "collection", "live", "jobs", "events", "idempotency", "owner", "stats")
+SUBSYSTEMS = ("store", "collection", "live", "jobs", "events", "idempotency", "owner", "stats", "migrations")
 
 MODEL = load_model(
     {
