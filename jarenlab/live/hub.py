@@ -110,17 +110,17 @@ class ChangeHub:
         migrating = getattr(self._tx, "migrating", None)
         self._tx.migrating = None
         seq = self.log.write(self.store.db, changes, compact=migrating)
-        self._tx.pending = (changes, seq, migrating)
+        if migrating is not None and seq is not None:
+            with self.lock:  # before COMMIT: the poller must not deliver it first
+                self._skip.add(seq)
+                self._touched |= migrating
+            seq = None
+        self._tx.pending = (changes, seq)
 
     def _after_commit(self, changes: list[Change]) -> None:
         stashed = getattr(self._tx, "pending", None)
         self._tx.pending = None
         if stashed is None or stashed[0] is not changes or stashed[1] is None:
-            return
-        if stashed[2] is not None:
-            with self.lock:
-                self._skip.add(stashed[1])
-                self._touched |= stashed[2]
             return
         with self.lock:
             if not self.queries:

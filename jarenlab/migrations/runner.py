@@ -34,7 +34,7 @@ import orjson
 
 from jarenlab import frames, intervals, pointer
 from jarenlab.collection import Collection
-from jarenlab.errors import JarenlabError, MigrationError, StoreError, ValidationError
+from jarenlab.errors import JarenlabError, MigrationError, ModelError, StoreError, ValidationError
 from jarenlab.migrations.migration import Migration, violations_frame
 from jarenlab.migrations.plan import Pair, Plan, Step, make_plan
 from jarenlab.model import Model, load_model, refuse_downgrade
@@ -169,7 +169,7 @@ class Migrator:
             )
         refuse_downgrade(old, new)
         if new.version is not None and new.version == old.version and new.hash != old.hash:
-            raise MigrationError(
+            raise ModelError(
                 "JD0022",
                 f"the model changed but its version is still {new.version}: give the new model a higher "
                 '"version" (two models under one version would mean two different stores)',
@@ -177,7 +177,7 @@ class Migrator:
             )
         last = db.value("migrations.last")
         if last is not None and last != old.hash:
-            raise MigrationError(
+            raise ModelError(
                 "JD0022",
                 f"the history's last migration ends at model {last[:12]}, but the store holds "
                 f"{old.hash[:12]}: the store's model was changed outside a migration",
@@ -221,7 +221,7 @@ class Migrator:
             store.write_model(new)
             difference = store.backend.verify(conn, new)
             if difference is not None:  # the backend's DDL and its verification disagree
-                raise MigrationError("JD0003", f"the migrated shape differs from the new model: {difference}")
+                raise StoreError("JD0003", f"the migrated shape differs from the new model: {difference}")
             result = self._result(plan, True, dry, violations, rewritten, started)
             db.run(
                 "migrations.record",

@@ -219,7 +219,7 @@ def test_versions_are_recorded_and_a_downgrade_is_refused(store: Any, open_store
         with pytest.raises(jl.ModelError) as info:
             store.migrate(older, progress=False)
         assert info.value.code == "JD0022"
-    with pytest.raises(MigrationError) as info:
+    with pytest.raises(jl.ModelError) as info:
         store.migrate(evolve(v2, lambda m: m["collections"]["notes"]["indexes"].pop()), progress=False)
     assert info.value.code == "JD0022" and "higher" in info.value.reason
     store.close()
