@@ -107,7 +107,9 @@ class Migration:
             + "</tr>"
             for s in self.steps
         )
-        steps = table(["step", "collection", "detail", "how", "documents"], rows) if rows else "<p>no steps</p>"
+        steps = (
+            table(["step", "collection", "detail", "how", "documents"], rows) if rows else "<p>no steps</p>"
+        )
         out = f"<div>{head}{steps}"
         if self._violations:
             shown = "".join(

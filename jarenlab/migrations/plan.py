@@ -164,7 +164,9 @@ def _collection_steps(pair: Pair) -> None:
     old, new = pair.old, pair.new
     if old is None:
         assert new is not None
-        pair.steps.append(Step("add collection", new.name, f"key {new.key or 'identity ' + str(new.identity)}"))
+        pair.steps.append(
+            Step("add collection", new.name, f"key {new.key or 'identity ' + str(new.identity)}")
+        )
         return
     if new is None:
         pair.steps.append(Step("drop collection", old.name, "with its documents"))
@@ -208,7 +210,9 @@ def _collection_steps(pair: Pair) -> None:
             steps.append(Step("drop interval", new.name, _interval_text(decl)))
     added = [decl for decl in new.intervals if decl not in old.intervals]
     for decl in added:
-        steps.append(Step("add interval", new.name, _interval_text(decl) + "; stored records checked first", "check"))
+        steps.append(
+            Step("add interval", new.name, _interval_text(decl) + "; stored records checked first", "check")
+        )
     pair.check_intervals = bool(added) or (pair.transform is not None and bool(new.intervals))
 
 

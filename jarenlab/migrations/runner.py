@@ -105,7 +105,9 @@ class Migrator:
             )
         columns = ["id", "at", "from_hash", "to_hash", "from_version", "to_version", "steps"]
         frame = pd.DataFrame(records, columns=[*columns, "documents", "duration_s", "plan"])
-        return frame.astype({"id": "Int64", "from_version": "Int64", "to_version": "Int64", "documents": "Int64"})
+        return frame.astype(
+            {"id": "Int64", "from_version": "Int64", "to_version": "Int64", "documents": "Int64"}
+        )
 
     # -- migrate -------------------------------------------------------------------------------------
     def migrate(
@@ -208,9 +210,8 @@ class Migrator:
         for pair in plan.pairs:
             if pair.walk:
                 rewritten += self._walk(pair, counts, violations, dry, progress)
-        if violations:
-            if not dry:
-                raise _refusal(plan, violations)
+        if violations and not dry:
+            raise _refusal(plan, violations)
         for pair in plan.pairs:
             if pair.check_intervals and pair.new is not None and pair.old is not None:
                 self._check_intervals(pair, dry, violations)
@@ -333,9 +334,7 @@ class Migrator:
                 step.documents = rewritten
         return rewritten
 
-    def _check_intervals(
-        self, pair: Pair, dry: bool, violations: list[tuple[str, Any, str, str]]
-    ) -> None:
+    def _check_intervals(self, pair: Pair, dry: bool, violations: list[tuple[str, Any, str, str]]) -> None:
         """Stored records against the new declarations (a clash names both keys). A dry run
         checks the stored data when no transform will change it, and lists a clash as a violation."""
         assert pair.old is not None and pair.new is not None
@@ -385,7 +384,13 @@ def _count(pair: Pair, counts: dict[str, int], rebuild: bool) -> None:
             step.documents = n
     if rebuild:
         pair.steps.append(
-            Step("rebuild", pair.name, "the table is copied into a new one (typed columns reordered)", "rebuild", n)
+            Step(
+                "rebuild",
+                pair.name,
+                "the table is copied into a new one (typed columns reordered)",
+                "rebuild",
+                n,
+            )
         )
 
 

@@ -16,7 +16,9 @@ def kinds(migration: Any) -> list[tuple[str, str | None]]:
 
 
 def with_index(name: str, path: Any, **extra: Any) -> dict[str, Any]:
-    return evolve(BASE, lambda m: m["collections"]["notes"]["indexes"].append({"name": name, "path": path, **extra}))
+    return evolve(
+        BASE, lambda m: m["collections"]["notes"]["indexes"].append({"name": name, "path": path, **extra})
+    )
 
 
 def test_adding_an_index_is_seen_by_explain_stats_and_a_reopen(store: Any, open_store: Any) -> None:
@@ -38,9 +40,15 @@ def test_adding_an_index_is_seen_by_explain_stats_and_a_reopen(store: Any, open_
 
 
 def test_dropping_and_changing_indexes(store: Any, open_store: Any) -> None:
-    new = evolve(BASE, lambda m: m["collections"]["notes"].update(
-        indexes=[{"name": "by_tag", "path": ["$.tag", "$.n"]}, {"name": "by_n", "path": "$.n", "unique": True}]
-    ))
+    new = evolve(
+        BASE,
+        lambda m: m["collections"]["notes"].update(
+            indexes=[
+                {"name": "by_tag", "path": ["$.tag", "$.n"]},
+                {"name": "by_n", "path": "$.n", "unique": True},
+            ]
+        ),
+    )
     done = store.migrate(new, progress=False)
     assert kinds(done) == [("change index", "notes"), ("add index", "notes")]
     back = store.migrate(evolve(BASE, lambda m: m["collections"]["notes"].update(indexes=[])), progress=False)
@@ -61,10 +69,13 @@ def test_a_unique_index_over_duplicates_is_refused_and_nothing_changes(store: An
 
 
 def test_adding_a_field_with_a_transform_rewrites_every_document(store: Any) -> None:
-    new = evolve(BASE, lambda m: (
-        m["collections"]["notes"]["schema"]["properties"].update(double={"type": "integer"}),
-        m["collections"]["notes"]["schema"]["required"].append("double"),
-    ))
+    new = evolve(
+        BASE,
+        lambda m: (
+            m["collections"]["notes"]["schema"]["properties"].update(double={"type": "integer"}),
+            m["collections"]["notes"]["schema"]["required"].append("double"),
+        ),
+    )
     plan = store.migrate(new, dry_run=True)
     assert len(plan.violations) == 10 and set(plan.violations["collection"]) == {"notes"}
     assert list(plan.violations.columns) == ["collection", "key", "pointer", "message"]
@@ -132,10 +143,14 @@ def test_tightening_a_schema_lists_the_violations(store: Any) -> None:
 
 
 def test_a_schema_change_of_an_indexed_member_retypes_its_column(store: Any, open_store: Any) -> None:
-    new = evolve(BASE, lambda m: m["collections"]["notes"]["schema"]["properties"].update(tag={"type": "integer"}))
+    new = evolve(
+        BASE, lambda m: m["collections"]["notes"]["schema"]["properties"].update(tag={"type": "integer"})
+    )
     done = store.migrate(new, transforms={"notes": lambda d: {**d, "tag": d["n"] % 2}}, progress=False)
     assert ("change index", "notes") in kinds(done)
-    assert [d["id"] for d in store["notes"].where(jl.it.tag == 1).to_list()] == [f"n{i}" for i in range(1, 10, 2)]
+    assert [d["id"] for d in store["notes"].where(jl.it.tag == 1).to_list()] == [
+        f"n{i}" for i in range(1, 10, 2)
+    ]
     store.close()
     assert open_store.reopen(store)["notes"].count() == 10
 
@@ -143,8 +158,10 @@ def test_a_schema_change_of_an_indexed_member_retypes_its_column(store: Any, ope
 def test_collections_added_renamed_and_dropped(store: Any, open_store: Any) -> None:
     def change(m: dict[str, Any]) -> None:
         m["collections"]["memos"] = m["collections"].pop("notes")
-        m["collections"]["tags"] = {"key": "/t", "schema": {
-            "type": "object", "required": ["t"], "properties": {"t": {"type": "string"}}}}
+        m["collections"]["tags"] = {
+            "key": "/t",
+            "schema": {"type": "object", "required": ["t"], "properties": {"t": {"type": "string"}}},
+        }
 
     new = evolve(BASE, change)
     with pytest.raises(MigrationError) as info:
@@ -155,7 +172,9 @@ def test_collections_added_renamed_and_dropped(store: Any, open_store: Any) -> N
     assert "notes" not in store and store["memos"].get("n1") == NOTES[1]
     assert store["memos"].where(jl.it.tag == "odd").count() == 5
     store["tags"].insert({"t": "x"})
-    dropped = store.migrate(evolve(new, lambda m: m["collections"].pop("counts")), drop=["counts"], progress=False)
+    dropped = store.migrate(
+        evolve(new, lambda m: m["collections"].pop("counts")), drop=["counts"], progress=False
+    )
     assert kinds(dropped) == [("drop collection", "counts")] and dropped.steps[0].documents == 3
     assert "counts" not in store
     store.close()
@@ -165,7 +184,11 @@ def test_collections_added_renamed_and_dropped(store: Any, open_store: Any) -> N
 
 def test_renaming_back_and_forth_keeps_the_documents(store: Any) -> None:
     def rename(a: str, b: str) -> dict[str, Any]:
-        return evolve(BASE, lambda m: m["collections"].__setitem__(b, m["collections"].pop(a))) if a == "notes" else BASE
+        return (
+            evolve(BASE, lambda m: m["collections"].__setitem__(b, m["collections"].pop(a)))
+            if a == "notes"
+            else BASE
+        )
 
     store.migrate(rename("notes", "memos"), renames={"notes": "memos"}, progress=False)
     store.migrate(BASE, renames={"memos": "notes"}, progress=False)
@@ -229,7 +252,9 @@ def test_versions_are_recorded_and_a_downgrade_is_refused(store: Any, open_store
     assert open_store.reopen(store, v2).model.version == 2
 
 
-def test_open_with_another_model_names_the_difference_and_points_at_migrate(store: Any, open_store: Any) -> None:
+def test_open_with_another_model_names_the_difference_and_points_at_migrate(
+    store: Any, open_store: Any
+) -> None:
     store.close()
     with pytest.raises(jl.ModelError) as info:
         open_store.reopen(store, with_index("by_n", "$.n"))
@@ -240,17 +265,37 @@ def test_open_with_another_model_names_the_difference_and_points_at_migrate(stor
 
 
 def test_interval_declarations_are_checked_against_stored_records(open_store: Any) -> None:
-    base = {"$model": "0.1", "collections": {"slots": {"key": "/id", "owner": "/owner", "schema": {
-        "type": "object", "required": ["id", "owner", "start", "end"], "properties": {
-            "id": {"type": "string"}, "owner": {"type": "string"}, "who": {"type": "string"},
-            "start": {"type": "integer"}, "end": {"type": "integer"}}}}}}
+    base = {
+        "$model": "0.1",
+        "collections": {
+            "slots": {
+                "key": "/id",
+                "owner": "/owner",
+                "schema": {
+                    "type": "object",
+                    "required": ["id", "owner", "start", "end"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "owner": {"type": "string"},
+                        "who": {"type": "string"},
+                        "start": {"type": "integer"},
+                        "end": {"type": "integer"},
+                    },
+                },
+            }
+        },
+    }
     store = open_store(base)
-    store["slots"].insert_many([
-        {"id": "a", "owner": "x", "start": 0, "end": 10},
-        {"id": "b", "owner": "x", "start": 5, "end": 15},
-        {"id": "c", "owner": "y", "start": 20, "end": 30},
-    ])
-    new = evolve(base, lambda m: m["collections"]["slots"].update(intervals=[{"start": "/start", "end": "/end"}]))
+    store["slots"].insert_many(
+        [
+            {"id": "a", "owner": "x", "start": 0, "end": 10},
+            {"id": "b", "owner": "x", "start": 5, "end": 15},
+            {"id": "c", "owner": "y", "start": 20, "end": 30},
+        ]
+    )
+    new = evolve(
+        base, lambda m: m["collections"]["slots"].update(intervals=[{"start": "/start", "end": "/end"}])
+    )
     plan = store.migrate(new, dry_run=True)
     assert ("add interval", "slots") in kinds(plan) and len(plan.violations) == 1
     with pytest.raises(MigrationError) as info:
@@ -258,13 +303,19 @@ def test_interval_declarations_are_checked_against_stored_records(open_store: An
     err = info.value
     assert err.code == "JD0023" and "'a'" in err.reason and "'b'" in err.reason
     assert err.__cause__.code == "JD2090"
-    done = store.migrate(new, transforms={"slots": lambda d: {**d, "end": 5} if d["id"] == "a" else d}, progress=False)
+    done = store.migrate(
+        new, transforms={"slots": lambda d: {**d, "end": 5} if d["id"] == "a" else d}, progress=False
+    )
     assert done.documents == 1
     with pytest.raises(jl.IntervalConflict):
         store["slots"].insert({"id": "d", "owner": "y", "start": 25, "end": 26})
     # the owner pointer changes: scope "owner" now keeps each owner's calendar apart
-    per_owner = evolve(new, lambda m: m["collections"]["slots"].update(
-        owner="/who", intervals=[{"start": "/start", "end": "/end", "scope": "owner"}]))
+    per_owner = evolve(
+        new,
+        lambda m: m["collections"]["slots"].update(
+            owner="/who", intervals=[{"start": "/start", "end": "/end", "scope": "owner"}]
+        ),
+    )
     per_owner["collections"]["slots"]["schema"]["required"].append("who")
     moved = store.migrate(per_owner, transforms={"slots": lambda d: {**d, "who": d["owner"]}}, progress=False)
     assert ("owner", "slots") in kinds(moved)
@@ -290,7 +341,9 @@ def test_live_queries_reseed_or_close_with_a_reason(store: Any) -> None:
     seen: list[Any] = []
     by_n.subscribe(lambda ops, seq: seen.append(ops))
     wider = evolve(BASE, lambda m: m["collections"]["notes"]["schema"]["properties"]["n"].update(minimum=-9))
-    store.migrate(wider, transforms={"notes": lambda d: {**d, "n": -d["n"] if d["n"] > 7 else d["n"]}}, progress=False)
+    store.migrate(
+        wider, transforms={"notes": lambda d: {**d, "n": -d["n"] if d["n"] > 7 else d["n"]}}, progress=False
+    )
     assert [r["id"] for r in by_n.rows] == ["n7", "n6", "n5"] and seen and not by_n.closed
     renamed = evolve(wider, lambda m: m["collections"].__setitem__("tallies", m["collections"].pop("counts")))
     store.migrate(renamed, renames={"counts": "tallies"}, progress=False)
@@ -298,7 +351,9 @@ def test_live_queries_reseed_or_close_with_a_reason(store: Any) -> None:
     broken = store["tallies"].order_by(jl.it.c).live()
     broken.subscribe(lambda ops, seq: None, on_error=closed.append)
     mixed = evolve(renamed, lambda m: m["collections"]["tallies"]["schema"].update(required=["c"]))
-    store.migrate(mixed, transforms={"tallies": lambda d: {**d, "c": "x"} if d["c"] == 2 else d}, progress=False)
+    store.migrate(
+        mixed, transforms={"tallies": lambda d: {**d, "c": "x"} if d["c"] == 2 else d}, progress=False
+    )
     assert broken.closed and broken.error.code == "JD2111" and broken.error.__cause__.code == "JQ2005"
 
 

@@ -15,7 +15,7 @@ import re
 from jarenlab.backends.base import Alteration, quote
 from jarenlab.backends.sqlite import intervals
 from jarenlab.backends.sqlite.paths import json_path
-from jarenlab.model import ColumnSpec, CollectionSpec, Model, index_name
+from jarenlab.model import CollectionSpec, ColumnSpec, Model, index_name
 
 #: SQLite's column type for each schema family (booleans are 0/1 integers in SQLite's JSON functions).
 _TYPES = {"string": "TEXT", "integer": "INTEGER", "number": "REAL", "boolean": "INTEGER"}
@@ -62,7 +62,9 @@ def _indexes(spec: CollectionSpec) -> dict[str, tuple[str, tuple[ColumnSpec, ...
     """name -> (CREATE INDEX, the typed columns it reads) of every index of a collection."""
     columns = {c.name: c for c in spec.columns}
     declared = {index_name(spec.name, ix.name): tuple(columns[c] for c in ix.columns) for ix in spec.indexes}
-    return {name: (sql, declared.get(name, ())) for name, sql in index_statements(spec) + extra_statements(spec)}
+    return {
+        name: (sql, declared.get(name, ())) for name, sql in index_statements(spec) + extra_statements(spec)
+    }
 
 
 def alter(old: CollectionSpec | None, new: CollectionSpec | None) -> Alteration:
