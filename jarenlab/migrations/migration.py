@@ -86,8 +86,12 @@ class Migration:
         steps = len(self.steps)
         return (
             f"<jarenlab.Migration {self.state}: {steps} step{'' if steps == 1 else 's'}, "
-            f"{self.documents:,} documents rewritten, {len(self._violations):,} violations>"
+            f"{self.documents:,} documents {self._rewritten}, {len(self._violations):,} violations>"
         )
+
+    @property
+    def _rewritten(self) -> str:
+        return "to rewrite" if self.dry_run else "rewritten"
 
     def _repr_html_(self) -> str:
         def version(v: int | None) -> str:
@@ -96,7 +100,7 @@ class Migration:
         head = (
             f"<b>migration</b> ({html.escape(self.state)}) <code>{self.from_hash[:12]}</code>"
             f"{version(self.from_version)} &rarr; <code>{self.to_hash[:12]}</code>{version(self.to_version)}"
-            f" <small>{self.documents:,} documents rewritten, {self.duration:.2f} s</small>"
+            f" <small>{self.documents:,} documents {self._rewritten}, {self.duration:.2f} s</small>"
         )
         rows = "".join(
             "<tr>"
