@@ -233,12 +233,15 @@ class Store:
         self.db.run("store.set_meta", ("model_hash", model.hash))
         self.backend.record_shape(self.db.connection(), model)
 
-    def reload(self) -> Model:
+    def reload(self, model: Model | None = None) -> Model:
         """Adopt the model the database holds now (after a migration, this process's or
         another's): collections the new model keeps are rebound in place (handles already taken
         follow), new ones appear, the statement cache is emptied, and every listener registered
-        with :meth:`on_model` is told. Returns the model in use."""
-        stored = self._verify(None)
+        with :meth:`on_model` is told. Returns the model in use.
+
+        ``model``: the model this process's migration just committed, its shape verified inside
+        the migration's transaction (not read back again)."""
+        stored = model if model is not None else self._verify(None)
         old = self.model
         if stored.hash == old.hash:
             return old

@@ -148,7 +148,7 @@ class Migrator:
         finally:
             self._local.running = False
         if result.applied:
-            store.reload()
+            store.reload(new)  # its shape was verified inside the transaction
         return result
 
     def _run(
@@ -162,13 +162,14 @@ class Migrator:
         started: float,
     ) -> Migration:
         store, db = self.store, self.store.db
-        old = store.stored_model()
-        if old.hash != store.model.hash:
+        if store.stored_hash() != store.model.hash:
+            old = store.stored_model()
             raise MigrationError(
                 "JD0020",
                 f"the store's model changed since it was opened (another process migrated it to "
                 f"{_version_text(old)}); this store now uses it: plan the migration again",
             )
+        old = store.model
         refuse_downgrade(old, new)
         if new.version is not None and new.version == old.version and new.hash != old.hash:
             raise ModelError(
@@ -185,7 +186,7 @@ class Migrator:
                 f"{old.hash[:12]}: the store's model was changed outside a migration",
             )
         plan = make_plan(old, new, transforms=transforms, renames=renames, drop=drop)
-        counts = {name: store.collection(name).count() for name in old.collections}
+        counts = {p.old.name: store.collection(p.old.name).count() for p in plan.pairs if p.old and p.steps}
         for name in plan.unnamed_drops:
             raise MigrationError(
                 "JD0061",
@@ -378,7 +379,7 @@ class Migrator:
 
 def _count(pair: Pair, counts: dict[str, int], rebuild: bool) -> None:
     """Put the collection's document count on its steps; mark a rebuild."""
-    n = 0 if pair.old is None else counts[pair.old.name]
+    n = 0 if pair.old is None else counts.get(pair.old.name, 0)
     for step in pair.steps:
         if step.kind != "transform":
             step.documents = n
