@@ -219,7 +219,6 @@ class Migrator:
         if not dry:
             for pair in plan.pairs:
                 self._after(pair, alterations[id(pair)].after)
-            store.changes.migrating({p.name for p in plan.pairs if p.transform is not None})
             store.write_model(new)
             difference = store.backend.verify(conn, new)
             if difference is not None:  # the backend's DDL and its verification disagree
@@ -238,6 +237,8 @@ class Migrator:
                     result.duration * 1000,
                 ),
             )
+            # Last, so nothing after it can fail and leave the mark on this thread's next commit.
+            store.changes.migrating({p.name for p in plan.pairs if p.transform is not None})
             return result
         return self._result(plan, False, dry, violations, rewritten, started)
 
