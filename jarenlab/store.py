@@ -225,13 +225,16 @@ class Store:
 
     def write_model(self, model: Model) -> None:
         """Inside an open transaction whose statements gave the database ``model``'s shape (a
-        migration): record ``model`` as the store's model. This process adopts it with
+        migration): record ``model`` as the store's model; JD0003 (the transaction then rolls
+        back) when the shape the statements made is not ``model``'s. This process adopts it with
         :meth:`reload` once the transaction commits."""
         if not self.db.in_transaction:
             raise StoreError("JD0003", "write_model runs inside the migration's transaction")
         self.db.run("store.set_meta", ("model", orjson.dumps(model.document).decode()))
         self.db.run("store.set_meta", ("model_hash", model.hash))
-        self.backend.record_shape(self.db.connection(), model)
+        difference = self.backend.record_shape(self.db.connection(), model)
+        if difference is not None:
+            raise StoreError("JD0003", f"the migrated shape differs from the new model: {difference}")
 
     def reload(self, model: Model | None = None) -> Model:
         """Adopt the model the database holds now (after a migration, this process's or

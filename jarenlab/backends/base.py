@@ -698,9 +698,11 @@ class Backend(Protocol):
         beyond its tables (PostgreSQL: the ``btree_gist`` extension of interval constraints)."""
         ...
 
-    def record_shape(self, conn: Any, model: Model) -> None:
+    def record_shape(self, conn: Any, model: Model) -> str | None:
         """Inside a migration's transaction, after its statements: record what :meth:`verify`
-        compares from now on (PostgreSQL: the catalogue's rendering; SQLite keeps its SQL text)."""
+        compares from now on (PostgreSQL: the catalogue's rendering; SQLite keeps its SQL text),
+        and return the first way the database's shape differs from ``model`` where that can be
+        checked independently (SQLite: its SQL text against the model's DDL), else None."""
         ...
 
     def storage_order(self, key_type: type) -> StorageOrder:

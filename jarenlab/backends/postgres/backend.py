@@ -391,13 +391,16 @@ class PostgresBackend:
             with translating():
                 self._require_btree_gist(conn)
 
-    def record_shape(self, conn: psycopg.Connection[Any], model: Model) -> None:
-        """Record the catalogue's rendering of the migrated tables (what :meth:`verify` compares)."""
+    def record_shape(self, conn: psycopg.Connection[Any], model: Model) -> str | None:
+        """Record the catalogue's rendering of the migrated tables (what :meth:`verify` compares
+        from now on). PostgreSQL renders DDL in its own words, so there is nothing independent to
+        compare it with: None."""
         with translating():
             conn.execute(
                 "UPDATE _jl_meta SET value = %s WHERE name = 'shape'",
                 (orjson.dumps(self.shape(conn, list(model.collections))).decode(),),
             )
+        return None
 
     def _require_btree_gist(self, conn: psycopg.Connection[Any]) -> None:
         """Make sure the database has ``btree_gist`` (declared intervals' exclusion constraints

@@ -301,8 +301,10 @@ class SQLiteBackend:
     def prepare(self, conn: sqlite3.Connection, model: Model) -> None:
         """Nothing to make: SQLite's JSON functions are all a model needs."""
 
-    def record_shape(self, conn: sqlite3.Connection, model: Model) -> None:
-        """Nothing to record: SQLite keeps each table's SQL text, which :meth:`verify` compares."""
+    def record_shape(self, conn: sqlite3.Connection, model: Model) -> str | None:
+        """Nothing to record: SQLite keeps each table's SQL text, which is compared with the
+        model's DDL here (:meth:`verify`), so a migration that made the wrong shape rolls back."""
+        return self.verify(conn, model)
 
     # -- statements built from declarations ----------------------------------------------------------
     def json_path(self, segments: tuple[str | int, ...]) -> str:
