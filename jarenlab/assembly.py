@@ -24,6 +24,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
     stats.SUBSYSTEM,
+    # Last: its guard (a before-commit hook) reads what the change hub's hook wrote just before it.
     migrations.SUBSYSTEM,
 )
 

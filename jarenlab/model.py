@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -79,7 +80,7 @@ class Model:
     collections: dict[str, CollectionSpec]
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """The SHA-256 of the canonical model document (what the store and its history record)."""
         return hashlib.sha256(canonical_json(self.document)).hexdigest()

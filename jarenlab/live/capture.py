@@ -115,7 +115,7 @@ class ChangeLog:
     def write(self, db: Database, changes: list[Change], *, compact: set[str] | None = None) -> int | None:
         """Append the record of ``changes`` inside the open transaction; return its seq (None: no
         changes). ``compact`` (a migration's commit): write it compact, naming these collections too."""
-        if not changes and not compact:
+        if not changes and compact is None:
             return None
         collections = list(dict.fromkeys([*(c for c, _, _ in changes), *sorted(compact or ())]))
         big = compact is not None or len(changes) > self.inline_limit

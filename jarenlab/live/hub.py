@@ -73,6 +73,8 @@ class ChangeHub:
         self._skip: set[int] = set()
         #: Collections those migrations rewrote (re-seeded at the reload).
         self._touched: set[str] = set()
+        #: The seq of the last change record this store committed.
+        self._own_seq: int | None = None
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         if not store.read_only:
@@ -106,22 +108,33 @@ class ChangeHub:
         adopted the new model (:meth:`jarenlab.store.Store.reload`), not from the commit's changes."""
         self._tx.migrating = set(collections)
 
+    def follows_own(self) -> bool:
+        """Inside a commit, after the change hub's before-commit hook: True when this commit's
+        change record directly follows the last record this store committed, so no other store or
+        process committed documents (nor migrated the store) in between. False when unsure."""
+        return bool(getattr(self._tx, "follows", False))
+
     def _before_commit(self, changes: list[Change]) -> None:
         migrating = getattr(self._tx, "migrating", None)
         self._tx.migrating = None
         seq = self.log.write(self.store.db, changes, compact=migrating)
+        # Seqs are max + 1 in commit order; only a committed record of ours counts (a rolled-back
+        # one frees its seq for another process's commit).
+        self._tx.follows = seq is not None and self._own_seq is not None and seq == self._own_seq + 1
         if migrating is not None and seq is not None:
             with self.lock:  # before COMMIT: the poller must not deliver it first
                 self._skip.add(seq)
                 self._touched |= migrating
-            seq = None
-        self._tx.pending = (changes, seq)
+        self._tx.pending = (changes, seq, migrating is None)
 
     def _after_commit(self, changes: list[Change]) -> None:
         stashed = getattr(self._tx, "pending", None)
         self._tx.pending = None
         if stashed is None or stashed[0] is not changes or stashed[1] is None:
             return
+        self._own_seq = stashed[1]
+        if not stashed[2]:
+            return  # a migration: its queries re-seed at the reload
         with self.lock:
             if not self.queries:
                 return

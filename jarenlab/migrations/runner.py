@@ -58,15 +58,20 @@ class Migrator:
         self.store = store
         self._local = threading.local()
         if not store.read_only:
+            self._follows_own = store.changes.follows_own
             store.db.on_commit(before=self._guard)
 
     # -- the guard ---------------------------------------------------------------------------------
     def _guard(self, changes: list[Any]) -> None:
-        """Before a commit that wrote documents: the stored model must still be this store's."""
+        """Before a commit that wrote documents: the stored model must still be this store's.
+
+        Every migration commits a change record, and the change hub's hook (registered before
+        this one) has just appended this commit's: when it directly follows this store's last
+        one, nobody else committed since and nothing needs reading."""
         if not changes or getattr(self._local, "running", False):
             return
         store = self.store
-        if store.stored_hash() == store.model.hash:
+        if self._follows_own() or store.stored_hash() == store.model.hash:
             return
         store.reload()
         raise StoreError(
@@ -238,6 +243,7 @@ class Migrator:
                 ),
             )
             # Last, so nothing after it can fail and leave the mark on this thread's next commit.
+            # Every migration commits a change record (other stores' guards rely on it).
             store.changes.migrating({p.name for p in plan.pairs if p.transform is not None})
             return result
         return self._result(plan, False, dry, violations, rewritten, started)

@@ -365,6 +365,8 @@ def test_jobs_and_events_are_untouched(store: Any) -> None:
 
 def test_another_store_on_the_same_database_adopts_the_migration(store: Any, open_store: Any) -> None:
     other = open_store.reopen(store)
+    other["notes"].insert({"id": "early", "n": -5})  # its next commit would follow its own record
+    other["notes"].delete("early")
     new = evolve(BASE, lambda m: m["collections"]["notes"]["schema"]["properties"]["n"].update(minimum=0))
     store.migrate(new, progress=False)
     with pytest.raises(jl.StoreError) as info:
