@@ -409,3 +409,12 @@ def test_the_plan_renders_and_converts(store: Any) -> None:
     assert "dry run" in html and "by_n on $.n" in html and plan.from_hash[:12] in html
     assert repr(plan) == "<jarenlab.Migration dry run: 1 step, 0 documents to rewrite, 0 violations>"
     assert plan.violations.empty and list(plan.violations.columns) == ["collection", "key", "pointer", "message"]
+
+
+def test_a_read_only_store_plans_but_does_not_migrate(store: Any, open_store: Any) -> None:
+    reader = open_store.reopen(store, read_only=True)
+    new = with_index("by_n", "$.n")
+    assert [s.kind for s in reader.migrate(new, dry_run=True, progress=False).steps] == ["add index"]
+    with pytest.raises(MigrationError) as info:
+        reader.migrate(new, progress=False)
+    assert info.value.code == "JD2112" and "read-only" in info.value.reason
