@@ -389,7 +389,9 @@ def test_a_typed_column_out_of_order_rebuilds_on_sqlite_only(store: Any, open_st
     store["notes"].delete("n3")
     store["notes"].insert({"id": "a-late", "n": 99})  # storage order: n0..n9 without n3, then a-late
     order = store["notes"].keys()
-    new = evolve(BASE, lambda m: m["collections"]["notes"]["indexes"].insert(0, {"name": "by_n", "path": "$.n"}))
+    new = evolve(
+        BASE, lambda m: m["collections"]["notes"]["indexes"].insert(0, {"name": "by_n", "path": "$.n"})
+    )
     done = store.migrate(new, progress=False)
     rebuilt = [s for s in done.steps if s.kind == "rebuild"]
     assert len(rebuilt) == (1 if store.backend.name == "sqlite" else 0)
@@ -403,12 +405,23 @@ def test_the_plan_renders_and_converts(store: Any) -> None:
     plan = store.migrate(with_index("by_n", "$.n"), dry_run=True, progress=False)
     frame = plan.to_frame()
     assert frame.to_dict("records") == [
-        {"kind": "add index", "collection": "notes", "detail": "by_n on $.n", "how": "in place", "documents": 10}
+        {
+            "kind": "add index",
+            "collection": "notes",
+            "detail": "by_n on $.n",
+            "how": "in place",
+            "documents": 10,
+        }
     ]
     html = plan._repr_html_()
     assert "dry run" in html and "by_n on $.n" in html and plan.from_hash[:12] in html
     assert repr(plan) == "<jarenlab.Migration dry run: 1 step, 0 documents to rewrite, 0 violations>"
-    assert plan.violations.empty and list(plan.violations.columns) == ["collection", "key", "pointer", "message"]
+    assert plan.violations.empty and list(plan.violations.columns) == [
+        "collection",
+        "key",
+        "pointer",
+        "message",
+    ]
 
 
 def test_a_read_only_store_plans_but_does_not_migrate(store: Any, open_store: Any) -> None:
