@@ -321,6 +321,11 @@ def test_interval_declarations_are_checked_against_stored_records(open_store: An
     assert ("owner", "slots") in kinds(moved)
     store.as_owner("z")["slots"].insert({"id": "e", "owner": "q", "start": 0, "end": 100})
     assert store.as_owner("z")["slots"].count() == 1
+    # dropping the declaration lets records overlap again
+    free = evolve(per_owner, lambda m: m["collections"]["slots"].pop("intervals"))
+    assert kinds(store.migrate(free, progress=False)) == [("drop interval", "slots")]
+    store.as_owner("z")["slots"].insert({"id": "f", "owner": "q", "start": 50, "end": 60})
+    assert store.as_owner("z")["slots"].count() == 2
 
 
 def test_event_schemas_change_with_the_model(store: Any) -> None:
