@@ -183,6 +183,15 @@ def bench_sqlite(docs: list[dict[str, Any]], args: argparse.Namespace) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def duel(
+    title: str, ours: tuple[str, Any, Any], floor: tuple[str, Any, Any], *, runs: int, bar: float
+) -> None:
+    """Time ``ours`` and ``floor`` (each ``(name, fn, setup)``) in turns; print the ratio against the bar."""
+    times = measure_rounds({"ours": ours[1:], "floor": floor[1:]}, runs=runs)
+    base = Row(floor[0], times["floor"], floor=True)
+    print_table(title, [Row(ours[0], times["ours"], bar=bar), base], floors=[base])
+
+
 def with_dest_index_only() -> dict[str, Any]:
     model = flights_only()
     model["collections"]["flights"]["indexes"].append(dict(BY_DEST))
@@ -251,32 +260,28 @@ def bench_postgres(docs: list[dict[str, Any]], args: argparse.Namespace) -> None
                 )
 
         if "transform" in args.workloads:
-            times = measure_rounds(
-                {
-                    "transform": (transformer(len(docs)), fresh_store),
-                    "insert": (lambda s: s["flights"].insert_many(docs, progress=False), fresh_empty),
-                },
-                runs=args.runs,
-            )
-            insert = Row("jarenlab insert_many (empty store)", times["insert"], floor=True)
-            print_table(
+            duel(
                 f"PostgreSQL: transform all {len(docs):,} flights",
-                [Row("jarenlab migrate(transforms=...)", times["transform"], bar=2.0), insert],
-                floors=[insert],
+                ("jarenlab migrate(transforms=...)", transformer(len(docs)), fresh_store),
+                (
+                    "jarenlab insert_many (empty store)",
+                    lambda s: s["flights"].insert_many(docs, progress=False),
+                    fresh_empty,
+                ),
+                runs=args.runs,
+                bar=2.0,
             )
         if "index" in args.workloads:
-            times = measure_rounds(
-                {
-                    "migrate": (lambda s: s.migrate(with_dest_index_only(), progress=False), fresh_store),
-                    "raw": (raw_index, copy),
-                },
-                runs=args.runs,
-            )
-            raw = Row("raw CREATE INDEX (the same expression)", times["raw"], floor=True)
-            print_table(
+            duel(
                 f"PostgreSQL: add an index over {len(docs):,} flights",
-                [Row("jarenlab migrate(add by_dest)", times["migrate"], bar=1.2), raw],
-                floors=[raw],
+                (
+                    "jarenlab migrate(add by_dest)",
+                    lambda s: s.migrate(with_dest_index_only(), progress=False),
+                    fresh_store,
+                ),
+                ("raw CREATE INDEX (the same expression)", raw_index, copy),
+                runs=args.runs,
+                bar=1.2,
             )
         while opened:
             opened.pop().close()
