@@ -154,7 +154,7 @@ class Jobs:
                 job's id and moves it earlier if asked (a different payload is refused).
 
         Raises:
-            JobError: JD2068 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
+            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
 
         >>> jobs.enqueue("fetch-weather", {"day": "2013-01-01"}, id="w-2013-01-01")  # doctest: +SKIP
         'w-2013-01-01'
@@ -178,14 +178,14 @@ class Jobs:
         budgets: dict[str, int] = {}
         fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
-            raise JobError("JD2068", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
+            raise JobError("JD2125", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
             if type(item) is not dict or "kind" not in item:
-                raise JobError("JD2068", f"item {position} is not a dict with a 'kind'")
+                raise JobError("JD2125", f"item {position} is not a dict with a 'kind'")
             unknown = sorted(set(item) - _ENQUEUE_MEMBERS)
             if unknown:
                 raise JobError(
-                    "JD2068", f"item {position} has unknown members {unknown} (enqueue's arguments only)"
+                    "JD2125", f"item {position} has unknown members {unknown} (enqueue's arguments only)"
                 )
             if not fast.issuperset(item):
                 slow.append((position, item))
@@ -203,11 +203,11 @@ class Jobs:
                 type(kind) is not str or not kind or type(job_id) is not str or type(budget) is not int
                 or budget < 1 or (partition is not None and (type(partition) is not str or not partition))
             ):  # fmt: skip
-                raise JobError("JD2068", f"item {position} has a bad kind, id, max_attempts or partition_key")
+                raise JobError("JD2125", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
                 text = dumps(item.get("payload"))
             except TypeError as exc:
-                raise JobError("JD2068", f"item {position}'s payload is not JSON: {exc}") from exc
+                raise JobError("JD2125", f"item {position}'s payload is not JSON: {exc}") from exc
             rows.append((job_id, kind, text, now, now, budget, partition, None, now, now))
             ids.append(job_id)
         with self.store.transaction():
@@ -242,7 +242,7 @@ class Jobs:
         from jarenlab.jobs.drain import drain
 
         if not is_count(concurrency, least=1):
-            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+            raise JobError("JD2125", f"concurrency must be a positive integer, not {concurrency!r}")
         _check_seconds("timeout", timeout)
         return drain(self, progress=progress, concurrency=concurrency, timeout=timeout,
                      wait_for_scheduled=wait_for_scheduled)  # fmt: skip
@@ -331,7 +331,7 @@ class Jobs:
         its next renewal) and its outcome is discarded. True if cancelled now, False if already settled.
 
         Raises:
-            JobError: JD2070 when there is no such job.
+            JobError: JD2126 when there is no such job.
         """
         cancelled = self.queue.cancel(id)
         if cancelled:
@@ -343,11 +343,11 @@ class Jobs:
         ``max_attempts`` more attempts (default: the kind's budget); its attempt count is kept.
 
         Raises:
-            JobError: JD2070 for an unknown id, JD2068 while it runs.
+            JobError: JD2126 for an unknown id, JD2125 while it runs.
         """
         row = self.get(id)
         if row is None:
-            raise JobError("JD2070", f"no job {id!r}", key=id)
+            raise JobError("JD2126", f"no job {id!r}", key=id)
         self.queue.requeue(id, budget=self._budget(row["kind"], max_attempts), run_at=run_at)
         if self._workers:
             self.wake()
@@ -369,11 +369,11 @@ class Jobs:
         """Jobs in enqueue order, filtered by ``state`` and ``kind`` before the ``limit``; ``after``
         (a job id) continues a previous page."""
         if not is_count(limit):
-            raise JobError("JD2068", f"limit must be an integer >= 0, not {limit!r}")
+            raise JobError("JD2125", f"limit must be an integer >= 0, not {limit!r}")
         where, params = self._filters(state, kind)
         if after is not None:
             if self.get(after) is None:
-                raise JobError("JD2070", f"no job {after!r} to continue after")
+                raise JobError("JD2126", f"no job {after!r} to continue after")
             where.append("where_after")
             params.append(after)
         rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
@@ -385,12 +385,12 @@ class Jobs:
         params: builtins.list[Any] = []
         if state is not None:
             if state not in views.STATES:
-                raise JobError("JD2068", f"unknown state {state!r} (states: {', '.join(views.STATES)})")
+                raise JobError("JD2125", f"unknown state {state!r} (states: {', '.join(views.STATES)})")
             where.append("where_state")
             params.append(state)
         if kind is not None:
             if type(kind) is not str:
-                raise JobError("JD2068", f"kind must be a string, not {kind!r}")
+                raise JobError("JD2125", f"kind must be a string, not {kind!r}")
             where.append("where_kind")
             params.append(kind)
         return where, params
@@ -444,6 +444,6 @@ _ENQUEUE_MEMBERS = frozenset(
 
 
 def _check_seconds(name: str, value: Any) -> None:
-    """JD2068 unless ``value`` is None or a finite number of seconds >= 0."""
+    """JD2125 unless ``value`` is None or a finite number of seconds >= 0."""
     if value is not None and not is_seconds(value):
-        raise JobError("JD2068", f"{name} must be a finite number of seconds >= 0, not {value!r}")
+        raise JobError("JD2125", f"{name} must be a finite number of seconds >= 0, not {value!r}")

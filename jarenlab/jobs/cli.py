@@ -30,17 +30,17 @@ def load(spec: str) -> Any:
     """The object named by ``module:attr`` (``attr`` may be dotted).
 
     Raises:
-        JobError: JD2068 when the module or attribute cannot be found.
+        JobError: JD2125 when the module or attribute cannot be found.
     """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise JobError("JD2068", f"--handlers takes module:attr, not {spec!r}")
+        raise JobError("JD2125", f"--handlers takes module:attr, not {spec!r}")
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise JobError("JD2068", f"cannot load handlers {spec!r}: {exc}") from exc
+        raise JobError("JD2125", f"cannot load handlers {spec!r}: {exc}") from exc
     return obj
 
 
@@ -110,11 +110,11 @@ def _run(args: argparse.Namespace) -> int:
                 try:
                     found(jobs)
                 except Exception as exc:
-                    raise JobError("JD2068", f"{spec}(jobs) raised {type(exc).__name__}: {exc}") from exc
+                    raise JobError("JD2125", f"{spec}(jobs) raised {type(exc).__name__}: {exc}") from exc
             else:
-                raise JobError("JD2068", f"{spec} is neither a Handlers registry nor a function")
+                raise JobError("JD2125", f"{spec} is neither a Handlers registry nor a function")
         if not jobs.handlers.kinds:
-            raise JobError("JD2068", "no handlers were registered")
+            raise JobError("JD2125", "no handlers were registered")
         if args.until_idle:
             summary = jobs.run_until_idle(progress=False, concurrency=args.concurrency)
             print(f"jarenlab worker: {summary}", file=sys.stderr)

@@ -75,17 +75,17 @@ class Context:
         """Save ``value`` under ``name`` now, in its own transaction, fenced by this attempt's lease.
 
         Raises:
-            JobError: JD2065/JD2066/JD2067 when the lease is no longer this attempt's (nothing is saved);
-                JD2068 when the value is not JSON.
+            JobError: JD2067/JD2066/JD2065 when the lease is no longer this attempt's (nothing is saved);
+                JD2125 when the value is not JSON.
         """
         from jarenlab.jobs.queue import dumps
 
         if type(name) is not str or not name:
-            raise JobError("JD2068", f"a checkpoint name must be a non-empty string, not {name!r}")
+            raise JobError("JD2125", f"a checkpoint name must be a non-empty string, not {name!r}")
         try:
             text = dumps(value)
         except TypeError as exc:
-            raise JobError("JD2068", f"checkpoint {name!r} is not JSON: {exc}") from exc
+            raise JobError("JD2125", f"checkpoint {name!r} is not JSON: {exc}") from exc
         self._queue.checkpoint(self.lease, name, text)
         if self._checkpoints is None:
             self._checkpoints = self._queue.checkpoints(self.lease.id)
@@ -99,7 +99,7 @@ class Context:
         the earlier of the two times. A handler that raises after deferring fails as usual.
         """
         if not is_number(at):
-            raise JobError("JD2068", f"defer_until takes finite epoch seconds, not {at!r}")
+            raise JobError("JD2125", f"defer_until takes finite epoch seconds, not {at!r}")
         self._deferred = float(at)
 
     @property

@@ -9,10 +9,10 @@ retried, :data:`CLAIM_RETRIES`). Everything a lease holder does
 afterwards (settle, renew, checkpoint) is guarded by that token, the state and the expiry; a
 guard that matches nothing changes nothing and raises a coded :class:`JobError`:
 
-- JD2065 ``lease_lost``: the lease expired (another claim may take the job at any moment);
+- JD2067 ``lease_lost``: the lease expired (another claim may take the job at any moment);
 - JD2066 ``lease_superseded``: another claim took the job (the token is not the current one);
-- JD2067 ``job_not_leased``: the job is settled or cancelled;
-- JD2070 ``unknown_job``: no such job.
+- JD2065 ``job_not_leased``: the job is settled or cancelled;
+- JD2126 ``unknown_job``: no such job.
 
 Reads and administration (cancel, requeue, sweep) live in :mod:`jarenlab.jobs.admin`.
 """
@@ -88,7 +88,7 @@ def dumps(value: Any) -> str:
 
 def _check_key(name: str, value: Any) -> str | None:
     if value is not None and (type(value) is not str or not value):
-        raise JobError("JD2068", f"{name} must be a non-empty string, not {value!r}")
+        raise JobError("JD2125", f"{name} must be a non-empty string, not {value!r}")
     return value
 
 
@@ -126,20 +126,20 @@ class Queue(Administration):
             raise self.refusal(lease, now)
 
     def refusal(self, lease: Lease, now: float) -> JobError:
-        """Why a guarded write on ``lease`` matched nothing (JD2065/JD2066/JD2067/JD2070)."""
+        """Why a guarded write on ``lease`` matched nothing (JD2067/JD2066/JD2065/JD2126)."""
         row = self.db.one("jobs.lease_state", (lease.seq,))
         if row is None:
-            return JobError("JD2070", f"job {lease.id!r} no longer exists", key=lease.id)
+            return JobError("JD2126", f"job {lease.id!r} no longer exists", key=lease.id)
         state, token, generation, until = row
         if state != "leased":
-            return JobError("JD2067", f"job {lease.id!r} is {state}, not leased", key=lease.id)
+            return JobError("JD2065", f"job {lease.id!r} is {state}, not leased", key=lease.id)
         if token != lease.token or generation != lease.generation:
             return JobError(
                 "JD2066",
                 f"job {lease.id!r} was claimed again (generation {generation}, yours {lease.generation})",
                 key=lease.id,
             )
-        return JobError("JD2065", f"the lease on job {lease.id!r} expired at {until}", key=lease.id)
+        return JobError("JD2067", f"the lease on job {lease.id!r} expired at {until}", key=lease.id)
 
     # -- enqueue ---------------------------------------------------------------------------------
     def enqueue(
@@ -156,11 +156,11 @@ class Queue(Administration):
     ) -> str:
         """Insert one job (idempotent by id; coalesced by key); returns the job's id."""
         if type(kind) is not str or not kind:
-            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
+            raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
         if id is not None and (type(id) is not str or not id):
-            raise JobError("JD2068", f"a job id must be a non-empty string, not {id!r}")
+            raise JobError("JD2125", f"a job id must be a non-empty string, not {id!r}")
         if not is_count(max_attempts, least=1):
-            raise JobError("JD2068", f"max_attempts must be a positive integer, not {max_attempts!r}")
+            raise JobError("JD2125", f"max_attempts must be a positive integer, not {max_attempts!r}")
         _check_key("partition_key", partition_key)
         _check_key("coalescing_key", coalescing_key)
         now = self.clock()
@@ -170,7 +170,7 @@ class Queue(Administration):
         try:
             text = dumps(payload)
         except TypeError as exc:
-            raise JobError("JD2068", f"the payload is not JSON: {exc}", key=id) from exc
+            raise JobError("JD2125", f"the payload is not JSON: {exc}", key=id) from exc
         job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
         db = self.db
@@ -208,13 +208,13 @@ class Queue(Administration):
         seq, existing, text, run_at, partition = row
         if orjson.loads(text) != payload:
             raise JobError(
-                "JD2068",
+                "JD2125",
                 f"coalescing key {key!r} already holds job {existing!r} with a different payload",
                 key=existing,
             )
         if partition != partition_key:
             raise JobError(
-                "JD2068",
+                "JD2125",
                 f"coalescing key {key!r} holds job {existing!r} in partition {partition!r}, "
                 f"not {partition_key!r}",
                 key=existing,

@@ -41,9 +41,9 @@ class HandlerSpec:
 def _check_options(concurrency: int | None, max_attempts: int | None, lease: float | None) -> None:
     for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts)):
         if value is not None and not is_count(value, least=1):
-            raise JobError("JD2068", f"{name} must be a positive integer, not {value!r}")
+            raise JobError("JD2125", f"{name} must be a positive integer, not {value!r}")
     if lease is not None and (not isinstance(lease, int | float) or not 0 < lease < 1e9):
-        raise JobError("JD2068", f"lease must be a positive number of seconds, not {lease!r}")
+        raise JobError("JD2125", f"lease must be a positive number of seconds, not {lease!r}")
 
 
 class Handlers:
@@ -68,7 +68,7 @@ class Handlers:
             lease: seconds a claim lasts before it must be renewed (renewed while the handler runs).
 
         Raises:
-            JobError: JD2068 for a bad kind or option.
+            JobError: JD2125 for a bad kind or option.
         """
 
         def register(fn: HandlerFn) -> HandlerFn:
@@ -88,9 +88,9 @@ class Handlers:
     ) -> HandlerSpec:
         """Register ``fn`` for ``kind`` (replacing an earlier one); returns the spec."""
         if type(kind) is not str or not kind:
-            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
+            raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
         if not callable(fn):
-            raise JobError("JD2068", f"the handler for {kind!r} is not callable")
+            raise JobError("JD2125", f"the handler for {kind!r} is not callable")
         _check_options(concurrency, max_attempts, lease)
         spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease)
         self._specs[kind] = spec

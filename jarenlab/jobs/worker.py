@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jarenlab.jobs")
 
-_FENCE_CODES = ("JD2065", "JD2066", "JD2067", "JD2070")
+_FENCE_CODES = ("JD2067", "JD2066", "JD2065", "JD2126")
 
 
 def describe(exc: BaseException) -> str:
@@ -137,7 +137,7 @@ class Executor:
             if refusal.code not in _FENCE_CODES:
                 raise
             # Not leased any more: cancelled (unwind the lease it kept) or settled by another claim.
-            if refusal.code == "JD2067" and self.queue.state(lease.id) == "cancelled":
+            if refusal.code == "JD2065" and self.queue.state(lease.id) == "cancelled":
                 self.queue.unwind(lease)
                 return "cancelled"
             log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
@@ -265,7 +265,7 @@ class Worker:
 
     def __init__(self, jobs: Jobs, *, concurrency: int, poll: float, owner: str) -> None:
         if not is_count(concurrency, least=1):
-            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+            raise JobError("JD2125", f"concurrency must be a positive integer, not {concurrency!r}")
         self.jobs = jobs
         self.concurrency = concurrency
         self.poll = poll
@@ -282,7 +282,7 @@ class Worker:
     def start(self) -> Worker:
         """Start the threads (once)."""
         if self._threads:
-            raise JobError("JD2068", "this worker is already started")
+            raise JobError("JD2125", "this worker is already started")
         self._renewing.enter_context(self.jobs.executor.renewing())
         for n in range(self.concurrency):
             thread = threading.Thread(target=self._loop, name=f"jarenlab-worker-{n}", daemon=True)
@@ -355,7 +355,7 @@ class Worker:
         lease unrenewed, so another worker recovers them once it expires.
         """
         if isinstance(grace, bool) or not isinstance(grace, int | float) or grace != grace:
-            raise JobError("JD2068", f"grace must be a number of seconds, not {grace!r}")
+            raise JobError("JD2125", f"grace must be a number of seconds, not {grace!r}")
         self._stopping.set()
         with self._lock:
             running = set(self._in_flight)

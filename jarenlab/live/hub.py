@@ -84,12 +84,12 @@ class ChangeHub:
         return self.log.high_watermark(self.store.db)
 
     def read(self, *, after: int, limit: int = 1000) -> list[Record]:
-        """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
+        """Records with ``seq > after``; raises JD2128 when ``after + 1`` was pruned already."""
         db = self.store.db
         records = self.log.read(db, after=after, limit=limit)
         if (records and records[0].seq != after + 1) or (not records and self.log.pruned(db, after)):
             raise LiveError(
-                "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
+                "JD2128", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
             )
         return records
 
@@ -153,7 +153,7 @@ class ChangeHub:
         self._last = rec.seq
 
     def _reseed_all(self) -> None:
-        """A gap past retention: every query re-seeds from a fresh run (JD2050 is never guessed over)."""
+        """A gap past retention: every query re-seeds from a fresh run (JD2128 is never guessed over)."""
         hw = self.log.high_watermark(self.store.db)
         for q in list(self.queries):
             q.reseed()
@@ -161,11 +161,11 @@ class ChangeHub:
 
     # -- registration ----------------------------------------------------------------------------
     def register(self, query: LiveQuery) -> None:
-        """Add a live query (JD2060 beyond ``max_queries``); seeds it under the delivery lock."""
+        """Add a live query (JD0052 beyond ``max_queries``); seeds it under the delivery lock."""
         with self.lock:
             if len(self.queries) >= self.max_queries:
                 raise LiveError(
-                    "JD2060", f"this store already has {self.max_queries} live queries (max_queries)"
+                    "JD0052", f"this store already has {self.max_queries} live queries (max_queries)"
                 )
             query.reseed(emit=False)
             if self._last is None or not self.queries:

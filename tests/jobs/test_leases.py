@@ -77,16 +77,16 @@ def test_an_expired_lease_is_recovered_by_the_next_claim(
     assert again.token != leased.token
 
 
-@pytest.mark.parametrize("code", ["JD2065", "JD2066", "JD2067", "JD2070"])
+@pytest.mark.parametrize("code", ["JD2067", "JD2066", "JD2065", "JD2126"])
 def test_a_fenced_settle_is_a_coded_refusal_that_changes_nothing(
     jobs: Jobs, leased: Any, clock: VirtualClock, code: str
 ) -> None:
-    if code == "JD2065":
+    if code == "JD2067":
         clock.advance(11)  # expired, not yet reclaimed
     elif code == "JD2066":
         clock.advance(11)
         assert jobs.claim() is not None  # another claim took it
-    elif code == "JD2067":
+    elif code == "JD2065":
         jobs.cancel("w")
     else:
         jobs.store.db.connection().execute("DELETE FROM _jl_jobs WHERE id = 'w'")
@@ -111,7 +111,7 @@ def test_settling_twice_is_refused(jobs: Jobs, leased: Any) -> None:
     jobs.queue.complete(leased, "1", prune=False)
     with pytest.raises(JobError) as err:
         jobs.queue.complete(leased, "2", prune=False)
-    assert err.value.code == "JD2067" and jobs.get("w")["result"] == 1
+    assert err.value.code == "JD2065" and jobs.get("w")["result"] == 1
 
 
 def test_renewal_extends_the_lease_while_a_handler_runs(jobs: Jobs, clock: VirtualClock) -> None:

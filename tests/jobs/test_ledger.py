@@ -110,7 +110,7 @@ def test_coalescing_keeps_one_unattempted_job_and_the_earliest_time(jobs: Jobs, 
     assert len(jobs.list()) == 1
     with pytest.raises(JobError) as err:
         jobs.enqueue("step", {"v": 2}, coalescing_key="k")
-    assert err.value.code == "JD2068" and "different payload" in err.value.reason
+    assert err.value.code == "JD2125" and "different payload" in err.value.reason
     with pytest.raises(JobError):
         jobs.enqueue("step", {"v": 1}, coalescing_key="k", partition_key="P")
     assert jobs.enqueue("other-kind", {"v": 2}, coalescing_key="k") != first  # keys are per kind
@@ -201,7 +201,7 @@ def test_cancel_is_terminal_and_survives_restart(open_store: Any) -> None:
         assert first.jobs.cancel("c") is True and first.jobs.cancel("c") is False
         with pytest.raises(JobError) as err:
             first.jobs.cancel("missing")
-        assert err.value.code == "JD2070"
+        assert err.value.code == "JD2126"
     with open_store.reopen(first, MODEL) as store:
         store.jobs.handler("k")(lambda p, c: None)
         assert store.jobs.run_until_idle(progress=False)["done"] == 0
@@ -296,7 +296,7 @@ def test_requeue_runs_a_dead_job_again_keeping_its_history(jobs: Jobs) -> None:
     jobs.claim()
     with pytest.raises(JobError) as err:
         jobs.requeue("running")
-    assert err.value.code == "JD2068"
+    assert err.value.code == "JD2125"
 
 
 def test_sweep_deletes_settled_jobs_before_the_horizon(jobs: Jobs, clock: VirtualClock) -> None:
