@@ -35,7 +35,9 @@ def open(
 
     ``open("lab.db", model)`` creates the file or verifies it against the model;
     ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
-    makes a fresh file in a temporary folder that is removed on ``close()``.
+    makes a fresh file in a temporary folder that is removed on ``close()`` (the way to a scratch
+    store; ``open(":memory:", model)`` does the same). ``file:`` URIs name the file, with
+    ``mode=ro|rw|rwc``.
     Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
     ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
     """

@@ -155,7 +155,7 @@ class Collection(Queryable):
                     self._write_lock((doc,))
                 if key is None:
                     db.serialize(self._key_lock)
-                    key = db.value("collection.insert", (text,), table=self.name)
+                    key = db.value("collection.insert", (self.name, text), table=self.name)
                 else:
                     db.run("collection.insert_keyed", (key, text), table=self.name)
                 self._written(key, doc)
@@ -189,7 +189,7 @@ class Collection(Queryable):
             next_key = None
             if identity == "integer":
                 db.serialize(self._key_lock)
-                next_key = db.value("collection.next_key", table=self.name)
+                next_key = db.value("collection.next_key", (self.name,), table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
@@ -318,9 +318,13 @@ class Collection(Queryable):
         """Delete the document under ``key``; return whether one was stored."""
         key = self._check_key(key)
         db = self._db
-        with self._one_write(), db.translating(collection=self.name, key=key):
+        # Two statements for an allocated identity (the delete and its key's record): one unit.
+        unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
+        with unit, db.translating(collection=self.name, key=key):
             gone = db.run("collection.delete", (key,), table=self.name) > 0
             if gone:
+                if self.spec.identity == "integer":
+                    db.run("collection.keys_seen", (self.name, key))  # never allocated again
                 self._written(key, None)
         return gone
 

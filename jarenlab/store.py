@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.backends import is_server_target, open_backend
+from jarenlab.backends import is_server_target, local_target, open_backend
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
@@ -88,9 +88,15 @@ class Store:
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
         self.planner = PlannerState(statement_cache)
         self._temp_dir: str | None = None
+        if path is not None and not is_server_target(path):
+            # ":memory:" and file: URIs: a fresh store in a temporary folder, or the file they name.
+            path, uri_read_only = local_target(os.fspath(path))
+            read_only = read_only or uri_read_only
         if path is None:
             if checked is None:
-                raise ModelError("JD0005", "a fresh store needs a model", doc_path="")
+                raise ModelError(
+                    "JD0005", "a fresh store (no path, or ':memory:') needs a model", doc_path=""
+                )
             self._temp_dir = tempfile.mkdtemp(prefix="jarenlab-")
             path = os.path.join(self._temp_dir, "store.db")
         #: The file, or the server's URL.
@@ -117,7 +123,7 @@ class Store:
             if not read_only:
                 with self.db.transaction():
                     self.db.serialize("ddl")
-                    for statement in self.backend.internal_ddl(list(self._subsystems)):
+                    for statement in self.backend.internal_ddl(["collection", *self._subsystems]):
                         self.backend.execute(self.db.connection(), statement)
         except BaseException:
             self.db.release()
