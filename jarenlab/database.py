@@ -87,18 +87,20 @@ class Database:
         """True once :meth:`close` has run."""
         return self._closed
 
-    def close(self) -> None:
+    def close(self) -> list[StoreError]:
         """Let the backend tidy up, then release every connection of every thread (once, whichever
-        threads call it at the same time)."""
+        threads call it at the same time). Returns what the tidying could not finish (JD2120: a
+        WAL checkpoint another connection kept busy)."""
         with self._close_lock:
             if self._closed:
-                return
+                return []
             conn = None
             with contextlib.suppress(StoreError):
                 conn = self.connection()
-            self.backend.close(conn)
+            unfinished = self.backend.close(conn)
             self._closed = True
             self.release()
+        return [] if unfinished is None else [StoreError("JD2120", unfinished, condition="busy")]
 
     def release(self) -> None:
         """Close every connection (also used when opening fails half-way)."""

@@ -106,6 +106,20 @@ CODES: dict[str, tuple[str, str]] = {
         "A retry-safe transaction's result is not exact JSON or is over 16 KiB.",
     ),
     "JD2094": ("owner_forbidden", "The owner view cannot read or write this record."),
+    "JD2120": (
+        "checkpoint_busy",
+        "Closing could not fold the WAL into the database file (another connection kept it busy); "
+        "nothing is lost, a later checkpoint finishes it.",
+    ),
+    "JD2121": (
+        "worker_failed",
+        "A job worker's loop failed to claim or settle (a storage failure); the original error is the cause.",
+    ),
+    "JD2122": (
+        "outcome_rejected",
+        "An event's outcome does not match its declaration: missing or refused by the declared outcome "
+        "schema (carries `errors`), or returned for an event that declares none.",
+    ),
     "JD2125": (
         "job_invalid",
         "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",

@@ -18,8 +18,10 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from random import Random
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -75,9 +77,14 @@ class Store:
         statement_cache: int = 128,
         schema: str | None = None,
         notify: bool = True,
+        clock: Callable[[], float] | None = None,
+        random: int | Random | Callable[[], float] | None = None,
         subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
+        if clock is not None and not callable(clock):
+            raise StoreError("JD0006", f"clock is a function returning epoch seconds, not {clock!r}")
+        source = _random_source(random)
         if schema is not None and not is_server_target(path):
             raise StoreError("JD0006", "schema is for a PostgreSQL store (a postgresql:// URL), not a file")
         if type(notify) is not bool:
@@ -111,6 +118,11 @@ class Store:
         )
         #: Connections, transactions and named statements (:class:`jarenlab.database.Database`).
         self.db = Database(self.backend, queue_timeout=queue_timeout)
+        #: Epoch seconds for the queue's leases and retries and the ledger's stamps: ``clock=`` given
+        #: to :func:`jarenlab.open` (a :class:`jarenlab.jobs.VirtualClock` in tests), else the database's.
+        self.clock: Callable[[], float] = clock if clock is not None else self.backend.clock
+        #: Floats in [0, 1) for retry jitter: ``random=`` (a seed, a ``random.Random`` or a function).
+        self.random: Callable[[], float] = source
         self._subsystems = {s.name: s for s in subsystems}
         self._objects: dict[str, Any] = {}
         self._objects_lock = threading.RLock()
@@ -155,8 +167,10 @@ class Store:
                     obj = self._objects[name] = sub.create(self)
         return obj
 
-    def on_close(self, fn: Callable[[], None]) -> None:
-        """Call ``fn()`` when the store closes (newest first): live queries, workers, pollers."""
+    def on_close(self, fn: Callable[[], Iterable[Exception] | None]) -> None:
+        """Call ``fn()`` when the store closes (newest first): live queries, workers, pollers.
+
+        ``fn`` may return what it could not finish (coded errors): :meth:`close` reports them."""
         self._closers.append(fn)
 
     def stats_sections(self) -> dict[str, Callable[[], dict[str, Any]]]:
@@ -303,18 +317,30 @@ class Store:
         """True inside a ``transaction()`` block on this thread."""
         return self.db.in_transaction
 
-    def close(self) -> None:
+    def close(self, *, strict: bool = False) -> None:
         """Close live queries and workers, checkpoint the WAL into the file, release every connection.
 
-        A second call does nothing; any other call afterwards raises JD2063.
+        What could not be finished is reported once everything is closed: job handlers still
+        running after the grace period (JD2062, naming the jobs) and a WAL checkpoint another
+        connection kept busy (JD2120). Each is a ``RuntimeWarning``; with ``strict=True`` the first
+        is raised instead (the rest as notes). A second call does nothing; any other call
+        afterwards raises JD2063.
         """
+        problems: list[Exception] = []
         with self._close_lock:
             if self.db.closed:
                 return
             for closer in reversed(self._closers):
-                closer()
-            self.db.close()
+                problems.extend(closer() or ())
+            problems.extend(self.db.close())
             self._remove_temp()
+        if problems and strict:
+            first = problems[0]
+            for other in problems[1:]:
+                first.add_note(str(other))
+            raise first
+        for problem in problems:
+            warnings.warn(str(problem), RuntimeWarning, stacklevel=2)
 
     def _remove_temp(self) -> None:
         if self._temp_dir:
@@ -362,7 +388,22 @@ OPTIONS = (
     "statement_cache",
     "schema",
     "notify",
+    "clock",
+    "random",
 )
+
+
+def _random_source(random: Any) -> Callable[[], float]:
+    """A jitter source from ``random=``: a seed, a ``random.Random``, a function, or None (unseeded)."""
+    if random is None:
+        return Random().random
+    if isinstance(random, int) and not isinstance(random, bool):
+        return Random(random).random
+    if isinstance(random, Random):
+        return random.random
+    if callable(random):
+        return random  # type: ignore[no-any-return]
+    raise StoreError("JD0006", f"random is a seed, a random.Random or a function, not {random!r}")
 
 
 def _check_options(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,12 +53,12 @@ _ALL = 2**63 - 1  # a LIMIT that keeps every row
 class Events:
     """The event ledger of a store (``store.events``).
 
-    ``clock`` (seconds since the epoch, ``time.time`` by default) stamps ``at``; tests may replace it.
+    ``clock`` (epoch seconds; default the store's, ``jl.open(..., clock=...)``) stamps ``at``.
     """
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], float] | None = None) -> None:
         self.store = store
-        self.clock = clock
+        self.clock = clock if clock is not None else store.clock
         self._schemas = dict(store.model.events)
         self._validators = {name: jsonschema_rs.validator_for(s) for name, s in self._schemas.items()}
         self._handlers: dict[str, list[Handler]] = {}

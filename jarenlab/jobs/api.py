@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import random
 import socket
 import threading
 import time
@@ -49,10 +48,12 @@ class Jobs:
 
     Args:
         store: the open store.
-        clock: epoch seconds; default the database's clock (``store.backend.clock``: this machine's
-            on SQLite, the server's on PostgreSQL, so that every worker machine judges leases in one
-            time). Pass a :class:`~jarenlab.jobs.clock.VirtualClock` to test in virtual time.
-        rand: floats in [0, 1) for backoff jitter. lease: default lease seconds (renewed while a
+        clock: epoch seconds; default the store's (``store.clock``: ``jl.open(..., clock=...)``,
+            else the database's clock, this machine's on SQLite and the server's on PostgreSQL, so
+            that every worker machine judges leases in one time). ``store.jobs`` runs on the
+            store's: open the store with ``clock=VirtualClock()`` to test it in virtual time.
+        rand: floats in [0, 1) for backoff jitter (default ``store.random``: ``jl.open(...,
+            random=seed)`` makes it repeatable). lease: default lease seconds (renewed while a
             handler runs; the recovery delay after a crash). backoff_base, backoff_cap: retry delays.
         max_attempts: default attempt budget. poll: seconds an idle worker waits before looking again
             (an enqueue in this process wakes it at once; one in another process too where the
@@ -74,8 +75,8 @@ class Jobs:
         close_grace: float = 5.0,
     ) -> None:
         self.store = store
-        self.clock: Clock = clock if clock is not None else store.backend.clock
-        self.rand = rand if rand is not None else random.Random().random
+        self.clock: Clock = clock if clock is not None else store.clock
+        self.rand = rand if rand is not None else store.random
         self.lease = float(lease)
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -92,6 +93,44 @@ class Jobs:
         self._generation = 0
         store.on_close(self._close)
         store.db.on_commit(after=self._after_commit)
+
+    def configure(
+        self,
+        *,
+        lease: float | None = None,
+        backoff_base: float | None = None,
+        backoff_cap: float | None = None,
+        max_attempts: int | None = None,
+        poll: float | None = None,
+        close_grace: float | None = None,
+    ) -> Jobs:
+        """Change the queue's defaults (the options :class:`Jobs` takes); returns the queue.
+
+        The clock and the jitter source are the store's (``jl.open(..., clock=..., random=...)``).
+
+        >>> store.jobs.configure(lease=10, poll=0.01)  # doctest: +SKIP
+        """
+        for name, value in (("lease", lease), ("backoff_base", backoff_base), ("backoff_cap", backoff_cap),
+                            ("poll", poll), ("close_grace", close_grace)):  # fmt: skip
+            if value is not None and not is_seconds(value):
+                raise JobError("JD2125", f"{name} must be a finite number of seconds >= 0, not {value!r}")
+        if max_attempts is not None and not is_count(max_attempts, least=1):
+            raise JobError("JD2125", f"max_attempts must be a positive integer, not {max_attempts!r}")
+        if lease is not None:
+            if lease <= 0:
+                raise JobError("JD2125", f"lease must be a positive number of seconds, not {lease!r}")
+            self.lease = float(lease)
+        if backoff_base is not None:
+            self.backoff_base = backoff_base
+        if backoff_cap is not None:
+            self.backoff_cap = backoff_cap
+        if max_attempts is not None:
+            self.max_attempts = max_attempts
+        if poll is not None:
+            self.poll = poll
+        if close_grace is not None:
+            self.close_grace = close_grace
+        return self
 
     # -- handlers --------------------------------------------------------------------------------
     def handler(
@@ -318,12 +357,21 @@ class Jobs:
                 self._wakeups.stop()
                 self._wakeups = None
 
-    def _close(self) -> None:
+    def _close(self) -> list[JobError]:
         wakeups = self._wakeups
+        running: list[str] = []
         for worker in list(self._workers):
-            worker.stop(grace=self.close_grace)
+            running += worker.stop(grace=self.close_grace).in_flight
         if wakeups is not None:
             wakeups.join(1.0)
+        if not running:
+            return []
+        names = ", ".join(map(repr, running))
+        return [JobError(
+            "JD2062",
+            f"job handlers still ran {self.close_grace:g} s after the store began to close: {names} "
+            "(their leases are not renewed; another worker takes them up once they expire)",
+        )]  # fmt: skip
 
     # -- administration --------------------------------------------------------------------------
     def cancel(self, id: str) -> bool:
