@@ -137,10 +137,12 @@ class Collection(Queryable):
             return contextlib.nullcontext()
         return self._db.transaction()
 
-    def _written(self, key: Any, doc: dict[str, Any] | None) -> None:
+    def _written(self, key: Any, doc: dict[str, Any] | None, old: str | None) -> None:
+        """After a row was written: run the write checks and record the change (``old``: the
+        document's JSON text before the write, None when there was none)."""
         for check in self.write_checks:
             check(key, doc)
-        self._db.record((self.name, key, doc))
+        self._db.record((self.name, key, doc, old))
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
@@ -158,7 +160,7 @@ class Collection(Queryable):
                     key = db.value("collection.insert", (self.name, text), table=self.name)
                 else:
                     db.run("collection.insert_keyed", (key, text), table=self.name)
-                self._written(key, doc)
+                self._written(key, doc, None)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -216,7 +218,7 @@ class Collection(Queryable):
                 if refused and self.refusal is not None:
                     raise self.refusal([(key, p[1]) for (key, _), p in zip(rows, prepared)])
                 for (key, _), (_, doc, _) in zip(rows, prepared):
-                    self._written(key, doc)
+                    self._written(key, doc, None)
                 bar.update(len(rows))
         bar.close()
         return total
@@ -263,8 +265,10 @@ class Collection(Queryable):
             with self._one_write(), db.translating(collection=self.name, key=key):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
+                # The document it replaces (locked on a server), so the change log can say what changed.
+                old = db.value("collection.get_for_update", (key,), table=self.name)
                 db.run("collection.put", (key, text), table=self.name)
-                self._written(key, doc)
+                self._written(key, doc, old)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -306,7 +310,7 @@ class Collection(Queryable):
                 if self._write_lock is not None:
                     self._write_lock((new,))
                 db.run("collection.update", (text, key), table=self.name)
-                self._written(key, new)
+                self._written(key, new, row[0])
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -321,11 +325,12 @@ class Collection(Queryable):
         # Two statements for an allocated identity (the delete and its key's record): one unit.
         unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
         with unit, db.translating(collection=self.name, key=key):
-            gone = db.run("collection.delete", (key,), table=self.name) > 0
+            old = db.value("collection.delete", (key,), table=self.name)
+            gone = old is not None
             if gone:
                 if self.spec.identity == "integer":
                     db.run("collection.keys_seen", (self.name, key))  # never allocated again
-                self._written(key, None)
+                self._written(key, None, old)
         return gone
 
     # -- reads -----------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 from jarenlab.backends.base import Backend, Fill, Row, Watch
 from jarenlab.errors import StoreError
 
-#: A change made inside a transaction: (collection, key, document or None when deleted).
-Change = tuple[str, Any, "dict[str, Any] | None"]
+#: A change made inside a transaction: (collection, key, document or None when deleted), and from a
+#: collection's writes a fourth member, the document's JSON text before the write (None: absent).
+Change = tuple[Any, ...]
 #: A commit hook: called with the transaction's changes.
 CommitHook = Callable[[list[Change]], None]
 

@@ -291,7 +291,8 @@ class Store:
 
     @property
     def changes(self) -> ChangeHub:
-        """Change capture and live-query delivery (:mod:`jarenlab.live`)."""
+        """The change log: ``store.changes(after=cursor)`` is the public change feed (minimal RFC 6902
+        patches per document, :mod:`jarenlab.live.feed`); it also delivers live queries (:mod:`jarenlab.live`)."""
         return self.subsystem("live")
 
     @property

@@ -48,7 +48,8 @@ SELECT 1 FROM {table} WHERE key = %s
 UPDATE {table} SET doc = %s WHERE key = %s
 
 -- name: delete
-DELETE FROM {table} WHERE key = %s
+-- Returns the deleted document (none: nothing was stored), so the change log knows what went.
+DELETE FROM {table} WHERE key = %s RETURNING doc
 
 -- name: count
 SELECT count(*) FROM {table}

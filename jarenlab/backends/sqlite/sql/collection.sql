@@ -46,7 +46,8 @@ SELECT 1 FROM {table} WHERE key = ?
 UPDATE {table} SET doc = ? WHERE key = ?
 
 -- name: delete
-DELETE FROM {table} WHERE key = ?
+-- Returns the deleted document (none: nothing was stored), so the change log knows what went.
+DELETE FROM {table} WHERE key = ? RETURNING doc
 
 -- name: count
 SELECT count(*) FROM {table}
