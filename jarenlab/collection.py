@@ -51,6 +51,13 @@ class Collection(Queryable):
         self._validator = jsonschema_rs.validator_for(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = spec.key_type
+        #: An integer-typed owner member holds an int exactly (JSON Schema also takes 1.0): owner
+        #: views compare owners exactly, in Python and in every query's SQL alike.
+        self._integer_owner: str | None = None
+        if spec.owner is not None:
+            member = spec.owner[1:]
+            if (spec.schema.get("properties") or {}).get(member, {}).get("type") == "integer":
+                self._integer_owner = member
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
         #: Names what the database refused by a declaration's own constraint (an error with condition
@@ -89,6 +96,17 @@ class Collection(Queryable):
             where = f"document {position}: " if position is not None else ""
             raise _at(
                 ValidationError("JD2003", f"{where}{summarize(errors)}", collection=self.name, errors=errors),
+                position,
+            )
+        owner = self._integer_owner
+        if owner is not None and type(doc.get(owner)) is not int:
+            raise _at(
+                ValidationError(
+                    "JD2003",
+                    f"the owner member /{owner} is an integer, written without a fraction or exponent "
+                    f"(not {doc.get(owner)!r})",
+                    collection=self.name,
+                ),
                 position,
             )
         key = None

@@ -3,7 +3,10 @@
 A collection that declares an owner pointer (``"owner": "/owner"``) is *owned*. Through a view:
 writes set the owner member (or require it to equal the view's owner: JD2094 otherwise), reads
 of another owner's record behave as if it were absent, and counts and exports hold only the
-view's records. Collections without an owner pass through unchanged.
+view's records. Queries (``where``/``execute``/``explain``/``live``/``to_pandas``, the builder's
+chain) run through the planner with the owner test ANDed into every statement it runs (the view's
+``scope``; see :func:`jarenlab.query.run.scope_of`), so no other owner's row is ever read, counted
+or handed to the engine. Collections without an owner pass through unchanged.
 
 An interval clash with another owner's record (``scope: "collection"``) raises JD2090 that says
 nothing about that record: no key, no owner, no chained cause.
@@ -22,13 +25,15 @@ nothing about that record: no key, no owner, no chained cause.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
 from jarenlab import frames
 from jarenlab.errors import IntervalConflict, StoreError
+from jarenlab.query.builder import Queryable
 from jarenlab.query.values import identical
 from jarenlab.store import Subsystem
 
@@ -36,7 +41,9 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from jarenlab.backends.base import StorageOrder
     from jarenlab.collection import Collection
+    from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
 T = TypeVar("T")
@@ -65,15 +72,19 @@ class OwnerView:
         return f"<jarenlab.OwnerView {self.owner!r} of {self.store.path!r}>"
 
 
-class OwnedCollection:
-    """An owned collection seen through an :class:`OwnerView`."""
+class OwnedCollection(Queryable):
+    """An owned collection seen through an :class:`OwnerView`: writes, reads, exports and queries
+    of this owner's records only."""
 
     def __init__(self, collection: Collection, owner: str | int) -> None:
         self.collection = collection
         self.owner = owner
         self.name = collection.name
+        self.spec = collection.spec
         assert collection.spec.owner is not None
         self._member = collection.spec.owner[1:]
+        #: The owner test every query statement carries (a predicate document over ``it``).
+        self.scope: dict[str, Any] = {"$eq": [f"$it[{json.dumps(self._member)}]", owner]}
         path = collection.store.backend.json_path((self._member,))
         self._params = (path, path, owner)
         self._owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
@@ -208,14 +219,14 @@ class OwnedCollection:
         with db.translating(collection=self.name):
             return db.all(f"owner.{statement}", self._params, table=self.name, owned=self._owned)
 
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         """How many records this owner has."""
         return int(self._rows("count")[0][0])
 
     def __len__(self) -> int:
         return self.count()
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def to_list(self) -> list[dict[str, Any]]:  # type: ignore[override]
         """This owner's records as a list of dicts."""
         return [orjson.loads(r[0]) for r in self._rows("docs")]
 
@@ -231,6 +242,89 @@ class OwnedCollection:
         return frames.texts_to_arrow(
             [r[0] for r in self._rows("docs")], self.collection.spec.schema, flatten=flatten
         )
+
+    def texts(self) -> tuple[list[Any], list[str]]:
+        """This owner's keys and document texts, in storage order."""
+        rows = self._rows("scan")
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def keys(self) -> list[Any]:
+        """This owner's keys, in storage order."""
+        return [r[0] for r in self._rows("scan")]
+
+    def owns(self, doc: dict[str, Any] | None) -> bool:
+        """Whether ``doc`` is this owner's record (a live query shows no other: another owner's
+        record reads as absent)."""
+        return self._mine(doc)
+
+    @property
+    def storage_order(self) -> StorageOrder:
+        """The collection's storage order (see :attr:`jarenlab.collection.Collection.storage_order`)."""
+        return self.collection.storage_order
+
+    # -- queries ---------------------------------------------------------------------------------
+    def execute(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        pushdown: bool = True,
+        strict: bool = False,
+        profile: Any = None,
+    ) -> Any:
+        """Run a query document over this owner's records (as :meth:`Collection.execute`)."""
+        from jarenlab.query import shape
+
+        return shape(
+            self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile)
+        )
+
+    def _run_query(
+        self,
+        document: Any,
+        externals: dict[str, Any],
+        *,
+        pushdown: bool = True,
+        strict: bool = False,
+        profile: Any = None,
+    ) -> list[Any]:
+        from jarenlab.query.run import run_query
+
+        for name, value in (("pushdown", pushdown), ("strict", strict)):
+            if type(value) is not bool:
+                raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
+        chosen = self.store.profile if profile is None else profile
+        # The view reads like its collection (name, spec, store, texts, keys) plus its scope.
+        source = cast("Collection", self)
+        return run_query(source, document, externals, pushdown=pushdown, strict=strict, profile=chosen)[0]
+
+    def explain(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        analyze: bool = False,
+        pushdown: bool = True,
+        strict: bool = False,
+        profile: Any = None,
+    ) -> Any:
+        """How the planner runs a document over this owner's records (the owner test is in its SQL)."""
+        from jarenlab.query.explain import explain
+
+        for name, value in (("analyze", analyze), ("pushdown", pushdown), ("strict", strict)):
+            if type(value) is not bool:
+                raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
+        chosen = self.store.profile if profile is None else profile
+        source = cast("Collection", self)
+        return explain(
+            source, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
+        )
+
+    def live(self, document: Any, **externals: Any) -> LiveQuery:
+        """A live query over this owner's records: another owner's writes never reach it."""
+        from jarenlab.live.live import LiveQuery
+
+        return LiveQuery(cast("Collection", self), document, externals)
 
     @property
     def store(self) -> Store:

@@ -174,6 +174,10 @@ class LiveQuery:
             self.seq = max(self.seq, rec.seq)
             return
         changes = rec.changes.get(name)
+        # An owner's view (jarenlab.owner) sees another owner's record as absent.
+        owns = getattr(self.collection, "owns", None)
+        if changes and owns is not None:
+            changes = {key: doc if doc is not None and owns(doc) else None for key, doc in changes.items()}
         if not changes:
             self.seq = rec.seq
             return
