@@ -126,7 +126,7 @@ class Store:
         self._subsystems = {s.name: s for s in subsystems}
         self._objects: dict[str, Any] = {}
         self._objects_lock = threading.RLock()
-        self._closers: list[Callable[[], None]] = []
+        self._closers: list[Callable[[], Iterable[Exception] | None]] = []
         self._close_lock = threading.RLock()  # a closer may close the store again: that call returns
         try:
             conn = self.db.connection()
@@ -403,7 +403,7 @@ def _random_source(random: Any) -> Callable[[], float]:
     if isinstance(random, Random):
         return random.random
     if callable(random):
-        return random  # type: ignore[no-any-return]
+        return random
     raise StoreError("JD0006", f"random is a seed, a random.Random or a function, not {random!r}")
 
 

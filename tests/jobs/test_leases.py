@@ -93,8 +93,8 @@ def test_a_fenced_settle_is_a_coded_refusal_that_changes_nothing(
     before = jobs.get("w")
     for settle in (
         lambda: jobs.queue.complete(leased, '"x"', prune=False),
-        lambda: jobs.queue.fail(leased, "boom", retry_in=1.0),
-        lambda: jobs.queue.fail(leased, "boom", retry_in=None),
+        lambda: jobs.queue.fail(leased, "boom", retry_at=clock() + 1.0),
+        lambda: jobs.queue.fail(leased, "boom", retry_at=None),
         lambda: jobs.queue.renew(leased),
         lambda: jobs.queue.release(leased),
         lambda: jobs.queue.checkpoint(leased, "node", "1"),

@@ -173,7 +173,7 @@ def test_defer_until_starts_a_clean_generation_at_the_deadline(jobs: Jobs, clock
     assert (job["state"], job["attempts"], job["last_error"]) == ("pending", 0, None)
     assert job["run_at"] == clock() + 300
     assert run_one(jobs) is None  # still the head of its partition
-    assert jobs.wait_for_idle(timeout=0) is False  # deferred work is not idle
+    assert not jobs.wait_for_idle(timeout=0)  # deferred work is not idle
     clock.advance(300)
     assert run_one(jobs) == "done" and seen[-1] == (1, 3)
 
@@ -262,10 +262,10 @@ def test_wait_for_idle_waits_for_background_work(store: jl.Store) -> None:
     jobs = Jobs(store, poll=0.01)
     jobs.handler("nap")(lambda p, c: time.sleep(0.02))
     jobs.enqueue_many([{"kind": "nap"} for _ in range(10)])
-    assert jobs.wait_for_idle(timeout=0.01) is False
+    assert not jobs.wait_for_idle(timeout=0.01)
     worker = jobs.start(concurrency=3)
     try:
-        assert jobs.wait_for_idle(timeout=10) is True
+        assert jobs.wait_for_idle(timeout=10).idle is True
         assert jobs.counts()["done"] == 10
     finally:
         worker.stop()
