@@ -56,6 +56,8 @@ UNKNOWN: Any = object()
 def parse_pointer(path: str) -> tuple[str, str]:
     """Split ``/<collection>/<key>`` into its two unescaped tokens."""
     _, coll, key = path.split("/", 2)
+    if "~" not in path:
+        return coll, key
     return unescape(coll), unescape(key)
 
 
@@ -204,6 +206,15 @@ class ChangeLog:
         """Records with ``seq > after`` in order (at most ``limit``); callers check for gaps."""
         rows = db.all("live.read", (after, limit))
         return [self._record(*row) for row in rows]
+
+    def read_ops(self, db: Database, *, after: int, limit: int = 1000) -> list[tuple[int, int, Any]]:
+        """``(seq, at_ms, stored operations or None for a compact record)`` with ``seq > after``, in
+        order (the change feed's read: no per-key documents are gathered)."""
+        loads = orjson.loads
+        return [
+            (seq, at_ms, None if patch is None else loads(patch))
+            for seq, at_ms, _, _, patch in db.all("live.read", (after, limit))
+        ]
 
     def _record(self, seq: int, at_ms: int, source: str, collections: str, patch: str | None) -> Record:
         colls = tuple(orjson.loads(collections))

@@ -32,13 +32,12 @@ import datetime as dt
 import html
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from jarenlab.errors import LiveError
-from jarenlab.live.capture import Record, parse_pointer
+from jarenlab.live.capture import parse_pointer
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:
@@ -76,8 +75,7 @@ def decode_cursor(cursor: object) -> int:
     return int(match[1])
 
 
-@dataclass(frozen=True)
-class DocumentChange:
+class DocumentChange(NamedTuple):
     """What one commit did to one document.
 
     ``change`` is ``insert``, ``update``, ``delete``, or ``put`` (a whole new document whose earlier
@@ -92,26 +90,27 @@ class DocumentChange:
     ops: list[dict[str, Any]]
 
 
-def document_changes(record: Record, key_types: dict[str, type]) -> list[DocumentChange]:
-    """The document changes of one stored record (its ``ops`` must be present)."""
-    assert record.ops is not None
-    at = dt.datetime.fromtimestamp(record.at_ms / 1000, tz=dt.UTC)
+def document_changes(
+    seq: int, at_ms: int, ops: list[dict[str, Any]], key_types: dict[str, type]
+) -> list[DocumentChange]:
+    """The document changes of one stored record (``ops``: its stored operations)."""
+    at = dt.datetime.fromtimestamp(at_ms / 1000, tz=dt.UTC)
     out = []
-    for op in record.ops:
-        coll, token = parse_pointer(op["path"])
+    for op in ops:
+        path = op["path"]
+        coll, token = parse_pointer(path)
         key: Any = int(token) if key_types.get(coll) is int else token
         kind = op["op"]
         if kind == "add":
-            out.append(DocumentChange(record.seq, at, coll, key, "insert", [op]))
+            out.append(DocumentChange(seq, at, coll, key, "insert", [op]))
         elif kind == "remove":
-            out.append(DocumentChange(record.seq, at, coll, key, "delete", [op]))
+            out.append(DocumentChange(seq, at, coll, key, "delete", [op]))
         elif "diff" in op:
-            path = op["path"]
-            ops = [{**step, "path": path + step["path"]} for step in op["diff"]]
-            out.append(DocumentChange(record.seq, at, coll, key, "update", ops))
+            steps = [{**step, "path": path + step["path"]} for step in op["diff"]]
+            out.append(DocumentChange(seq, at, coll, key, "update", steps))
         else:  # the earlier state is unknown: the whole document, which `add` puts whether or not one was there
-            whole = {"op": "add", "path": op["path"], "value": op["value"]}
-            out.append(DocumentChange(record.seq, at, coll, key, "put", [whole]))
+            whole = {"op": "add", "path": path, "value": op["value"]}
+            out.append(DocumentChange(seq, at, coll, key, "put", [whole]))
     return out
 
 

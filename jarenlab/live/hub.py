@@ -111,25 +111,26 @@ class ChangeHub:
         seq = 0 if after is None else decode_cursor(after)
         db = self.store.db
         with db.snapshot():
-            _, high = self.log.bounds(db)
-            records = self.log.read(db, after=seq, limit=limit) if high > seq else []
+            high = self.log.high_watermark(db)
+            records = self.log.read_ops(db, after=seq, limit=limit) if high > seq else []
         if seq > high:
             raise LiveError("JD2129", f"the cursor is after seq {seq}, ahead of the log (at {high})")
-        if high > seq and (not records or records[0].seq != seq + 1):
+        if high > seq and (not records or records[0][0] != seq + 1):
             raise _reset(f"the change log no longer holds the commit after seq {seq} (retention)")
         items: list[DocumentChange] = []
         read = 0
-        for rec in records:
-            if rec.ops is None:
+        key_types = self.log.key_types
+        for number, at_ms, ops in records:
+            if ops is None:
                 if not read:
                     raise _reset(
-                        f"commit {rec.seq} was recorded compactly (more than {self.log.inline_limit} "
+                        f"commit {number} was recorded compactly (more than {self.log.inline_limit} "
                         "documents), without its patches"
                     )
                 break
-            items.extend(document_changes(rec, self.log.key_types))
+            items.extend(document_changes(number, at_ms, ops, key_types))
             read += 1
-        last = records[read - 1].seq if read else seq
+        last = records[read - 1][0] if read else seq
         return ChangePage(items, encode_cursor(last), read, last < high)
 
     def cursor(self) -> str:
