@@ -27,11 +27,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from jarenlab import frames
+from jarenlab.collection import Collection
 from jarenlab.errors import IntervalConflict, StoreError
 from jarenlab.query.builder import Queryable
 from jarenlab.query.values import identical
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from jarenlab.backends.base import StorageOrder
-    from jarenlab.collection import Collection
-    from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
 
 T = TypeVar("T")
@@ -263,68 +262,13 @@ class OwnedCollection(Queryable):
         return self.collection.storage_order
 
     # -- queries ---------------------------------------------------------------------------------
-    def execute(
-        self,
-        document: Any,
-        externals: dict[str, Any] | None = None,
-        *,
-        pushdown: bool = True,
-        strict: bool = False,
-        profile: Any = None,
-    ) -> Any:
-        """Run a query document over this owner's records (as :meth:`Collection.execute`)."""
-        from jarenlab.query import shape
-
-        return shape(
-            self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile)
-        )
-
-    def _run_query(
-        self,
-        document: Any,
-        externals: dict[str, Any],
-        *,
-        pushdown: bool = True,
-        strict: bool = False,
-        profile: Any = None,
-    ) -> list[Any]:
-        from jarenlab.query.run import run_query
-
-        for name, value in (("pushdown", pushdown), ("strict", strict)):
-            if type(value) is not bool:
-                raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
-        chosen = self.store.profile if profile is None else profile
-        # The view reads like its collection (name, spec, store, texts, keys) plus its scope.
-        source = cast("Collection", self)
-        return run_query(source, document, externals, pushdown=pushdown, strict=strict, profile=chosen)[0]
-
-    def explain(
-        self,
-        document: Any,
-        externals: dict[str, Any] | None = None,
-        *,
-        analyze: bool = False,
-        pushdown: bool = True,
-        strict: bool = False,
-        profile: Any = None,
-    ) -> Any:
-        """How the planner runs a document over this owner's records (the owner test is in its SQL)."""
-        from jarenlab.query.explain import explain
-
-        for name, value in (("analyze", analyze), ("pushdown", pushdown), ("strict", strict)):
-            if type(value) is not bool:
-                raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
-        chosen = self.store.profile if profile is None else profile
-        source = cast("Collection", self)
-        return explain(
-            source, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
-        )
-
-    def live(self, document: Any, **externals: Any) -> LiveQuery:
-        """A live query over this owner's records: another owner's writes never reach it."""
-        from jarenlab.live.live import LiveQuery
-
-        return LiveQuery(cast("Collection", self), document, externals)
+    # The collection's own query methods, run with this view as the source: it reads like its
+    # collection (name, spec, store, texts, keys, storage_order) plus its scope, which the planner
+    # ANDs into every statement (jarenlab.query.run.scope_of) and a live query applies to changes.
+    execute = Collection.execute
+    _run_query = Collection._run_query
+    explain = Collection.explain
+    live = Collection.live
 
     @property
     def store(self) -> Store:
