@@ -168,7 +168,7 @@ def test_a_crash_counts_as_an_attempt_and_exhausted_crashes_dead_letter(
 
 
 def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
-    jobs = Jobs(store, lease=30)
+    jobs = store.jobs.configure(lease=30)
     runs: list[str] = []
     lock = threading.Lock()
 
@@ -186,7 +186,7 @@ def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
 @pytest.mark.postgresql_only("a server's clock: SQLite's database clock is this machine's")
 def test_leases_are_judged_on_the_servers_clock(store: jl.Store, monkeypatch: Any) -> None:
     monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)  # this machine's clock is years off
-    jobs = Jobs(store, lease=30)  # the default clock: the database's
+    jobs = store.jobs.configure(lease=30)  # the default clock: the database's
     jobs.handler("k")(lambda p, c: None)
     jobs.enqueue("k", None, id="a")
     lease = jobs.claim()

@@ -233,7 +233,7 @@ def test_a_cancel_from_elsewhere_reaches_the_handler_at_its_next_renewal(
 
 # -- concurrency, idle, requeue, sweep ---------------------------------------------------------
 def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01)
+    jobs = store.jobs.configure(poll=0.01)
     lock = threading.Lock()
     running = {"slow": 0, "fast": 0}
     peak = {"slow": 0, "fast": 0}
@@ -259,7 +259,7 @@ def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Stor
 
 
 def test_wait_for_idle_waits_for_background_work(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01)
+    jobs = store.jobs.configure(poll=0.01)
     jobs.handler("nap")(lambda p, c: time.sleep(0.02))
     jobs.enqueue_many([{"kind": "nap"} for _ in range(10)])
     assert not jobs.wait_for_idle(timeout=0.01)
