@@ -38,9 +38,14 @@ def open(
 
     ``open("lab.db", model)`` creates the file or verifies it against the model;
     ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
-    makes a fresh file in a temporary folder that is removed on ``close()``.
+    makes a fresh file in a temporary folder that is removed on ``close()`` (the way to a scratch
+    store; ``open(":memory:", model)`` does the same). ``file:`` URIs name the file, with
+    ``mode=ro|rw|rwc``.
     Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
-    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
+    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries),
+    ``clock`` (epoch seconds for the job queue and the event ledger: a
+    :class:`jarenlab.jobs.VirtualClock` runs ``store.jobs`` in virtual time) and ``random`` (the
+    retry jitter: a seed, a ``random.Random`` or a function).
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

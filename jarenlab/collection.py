@@ -56,6 +56,13 @@ class Collection(Queryable):
         self._validator = jsonschema_rs.validator_for(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = spec.key_type
+        #: An integer-typed owner member holds an int exactly (JSON Schema also takes 1.0): owner
+        #: views compare owners exactly, in Python and in every query's SQL alike.
+        self._integer_owner: str | None = None
+        if spec.owner is not None:
+            member = spec.owner[1:]
+            if (spec.schema.get("properties") or {}).get(member, {}).get("type") == "integer":
+                self._integer_owner = member
         #: Checks run inside the write transaction for every written or deleted row.
         self.write_checks: list[WriteCheck] = []
         #: Names what the database refused by a declaration's own constraint (an error with condition
@@ -94,6 +101,17 @@ class Collection(Queryable):
             where = f"document {position}: " if position is not None else ""
             raise _at(
                 ValidationError("JD2003", f"{where}{summarize(errors)}", collection=self.name, errors=errors),
+                position,
+            )
+        owner = self._integer_owner
+        if owner is not None and type(doc.get(owner)) is not int:
+            raise _at(
+                ValidationError(
+                    "JD2003",
+                    f"the owner member /{owner} is an integer, written without a fraction or exponent "
+                    f"(not {doc.get(owner)!r})",
+                    collection=self.name,
+                ),
                 position,
             )
         key = None
@@ -147,10 +165,12 @@ class Collection(Queryable):
             return contextlib.nullcontext()
         return self._db.transaction()
 
-    def _written(self, key: Any, doc: dict[str, Any] | None) -> None:
+    def _written(self, key: Any, doc: dict[str, Any] | None, old: str | None) -> None:
+        """After a row was written: run the write checks and record the change (``old``: the
+        document's JSON text before the write, None when there was none)."""
         for check in self.write_checks:
             check(key, doc)
-        self._db.record((self.name, key, doc))
+        self._db.record((self.name, key, doc, old))
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
@@ -165,10 +185,10 @@ class Collection(Queryable):
                     self._write_lock((doc,))
                 if key is None:
                     db.serialize(self._key_lock)
-                    key = db.value("collection.insert", (text,), table=self.name)
+                    key = db.value("collection.insert", (self.name, text), table=self.name)
                 else:
                     db.run("collection.insert_keyed", (key, text), table=self.name)
-                self._written(key, doc)
+                self._written(key, doc, None)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -199,7 +219,7 @@ class Collection(Queryable):
             next_key = None
             if identity == "integer":
                 db.serialize(self._key_lock)
-                next_key = db.value("collection.next_key", table=self.name)
+                next_key = db.value("collection.next_key", (self.name,), table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
@@ -226,7 +246,7 @@ class Collection(Queryable):
                 if refused and self.refusal is not None:
                     raise self.refusal([(key, p[1]) for (key, _), p in zip(rows, prepared)])
                 for (key, _), (_, doc, _) in zip(rows, prepared):
-                    self._written(key, doc)
+                    self._written(key, doc, None)
                 bar.update(len(rows))
         bar.close()
         return total
@@ -273,8 +293,10 @@ class Collection(Queryable):
             with self._one_write(), db.translating(collection=self.name, key=key):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
+                # The document it replaces (locked on a server), so the change log can say what changed.
+                old = db.value("collection.get_for_update", (key,), table=self.name)
                 db.run("collection.put", (key, text), table=self.name)
-                self._written(key, doc)
+                self._written(key, doc, old)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -316,7 +338,7 @@ class Collection(Queryable):
                 if self._write_lock is not None:
                     self._write_lock((new,))
                 db.run("collection.update", (text, key), table=self.name)
-                self._written(key, new)
+                self._written(key, new, row[0])
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
                 raise
@@ -328,10 +350,15 @@ class Collection(Queryable):
         """Delete the document under ``key``; return whether one was stored."""
         key = self._check_key(key)
         db = self._db
-        with self._one_write(), db.translating(collection=self.name, key=key):
-            gone = db.run("collection.delete", (key,), table=self.name) > 0
+        # Two statements for an allocated identity (the delete and its key's record): one unit.
+        unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
+        with unit, db.translating(collection=self.name, key=key):
+            old = db.value("collection.delete", (key,), table=self.name)
+            gone = old is not None
             if gone:
-                self._written(key, None)
+                if self.spec.identity == "integer":
+                    db.run("collection.keys_seen", (self.name, key))  # never allocated again
+                self._written(key, None, old)
         return gone
 
     # -- reads -----------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 from jarenlab.backends.base import Backend, Fill, Row, Watch
 from jarenlab.errors import StoreError
 
-#: A change made inside a transaction: (collection, key, document or None when deleted).
-Change = tuple[str, Any, "dict[str, Any] | None"]
+#: A change made inside a transaction: (collection, key, document or None when deleted), and from a
+#: collection's writes a fourth member, the document's JSON text before the write (None: absent).
+Change = tuple[Any, ...]
 #: A commit hook: called with the transaction's changes.
 CommitHook = Callable[[list[Change]], None]
 
@@ -87,18 +88,20 @@ class Database:
         """True once :meth:`close` has run."""
         return self._closed
 
-    def close(self) -> None:
+    def close(self) -> list[StoreError]:
         """Let the backend tidy up, then release every connection of every thread (once, whichever
-        threads call it at the same time)."""
+        threads call it at the same time). Returns what the tidying could not finish (JD2120: a
+        WAL checkpoint another connection kept busy)."""
         with self._close_lock:
             if self._closed:
-                return
+                return []
             conn = None
             with contextlib.suppress(StoreError):
                 conn = self.connection()
-            self.backend.close(conn)
+            unfinished = self.backend.close(conn)
             self._closed = True
             self.release()
+        return [] if unfinished is None else [StoreError("JD2120", unfinished, condition="busy")]
 
     def release(self) -> None:
         """Close every connection (also used when opening fails half-way)."""

@@ -80,6 +80,7 @@ CODES: dict[str, tuple[str, str]] = {
         "migration_bad_argument",
         "`transforms`, `renames` or `drop` name a collection the migration cannot apply them to.",
     ),
+    "JD0052": ("too_many_live_queries", "The store already has `max_queries` live queries."),
     # -- runtime: store -------------------------------------------------------
     "JD2001": ("duplicate_key", "An insert used a key that is already stored."),
     "JD2002": ("no_key", "The document has no usable key (missing, wrong type, or not allowed)."),
@@ -97,28 +98,22 @@ CODES: dict[str, tuple[str, str]] = {
         "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",
     ),
     "JD2010": ("invalid_argument", "An argument to a store call has the wrong type or value."),
-    "JD2050": (
-        "change_log_gap",
-        "The change log no longer holds the requested sequence; re-seed from a fresh run.",
+    "JD2060": ("live_bound", "A live query exceeded its maintained-rows bound and was closed."),
+    "JD2062": (
+        "closed_with_handlers_in_flight",
+        "The store closed while job handlers were still running after the grace period.",
     ),
-    "JD2060": ("live_bound", "A live query exceeded its bounds (queries or maintained rows) and was closed."),
-    "JD2062": ("live_closed", "The live query is closed."),
     "JD2063": ("store_closed", "The store is closed; open it again to use it."),
-    "JD2065": ("lease_lost", "The job's lease expired or was taken by another claim; nothing was changed."),
+    "JD2065": (
+        "job_not_leased",
+        "The job is not leased (already settled or cancelled); nothing was changed.",
+    ),
     "JD2066": (
         "lease_superseded",
         "The lease's fencing token is not the job's current one; nothing was changed.",
     ),
-    "JD2067": (
-        "job_not_leased",
-        "The job is not leased (settled, cancelled or unknown); nothing was changed.",
-    ),
-    "JD2068": (
-        "job_invalid",
-        "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",
-    ),
+    "JD2067": ("lease_lost", "The job's lease expired; nothing was changed."),
     "JD2069": ("dag_changed", "A DAG job was resumed under a changed graph; the change is named."),
-    "JD2070": ("unknown_job", "No job is stored under the id."),
     "JD2080": (
         "event_invalid",
         "An event type is undeclared, its payload is invalid, or a dedupe key is reused across types.",
@@ -158,6 +153,32 @@ CODES: dict[str, tuple[str, str]] = {
         "migration_refused_here",
         "A migration runs as its own transaction on a writable store: not inside `store.transaction()`.",
     ),
+    "JD2120": (
+        "checkpoint_busy",
+        "Closing could not fold the WAL into the database file (another connection kept it busy); "
+        "nothing is lost, a later checkpoint finishes it.",
+    ),
+    "JD2121": (
+        "worker_failed",
+        "A job worker's loop failed to claim or settle (a storage failure); the original error is the cause.",
+    ),
+    "JD2122": (
+        "outcome_rejected",
+        "An event's outcome does not match its declaration: missing or refused by the declared outcome "
+        "schema (carries `errors`), or returned for an event that declares none.",
+    ),
+    "JD2125": (
+        "job_invalid",
+        "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",
+    ),
+    "JD2126": ("unknown_job", "No job is stored under the id."),
+    "JD2127": ("live_closed", "The live query is closed."),
+    "JD2128": (
+        "reset_required",
+        "The change log no longer holds what the cursor asks for (pruned by retention); re-seed from a "
+        "snapshot and follow on from the high watermark.",
+    ),
+    "JD2129": ("change_cursor_invalid", "A change-feed cursor is malformed, of another store, or ahead of the log."),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",
@@ -348,6 +369,10 @@ def errors_markdown() -> str:
         "(`duplicate`, `busy`, `read_only`, `overflow`, `function_failed`, `other`). The driver's own error is",
         "`__cause__`. Database errors are translated in one place, the backend's error boundary",
         "(`jarenlab/backends/sqlite/backend.py`); busy/locked is retryable.",
+        "",
+        "Where jarenlab raises a condition the `@jarenjs/db` code table names, it uses that code (a lease",
+        "that expired is `JD2067`, a job no longer leased `JD2065`, one live query too many `JD0052`).",
+        "Conditions that table does not name have codes of jarenlab's own.",
         "",
         "This page is generated from `jarenlab.errors.CODES`: regenerate it with",
         "`python -c \"import jarenlab.errors as e; print(e.errors_markdown(), end='')\" > docs/errors.md`.",

@@ -190,6 +190,28 @@ def _check_schema(schema: Any, doc_path: str) -> None:
         raise _fail(f"schema does not compile: {exc}", doc_path) from exc
 
 
+def _check_event(declared: Any, doc_path: str) -> None:
+    """An event type's declaration: a payload schema, or ``{"payload": schema, "outcome": schema}``."""
+    if not (isinstance(declared, dict) and "payload" in declared and "type" not in declared):
+        _check_schema(declared, doc_path)
+        return
+    for member in declared:
+        if member not in ("payload", "outcome"):
+            raise _fail(
+                f"an event declaration holds payload and outcome, not {member!r}",
+                pointer.join(doc_path, member),
+            )
+    _check_schema(declared["payload"], pointer.join(doc_path, "payload"))
+    if "outcome" in declared:
+        outcome, where = declared["outcome"], pointer.join(doc_path, "outcome")
+        if not isinstance(outcome, dict):
+            raise _fail("an outcome schema must be a JSON Schema object", where)
+        try:
+            jsonschema_rs.validator_for(outcome)
+        except Exception as exc:  # the validator's own error type varies by version
+            raise _fail(f"outcome schema does not compile: {exc}", where) from exc
+
+
 def _check_pointer(value: Any, schema: dict[str, Any], doc_path: str, what: str) -> tuple[str, str]:
     """Check a pointer to a required, declared top-level member; returns (member, json type)."""
     if not isinstance(value, str) or not re.fullmatch(r"/[^/~]+", value):
@@ -341,10 +363,10 @@ def load_model(document: Any) -> Model:
     events = document.get("events", {})
     if not isinstance(events, dict):
         raise _fail("events must map event types to payload schemas", "/events")
-    for etype, schema in events.items():
+    for etype, declared in events.items():
         if not isinstance(etype, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", etype):
             raise _fail(f"event type {etype!r} is not a valid name", pointer.join("/events", etype))
-        _check_schema(schema, pointer.join("/events", etype))
+        _check_event(declared, pointer.join("/events", etype))
     return Model(document=orjson.loads(orjson.dumps(document)), collections=specs, events=dict(events))
 
 

@@ -3,7 +3,10 @@
 A collection that declares an owner pointer (``"owner": "/owner"``) is *owned*. Through a view:
 writes set the owner member (or require it to equal the view's owner: JD2094 otherwise), reads
 of another owner's record behave as if it were absent, and counts and exports hold only the
-view's records. Collections without an owner pass through unchanged.
+view's records. Queries (``where``/``execute``/``explain``/``live``/``to_pandas``, the builder's
+chain) run through the planner with the owner test ANDed into every statement it runs (the view's
+``scope``; see :func:`jarenlab.query.run.scope_of`), so no other owner's row is ever read, counted
+or handed to the engine. Collections without an owner pass through unchanged.
 
 An interval clash with another owner's record (``scope: "collection"``) raises JD2090 that says
 nothing about that record: no key, no owner, no chained cause.
@@ -22,13 +25,16 @@ nothing about that record: no key, no owner, no chained cause.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from jarenlab import frames
+from jarenlab.collection import Collection
 from jarenlab.errors import IntervalConflict, StoreError
+from jarenlab.query.builder import Queryable
 from jarenlab.query.values import identical
 from jarenlab.store import Subsystem
 
@@ -36,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from jarenlab.collection import Collection
+    from jarenlab.backends.base import StorageOrder
     from jarenlab.store import Store
 
 T = TypeVar("T")
@@ -65,15 +71,19 @@ class OwnerView:
         return f"<jarenlab.OwnerView {self.owner!r} of {self.store.path!r}>"
 
 
-class OwnedCollection:
-    """An owned collection seen through an :class:`OwnerView`."""
+class OwnedCollection(Queryable):
+    """An owned collection seen through an :class:`OwnerView`: writes, reads, exports and queries
+    of this owner's records only."""
 
     def __init__(self, collection: Collection, owner: str | int) -> None:
         self.collection = collection
         self.owner = owner
         self.name = collection.name
+        self.spec = collection.spec
         assert collection.spec.owner is not None
         self._member = collection.spec.owner[1:]
+        #: The owner test every query statement carries (a predicate document over ``it``).
+        self.scope: dict[str, Any] = {"$eq": [f"$it[{json.dumps(self._member)}]", owner]}
         path = collection.store.backend.json_path((self._member,))
         self._params = (path, path, owner)
         self._owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
@@ -208,14 +218,14 @@ class OwnedCollection:
         with db.translating(collection=self.name):
             return db.all(f"owner.{statement}", self._params, table=self.name, owned=self._owned)
 
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]
         """How many records this owner has."""
         return int(self._rows("count")[0][0])
 
     def __len__(self) -> int:
         return self.count()
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def to_list(self) -> list[dict[str, Any]]:  # type: ignore[override]
         """This owner's records as a list of dicts."""
         return [orjson.loads(r[0]) for r in self._rows("docs")]
 
@@ -231,6 +241,34 @@ class OwnedCollection:
         return frames.texts_to_arrow(
             [r[0] for r in self._rows("docs")], self.collection.spec.schema, flatten=flatten
         )
+
+    def texts(self) -> tuple[list[Any], list[str]]:
+        """This owner's keys and document texts, in storage order."""
+        rows = self._rows("scan")
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def keys(self) -> list[Any]:
+        """This owner's keys, in storage order."""
+        return [r[0] for r in self._rows("scan")]
+
+    def owns(self, doc: dict[str, Any] | None) -> bool:
+        """Whether ``doc`` is this owner's record (a live query shows no other: another owner's
+        record reads as absent)."""
+        return self._mine(doc)
+
+    @property
+    def storage_order(self) -> StorageOrder:
+        """The collection's storage order (see :attr:`jarenlab.collection.Collection.storage_order`)."""
+        return self.collection.storage_order
+
+    # -- queries ---------------------------------------------------------------------------------
+    # The collection's own query methods, run with this view as the source: it reads like its
+    # collection (name, spec, store, texts, keys, storage_order) plus its scope, which the planner
+    # ANDs into every statement (jarenlab.query.run.scope_of) and a live query applies to changes.
+    execute = Collection.execute
+    _run_query = Collection._run_query
+    explain = Collection.explain
+    live = Collection.live
 
     @property
     def store(self) -> Store:

@@ -18,14 +18,16 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from random import Random
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.backends import is_server_target, open_backend
+from jarenlab.backends import is_server_target, local_target, open_backend
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
@@ -78,9 +80,14 @@ class Store:
         statement_cache: int = 128,
         schema: str | None = None,
         notify: bool = True,
+        clock: Callable[[], float] | None = None,
+        random: int | Random | Callable[[], float] | None = None,
         subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
+        if clock is not None and not callable(clock):
+            raise StoreError("JD0006", f"clock is a function returning epoch seconds, not {clock!r}")
+        source = _random_source(random)
         if schema is not None and not is_server_target(path):
             raise StoreError("JD0006", "schema is for a PostgreSQL store (a postgresql:// URL), not a file")
         if type(notify) is not bool:
@@ -91,9 +98,15 @@ class Store:
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
         self.planner = PlannerState(statement_cache)
         self._temp_dir: str | None = None
+        if path is not None and not is_server_target(path):
+            # ":memory:" and file: URIs: a fresh store in a temporary folder, or the file they name.
+            path, uri_read_only = local_target(os.fspath(path))
+            read_only = read_only or uri_read_only
         if path is None:
             if checked is None:
-                raise ModelError("JD0005", "a fresh store needs a model", doc_path="")
+                raise ModelError(
+                    "JD0005", "a fresh store (no path, or ':memory:') needs a model", doc_path=""
+                )
             self._temp_dir = tempfile.mkdtemp(prefix="jarenlab-")
             path = os.path.join(self._temp_dir, "store.db")
         #: The file, or the server's URL.
@@ -108,10 +121,15 @@ class Store:
         )
         #: Connections, transactions and named statements (:class:`jarenlab.database.Database`).
         self.db = Database(self.backend, queue_timeout=queue_timeout)
+        #: Epoch seconds for the queue's leases and retries and the ledger's stamps: ``clock=`` given
+        #: to :func:`jarenlab.open` (a :class:`jarenlab.jobs.VirtualClock` in tests), else the database's.
+        self.clock: Callable[[], float] = clock if clock is not None else self.backend.clock
+        #: Floats in [0, 1) for retry jitter: ``random=`` (a seed, a ``random.Random`` or a function).
+        self.random: Callable[[], float] = source
         self._subsystems = {s.name: s for s in subsystems}
         self._objects: dict[str, Any] = {}
         self._objects_lock = threading.RLock()
-        self._closers: list[Callable[[], None]] = []
+        self._closers: list[Callable[[], Iterable[Exception] | None]] = []
         self._model_listeners: list[Callable[[Model, Model], None]] = []
         self._close_lock = threading.RLock()  # a closer may close the store again: that call returns
         try:
@@ -121,7 +139,7 @@ class Store:
             if not read_only:
                 with self.db.transaction():
                     self.db.serialize("ddl")
-                    for statement in self.backend.internal_ddl(list(self._subsystems)):
+                    for statement in self.backend.internal_ddl(["collection", *self._subsystems]):
                         self.backend.execute(self.db.connection(), statement)
         except BaseException:
             self.db.release()
@@ -153,8 +171,10 @@ class Store:
                     obj = self._objects[name] = sub.create(self)
         return obj
 
-    def on_close(self, fn: Callable[[], None]) -> None:
-        """Call ``fn()`` when the store closes (newest first): live queries, workers, pollers."""
+    def on_close(self, fn: Callable[[], Iterable[Exception] | None]) -> None:
+        """Call ``fn()`` when the store closes (newest first): live queries, workers, pollers.
+
+        ``fn`` may return what it could not finish (coded errors): :meth:`close` reports them."""
         self._closers.append(fn)
 
     def stats_sections(self) -> dict[str, Callable[[], dict[str, Any]]]:
@@ -331,7 +351,8 @@ class Store:
 
     @property
     def changes(self) -> ChangeHub:
-        """Change capture and live-query delivery (:mod:`jarenlab.live`)."""
+        """The change log: ``store.changes(after=cursor)`` is the public change feed (minimal RFC 6902
+        patches per document, :mod:`jarenlab.live.feed`); it also delivers live queries (:mod:`jarenlab.live`)."""
         return self.subsystem("live")
 
     @property
@@ -383,18 +404,30 @@ class Store:
         """True inside a ``transaction()`` block on this thread."""
         return self.db.in_transaction
 
-    def close(self) -> None:
+    def close(self, *, strict: bool = False) -> None:
         """Close live queries and workers, checkpoint the WAL into the file, release every connection.
 
-        A second call does nothing; any other call afterwards raises JD2063.
+        What could not be finished is reported once everything is closed: job handlers still
+        running after the grace period (JD2062, naming the jobs) and a WAL checkpoint another
+        connection kept busy (JD2120). Each is a ``RuntimeWarning``; with ``strict=True`` the first
+        is raised instead (the rest as notes). A second call does nothing; any other call
+        afterwards raises JD2063.
         """
+        problems: list[Exception] = []
         with self._close_lock:
             if self.db.closed:
                 return
             for closer in reversed(self._closers):
-                closer()
-            self.db.close()
+                problems.extend(closer() or ())
+            problems.extend(self.db.close())
             self._remove_temp()
+        if problems and strict:
+            first = problems[0]
+            for other in problems[1:]:
+                first.add_note(str(other))
+            raise first
+        for problem in problems:
+            warnings.warn(str(problem), RuntimeWarning, stacklevel=2)
 
     def _remove_temp(self) -> None:
         if self._temp_dir:
@@ -442,7 +475,22 @@ OPTIONS = (
     "statement_cache",
     "schema",
     "notify",
+    "clock",
+    "random",
 )
+
+
+def _random_source(random: Any) -> Callable[[], float]:
+    """A jitter source from ``random=``: a seed, a ``random.Random``, a function, or None (unseeded)."""
+    if random is None:
+        return Random().random
+    if isinstance(random, int) and not isinstance(random, bool):
+        return Random(random).random
+    if isinstance(random, Random):
+        return random.random
+    if callable(random):
+        return random
+    raise StoreError("JD0006", f"random is a seed, a random.Random or a function, not {random!r}")
 
 
 def _check_options(

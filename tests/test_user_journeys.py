@@ -233,7 +233,7 @@ def test_live_subscribe_checks_callables_and_renders(store: Any) -> None:
     live.close()
     live.close()
     assert "closed" in live._repr_html_()
-    coded("JD2062", live.subscribe, lambda p, s: None)
+    coded("JD2127", live.subscribe, lambda p, s: None)
 
 
 def test_an_empty_live_result_is_an_empty_frame_like_a_query(store: Any) -> None:
@@ -260,16 +260,16 @@ def test_event_handlers_and_stream_options_are_checked_up_front(store: Any) -> N
 # -- jobs ---------------------------------------------------------------------------------------------
 def test_job_calls_with_wrong_types_are_coded_and_write_nothing(store: Any) -> None:
     jobs = store.jobs
-    coded("JD2068", jobs.enqueue_many, 5)
-    coded("JD2068", jobs.enqueue_many, {"kind": "k"})
-    coded("JD2068", jobs.enqueue_many, [{"kind": "k"}, {"kind": "k", "run_at": 1.0, "nope": 1}])
+    coded("JD2125", jobs.enqueue_many, 5)
+    coded("JD2125", jobs.enqueue_many, {"kind": "k"})
+    coded("JD2125", jobs.enqueue_many, [{"kind": "k"}, {"kind": "k", "run_at": 1.0, "nope": 1}])
     assert jobs.counts()["pending"] == 0
-    coded("JD2068", jobs.run_until_idle, progress=False, concurrency="2")
-    coded("JD2068", jobs.run_until_idle, progress=False, concurrency=0)
-    coded("JD2068", jobs.run_until_idle, progress=False, timeout="x")
-    coded("JD2068", jobs.wait_for_idle, timeout="x")
+    coded("JD2125", jobs.run_until_idle, progress=False, concurrency="2")
+    coded("JD2125", jobs.run_until_idle, progress=False, concurrency=0)
+    coded("JD2125", jobs.run_until_idle, progress=False, timeout="x")
+    coded("JD2125", jobs.wait_for_idle, timeout="x")
     worker = jobs.start(concurrency=1)
-    coded("JD2068", worker.stop, grace="x")
+    coded("JD2125", worker.stop, grace="x")
     worker.stop(grace=1)
 
 
@@ -295,7 +295,7 @@ def test_the_worker_cli_reports_bad_arguments_in_one_line(tmp_path: Any) -> None
     missing = run_worker(str(tmp_path / "nope.db"), "--handlers", "x:y", "--until-idle")
     assert missing.returncode == 1 and "JD2010" in missing.stderr and "Traceback" not in missing.stderr
     assert not (tmp_path / "nope.db").exists()
-    for spec, code in (("nomodule:h", "JD2068"), ("json", "JD2068"), ("json:dumps", "JD2068")):
+    for spec, code in (("nomodule:h", "JD2125"), ("json", "JD2125"), ("json:dumps", "JD2125")):
         bad = run_worker(str(path), "--handlers", spec, "--until-idle")
         assert bad.returncode == 1 and code in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     for option in (["--concurrency", "0"], ["--lease", "-1"], ["--poll", "0"]):

@@ -746,9 +746,10 @@ class Backend(Protocol):
         """The time in epoch seconds, as the database sees it."""
         ...
 
-    def close(self, conn: Any | None) -> None:
+    def close(self, conn: Any | None) -> str | None:
         """Before the last connections close: leave the database tidy (SQLite checkpoints its WAL).
-        ``conn`` is a connection of the store's, or None when none could be opened."""
+        ``conn`` is a connection of the store's, or None when none could be opened. Returns what
+        could not be done (a sentence), or None."""
         ...
 
     def discard_if_empty(self) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 import threading
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ import jsonschema_rs
 import orjson
 
 from jarenlab.arguments import is_count, is_seconds
+from jarenlab.causation import current_attempt, current_event, current_job
 from jarenlab.errors import EventError, JarenlabError, StoreError
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
@@ -55,14 +55,12 @@ _ALL = 2**63 - 1  # a LIMIT that keeps every row
 class Events:
     """The event ledger of a store (``store.events``).
 
-    ``clock`` (seconds since the epoch, ``time.time`` by default) stamps ``at``; tests may replace it.
+    ``clock`` (epoch seconds; default the store's, ``jl.open(..., clock=...)``) stamps ``at``.
     """
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], float] | None = None) -> None:
         self.store = store
-        self.clock = clock
-        self._schemas: dict[str, Any] = {}
-        self._validators: dict[str, Any] = {}
+        self.clock = clock if clock is not None else store.clock
         self._declare(store.model)
         store.on_model(lambda old, new: self._declare(new))
         self._handlers: dict[str, list[Handler]] = {}
@@ -70,22 +68,36 @@ class Events:
         self._version = 0
         self._closed = False
         self._watcher: threading.Thread | None = None
-        self._job_context: Any = None
         store.db.on_commit(after=self._on_commit)
         store.on_close(self._close)
 
     def _declare(self, model: Model) -> None:
-        """Take the event types and payload schemas a model declares (at open, after a migration)."""
-        self._schemas = dict(model.events)
-        self._validators = {name: jsonschema_rs.validator_for(s) for name, s in self._schemas.items()}
+        """Take the event types, payload and outcome schemas a model declares (at open, after a
+        migration)."""
+        schemas: dict[str, dict[str, Any]] = {}
+        outcomes: dict[str, dict[str, Any] | None] = {}
+        for name, declared in model.events.items():
+            payload, outcome, plain = split_declaration(declared)
+            schemas[name] = payload
+            if not plain:  # the {"payload", "outcome"} form: the outcome is declared (None: none)
+                outcomes[name] = outcome
+        self._schemas = schemas
+        self._outcomes = outcomes
+        self._validators = {name: jsonschema_rs.validator_for(s) for name, s in schemas.items()}
+        self._outcome_validators = {
+            name: jsonschema_rs.validator_for(s) for name, s in outcomes.items() if s is not None
+        }
 
     # -- handlers --------------------------------------------------------------------------------
     def on(self, type: str) -> Callable[[Handler], Handler]:
         """Register a handler for ``type`` (a decorator); handlers run in registration order.
 
         The handler is called as ``handler(event, store)`` inside the emit's transaction; it may
-        write collections, enqueue jobs and emit further events, and may return an outcome (JSON),
-        which is stored with the event. Re-registering a top-level function with the same module
+        write collections, enqueue jobs (each records this event as its ``source_event``) and emit
+        further events, and may return an outcome (JSON), which is stored with the event. Where the
+        model declares ``{"payload": ..., "outcome": ...}`` for the type, exactly one handler must
+        return the outcome and the schema must accept it; where it declares ``{"payload": ...}``
+        alone, no handler may return one. Re-registering a top-level function with the same module
         and name (re-running a notebook cell) replaces the earlier one in place instead of adding
         a second copy; lambdas and nested functions are always added.
         """
@@ -119,17 +131,9 @@ class Events:
         return list(self._handlers.get(type, []))
 
     # -- emit ------------------------------------------------------------------------------------
-    def emit(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Event:
-        """Append an event and run its handlers in one transaction; return the event.
-
-        The payload is validated against the schema the model declares for ``type`` (JD2080 with
-        the validator's messages in ``err.errors``; an undeclared type is JD2080 too). A repeated
-        ``dedupe_key`` returns the original event and outcome (``deduplicated=True``) and runs
-        nothing; the same key on another type is JD2080. If a handler raises, the event, every
-        write and every job it enqueued roll back and its exception propagates unchanged (with a
-        note naming the handler). Inside an enclosing ``store.transaction()`` the event commits
-        when that transaction does.
-        """
+    def check(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Any:
+        """Check what :meth:`emit` would be given without emitting; returns the payload as stored
+        JSON values. Raises JD2080 (undeclared type, invalid payload) or JD2010 (a bad dedupe key)."""
         validator = self._check_type(type)
         if dedupe_key is not None and (not isinstance(dedupe_key, str) or not dedupe_key):
             raise StoreError("JD2010", f"a dedupe key is a non-empty string, not {dedupe_key!r}")
@@ -140,14 +144,37 @@ class Events:
         if not validator.is_valid(payload):
             errors = validation_errors(validator, payload)
             raise EventError("JD2080", f"payload of {type!r} is invalid: {summarize(errors)}", errors=errors)
+        return payload
+
+    def emit(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Event:
+        """Append an event and run its handlers in one transaction; return the event.
+
+        The payload is validated against the schema the model declares for ``type`` (JD2080 with
+        the validator's messages in ``err.errors``; an undeclared type is JD2080 too). A repeated
+        ``dedupe_key`` returns the original event and outcome (``deduplicated=True``) and runs
+        nothing; the same key on another type is JD2080. If a handler raises, the event, every
+        write and every job it enqueued roll back and its exception propagates unchanged (with a
+        note naming the handler). Inside an enclosing ``store.transaction()`` the event commits
+        when that transaction does. A declared outcome is checked (JD2122).
+
+        Called from a job handler, the event names the job and attempt, and it commits only while
+        that attempt holds its lease: JD2067 (expired), JD2066 (claimed again) or JD2065 (settled,
+        cancelled, or the attempt abandoned) otherwise, and nothing is appended. ``ctx.emit``
+        instead stages the event to commit with the attempt's settlement.
+        """
+        payload = self.check(type, payload, dedupe_key=dedupe_key)
         text = orjson.dumps(payload).decode()
-        job, attempt = self._job_stamp()
+        stamp = current_job.get()
+        job, attempt = (None, None) if stamp is None else stamp
         db = self.store.db
         with db.transaction():
             # Emits are serialised from here to COMMIT (the ledger's lock, taken before the change
             # log's at commit: the two are always taken in this order). So seqs land in commit order,
             # and the dedupe lookup below sees any racing emit of the same key that committed first.
             db.serialize("events")
+            fence = current_attempt.get()
+            if fence is not None:
+                fence.fence()  # a job handler's emit: only while its attempt holds the lease
             if dedupe_key is not None:
                 row = db.one("events.by_dedupe_key", (dedupe_key,))
                 if row is not None:
@@ -169,26 +196,59 @@ class Events:
 
     def _run_handlers(self, event: Event) -> Any:
         outcome, owner = None, None
-        for handler in self.handlers(event.type):
-            try:
-                result = handler(event, self.store)
-            except BaseException as exc:
-                exc.add_note(f"while handling event #{event.seq} {event.type!r} in {_name(handler)}")
-                raise
-            if result is None:
-                continue
-            if owner is not None:
-                raise EventError(
-                    "JD2082",
-                    f"both {_name(owner)} and {_name(handler)} returned an outcome for {event.type!r}",
-                )
-            try:
-                outcome, owner = to_json(result), handler
-            except JarenlabError as err:
-                raise EventError(
-                    "JD2082", f"{_name(handler)} returned an outcome that is not JSON: {err.reason}"
-                ) from err
+        token = current_event.set(event.seq)  # jobs they enqueue record the event as their source
+        try:
+            for handler in self.handlers(event.type):
+                try:
+                    result = handler(event, self.store)
+                except BaseException as exc:
+                    exc.add_note(f"while handling event #{event.seq} {event.type!r} in {_name(handler)}")
+                    raise
+                if result is None:
+                    continue
+                if owner is not None:
+                    raise EventError(
+                        "JD2082",
+                        f"both {_name(owner)} and {_name(handler)} returned an outcome for {event.type!r}",
+                    )
+                try:
+                    outcome, owner = to_json(result), handler
+                except JarenlabError as err:
+                    raise EventError(
+                        "JD2082", f"{_name(handler)} returned an outcome that is not JSON: {err.reason}"
+                    ) from err
+        finally:
+            current_event.reset(token)
+        self._check_outcome(event.type, outcome, owner)
         return outcome
+
+    def _check_outcome(self, type: str, outcome: Any, owner: Any) -> None:
+        """JD2122 unless the outcome matches the type's declaration (plain types take any)."""
+        if type not in self._outcomes:
+            return
+        validator = self._outcome_validators.get(type)
+        if validator is None:
+            if outcome is not None:
+                raise EventError(
+                    "JD2122", f"{_name(owner)} returned an outcome for {type!r}, which declares none"
+                )
+            return
+        if outcome is None:
+            handlers = ", ".join(_name(h) for h in self.handlers(type)) or "none registered"
+            raise EventError(
+                "JD2122", f"{type!r} declares an outcome and no handler returned one (handlers: {handlers})"
+            )
+        if not validator.is_valid(outcome):
+            errors = validation_errors(validator, outcome)
+            raise EventError(
+                "JD2122", f"the outcome {_name(owner)} returned for {type!r} is invalid: {summarize(errors)}",
+                errors=errors,
+            )  # fmt: skip
+
+    def outcome_schema(self, type: str) -> dict[str, Any] | None:
+        """The outcome schema the model declares for ``type`` (None: none declared)."""
+        self._check_type(type)
+        return self._outcomes.get(type)
 
     def _check_type(self, type: str) -> jsonschema_rs.Validator:
         try:
@@ -198,20 +258,6 @@ class Events:
             raise EventError(
                 "JD2080", f"event type {type!r} is not declared in the model (declared: {declared})"
             ) from None
-
-    def _job_stamp(self) -> tuple[Any, int | None]:
-        """(job id, attempt) of the job handler running on this thread/context, else (None, None)."""
-        if self._job_context is None:
-            try:
-                from jarenlab.jobs.context import current_job
-            except ImportError:
-                self._job_context = False
-            else:
-                self._job_context = current_job
-        if self._job_context is False:
-            return None, None
-        current = self._job_context.get()
-        return (None, None) if current is None else (current[0], current[1])
 
     # -- streams -----------------------------------------------------------------------------------
     def tail(
@@ -448,6 +494,22 @@ class Events:
         watcher = self._watcher
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(timeout=5)
+
+
+def split_declaration(declared: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
+    """A model's event declaration as (payload schema, outcome schema or None, plain).
+
+    ``{type: schema}`` is plain (its outcome unchecked); ``{type: {"payload": schema, "outcome":
+    schema}}`` declares both (``"outcome"`` left out: the event has none).
+
+    >>> split_declaration({"type": "object"})
+    ({'type': 'object'}, None, True)
+    >>> split_declaration({"payload": {"type": "object"}, "outcome": {"type": "integer"}})
+    ({'type': 'object'}, {'type': 'integer'}, False)
+    """
+    if "payload" in declared and "type" not in declared:
+        return declared["payload"], declared.get("outcome"), False
+    return declared, None, True
 
 
 def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:

@@ -11,7 +11,7 @@ from jarenlab.jobs.context import Context, current_job
 from jarenlab.jobs.dag import Dag
 from jarenlab.jobs.queue import Lease
 from jarenlab.jobs.registry import Handlers, HandlerSpec
-from jarenlab.jobs.worker import Stopped, Worker
+from jarenlab.jobs.worker import Idle, Stopped, Worker
 from jarenlab.store import Subsystem
 
 #: Registered with every store by :func:`jarenlab.open`.
@@ -23,6 +23,7 @@ __all__ = [
     "Dag",
     "HandlerSpec",
     "Handlers",
+    "Idle",
     "Jobs",
     "Lease",
     "Stopped",

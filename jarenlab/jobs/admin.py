@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 
 
 def check_time(name: str, value: Any) -> float:
-    """``value`` as float epoch seconds; JD2068 unless it is a finite number.
+    """``value`` as float epoch seconds; JD2125 unless it is a finite number.
 
     >>> check_time("run_at", 5)
     5.0
     """
     if not is_number(value):
-        raise JobError("JD2068", f"{name} must be a finite number of epoch seconds, not {value!r}")
+        raise JobError("JD2125", f"{name} must be a finite number of epoch seconds, not {value!r}")
     return float(value)
 
 
@@ -80,7 +80,7 @@ class Administration:
         with db.transaction():
             row = db.one("jobs.lock_state", (job_id,))
             if row is None:
-                raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
+                raise JobError("JD2126", f"no job {job_id!r}", key=job_id)
             if row[0] in ("done", "dead", "cancelled"):
                 return False
             keep = row[0] == "leased"
@@ -95,9 +95,9 @@ class Administration:
         with db.transaction():
             row = db.one("jobs.lock_state", (job_id,))
             if row is None:
-                raise JobError("JD2070", f"no job {job_id!r}", key=job_id)
+                raise JobError("JD2126", f"no job {job_id!r}", key=job_id)
             if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):
-                raise JobError("JD2068", f"job {job_id!r} is running; cancel it or wait", key=job_id)
+                raise JobError("JD2125", f"job {job_id!r} is running; cancel it or wait", key=job_id)
             db.run("jobs.requeue", (at, at, budget, now, job_id))
             db.notify("jobs")
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import random
 import socket
 import threading
 import time
@@ -26,12 +25,13 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.errors import JobError
+from jarenlab.causation import current_event
+from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, Rand, is_virtual
 from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
 from jarenlab.jobs.registry import Handlers
-from jarenlab.jobs.worker import Executor, Wakeups, Worker
+from jarenlab.jobs.worker import Executor, Idle, Wakeups, Worker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -49,10 +49,12 @@ class Jobs:
 
     Args:
         store: the open store.
-        clock: epoch seconds; default the database's clock (``store.backend.clock``: this machine's
-            on SQLite, the server's on PostgreSQL, so that every worker machine judges leases in one
-            time). Pass a :class:`~jarenlab.jobs.clock.VirtualClock` to test in virtual time.
-        rand: floats in [0, 1) for backoff jitter. lease: default lease seconds (renewed while a
+        clock: epoch seconds; default the store's (``store.clock``: ``jl.open(..., clock=...)``,
+            else the database's clock, this machine's on SQLite and the server's on PostgreSQL, so
+            that every worker machine judges leases in one time). ``store.jobs`` runs on the
+            store's: open the store with ``clock=VirtualClock()`` to test it in virtual time.
+        rand: floats in [0, 1) for backoff jitter (default ``store.random``: ``jl.open(...,
+            random=seed)`` makes it repeatable). lease: default lease seconds (renewed while a
             handler runs; the recovery delay after a crash). backoff_base, backoff_cap: retry delays.
         max_attempts: default attempt budget. poll: seconds an idle worker waits before looking again
             (an enqueue in this process wakes it at once; one in another process too where the
@@ -74,8 +76,8 @@ class Jobs:
         close_grace: float = 5.0,
     ) -> None:
         self.store = store
-        self.clock: Clock = clock if clock is not None else store.backend.clock
-        self.rand = rand if rand is not None else random.Random().random
+        self.clock: Clock = clock if clock is not None else store.clock
+        self.rand = rand if rand is not None else store.random
         self.lease = float(lease)
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -88,10 +90,49 @@ class Jobs:
         self.executor = Executor(self)
         self._workers: list[Worker] = []
         self._wakeups: Wakeups | None = None
+        self._failures: list[JobError] = []
         self._cond = threading.Condition()
         self._generation = 0
         store.on_close(self._close)
         store.db.on_commit(after=self._after_commit)
+
+    def configure(
+        self,
+        *,
+        lease: float | None = None,
+        backoff_base: float | None = None,
+        backoff_cap: float | None = None,
+        max_attempts: int | None = None,
+        poll: float | None = None,
+        close_grace: float | None = None,
+    ) -> Jobs:
+        """Change the queue's defaults (the options :class:`Jobs` takes); returns the queue.
+
+        The clock and the jitter source are the store's (``jl.open(..., clock=..., random=...)``).
+
+        >>> store.jobs.configure(lease=10, poll=0.01)  # doctest: +SKIP
+        """
+        for name, value in (("lease", lease), ("backoff_base", backoff_base), ("backoff_cap", backoff_cap),
+                            ("poll", poll), ("close_grace", close_grace)):  # fmt: skip
+            if value is not None and not is_seconds(value):
+                raise JobError("JD2125", f"{name} must be a finite number of seconds >= 0, not {value!r}")
+        if max_attempts is not None and not is_count(max_attempts, least=1):
+            raise JobError("JD2125", f"max_attempts must be a positive integer, not {max_attempts!r}")
+        if lease is not None:
+            if lease <= 0:
+                raise JobError("JD2125", f"lease must be a positive number of seconds, not {lease!r}")
+            self.lease = float(lease)
+        if backoff_base is not None:
+            self.backoff_base = backoff_base
+        if backoff_cap is not None:
+            self.backoff_cap = backoff_cap
+        if max_attempts is not None:
+            self.max_attempts = max_attempts
+        if poll is not None:
+            self.poll = poll
+        if close_grace is not None:
+            self.close_grace = close_grace
+        return self
 
     # -- handlers --------------------------------------------------------------------------------
     def handler(
@@ -101,9 +142,12 @@ class Jobs:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        timeout: float | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
         """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`)."""
-        return self.handlers.handler(kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+        return self.handlers.handler(
+            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout
+        )
 
     def dag(
         self,
@@ -141,8 +185,12 @@ class Jobs:
         max_attempts: int | None = None,
         partition_key: str | None = None,
         coalescing_key: str | None = None,
+        timeout: float | None = None,
     ) -> str:
         """Add a job; returns its id. Inside ``store.transaction()`` it commits or rolls back with it.
+
+        Enqueued by an event's handler, the job records that event (``source_event``, its seq):
+        ``jobs.list(source_event=ev)`` finds it.
 
         Args:
             kind: the handler kind (need not be registered in this process).
@@ -152,16 +200,18 @@ class Jobs:
             partition_key: jobs of a kind with the same key run one at a time, in enqueue order.
             coalescing_key: at most one not-yet-attempted job per kind and key; a repeat returns that
                 job's id and moves it earlier if asked (a different payload is refused).
+            timeout: seconds its handler may run (default: the kind's); past it the attempt fails
+                and the handler's thread is abandoned (see :meth:`abandoned`).
 
         Raises:
-            JobError: JD2068 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
+            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
 
         >>> jobs.enqueue("fetch-weather", {"day": "2013-01-01"}, id="w-2013-01-01")  # doctest: +SKIP
         'w-2013-01-01'
         """
         job_id = self.queue.enqueue(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=self._budget(kind, max_attempts),
-            partition_key=partition_key, coalescing_key=coalescing_key,
+            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
         )  # fmt: skip
         if self._workers:
             self.wake()
@@ -176,16 +226,17 @@ class Jobs:
         slow: list[tuple[int, dict[str, Any]]] = []
         prefix, counter = self.queue.id_source()
         budgets: dict[str, int] = {}
+        source = current_event.get()
         fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
-            raise JobError("JD2068", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
+            raise JobError("JD2125", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
             if type(item) is not dict or "kind" not in item:
-                raise JobError("JD2068", f"item {position} is not a dict with a 'kind'")
+                raise JobError("JD2125", f"item {position} is not a dict with a 'kind'")
             unknown = sorted(set(item) - _ENQUEUE_MEMBERS)
             if unknown:
                 raise JobError(
-                    "JD2068", f"item {position} has unknown members {unknown} (enqueue's arguments only)"
+                    "JD2125", f"item {position} has unknown members {unknown} (enqueue's arguments only)"
                 )
             if not fast.issuperset(item):
                 slow.append((position, item))
@@ -203,12 +254,12 @@ class Jobs:
                 type(kind) is not str or not kind or type(job_id) is not str or type(budget) is not int
                 or budget < 1 or (partition is not None and (type(partition) is not str or not partition))
             ):  # fmt: skip
-                raise JobError("JD2068", f"item {position} has a bad kind, id, max_attempts or partition_key")
+                raise JobError("JD2125", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
                 text = dumps(item.get("payload"))
             except TypeError as exc:
-                raise JobError("JD2068", f"item {position}'s payload is not JSON: {exc}") from exc
-            rows.append((job_id, kind, text, now, now, budget, partition, None, now, now))
+                raise JobError("JD2125", f"item {position}'s payload is not JSON: {exc}") from exc
+            rows.append((job_id, kind, text, now, now, budget, partition, None, now, now, source, None))
             ids.append(job_id)
         with self.store.transaction():
             if rows:
@@ -242,7 +293,7 @@ class Jobs:
         from jarenlab.jobs.drain import drain
 
         if not is_count(concurrency, least=1):
-            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+            raise JobError("JD2125", f"concurrency must be a positive integer, not {concurrency!r}")
         _check_seconds("timeout", timeout)
         return drain(self, progress=progress, concurrency=concurrency, timeout=timeout,
                      wait_for_scheduled=wait_for_scheduled)  # fmt: skip
@@ -258,23 +309,49 @@ class Jobs:
                 self._wakeups = Wakeups(self).start()
         return worker.start()
 
-    def wait_for_idle(self, timeout: float | None = None) -> bool:
+    def wait_for_idle(self, timeout: float | None = None, *, raise_failures: bool = False) -> Idle:
         """Block until no job of a registered kind is pending, leased or awaiting retry and nothing
-        runs here; True when idle, False when ``timeout`` (seconds) passed first."""
+        runs here, or until ``timeout`` seconds passed.
+
+        Returns an :class:`~jarenlab.jobs.worker.Idle`, true when the queue went idle. It carries
+        the failures of this queue's worker loops (claims or settlements the database refused,
+        JD2121 each, the original error as its cause) not reported by an earlier call, and the
+        handler threads abandoned after their timeout that still run. With ``raise_failures=True``
+        the first failure is raised as soon as it happens.
+        """
         _check_seconds("timeout", timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
         kinds = self.handlers.kinds
         while True:
             with self._cond:
                 seen = self._generation
+            if raise_failures:
+                self._result(False, started).raise_failures()
             if not self.executor.running and self.queue.open_count(kinds) == 0:
-                return True
+                return self._result(True, started)
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                return False
+                return self._result(False, started)
             with self._cond:
                 if self._generation == seen:
                     self._cond.wait(min(self.poll, left) if left is not None else self.poll)
+
+    def _result(self, idle: bool, started: float) -> Idle:
+        with self._cond:
+            failures, self._failures = tuple(self._failures), []
+        return Idle(idle, time.monotonic() - started, failures, self.abandoned())
+
+    def report_failure(self, failure: JobError) -> None:
+        """Keep a worker loop's failure for the next :meth:`wait_for_idle` (the last 100) and wake waiters."""
+        with self._cond:
+            self._failures = [*self._failures[-99:], failure]
+        self.wake()
+
+    def abandoned(self) -> tuple[str, ...]:
+        """``"job-id#attempt"`` of handler threads abandoned after their timeout that still run
+        (their attempts were settled as failed; what they write now is refused)."""
+        return self.executor.abandoned()
 
     def renew_leases(self) -> int:
         """Renew the leases of jobs running in this process that are a third through (normally a thread does)."""
@@ -318,12 +395,29 @@ class Jobs:
                 self._wakeups.stop()
                 self._wakeups = None
 
-    def _close(self) -> None:
+    def _close(self) -> list[JarenlabError]:
         wakeups = self._wakeups
+        running: list[str] = []
         for worker in list(self._workers):
-            worker.stop(grace=self.close_grace)
+            running += worker.stop(grace=self.close_grace).in_flight
         if wakeups is not None:
             wakeups.join(1.0)
+        problems: list[JarenlabError] = []
+        if running:
+            problems.append(JobError(
+                "JD2062",
+                f"job handlers still ran {self.close_grace:g} s after the store began to close: "
+                f"{', '.join(map(repr, running))} (their leases are not renewed; another worker takes "
+                "them up once they expire)",
+            ))  # fmt: skip
+        abandoned = self.abandoned()
+        if abandoned:
+            problems.append(JobError(
+                "JD2062",
+                f"handler threads abandoned after their timeout still run: {', '.join(abandoned)} "
+                "(their attempts were settled as failed; what they write is refused)",
+            ))  # fmt: skip
+        return problems
 
     # -- administration --------------------------------------------------------------------------
     def cancel(self, id: str) -> bool:
@@ -331,7 +425,7 @@ class Jobs:
         its next renewal) and its outcome is discarded. True if cancelled now, False if already settled.
 
         Raises:
-            JobError: JD2070 when there is no such job.
+            JobError: JD2126 when there is no such job.
         """
         cancelled = self.queue.cancel(id)
         if cancelled:
@@ -343,11 +437,11 @@ class Jobs:
         ``max_attempts`` more attempts (default: the kind's budget); its attempt count is kept.
 
         Raises:
-            JobError: JD2070 for an unknown id, JD2068 while it runs.
+            JobError: JD2126 for an unknown id, JD2125 while it runs.
         """
         row = self.get(id)
         if row is None:
-            raise JobError("JD2070", f"no job {id!r}", key=id)
+            raise JobError("JD2126", f"no job {id!r}", key=id)
         self.queue.requeue(id, budget=self._budget(row["kind"], max_attempts), run_at=run_at)
         if self._workers:
             self.wake()
@@ -364,33 +458,62 @@ class Jobs:
         return None if row is None else views.job_record(row)
 
     def list(
-        self, *, state: str | None = None, kind: str | None = None, after: str | None = None, limit: int = 100
+        self,
+        *,
+        state: str | Iterable[str] | None = None,
+        kind: str | None = None,
+        source_event: Any = None,
+        after: str | None = None,
+        limit: int = 100,
     ) -> builtins.list[dict[str, Any]]:
-        """Jobs in enqueue order, filtered by ``state`` and ``kind`` before the ``limit``; ``after``
-        (a job id) continues a previous page."""
+        """Jobs in enqueue order, filtered before the ``limit``; ``after`` (a job id) continues a
+        previous page.
+
+        Args:
+            state: one state or several (``["failed", "dead"]``). kind: one kind.
+            source_event: the jobs an event's handlers enqueued (an Event or its seq).
+        """
         if not is_count(limit):
-            raise JobError("JD2068", f"limit must be an integer >= 0, not {limit!r}")
-        where, params = self._filters(state, kind)
+            raise JobError("JD2125", f"limit must be an integer >= 0, not {limit!r}")
+        where, params = self._filters(state, kind, source_event)
         if after is not None:
             if self.get(after) is None:
-                raise JobError("JD2070", f"no job {after!r} to continue after")
+                raise JobError("JD2126", f"no job {after!r} to continue after")
             where.append("where_after")
             params.append(after)
         rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
         return [views.job_record(r) for r in rows]
 
-    def _filters(self, state: str | None, kind: str | None) -> tuple[builtins.list[str], builtins.list[Any]]:
+    def _filters(
+        self, state: str | Iterable[str] | None, kind: str | None, source_event: Any = None
+    ) -> tuple[builtins.list[str], builtins.list[Any]]:
         """The ``where_*`` fragments of the ``jobs`` statements and their parameters."""
         where: builtins.list[str] = []
         params: builtins.list[Any] = []
         if state is not None:
-            if state not in views.STATES:
-                raise JobError("JD2068", f"unknown state {state!r} (states: {', '.join(views.STATES)})")
-            where.append("where_state")
-            params.append(state)
+            states = (
+                [state] if isinstance(state, str) else builtins.list(state) if _iterable(state) else [state]
+            )
+            for one in states:
+                if not isinstance(one, str) or one not in views.STATES:
+                    raise JobError("JD2125", f"unknown state {one!r} (states: {', '.join(views.STATES)})")
+            if not states:
+                raise JobError("JD2125", "state=[] matches no job; give at least one state")
+            if len(states) == 1:
+                where.append("where_state")
+                params.append(states[0])
+            else:
+                where.append("where_states")
+                params += [*states, *[states[0]] * (len(views.STATES) - len(states))]
+        if source_event is not None:
+            seq = getattr(source_event, "seq", source_event)
+            if not is_count(seq, least=1):
+                raise JobError("JD2125", f"source_event is an Event or its seq, not {source_event!r}")
+            where.append("where_source_event")
+            params.append(seq)
         if kind is not None:
             if type(kind) is not str:
-                raise JobError("JD2068", f"kind must be a string, not {kind!r}")
+                raise JobError("JD2125", f"kind must be a string, not {kind!r}")
             where.append("where_kind")
             params.append(kind)
         return where, params
@@ -401,10 +524,16 @@ class Jobs:
         return views.counts_by_state(self.store.db.all("jobs.counts", params, where=tuple(where)))
 
     def frame(
-        self, *, state: str | None = None, kind: str | None = None, limit: int | None = None
+        self,
+        *,
+        state: str | Iterable[str] | None = None,
+        kind: str | None = None,
+        source_event: Any = None,
+        limit: int | None = None,
     ) -> pd.DataFrame:
-        """Jobs as a DataFrame indexed by id (times as UTC datetimes), e.g. ``jobs.frame(state="dead")``."""
-        where, params = self._filters(state, kind)
+        """Jobs as a DataFrame indexed by id (times as UTC datetimes), e.g. ``jobs.frame(state="dead")``;
+        the filters are :meth:`list`'s. ``source_event`` names the event whose handler enqueued each."""
+        where, params = self._filters(state, kind, source_event)
         rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
         return views.records_frame([views.job_record(r) for r in rows])
 
@@ -439,11 +568,15 @@ __all__ = ["Jobs"]
 
 
 _ENQUEUE_MEMBERS = frozenset(
-    ("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key")
+    ("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key", "timeout")
 )
 
 
+def _iterable(value: Any) -> bool:
+    return isinstance(value, list | tuple | set | frozenset)
+
+
 def _check_seconds(name: str, value: Any) -> None:
-    """JD2068 unless ``value`` is None or a finite number of seconds >= 0."""
+    """JD2125 unless ``value`` is None or a finite number of seconds >= 0."""
     if value is not None and not is_seconds(value):
-        raise JobError("JD2068", f"{name} must be a finite number of seconds >= 0, not {value!r}")
+        raise JobError("JD2125", f"{name} must be a finite number of seconds >= 0, not {value!r}")

@@ -2,9 +2,9 @@
 
 ``STORE`` is what :func:`jarenlab.open` takes: a store file, or a ``postgresql://`` URL with
 ``--schema`` naming the store's schema (``--no-notify`` turns the NOTIFY wake-ups off: the worker
-polls). ``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry (or a function taking
-the worker's ``Jobs`` and registering handlers on it). Handlers defined in a notebook cannot be
-imported here: put them in a module the worker can import.
+polls). ``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry, a function taking the
+worker's ``Jobs`` and registering handlers on it, or a plain mapping ``{kind: function}``. Handlers
+defined in a notebook cannot be imported here: put them in a module the worker can import.
 
 Example::
 
@@ -21,27 +21,45 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import JarenlabError, JobError, StoreError
+
+if TYPE_CHECKING:
+    from jarenlab.jobs.registry import Handlers
 
 
 def load(spec: str) -> Any:
     """The object named by ``module:attr`` (``attr`` may be dotted).
 
     Raises:
-        JobError: JD2068 when the module or attribute cannot be found.
+        JobError: JD2125 when the module or attribute cannot be found.
     """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise JobError("JD2068", f"--handlers takes module:attr, not {spec!r}")
+        raise JobError("JD2125", f"--handlers takes module:attr, not {spec!r}")
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise JobError("JD2068", f"cannot load handlers {spec!r}: {exc}") from exc
+        raise JobError("JD2125", f"cannot load handlers {spec!r}: {exc}") from exc
     return obj
+
+
+def register_mapping(handlers: Handlers, mapping: Mapping[Any, Any], spec: str) -> None:
+    """Register each ``{kind: function}`` of a plain mapping; JD2125 naming the first bad entry
+    (nothing is registered then)."""
+    for kind, fn in mapping.items():
+        if not isinstance(kind, str) or not kind:
+            raise JobError("JD2125", f"{spec}: a job kind is a non-empty string, not {kind!r}")
+        if not callable(fn):
+            raise JobError(
+                "JD2125", f"{spec}: the handler for {kind!r} is not callable ({type(fn).__name__})"
+            )
+    for kind, fn in mapping.items():
+        handlers.register(kind, fn)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,7 +69,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("db", help="the store file, or a postgresql:// URL")
     p.add_argument("--schema", help="the store's schema (with a postgresql:// URL)")
     p.add_argument("--no-notify", action="store_true", help="PostgreSQL: no NOTIFY wake-ups, poll instead")
-    p.add_argument("--handlers", action="append", required=True, help="module:attr of a Handlers registry")
+    p.add_argument(
+        "--handlers",
+        action="append",
+        required=True,
+        help="module:attr of a Handlers registry, a registering function or a {kind: function} mapping",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
     p.add_argument("--lease", type=float, default=30.0, help="default lease seconds (default 30)")
     p.add_argument("--poll", type=float, default=0.5, help="idle poll seconds (default 0.5)")
@@ -86,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import jarenlab as jl
-    from jarenlab.backends import is_server_target
+    from jarenlab.backends import is_server_target, local_target
     from jarenlab.jobs.api import Jobs
     from jarenlab.jobs.registry import Handlers
 
@@ -95,8 +118,14 @@ def _run(args: argparse.Namespace) -> int:
         options = {"schema": args.schema or "public", "notify": not args.no_notify}
     elif args.schema is not None or args.no_notify:
         raise StoreError("JD0006", "--schema and --no-notify are for a postgresql:// URL, not a file")
-    elif not os.path.isfile(args.db):
-        raise StoreError("JD2010", f"no store file at {args.db!r}")
+    else:
+        path, _ = local_target(args.db)
+        if path is None:
+            raise StoreError(
+                "JD0006", f"{args.db!r} is a fresh store of its own; a worker needs a store file"
+            )
+        if not os.path.isfile(path):
+            raise StoreError("JD2010", f"no store file at {path!r}")
     store = jl.open(args.db, **options)
     try:
         jobs = Jobs(store, lease=args.lease, poll=args.poll, close_grace=args.grace)
@@ -106,15 +135,21 @@ def _run(args: argparse.Namespace) -> int:
                 jobs.include(found)
             elif isinstance(found, Jobs):
                 jobs.include(found.handlers)
+            elif isinstance(found, Mapping):
+                register_mapping(jobs.handlers, found, spec)
             elif callable(found) and not isinstance(found, type):
                 try:
                     found(jobs)
                 except Exception as exc:
-                    raise JobError("JD2068", f"{spec}(jobs) raised {type(exc).__name__}: {exc}") from exc
+                    raise JobError("JD2125", f"{spec}(jobs) raised {type(exc).__name__}: {exc}") from exc
             else:
-                raise JobError("JD2068", f"{spec} is neither a Handlers registry nor a function")
+                raise JobError(
+                    "JD2125",
+                    f"{spec} is a {type(found).__name__}: --handlers names a Handlers registry, a function "
+                    "that registers handlers, or a mapping {kind: function}",
+                )
         if not jobs.handlers.kinds:
-            raise JobError("JD2068", "no handlers were registered")
+            raise JobError("JD2125", "no handlers were registered")
         if args.until_idle:
             summary = jobs.run_until_idle(progress=False, concurrency=args.concurrency)
             print(f"jarenlab worker: {summary}", file=sys.stderr)

@@ -101,21 +101,21 @@ class Dag:
     def add(self, name: str, fn: TaskFn, *, after: Iterable[str] = (), version: int = 1) -> None:
         """Add (or replace) a task."""
         if type(name) is not str or not name:
-            raise JobError("JD2068", f"a task name must be a non-empty string, not {name!r}")
+            raise JobError("JD2125", f"a task name must be a non-empty string, not {name!r}")
         if type(version) is not int:
-            raise JobError("JD2068", f"task {name!r}: version must be an integer")
+            raise JobError("JD2125", f"task {name!r}: version must be an integer")
         self._tasks[name] = Task(name, fn, tuple(after), version)
 
     def order(self) -> list[str]:
         """The tasks in an order where each comes after its dependencies (ties: insertion order).
 
         Raises:
-            JobError: JD2068 for an unknown dependency or a cycle.
+            JobError: JD2125 for an unknown dependency or a cycle.
         """
         for task in self._tasks.values():
             for dep in task.after:
                 if dep not in self._tasks:
-                    raise JobError("JD2068", f"task {task.name!r} depends on unknown task {dep!r}")
+                    raise JobError("JD2125", f"task {task.name!r} depends on unknown task {dep!r}")
         done: list[str] = []
         placed: set[str] = set()
         while len(done) < len(self._tasks):
@@ -124,7 +124,7 @@ class Dag:
             ]
             if not ready:
                 stuck = sorted(set(self._tasks) - placed)
-                raise JobError("JD2068", f"the graph of {self.kind!r} has a cycle among {stuck}")
+                raise JobError("JD2125", f"the graph of {self.kind!r} has a cycle among {stuck}")
             done.extend(ready)
             placed.update(ready)
         return done

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
 
 
+#: The ways an attempt ends (``retried``: the handler chose ``ctx.retry``; counted when it happened).
+_SETTLED = ("done", "failed", "retried", "dead", "deferred", "lost", "cancelled")
+
+
 def _bar(show: bool, total: int) -> Any:
     if not show:
         return None
@@ -112,7 +116,7 @@ def _drain_threads(
     never = threading.Event()
     try:
         while True:
-            settled = sum(worker.stats[k] for k in ("done", "failed", "dead", "lost"))
+            settled = sum(worker.stats[k] for k in _SETTLED)
             for _ in range(settled - seen):
                 _tick(bar, jobs, kinds)
             seen = settled

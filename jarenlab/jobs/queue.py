@@ -9,10 +9,10 @@ retried, :data:`CLAIM_RETRIES`). Everything a lease holder does
 afterwards (settle, renew, checkpoint) is guarded by that token, the state and the expiry; a
 guard that matches nothing changes nothing and raises a coded :class:`JobError`:
 
-- JD2065 ``lease_lost``: the lease expired (another claim may take the job at any moment);
+- JD2067 ``lease_lost``: the lease expired (another claim may take the job at any moment);
 - JD2066 ``lease_superseded``: another claim took the job (the token is not the current one);
-- JD2067 ``job_not_leased``: the job is settled or cancelled;
-- JD2070 ``unknown_job``: no such job.
+- JD2065 ``job_not_leased``: the job is settled or cancelled;
+- JD2126 ``unknown_job``: no such job.
 
 Reads and administration (cancel, requeue, sweep) live in :mod:`jarenlab.jobs.admin`.
 """
@@ -29,12 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab.arguments import is_count
+from jarenlab.arguments import is_count, is_seconds
+from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from jarenlab.jobs.clock import Clock
     from jarenlab.store import Store
 
@@ -51,6 +54,10 @@ CLAIM_RETRIES = 3
 #: Looks again after a coalescing enqueue's insert changed nothing (a concurrent transaction took the
 #: id or the key first): at most this many looks.
 COALESCE_LOOKS = 5
+
+
+class _ClaimCollided(Exception):
+    """The claim chained to a settlement met a partition another claim had just leased."""
 
 
 @dataclass(slots=True)
@@ -88,8 +95,15 @@ def dumps(value: Any) -> str:
 
 def _check_key(name: str, value: Any) -> str | None:
     if value is not None and (type(value) is not str or not value):
-        raise JobError("JD2068", f"{name} must be a non-empty string, not {value!r}")
+        raise JobError("JD2125", f"{name} must be a non-empty string, not {value!r}")
     return value
+
+
+def check_timeout(value: Any) -> float | None:
+    """``value`` as seconds a handler may run; JD2125 unless None or a finite number > 0."""
+    if value is not None and (not is_seconds(value) or value <= 0):
+        raise JobError("JD2125", f"timeout must be a positive number of seconds, not {value!r}")
+    return None if value is None else float(value)
 
 
 class Queue(Administration):
@@ -126,22 +140,55 @@ class Queue(Administration):
             raise self.refusal(lease, now)
 
     def refusal(self, lease: Lease, now: float) -> JobError:
-        """Why a guarded write on ``lease`` matched nothing (JD2065/JD2066/JD2067/JD2070)."""
+        """Why a guarded write on ``lease`` matched nothing (JD2067/JD2066/JD2065/JD2126)."""
         row = self.db.one("jobs.lease_state", (lease.seq,))
         if row is None:
-            return JobError("JD2070", f"job {lease.id!r} no longer exists", key=lease.id)
+            return JobError("JD2126", f"job {lease.id!r} no longer exists", key=lease.id)
         state, token, generation, until = row
         if state != "leased":
-            return JobError("JD2067", f"job {lease.id!r} is {state}, not leased", key=lease.id)
+            return JobError("JD2065", f"job {lease.id!r} is {state}, not leased", key=lease.id)
         if token != lease.token or generation != lease.generation:
             return JobError(
                 "JD2066",
                 f"job {lease.id!r} was claimed again (generation {generation}, yours {lease.generation})",
                 key=lease.id,
             )
-        return JobError("JD2065", f"the lease on job {lease.id!r} expired at {until}", key=lease.id)
+        return JobError("JD2067", f"the lease on job {lease.id!r} expired at {until}", key=lease.id)
 
     # -- enqueue ---------------------------------------------------------------------------------
+    def check(
+        self,
+        kind: str,
+        payload: Any,
+        *,
+        id: str | None = None,
+        run_at: float | None = None,
+        delay: float | None = None,
+        max_attempts: int | None = None,
+        partition_key: str | None = None,
+        coalescing_key: str | None = None,
+        timeout: float | None = None,
+    ) -> str:
+        """Check :meth:`enqueue`'s arguments (``max_attempts`` None: the default); returns the
+        payload's JSON text. Raises JD2125 naming what is wrong."""
+        if type(kind) is not str or not kind:
+            raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
+        if id is not None and (type(id) is not str or not id):
+            raise JobError("JD2125", f"a job id must be a non-empty string, not {id!r}")
+        if max_attempts is not None and not is_count(max_attempts, least=1):
+            raise JobError("JD2125", f"max_attempts must be a positive integer, not {max_attempts!r}")
+        _check_key("partition_key", partition_key)
+        _check_key("coalescing_key", coalescing_key)
+        check_timeout(timeout)
+        if run_at is not None:
+            check_time("run_at", run_at)
+        if delay is not None:
+            check_time("delay", delay)
+        try:
+            return dumps(payload)
+        except TypeError as exc:
+            raise JobError("JD2125", f"the payload is not JSON: {exc}", key=id) from exc
+
     def enqueue(
         self,
         kind: str,
@@ -153,26 +200,21 @@ class Queue(Administration):
         max_attempts: int,
         partition_key: str | None,
         coalescing_key: str | None,
+        timeout: float | None = None,
     ) -> str:
-        """Insert one job (idempotent by id; coalesced by key); returns the job's id."""
-        if type(kind) is not str or not kind:
-            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
-        if id is not None and (type(id) is not str or not id):
-            raise JobError("JD2068", f"a job id must be a non-empty string, not {id!r}")
-        if not is_count(max_attempts, least=1):
-            raise JobError("JD2068", f"max_attempts must be a positive integer, not {max_attempts!r}")
-        _check_key("partition_key", partition_key)
-        _check_key("coalescing_key", coalescing_key)
+        """Insert one job (idempotent by id; coalesced by key); returns the job's id. Inside an
+        event's handlers the job records that event as its ``source_event``."""
+        text = self.check(
+            kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=max_attempts,
+            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
+        )  # fmt: skip
         now = self.clock()
-        at = now if run_at is None else check_time("run_at", run_at)
+        at = now if run_at is None else float(run_at)
         if delay is not None:
-            at += check_time("delay", delay)
-        try:
-            text = dumps(payload)
-        except TypeError as exc:
-            raise JobError("JD2068", f"the payload is not JSON: {exc}", key=id) from exc
+            at += float(delay)
         job_id = id if id is not None else self.new_id()
-        params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
+        params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now,
+                  current_event.get(), None if timeout is None else float(timeout))  # fmt: skip
         db = self.db
         if coalescing_key is None:
             db.write("jobs.enqueue", params)
@@ -204,17 +246,17 @@ class Queue(Administration):
     def _merge(self, row: Any, params: tuple[Any, ...], payload: Any) -> str:
         """A coalescing repeat of the job holding the key (``row``): check it asks for the same
         work, move the holder earlier if asked; returns the holder's id."""
-        _, _, _, at, _, _, partition_key, key, now, _ = params
+        _, _, _, at, _, _, partition_key, key, now, *_ = params
         seq, existing, text, run_at, partition = row
         if orjson.loads(text) != payload:
             raise JobError(
-                "JD2068",
+                "JD2125",
                 f"coalescing key {key!r} already holds job {existing!r} with a different payload",
                 key=existing,
             )
         if partition != partition_key:
             raise JobError(
-                "JD2068",
+                "JD2125",
                 f"coalescing key {key!r} holds job {existing!r} in partition {partition!r}, "
                 f"not {partition_key!r}",
                 key=existing,
@@ -278,7 +320,7 @@ class Queue(Administration):
         if not rows:
             return None
         (seq, job_id, kind, payload, attempts, max_attempts, generation, until, checkpointed,
-         run_at, created_at, partition_key, coalescing_key, last_error) = rows[0]  # fmt: skip
+         run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout) = rows[0]  # fmt: skip
         job = {
             "id": job_id,
             "kind": kind,
@@ -292,17 +334,25 @@ class Queue(Administration):
             "coalescing_key": coalescing_key,
             "last_error": last_error,
             "lease_until": until,
+            "source_event": source_event,
+            "timeout": timeout,
         }
         return Lease(seq, job_id, kind, token, generation, attempts, max_attempts,
                      until - now, until, owner, bool(checkpointed), job)  # fmt: skip
 
     def complete_and_claim(
-        self, lease: Lease, result_text: str | None, kinds: dict[str, float], owner: str
+        self,
+        lease: Lease,
+        result_text: str | None,
+        kinds: dict[str, float],
+        owner: str,
+        staged: Callable[[], None] | None = None,
     ) -> Lease | None:
-        """Complete ``lease`` and claim the next job in one transaction (one commit instead of two).
+        """Complete ``lease`` (with its ``staged`` actions) and claim the next job in one
+        transaction (one commit instead of two).
 
         The claim is still one statement; it only shares the settle's commit. Raises the settle's
-        refusal (nothing claimed) when the lease is no longer this attempt's.
+        refusal (nothing claimed, nothing staged committed) when the lease is no longer this attempt's.
         """
         db = self.db
         now = self.clock()
@@ -310,42 +360,69 @@ class Queue(Administration):
         try:
             with db.transaction():
                 settled = db.run("jobs.complete", (result_text, now, now, lease.seq, lease.token, now))
-                if settled == 1 and kinds:
-                    name, params, at, token = self._claim_statement(kinds, owner)
-                    claimed = self._lease(db.all(name, params, kinds=len(kinds)), at, token, owner)
-        except StoreError as err:
-            if err.condition != "duplicate":
-                raise
+                if settled == 1:
+                    if staged is not None:
+                        staged()
+                    if kinds:
+                        try:
+                            name, params, at, token = self._claim_statement(kinds, owner)
+                            claimed = self._lease(db.all(name, params, kinds=len(kinds)), at, token, owner)
+                        except StoreError as err:
+                            if err.condition == "duplicate":
+                                raise _ClaimCollided from err
+                            raise
+        except _ClaimCollided:
             # The claim met a partition another claim had just leased, and the settle rolled back
             # with it: settle alone, then claim (with its retries).
-            self.complete(lease, result_text, prune=False)
+            self.complete(lease, result_text, prune=False, staged=staged)
             return self.claim(kinds, owner)
         if settled != 1:
             raise self.refusal(lease, now)
         return claimed
 
     # -- settling --------------------------------------------------------------------------------
-    def complete(self, lease: Lease, result_text: str | None, *, prune: bool) -> None:
+    # Every settlement takes the attempt's ``staged`` actions (events, jobs): they run in the same
+    # transaction, after the fenced write, so a refused settlement commits none of them.
+    def complete(
+        self, lease: Lease, result_text: str | None, *, prune: bool, staged: Callable[[], None] | None = None
+    ) -> None:
         """Mark the job done with its result; with ``prune``, delete its checkpoints in the same transaction."""
         now = self.clock()
         params = (result_text, now, now, lease.seq, lease.token, now)
-        if not prune:
+        if not prune and staged is None:
             self._fenced("jobs.complete", params, lease, now)
             return
         with self.db.transaction():
             self._fenced("jobs.complete", params, lease, now)
-            self.db.run("jobs.prune_checkpoints", (lease.id, lease.generation))
+            if prune:
+                self.db.run("jobs.prune_checkpoints", (lease.id, lease.generation))
+            if staged is not None:
+                staged()
 
-    def fail(self, lease: Lease, error: str, *, retry_in: float | None) -> str:
-        """Record a failed attempt: ``failed`` to retry after ``retry_in`` seconds, or ``dead`` when None."""
+    def fail(
+        self, lease: Lease, error: str, *, retry_at: float | None, staged: Callable[[], None] | None = None
+    ) -> str:
+        """Record a failed attempt: ``failed`` and due again at ``retry_at``, or ``dead`` when None."""
         now = self.clock()
-        if retry_in is None:
+        if retry_at is None:
             params: tuple[Any, ...] = ("dead", now, None, error, now, now)
         else:
-            at = now + retry_in
-            params = ("failed", at, at, error, None, now)
-        self._fenced("jobs.fail", (*params, lease.seq, lease.token, now), lease, now)
+            params = ("failed", retry_at, retry_at, error, None, now)
+        fenced = (*params, lease.seq, lease.token, now)
+        if staged is None:
+            self._fenced("jobs.fail", fenced, lease, now)
+        else:
+            with self.db.transaction():
+                self._fenced("jobs.fail", fenced, lease, now)
+                staged()
         return str(params[0])
+
+    def hold(self, lease: Lease) -> None:
+        """Inside the caller's write transaction: raise the refusal unless ``lease`` is still held
+        (on a server backend the job's row stays locked until that transaction ends)."""
+        now = self.clock()
+        if self.db.one("jobs.hold", (lease.seq, lease.token, now)) is None:
+            raise self.refusal(lease, now)
 
     def release(self, lease: Lease) -> None:
         """Give a claim back unsettled (shutdown, interrupt): due now, the attempt stays counted."""
@@ -363,7 +440,7 @@ class Queue(Administration):
         """Drop the lease of a job cancelled while it ran (its partition is blocked until then)."""
         self.db.write("jobs.unwind", (lease.seq, lease.token))
 
-    def defer(self, lease: Lease, until: float) -> str:
+    def defer(self, lease: Lease, until: float, *, staged: Callable[[], None] | None = None) -> str:
         """Settle as a clean new generation due at ``until`` (attempts reset); merges into a pending
         coalesced successor when one exists. Returns the id of the job that will run."""
         now = self.clock()
@@ -373,12 +450,15 @@ class Queue(Administration):
             successor = None if key is None else db.one("jobs.coalesced", (lease.kind, key))
             if successor is None:
                 self._fenced("jobs.restart", (until, until, now, lease.seq, lease.token, now), lease, now)
-                return lease.id
-            seq, successor_id, _, run_at, _ = successor
-            self._fenced("jobs.complete", (dumps({"deferred_into": successor_id}), now, now, lease.seq, lease.token, now),
-                         lease, now)  # fmt: skip
-            db.run("jobs.move_earlier", (min(run_at, until), min(run_at, until), now, seq))
-            return str(successor_id)
+                into = lease.id
+            else:
+                seq, into, _, run_at, _ = successor
+                self._fenced("jobs.complete", (dumps({"deferred_into": into}), now, now, lease.seq, lease.token, now),
+                             lease, now)  # fmt: skip
+                db.run("jobs.move_earlier", (min(run_at, until), min(run_at, until), now, seq))
+            if staged is not None:
+                staged()
+            return str(into)
 
     def checkpoint(self, lease: Lease, node: str, value_text: str) -> None:
         """Save one named value for the job, fenced by the lease, in its own transaction."""

@@ -36,14 +36,20 @@ class HandlerSpec:
     concurrency: int | None = None
     max_attempts: int | None = None
     lease: float | None = None
+    timeout: float | None = None
 
 
-def _check_options(concurrency: int | None, max_attempts: int | None, lease: float | None) -> None:
+def _check_options(
+    concurrency: int | None, max_attempts: int | None, lease: float | None, timeout: float | None
+) -> None:
     for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts)):
         if value is not None and not is_count(value, least=1):
-            raise JobError("JD2068", f"{name} must be a positive integer, not {value!r}")
-    if lease is not None and (not isinstance(lease, int | float) or not 0 < lease < 1e9):
-        raise JobError("JD2068", f"lease must be a positive number of seconds, not {lease!r}")
+            raise JobError("JD2125", f"{name} must be a positive integer, not {value!r}")
+    for name, seconds in (("lease", lease), ("timeout", timeout)):
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < 1e9
+        ):
+            raise JobError("JD2125", f"{name} must be a positive number of seconds, not {seconds!r}")
 
 
 class Handlers:
@@ -59,6 +65,7 @@ class Handlers:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        timeout: float | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
         """Decorator registering ``fn(payload, ctx)`` for ``kind``.
 
@@ -66,13 +73,17 @@ class Handlers:
             kind: the job kind. concurrency: at most this many of the kind run at once in one
             worker. max_attempts: the default budget for jobs of the kind enqueued here.
             lease: seconds a claim lasts before it must be renewed (renewed while the handler runs).
+            timeout: seconds the handler may run (a job's own ``timeout`` wins); past it the attempt
+            fails, its thread is abandoned (reported, never killed) and its lease is not renewed.
 
         Raises:
-            JobError: JD2068 for a bad kind or option.
+            JobError: JD2125 for a bad kind or option.
         """
 
         def register(fn: HandlerFn) -> HandlerFn:
-            self.register(kind, fn, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+            self.register(
+                kind, fn, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout
+            )
             return fn
 
         return register
@@ -85,14 +96,15 @@ class Handlers:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        timeout: float | None = None,
     ) -> HandlerSpec:
         """Register ``fn`` for ``kind`` (replacing an earlier one); returns the spec."""
         if type(kind) is not str or not kind:
-            raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
+            raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
         if not callable(fn):
-            raise JobError("JD2068", f"the handler for {kind!r} is not callable")
-        _check_options(concurrency, max_attempts, lease)
-        spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease)
+            raise JobError("JD2125", f"the handler for {kind!r} is not callable")
+        _check_options(concurrency, max_attempts, lease, timeout)
+        spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease, timeout)
         self._specs[kind] = spec
         return spec
 

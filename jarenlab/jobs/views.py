@@ -25,7 +25,7 @@ from jarenlab.reprs import table
 COLUMNS = (
     "id", "kind", "state", "attempts", "max_attempts", "run_at", "partition_key", "coalescing_key",
     "lease_until", "lease_owner", "lease_generation", "last_error", "payload", "result",
-    "created_at", "updated_at", "settled_at",
+    "created_at", "updated_at", "settled_at", "source_event", "timeout",
 )  # fmt: skip
 _TIMES = ("run_at", "lease_until", "created_at", "updated_at", "settled_at")
 

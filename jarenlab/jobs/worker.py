@@ -1,35 +1,42 @@
 """Running handlers: one attempt at a time (:class:`Executor`), lease renewal, background workers.
 
-The executor turns any handler outcome into a settlement: a return value becomes ``done`` (or a
-deferral), anything raised (even an exception whose ``__str__`` raises) or a result JSON cannot
-hold becomes an ordinary failed attempt, retried with capped exponential backoff and jitter or
-dead-lettered with its last error. A refused settlement (the lease was lost) is reported, never
-raised into the loop. :class:`Worker` runs claim-execute loops in threads; ``stop(grace=...)`` is
-bounded by the grace period.
+The executor turns any handler outcome into a settlement: a return value becomes ``done`` (or the
+disposition the handler chose: a deferral, a retry at a time, a dead letter), anything raised (even
+an exception whose ``__str__`` raises), a result JSON cannot hold or a run past the handler's
+timeout becomes an ordinary failed attempt, retried with capped exponential backoff and jitter or
+dead-lettered with its last error. The actions the handler staged (``ctx.emit``, ``ctx.enqueue``)
+commit in the settlement's transaction, behind its fence; if one of them fails, the settlement
+rolls back with it and the attempt fails instead. A refused settlement (the lease was lost) is
+reported, never raised into the loop. :class:`Worker` runs claim-execute loops in threads;
+``stop(grace=...)`` is bounded by the grace period.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import html
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
+from jarenlab.causation import current_attempt, current_job
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs.clock import backoff
-from jarenlab.jobs.context import Context, current_job
+from jarenlab.jobs.context import Context
 from jarenlab.jobs.queue import Lease, dumps
+from jarenlab.reprs import table
 
 if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
 
 log = logging.getLogger("jarenlab.jobs")
 
-_FENCE_CODES = ("JD2065", "JD2066", "JD2067", "JD2070")
+_FENCE_CODES = ("JD2067", "JD2066", "JD2065", "JD2126")
 
 
 def describe(exc: BaseException) -> str:
@@ -46,6 +53,22 @@ def describe(exc: BaseException) -> str:
     return (f"{name}: {text}" if text else name)[:2000]
 
 
+class HandlerTimeout(Exception):
+    """A handler ran past its timeout (its thread is abandoned, the attempt fails)."""
+
+
+@dataclass(frozen=True)
+class Abandoned:
+    """A handler thread left running after its timeout."""
+
+    job_id: str
+    attempt: int
+    thread: threading.Thread
+
+    def __str__(self) -> str:
+        return f"{self.job_id}#{self.attempt}"
+
+
 class Executor:
     """Runs one claimed job to a settlement; tracks running jobs for renewal and cancellation."""
 
@@ -53,9 +76,16 @@ class Executor:
         self.jobs = jobs
         self.queue = jobs.queue
         self.running: dict[int, Context] = {}
+        self._abandoned: list[Abandoned] = []
         self._lock = threading.Lock()
         self._renewers = 0
         self._renew_stop = threading.Event()
+
+    def abandoned(self) -> tuple[str, ...]:
+        """``"job-id#attempt"`` of handler threads abandoned after their timeout that still run."""
+        with self._lock:
+            self._abandoned = [a for a in self._abandoned if a.thread.is_alive()]
+            return tuple(map(str, self._abandoned))
 
     def execute(self, lease: Lease, *, stopping: threading.Event | None = None) -> str:
         """Run the handler for ``lease`` and settle it; returns the outcome.
@@ -76,10 +106,14 @@ class Executor:
         self, lease: Lease, stopping: threading.Event | None, chain: dict[str, float] | None
     ) -> tuple[str, Lease | None]:
         spec = self.jobs.handlers.get(lease.kind)
-        ctx = Context(self.queue, lease)
+        timeout = lease.job["timeout"]
+        if timeout is None and spec is not None:
+            timeout = spec.timeout
+        ctx = Context(self.queue, lease, timeout=timeout)
         with self._lock:
             self.running[lease.seq] = ctx
         token = current_job.set((lease.id, lease.attempt))
+        fence = current_attempt.set(ctx)
         try:
             if stopping is not None and stopping.is_set():
                 # Claimed as the worker began to stop (after it cancelled what was running): unrun.
@@ -93,55 +127,158 @@ class Executor:
                 )
                 return self._settle_failure(lease, ctx, reason, retry=spec is None), None
             try:
-                value = spec.fn(lease.job["payload"], ctx)
-                text = dumps(value) if ctx.deferred is None else None
+                value = self._call(spec.fn, lease, ctx)
+                text = dumps(value) if ctx.disposition is None else None
             except KeyboardInterrupt:
+                ctx.end()
                 with contextlib.suppress(JarenlabError):
                     self.queue.release(lease)
                 raise
             except BaseException as exc:  # any handler outcome is an ordinary failed attempt
-                if stopping is not None and stopping.is_set():
+                ctx.end()
+                ctx.discard_staged()  # a retry stages it again
+                if stopping is not None and stopping.is_set() and not isinstance(exc, HandlerTimeout):
                     return self._settle(lambda: self.queue.release(lease), "released", lease, ctx), None
                 final = isinstance(exc, JobError) and exc.code == "JD2069"
                 return self._settle_failure(lease, ctx, describe(exc), retry=not final), None
-            if ctx.deferred is not None:
-                at = ctx.deferred
-                return self._settle(lambda: self.queue.defer(lease, at), "deferred", lease, ctx), None
-            if chain is not None and not lease.checkpointed:
-                box: list[Lease | None] = [None]
-
-                def settle_and_claim() -> None:
-                    box[0] = self.queue.complete_and_claim(lease, text, chain, lease.owner)
-
-                return self._settle(settle_and_claim, "done", lease, ctx), box[0]
-            return self._settle(
-                lambda: self.queue.complete(lease, text, prune=lease.checkpointed), "done", lease, ctx
-            ), None
+            return self._dispose(lease, ctx, text, chain)
         finally:
+            ctx.end()
+            current_attempt.reset(fence)
             current_job.reset(token)
             with self._lock:
                 self.running.pop(lease.seq, None)
 
-    def _settle_failure(self, lease: Lease, ctx: Context, error: str, *, retry: bool) -> str:
-        jobs = self.jobs
-        if retry and lease.attempt < lease.max_attempts:
-            delay = backoff(lease.attempt, base=jobs.backoff_base, cap=jobs.backoff_cap, rand=jobs.rand)
-            return self._settle(lambda: self.queue.fail(lease, error, retry_in=delay), "failed", lease, ctx)
-        return self._settle(lambda: self.queue.fail(lease, error, retry_in=None), "dead", lease, ctx)
+    def _call(self, fn: Callable[[Any, Context], Any], lease: Lease, ctx: Context) -> Any:
+        """Run the handler; with a timeout, in a thread of its own that is abandoned (reported by
+        ``jobs.abandoned()``, never killed) when it runs past it."""
+        if ctx.timeout is None:
+            return fn(lease.job["payload"], ctx)
+        box: dict[str, Any] = {}
+        finished = threading.Event()
 
-    def _settle(self, action: object, outcome: str, lease: Lease, ctx: Context) -> str:
+        def run() -> None:
+            try:
+                box["value"] = fn(lease.job["payload"], ctx)
+            except BaseException as exc:  # handed to the executor's thread below
+                box["error"] = exc
+            finally:
+                finished.set()
+
+        context = contextvars.copy_context()  # the handler sees current_job and its fence
+        thread = threading.Thread(
+            target=context.run, args=(run,), name=f"jarenlab-job-{lease.id}", daemon=True
+        )
+        thread.start()
+        if not finished.wait(ctx.timeout):
+            ctx.cancelled.set()
+            ctx.end()  # nothing it writes from now on commits; its lease is no longer renewed
+            with self._lock:
+                self.running.pop(lease.seq, None)
+                self._abandoned.append(Abandoned(lease.id, lease.attempt, thread))
+            log.warning("job %s attempt %s ran past its timeout of %g s; its thread is abandoned",
+                        lease.id, lease.attempt, ctx.timeout)  # fmt: skip
+            raise HandlerTimeout(
+                f"the handler ran past its timeout of {ctx.timeout:g} s; its thread was abandoned"
+            )
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    def _dispose(
+        self, lease: Lease, ctx: Context, text: str | None, chain: dict[str, float] | None
+    ) -> tuple[str, Lease | None]:
+        """Settle a handler that returned: as it chose, else done; with its staged actions."""
+        queue = self.queue
+        staged = self._staged(ctx)
+        chosen = ctx.disposition
+        if chosen is not None and chosen[0] == "defer":
+            at = chosen[1]
+            return self._settle(lambda: queue.defer(lease, at, staged=staged), "deferred", lease, ctx), None
+        if chosen is not None and chosen[0] == "dead":
+            reason = chosen[1]
+            return self._settle(
+                lambda: queue.fail(lease, reason, retry_at=None, staged=staged), "dead", lease, ctx
+            ), None
+        if chosen is not None:
+            _, at, reason = chosen
+            if lease.attempt >= lease.max_attempts:
+                reason = f"{reason} (attempt {lease.attempt} of {lease.max_attempts}: none left)"
+                return self._settle(
+                    lambda: queue.fail(lease, reason, retry_at=None, staged=staged), "dead", lease, ctx
+                ), None
+            if at is None:
+                at = self.jobs.clock() + self._backoff(lease)
+            return self._settle(
+                lambda: queue.fail(lease, reason, retry_at=at, staged=staged), "retried", lease, ctx
+            ), None
+        if chain is not None and not lease.checkpointed:
+            box: list[Lease | None] = [None]
+
+            def settle_and_claim() -> None:
+                box[0] = queue.complete_and_claim(lease, text, chain, lease.owner, staged)
+
+            outcome = self._settle(settle_and_claim, "done", lease, ctx)
+            return outcome, box[0] if outcome == "done" else None
+        return self._settle(
+            lambda: queue.complete(lease, text, prune=lease.checkpointed, staged=staged), "done", lease, ctx
+        ), None
+
+    def _staged(self, ctx: Context) -> Callable[[], None] | None:
+        """The handler's staged actions as one step of the settlement's transaction (None: none).
+
+        They run after the settlement's fenced write, which already proved the lease, so the
+        events they emit skip the per-emit fence (and still name the job and attempt)."""
+        actions = ctx.staged
+        if not actions:
+            return None
+        store = self.jobs.store
+
+        def apply() -> None:
+            token = current_attempt.set(None)
+            try:
+                for action in actions:
+                    action.apply(store)
+            finally:
+                current_attempt.reset(token)
+
+        return apply
+
+    def _backoff(self, lease: Lease) -> float:
+        jobs = self.jobs
+        return backoff(lease.attempt, base=jobs.backoff_base, cap=jobs.backoff_cap, rand=jobs.rand)
+
+    def _settle_failure(self, lease: Lease, ctx: Context, error: str, *, retry: bool) -> str:
+        if retry and lease.attempt < lease.max_attempts:
+            at = self.jobs.clock() + self._backoff(lease)
+            return self._settle(lambda: self.queue.fail(lease, error, retry_at=at), "failed", lease, ctx)
+        return self._settle(lambda: self.queue.fail(lease, error, retry_at=None), "dead", lease, ctx)
+
+    def _settle(self, action: Callable[[], object], outcome: str, lease: Lease, ctx: Context) -> str:
         try:
-            action()  # type: ignore[operator]
+            action()
             return outcome
         except JobError as refusal:
-            if refusal.code not in _FENCE_CODES:
+            if refusal.code in _FENCE_CODES:
+                return self._refused(refusal, lease)
+            if not ctx.staged:
                 raise
-            # Not leased any more: cancelled (unwind the lease it kept) or settled by another claim.
-            if refusal.code == "JD2067" and self.queue.state(lease.id) == "cancelled":
-                self.queue.unwind(lease)
-                return "cancelled"
-            log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
-            return "lost"
+            failure: Exception = refusal
+        except Exception as exc:
+            if not ctx.staged:
+                raise
+            failure = exc
+        # A staged action failed: the settlement rolled back with it. The attempt fails instead.
+        ctx.discard_staged()
+        return self._settle_failure(lease, ctx, f"a staged action failed: {describe(failure)}", retry=True)
+
+    def _refused(self, refusal: JobError, lease: Lease) -> str:
+        # Not leased any more: cancelled (unwind the lease it kept) or settled by another claim.
+        if refusal.code == "JD2065" and self.queue.state(lease.id) == "cancelled":
+            self.queue.unwind(lease)
+            return "cancelled"
+        log.info("job %s attempt %s: settlement refused: %s", lease.id, lease.attempt, refusal)
+        return "lost"
 
     # -- renewal and cancellation ----------------------------------------------------------------
     def renew_leases(self) -> int:
@@ -156,7 +293,7 @@ class Executor:
         renewed = 0
         for ctx in contexts:
             lease = ctx.lease
-            if now < lease.until - lease.seconds * 2 / 3:
+            if ctx.ended or now < lease.until - lease.seconds * 2 / 3:
                 continue
             try:
                 self.queue.renew(lease)
@@ -253,6 +390,44 @@ class Wakeups:
 
 
 @dataclass(frozen=True)
+class Idle:
+    """What ``jobs.wait_for_idle`` saw; true (``if jobs.wait_for_idle(): ...``) when the queue went idle.
+
+    Attributes:
+        idle: nothing of the registered kinds was left to do and nothing ran here.
+        waited: seconds the call waited.
+        failures: the worker loops' failures since the last report (JD2121, the original error as
+            ``__cause__``): a worker that keeps failing shows here instead of only in a log.
+        abandoned: ``"job-id#attempt"`` of handler threads abandoned after their timeout, still running.
+    """
+
+    idle: bool
+    waited: float
+    failures: tuple[JobError, ...] = ()
+    abandoned: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.idle
+
+    def raise_failures(self) -> Idle:
+        """Raise the first failure (the others as notes) if there was one; else return self."""
+        if self.failures:
+            first = self.failures[0]
+            for other in self.failures[1:]:
+                first.add_note(str(other))
+            raise first
+        return self
+
+    def _repr_html_(self) -> str:
+        state = "idle" if self.idle else "not idle"
+        rows = "".join(f"<tr><td>{html.escape(str(f))}</td></tr>" for f in self.failures)
+        rows += "".join(
+            f"<tr><td>abandoned handler thread {html.escape(a)}</td></tr>" for a in self.abandoned
+        )
+        return f"<div><b>jobs {state}</b> after {self.waited:.2f} s{table(['reported'], rows) if rows else ''}</div>"
+
+
+@dataclass(frozen=True)
 class Stopped:
     """What ``Worker.stop`` saw: jobs that finished during the grace period, and jobs still running."""
 
@@ -265,12 +440,15 @@ class Worker:
 
     def __init__(self, jobs: Jobs, *, concurrency: int, poll: float, owner: str) -> None:
         if not is_count(concurrency, least=1):
-            raise JobError("JD2068", f"concurrency must be a positive integer, not {concurrency!r}")
+            raise JobError("JD2125", f"concurrency must be a positive integer, not {concurrency!r}")
         self.jobs = jobs
         self.concurrency = concurrency
         self.poll = poll
         self.owner = owner
-        self.stats = {"claimed": 0, "done": 0, "failed": 0, "dead": 0, "lost": 0, "errors": 0}
+        self.stats = {
+            "claimed": 0, "done": 0, "failed": 0, "retried": 0, "deferred": 0, "dead": 0, "lost": 0,
+            "cancelled": 0, "errors": 0,
+        }  # fmt: skip
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._in_flight: dict[int, str] = {}
@@ -282,7 +460,7 @@ class Worker:
     def start(self) -> Worker:
         """Start the threads (once)."""
         if self._threads:
-            raise JobError("JD2068", "this worker is already started")
+            raise JobError("JD2125", "this worker is already started")
         self._renewing.enter_context(self.jobs.executor.renewing())
         for n in range(self.concurrency):
             thread = threading.Thread(target=self._loop, name=f"jarenlab-worker-{n}", daemon=True)
@@ -328,6 +506,7 @@ class Worker:
                 if isinstance(exc, JarenlabError) and exc.code == "JD2063":
                     return
                 log.warning("claiming failed: %s", exc)
+                self._report(f"worker {self.owner} could not claim", exc)
                 self._stopping.wait(self.poll)
                 continue
             if lease is None:
@@ -338,6 +517,7 @@ class Worker:
             except BaseException as exc:
                 outcome = "errors"
                 log.warning("settling job %s failed: %s", lease.id, exc)
+                self._report(f"worker {self.owner} could not settle job {lease.id!r}", exc)
             finally:
                 with self._lock:
                     self._in_flight.pop(lease.seq, None)
@@ -348,6 +528,11 @@ class Worker:
                 self.stats[outcome] += 1
             jobs.notify_settled()
 
+    def _report(self, what: str, exc: BaseException) -> None:
+        failure = JobError("JD2121", f"{what}: {describe(exc)}")
+        failure.__cause__ = exc
+        self.jobs.report_failure(failure)
+
     def stop(self, grace: float = 5.0) -> Stopped:
         """Stop claiming, cancel running handlers (``ctx.cancelled``) and wait up to ``grace`` seconds.
 
@@ -355,7 +540,7 @@ class Worker:
         lease unrenewed, so another worker recovers them once it expires.
         """
         if isinstance(grace, bool) or not isinstance(grace, int | float) or grace != grace:
-            raise JobError("JD2068", f"grace must be a number of seconds, not {grace!r}")
+            raise JobError("JD2125", f"grace must be a number of seconds, not {grace!r}")
         self._stopping.set()
         with self._lock:
             running = set(self._in_flight)

@@ -1,18 +1,29 @@
 """Change capture: one change record per commit, written in the data's own transaction.
 
-Each top-level commit that wrote collection documents adds one record to the change log (the
+Each top-level commit that changed collection documents adds one record to the change log (the
 backend's ``live`` statements): ``seq`` (only grows: the newest record is never pruned),
 ``at_ms``, ``source`` (a per-store id), ``collections`` (JSON array) and ``patch``: RFC 6902
-operations with pointers ``/<collection>/<key>``, one net operation per key (the last write
-wins): ``add`` with the full new document for an insert, put or patch (``add`` on an existing
-member replaces it), ``remove`` for a delete. A commit with more than ``inline_limit`` operations
-is written in **compact** form: ``patch`` is NULL and readers re-seed every live query on the
-named ``collections`` (a bulk load does not pay for serialising every document twice; local live
-queries still receive the in-memory changes). Retention is a count of records, pruned in the
-writing transaction.
+operations with pointers ``/<collection>/<key>``, one per changed document, net over the commit
+(its state before the commit against its state after): ``add`` with the document for a new one,
+``remove`` for one that is gone, and for a changed one ``replace`` with the whole new document and,
+in ``diff``, the minimal patch from the old one (:func:`jarenlab.live.diff.diff`; an extra member
+RFC 6902 says to ignore). A write that changed nothing (a put of the same document) and a document
+inserted and deleted in one commit leave no operation, and a commit of only such writes no record.
+Live queries read the whole documents; the change feed (:mod:`jarenlab.live.feed`) the minimal
+patches. A change whose earlier state the writer did not give (``(collection, key, doc)`` without
+the old text) is recorded as ``replace`` without ``diff``: the feed publishes it as an ``add`` of
+the whole document.
 
->>> to_ops([("notes", "a", {"id": "a"}), ("notes", "b", None), ("notes", "a", {"id": "a", "n": 1})])
+A commit with more than ``inline_limit`` operations is written in **compact** form: ``patch`` is
+NULL and readers re-seed every live query on the named ``collections`` (a bulk load does not pay
+for serialising every document twice; local live queries still receive the in-memory changes).
+Retention is a count of records, pruned in the writing transaction.
+
+>>> to_ops([("notes", "a", {"id": "a"}, None), ("notes", "b", None, '{"id":"b"}'),
+...         ("notes", "a", {"id": "a", "n": 1}, None), ("notes", "c", {"id": "c"}, '{"id":"c"}')])
 [{'op': 'add', 'path': '/notes/a', 'value': {'id': 'a', 'n': 1}}, {'op': 'remove', 'path': '/notes/b'}]
+>>> to_ops([("notes", "a", {"id": "a", "n": 2}, '{"id":"a","n":1}')])[0]["diff"]
+[{'op': 'replace', 'path': '/n', 'value': 2}]
 >>> parse_pointer("/notes/a~1b")
 ('notes', 'a/b')
 """
@@ -27,41 +38,72 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab.live.diff import diff
 from jarenlab.pointer import escape, unescape
 
 if TYPE_CHECKING:
     from jarenlab.database import Database
 
-#: A change as the store records it: (collection, key, document or None when deleted).
-Change = tuple[str, Any, "dict[str, Any] | None"]
+#: A change as the store records it: (collection, key, document or None when deleted) and, from a
+#: collection's writes, a fourth member: the document's JSON text before the write (None: absent).
+Change = tuple[Any, ...]
 #: Net changes of one record: collection -> key -> document (None: deleted).
 NetChanges = dict[str, dict[Any, "dict[str, Any] | None"]]
+#: The old text of a change that did not say what it replaced.
+UNKNOWN: Any = object()
 
 
 def parse_pointer(path: str) -> tuple[str, str]:
     """Split ``/<collection>/<key>`` into its two unescaped tokens."""
     _, coll, key = path.split("/", 2)
+    if "~" not in path:
+        return coll, key
     return unescape(coll), unescape(key)
 
 
 def net_changes(changes: Iterable[Change]) -> NetChanges:
     """One net change per (collection, key): the last write wins, in first-touched order."""
     net: NetChanges = {}
-    for coll, key, doc in changes:
-        net.setdefault(coll, {})[key] = doc
+    for change in changes:
+        net.setdefault(change[0], {})[change[1]] = change[2]
+    return net
+
+
+def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any]]]:
+    """Per (collection, key): (old text before the first write, document after the last write)."""
+    net: dict[str, dict[Any, tuple[Any, Any]]] = {}
+    for change in changes:
+        per = net.setdefault(change[0], {})
+        before = per.get(change[1])
+        old = before[0] if before is not None else change[3] if len(change) > 3 else UNKNOWN
+        per[change[1]] = (old, change[2])
     return net
 
 
 def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
-    """The RFC 6902 operations of a commit's changes (one per key, first-touched order)."""
+    """The RFC 6902 operations of a commit's changes (one per changed document, first-touched
+    order; none for a document that ends as it began)."""
     ops: list[dict[str, Any]] = []
-    for coll, keys in net_changes(changes).items():
+    dumps, loads = orjson.dumps, orjson.loads
+    for coll, keys in net_states(changes).items():
         prefix = "/" + escape(coll) + "/"
-        for key, doc in keys.items():
+        for key, (old, doc) in keys.items():
             path = prefix + escape(key)
-            ops.append(
-                {"op": "remove", "path": path} if doc is None else {"op": "add", "path": path, "value": doc}
-            )
+            if old is UNKNOWN:
+                ops.append(
+                    {"op": "remove", "path": path}
+                    if doc is None
+                    else {"op": "replace", "path": path, "value": doc}
+                )
+            elif old is None:
+                if doc is not None:
+                    ops.append({"op": "add", "path": path, "value": doc})
+            elif doc is None:
+                ops.append({"op": "remove", "path": path})
+            elif dumps(doc) != old.encode():
+                steps = diff(loads(old), doc)
+                if steps:
+                    ops.append({"op": "replace", "path": path, "value": doc, "diff": steps})
     return ops
 
 
@@ -74,6 +116,8 @@ class Record:
     source: str
     collections: tuple[str, ...]
     changes: NetChanges | None = field(default=None, compare=False)
+    #: The stored RFC 6902 operations (None for a compact record or one delivered from memory).
+    ops: list[dict[str, Any]] | None = field(default=None, compare=False)
 
 
 class ChangeLog:
@@ -117,11 +161,17 @@ class ChangeLog:
         changes). ``compact`` (a migration's commit): write it compact, naming these collections too."""
         if not changes and compact is None:
             return None
-        collections = list(dict.fromkeys([*(c for c, _, _ in changes), *sorted(compact or ())]))
-        big = compact is not None or len(changes) > self.inline_limit
-        patch = None if big else orjson.dumps(to_ops(changes)).decode()
-        if patch is not None and len(patch) > 64 * self.inline_limit:
-            patch = None  # a few huge documents: the compact form too
+        if compact is not None or len(changes) > self.inline_limit:
+            patch = None
+            collections = list(dict.fromkeys([*(c[0] for c in changes), *sorted(compact or ())]))
+        else:
+            ops = to_ops(changes)
+            if not ops:
+                return None  # nothing changed after all: no record
+            collections = list(dict.fromkeys(parse_pointer(op["path"])[0] for op in ops))
+            patch = orjson.dumps(ops).decode()
+            if len(patch) > 64 * self.inline_limit:
+                patch = None  # a few huge documents: the compact form too
         # Appends are serialised so records land in commit order (a single-writer engine already is).
         db.serialize("live")
         seq = db.value(
@@ -158,13 +208,23 @@ class ChangeLog:
         rows = db.all("live.read", (after, limit))
         return [self._record(*row) for row in rows]
 
+    def read_ops(self, db: Database, *, after: int, limit: int = 1000) -> list[tuple[int, int, Any]]:
+        """``(seq, at_ms, stored operations or None for a compact record)`` with ``seq > after``, in
+        order (the change feed's read: no per-key documents are gathered)."""
+        loads = orjson.loads
+        return [
+            (seq, at_ms, None if patch is None else loads(patch))
+            for seq, at_ms, _, _, patch in db.all("live.read", (after, limit))
+        ]
+
     def _record(self, seq: int, at_ms: int, source: str, collections: str, patch: str | None) -> Record:
         colls = tuple(orjson.loads(collections))
         if patch is None:
             return Record(seq, at_ms, source, colls, None)
         net: NetChanges = {}
-        for op in orjson.loads(patch):
+        ops = orjson.loads(patch)
+        for op in ops:
             coll, token = parse_pointer(op["path"])
             key: Any = int(token) if self.key_types.get(coll) is int else token
             net.setdefault(coll, {})[key] = op.get("value") if op["op"] != "remove" else None
-        return Record(seq, at_ms, source, colls, net)
+        return Record(seq, at_ms, source, colls, net, ops)

@@ -29,11 +29,15 @@ import contextlib
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from jarenlab.arguments import is_count
 from jarenlab.errors import LiveError, StoreError
 from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
+from jarenlab.live.feed import ChangePage, DocumentChange, decode_cursor, document_changes, encode_cursor
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
@@ -93,13 +97,11 @@ class ChangeHub:
         return self.log.high_watermark(self.store.db)
 
     def read(self, *, after: int, limit: int = 1000) -> list[Record]:
-        """Records with ``seq > after``; raises JD2050 when ``after + 1`` was pruned already."""
+        """Records with ``seq > after``; raises JD2128 when ``after + 1`` was pruned already."""
         db = self.store.db
         records = self.log.read(db, after=after, limit=limit)
         if (records and records[0].seq != after + 1) or (not records and self.log.pruned(db, after)):
-            raise LiveError(
-                "JD2050", f"the change log no longer holds seq {after + 1}; re-seed from a fresh run"
-            )
+            raise _reset(f"the change log no longer holds seq {after + 1}")
         return records
 
     def migrating(self, collections: set[str]) -> None:
@@ -113,6 +115,65 @@ class ChangeHub:
         change record directly follows the last record this store committed, so no other store or
         process committed documents (nor migrated the store) in between. False when unsure."""
         return bool(getattr(self._tx, "follows", False))
+
+    # -- the public feed -------------------------------------------------------------------------
+    def __call__(self, after: str | None = None, *, limit: int = 1000) -> ChangePage:
+        """The committed changes after ``after`` (a cursor; None: from the first record), in commit
+        order, as minimal RFC 6902 patches per document (:mod:`jarenlab.live.feed`).
+
+        Reads at most ``limit`` commits; ``page.cursor`` resumes after them. Raises JD2128
+        (reset required) when the log no longer holds the commit after ``after`` (retention) or
+        holds it only in compact form (a bulk write of more than ``log.inline_limit`` documents):
+        copy the data with :meth:`snapshot` and follow on from its cursor. JD2129 for a cursor that
+        is malformed or ahead of the log.
+        """
+        if not is_count(limit) or limit < 1:
+            raise StoreError("JD2010", f"limit is an integer >= 1, not {limit!r}")
+        seq = 0 if after is None else decode_cursor(after)
+        db = self.store.db
+        with db.snapshot():
+            high = self.log.high_watermark(db)
+            records = self.log.read_ops(db, after=seq, limit=limit) if high > seq else []
+        if seq > high:
+            raise LiveError("JD2129", f"the cursor is after seq {seq}, ahead of the log (at {high})")
+        if high > seq and (not records or records[0][0] != seq + 1):
+            raise _reset(f"the change log no longer holds the commit after seq {seq} (retention)")
+        items: list[DocumentChange] = []
+        read = 0
+        key_types = self.log.key_types
+        for number, at_ms, ops in records:
+            if ops is None:
+                if not read:
+                    raise _reset(
+                        f"commit {number} was recorded compactly (more than {self.log.inline_limit} "
+                        "documents), without its patches"
+                    )
+                break
+            items.extend(document_changes(number, at_ms, ops, key_types))
+            read += 1
+        last = records[read - 1][0] if read else seq
+        return ChangePage(items, encode_cursor(last), read, last < high)
+
+    def cursor(self) -> str:
+        """The change-feed cursor of the newest commit: ``store.changes(after=...)`` gives what follows."""
+        return encode_cursor(self.log.high_watermark(self.store.db))
+
+    def snapshot(self, collections: Iterable[str] | None = None) -> tuple[dict[str, dict[Any, Any]], str]:
+        """A copy of the documents (``{collection: {key: document}}``, every collection unless named)
+        and the change-feed cursor of the same state, read in one snapshot: the starting point of a
+        follower, and what a reset re-seeds from."""
+        store = self.store
+        names = list(store.collections) if collections is None else list(collections)
+        colls = [store.collection(name) for name in names]
+        db = store.db
+        loads = orjson.loads
+        with db.snapshot():
+            high = self.log.high_watermark(db)
+            data = {}
+            for coll in colls:
+                keys, texts = coll.texts()
+                data[coll.name] = {k: loads(t) for k, t in zip(keys, texts)}
+        return data, encode_cursor(high)
 
     def _before_commit(self, changes: list[Change]) -> None:
         migrating = getattr(self._tx, "migrating", None)
@@ -213,7 +274,7 @@ class ChangeHub:
         self._last = rec.seq
 
     def _reseed_all(self) -> None:
-        """A gap past retention: every query re-seeds from a fresh run (JD2050 is never guessed over)."""
+        """A gap past retention: every query re-seeds from a fresh run (JD2128 is never guessed over)."""
         hw = self.log.high_watermark(self.store.db)
         for q in list(self.queries):
             q.reseed()
@@ -221,11 +282,11 @@ class ChangeHub:
 
     # -- registration ----------------------------------------------------------------------------
     def register(self, query: LiveQuery) -> None:
-        """Add a live query (JD2060 beyond ``max_queries``); seeds it under the delivery lock."""
+        """Add a live query (JD0052 beyond ``max_queries``); seeds it under the delivery lock."""
         with self.lock:
             if len(self.queries) >= self.max_queries:
                 raise LiveError(
-                    "JD2060", f"this store already has {self.max_queries} live queries (max_queries)"
+                    "JD0052", f"this store already has {self.max_queries} live queries (max_queries)"
                 )
             query.reseed(emit=False)
             if self._last is None or not self.queries:
@@ -286,3 +347,10 @@ class ChangeHub:
             for q in list(self.queries):
                 q.close()
             self.queries.clear()
+
+
+def _reset(why: str) -> LiveError:
+    return LiveError(
+        "JD2128",
+        f"{why}: copy the data again (store.changes.snapshot()) and follow on from the cursor it gives",
+    )

@@ -185,6 +185,10 @@ class LiveQuery:
             self.seq = max(self.seq, rec.seq)
             return
         changes = rec.changes.get(name)
+        # An owner's view (jarenlab.owner) sees another owner's record as absent.
+        owns = getattr(self.collection, "owns", None)
+        if changes and owns is not None:
+            changes = {key: doc if doc is not None and owns(doc) else None for key, doc in changes.items()}
         if not changes:
             self.seq = rec.seq
             return
@@ -244,10 +248,10 @@ class LiveQuery:
 
         ``patch`` is a list of RFC 6902 ops on ``/rows/i``. A coded error that closes the query
         (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``.
-        Raises JD2062 on a closed query.
+        Raises JD2127 on a closed query.
         """
         if self.closed:
-            raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
+            raise LiveError("JD2127", "the live query is closed", collection=self.collection.name)
         if not callable(fn) or (on_error is not None and not callable(on_error)):
             bad = fn if not callable(fn) else on_error
             raise StoreError(
@@ -267,7 +271,7 @@ class LiveQuery:
     def set_externals(self, **values: Any) -> None:
         """Change externals and re-seed from a fresh run (emits the difference as one patch)."""
         if self.closed:
-            raise LiveError("JD2062", "the live query is closed", collection=self.collection.name)
+            raise LiveError("JD2127", "the live query is closed", collection=self.collection.name)
         for name in values:
             if name not in self._names:
                 raise QueryError("JQ0005", f"${name} is not an external of this query")

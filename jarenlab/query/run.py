@@ -143,8 +143,28 @@ def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profil
         raise StoreError(
             "JD0006", f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}"
         )
+    scope = scope_of(coll)
     # repr of str/bool/None is exact and cheaper than json.dumps on the cache-hit path.
-    return repr((coll.name, pushdown, strict, hatch, None if profile is None else profile.key()))
+    return repr(
+        (
+            coll.name,
+            pushdown,
+            strict,
+            hatch,
+            None if profile is None else profile.key(),
+            None if scope is None else canonical(scope),
+        )
+    )
+
+
+def scope_of(coll: Any) -> Any:
+    """The predicate document a source confines every query to (an owner view's owner test), or None.
+
+    A collection has none; an owner's view of one (:class:`jarenlab.owner.OwnedCollection`) names
+    its ``scope``: ANDed, natively, into every statement a query runs (native, residual candidates,
+    diverted runs, ``pushdown=False``, live seeds), so no other row is ever read.
+    """
+    return getattr(coll, "scope", None)
 
 
 def prepare(
@@ -177,23 +197,30 @@ def prepare(
 def _mandatory(
     coll: Collection, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
 ) -> Pred | None:
-    if profile is None or coll.name not in profile.mandatory:
-        return None
-    doc = profile.mandatory[coll.name]
-    parsed = parse(doc)
-    if len(parsed.externals) != 1:
-        raise PlanError(
-            "JD0011", "a mandatory predicate reads exactly one variable (the document)", collection=coll.name
-        )
-    (binding,) = parsed.externals
-    pred = translate(parsed.node, Context(binding, coll.spec.schema, columns, {}, dialect=dialect))
-    if isinstance(pred, Reason):
-        raise PlanError(
-            "JD0011",
-            f"the mandatory predicate does not translate natively: {pred.construct}: {pred.reason}",
-            collection=coll.name,
-        )
-    return pred
+    """The conjuncts every statement carries: the profile's mandatory predicate and the source's scope."""
+    docs = [profile.mandatory[coll.name]] if profile is not None and coll.name in profile.mandatory else []
+    scope = scope_of(coll)
+    if scope is not None:
+        docs.append(scope)
+    preds = []
+    for doc in docs:
+        parsed = parse(doc)
+        if len(parsed.externals) != 1:
+            raise PlanError(
+                "JD0011",
+                "a mandatory predicate reads exactly one variable (the document)",
+                collection=coll.name,
+            )
+        (binding,) = parsed.externals
+        pred = translate(parsed.node, Context(binding, coll.spec.schema, columns, {}, dialect=dialect))
+        if isinstance(pred, Reason):
+            raise PlanError(
+                "JD0011",
+                f"the mandatory predicate does not translate natively: {pred.construct}: {pred.reason}",
+                collection=coll.name,
+            )
+        preds.append(pred)
+    return conjoin(preds) if preds else None
 
 
 def _build(
@@ -224,9 +251,10 @@ def _build(
             reasons=(Reason("pushdown", "pushdown=False runs the engine over every document"),),
         )
     else:
-        pure = (
-            {k: v for k, v in ops.items() if getattr(v, "pure", False)} if hatch and profile is None else {}
-        )
+        # No host function runs inside the database under a profile or a scope: it would see rows
+        # the caller may not.
+        scoped = profile is not None or scope_of(coll) is not None
+        pure = {k: v for k, v in ops.items() if getattr(v, "pure", False)} if hatch and not scoped else {}
         plan = analyze(
             document, coll.name, spec.schema, columns, pure, operators=frozenset(ops), dialect=dialect
         )
@@ -480,7 +508,12 @@ def narrowed_rows(coll: Collection, document: Any, externals: dict[str, Any]) ->
         # (rows without it still match the FLWOR, they only yield no item).
         items = where.items if isinstance(where, And) else (where,)
         where = conjoin([p for p in items if p != Exists(plan.output.field)])
-    if where == Const(True) or divert_reason(prepared, externals) is not None:
+    if prepared.mandatory is not None:  # a source's scope (no profile applies here)
+        if divert_reason(prepared, externals) is not None:
+            where = prepared.mandatory
+        else:
+            where = conjoin([where, prepared.mandatory])
+    elif where == Const(True) or divert_reason(prepared, externals) is not None:
         return None
     stmt = select_keyed(prepared.dialect, coll.name, where)
     try:

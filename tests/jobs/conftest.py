@@ -1,4 +1,4 @@
-"""Fixtures for the job queue: a store (on each backend), a virtual clock, and a queue on that clock."""
+"""Fixtures for the job queue: a store (on each backend), a virtual clock, and the store's queue on it."""
 
 from __future__ import annotations
 
@@ -21,20 +21,25 @@ MODEL: dict[str, Any] = {
 
 
 @pytest.fixture
-def store(open_store: Any) -> jl.Store:
-    """A fresh store on the test's backend (closed, and on PostgreSQL dropped, after the test)."""
-    return open_store(MODEL)
-
-
-@pytest.fixture
 def clock() -> VirtualClock:
     return VirtualClock(1_900_000_000.0)
 
 
 @pytest.fixture
-def jobs(store: jl.Store, clock: VirtualClock) -> Jobs:
-    """A queue in virtual time; jitter fixed at its midpoint (``rand`` = 0.5 gives x0.75)."""
-    return Jobs(store, clock=clock, rand=lambda: 0.5, lease=10.0)
+def store(open_store: Any, request: pytest.FixtureRequest) -> jl.Store:
+    """A fresh store on the test's backend (closed, and on PostgreSQL dropped, after the test).
+
+    For a test that uses ``jobs`` it runs on the ``clock`` fixture, with the jitter fixed at its
+    midpoint (``random`` = 0.5 gives x0.75): ``store.jobs`` itself runs in virtual time."""
+    if "jobs" in request.fixturenames:
+        return open_store(MODEL, clock=request.getfixturevalue("clock"), random=lambda: 0.5)
+    return open_store(MODEL)
+
+
+@pytest.fixture
+def jobs(store: jl.Store) -> Jobs:
+    """The store's queue, in the store's virtual time, with 10 s leases."""
+    return store.jobs.configure(lease=10.0)
 
 
 def run_one(jobs: Jobs) -> str | None:

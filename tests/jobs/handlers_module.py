@@ -6,6 +6,7 @@ import os
 import time
 from typing import Any
 
+from jarenlab.errors import JobError
 from jarenlab.jobs import Handlers
 
 jobs = Handlers()
@@ -55,3 +56,37 @@ def load(payload: Any, inputs: dict[str, Any]) -> int:
     time.sleep(payload["seconds"])
     _log(payload["log"], f"task load {os.getpid()}")
     return sum(inputs["transform"])
+
+
+# -- staged and fenced actions (test_fenced_processes.py; the store's model declares the events) ------
+@jobs.handler("fact", lease=1)
+def fact(payload: Any, ctx: Any) -> int:
+    """Stages one event and one job per attempt; slow on its first attempts (long enough to be killed)."""
+    _log(payload["log"], f"start {ctx.job['id']} {ctx.attempt} {os.getpid()} {time.time()}")
+    if ctx.attempt <= payload.get("slow_attempts", 1):
+        time.sleep(payload["seconds"])
+    ctx.emit("fact", {"job": ctx.job["id"], "attempt": ctx.attempt})
+    ctx.enqueue("follow", {"job": ctx.job["id"], "attempt": ctx.attempt})
+    _log(payload["log"], f"end {ctx.job['id']} {ctx.attempt} {os.getpid()}")
+    return int(ctx.attempt)
+
+
+@jobs.handler("direct", lease=1)
+def direct(payload: Any, ctx: Any) -> int:
+    """Emits straight to the ledger (fenced by the lease) after a slow first attempt."""
+    _log(payload["log"], f"start {ctx.job['id']} {ctx.attempt} {os.getpid()} {time.time()}")
+    if ctx.attempt == 1:
+        time.sleep(payload["seconds"])
+    try:
+        ctx.store.events.emit("fact.direct", {"job": ctx.job["id"], "attempt": ctx.attempt})
+    except JobError as err:
+        _log(payload["log"], f"refused {ctx.job['id']} {ctx.attempt} {err.code}")
+        raise
+    return int(ctx.attempt)
+
+
+@jobs.handler("hang", lease=1, timeout=0.5)
+def hang(payload: Any, ctx: Any) -> None:
+    """Runs far past its timeout."""
+    _log(payload["log"], f"start {ctx.job['id']} {ctx.attempt} {os.getpid()} {time.time()}")
+    time.sleep(60)

@@ -59,7 +59,7 @@ def test_run_at_and_delay_schedule_the_job(jobs: Jobs, clock: VirtualClock) -> N
 def test_bad_enqueue_arguments_are_refused_and_write_nothing(jobs: Jobs, args: Any, kwargs: Any) -> None:
     with pytest.raises(JobError) as err:
         jobs.enqueue(*args, **kwargs)
-    assert err.value.code == "JD2068"
+    assert err.value.code == "JD2125"
     assert jobs.list() == []
 
 
@@ -159,7 +159,7 @@ def test_payloads_follow_the_value_rules_and_never_turn_nan_into_null(store: jl.
     for bad in (math.nan, math.inf, b"bytes"):
         with pytest.raises(jl.JarenlabError) as info:
             jobs.enqueue("k", {"v": bad})
-        assert info.value.code == "JD2068"
+        assert info.value.code == "JD2125"
         with pytest.raises(jl.JarenlabError):
             jobs.enqueue_many([{"kind": "k", "payload": {"v": bad}}])
     assert jobs.counts()["pending"] == 0
@@ -181,16 +181,16 @@ def test_listing_refuses_bad_pages_instead_of_ignoring_them(store: jl.Store) -> 
     ):
         with pytest.raises(jl.JarenlabError) as info:
             call()
-        assert info.value.code == "JD2068"
+        assert info.value.code == "JD2125"
     with pytest.raises(jl.JarenlabError) as info:
         jobs.list(after="no-such-job")
-    assert info.value.code == "JD2070"
+    assert info.value.code == "JD2126"
 
 
 def test_times_too_large_for_a_float_are_refused_with_a_code(store: jl.Store) -> None:
     with pytest.raises(jl.JarenlabError) as info:
         store.jobs.enqueue("k", None, run_at=10**400)
-    assert info.value.code == "JD2068"
+    assert info.value.code == "JD2125"
     with pytest.raises(jl.JarenlabError) as info:
         store.events.tail(last=True, follow=False)
     assert info.value.code == "JD2010"

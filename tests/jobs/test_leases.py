@@ -77,24 +77,24 @@ def test_an_expired_lease_is_recovered_by_the_next_claim(
     assert again.token != leased.token
 
 
-@pytest.mark.parametrize("code", ["JD2065", "JD2066", "JD2067", "JD2070"])
+@pytest.mark.parametrize("code", ["JD2067", "JD2066", "JD2065", "JD2126"])
 def test_a_fenced_settle_is_a_coded_refusal_that_changes_nothing(
     jobs: Jobs, leased: Any, clock: VirtualClock, code: str
 ) -> None:
-    if code == "JD2065":
+    if code == "JD2067":
         clock.advance(11)  # expired, not yet reclaimed
     elif code == "JD2066":
         clock.advance(11)
         assert jobs.claim() is not None  # another claim took it
-    elif code == "JD2067":
+    elif code == "JD2065":
         jobs.cancel("w")
     else:
         jobs.store.db.connection().execute("DELETE FROM _jl_jobs WHERE id = 'w'")
     before = jobs.get("w")
     for settle in (
         lambda: jobs.queue.complete(leased, '"x"', prune=False),
-        lambda: jobs.queue.fail(leased, "boom", retry_in=1.0),
-        lambda: jobs.queue.fail(leased, "boom", retry_in=None),
+        lambda: jobs.queue.fail(leased, "boom", retry_at=clock() + 1.0),
+        lambda: jobs.queue.fail(leased, "boom", retry_at=None),
         lambda: jobs.queue.renew(leased),
         lambda: jobs.queue.release(leased),
         lambda: jobs.queue.checkpoint(leased, "node", "1"),
@@ -111,7 +111,7 @@ def test_settling_twice_is_refused(jobs: Jobs, leased: Any) -> None:
     jobs.queue.complete(leased, "1", prune=False)
     with pytest.raises(JobError) as err:
         jobs.queue.complete(leased, "2", prune=False)
-    assert err.value.code == "JD2067" and jobs.get("w")["result"] == 1
+    assert err.value.code == "JD2065" and jobs.get("w")["result"] == 1
 
 
 def test_renewal_extends_the_lease_while_a_handler_runs(jobs: Jobs, clock: VirtualClock) -> None:
@@ -168,7 +168,7 @@ def test_a_crash_counts_as_an_attempt_and_exhausted_crashes_dead_letter(
 
 
 def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
-    jobs = Jobs(store, lease=30)
+    jobs = store.jobs.configure(lease=30)
     runs: list[str] = []
     lock = threading.Lock()
 
@@ -186,7 +186,7 @@ def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
 @pytest.mark.postgresql_only("a server's clock: SQLite's database clock is this machine's")
 def test_leases_are_judged_on_the_servers_clock(store: jl.Store, monkeypatch: Any) -> None:
     monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)  # this machine's clock is years off
-    jobs = Jobs(store, lease=30)  # the default clock: the database's
+    jobs = store.jobs.configure(lease=30)  # the default clock: the database's
     jobs.handler("k")(lambda p, c: None)
     jobs.enqueue("k", None, id="a")
     lease = jobs.claim()

@@ -110,7 +110,7 @@ def test_coalescing_keeps_one_unattempted_job_and_the_earliest_time(jobs: Jobs, 
     assert len(jobs.list()) == 1
     with pytest.raises(JobError) as err:
         jobs.enqueue("step", {"v": 2}, coalescing_key="k")
-    assert err.value.code == "JD2068" and "different payload" in err.value.reason
+    assert err.value.code == "JD2125" and "different payload" in err.value.reason
     with pytest.raises(JobError):
         jobs.enqueue("step", {"v": 1}, coalescing_key="k", partition_key="P")
     assert jobs.enqueue("other-kind", {"v": 2}, coalescing_key="k") != first  # keys are per kind
@@ -173,7 +173,7 @@ def test_defer_until_starts_a_clean_generation_at_the_deadline(jobs: Jobs, clock
     assert (job["state"], job["attempts"], job["last_error"]) == ("pending", 0, None)
     assert job["run_at"] == clock() + 300
     assert run_one(jobs) is None  # still the head of its partition
-    assert jobs.wait_for_idle(timeout=0) is False  # deferred work is not idle
+    assert not jobs.wait_for_idle(timeout=0)  # deferred work is not idle
     clock.advance(300)
     assert run_one(jobs) == "done" and seen[-1] == (1, 3)
 
@@ -201,7 +201,7 @@ def test_cancel_is_terminal_and_survives_restart(open_store: Any) -> None:
         assert first.jobs.cancel("c") is True and first.jobs.cancel("c") is False
         with pytest.raises(JobError) as err:
             first.jobs.cancel("missing")
-        assert err.value.code == "JD2070"
+        assert err.value.code == "JD2126"
     with open_store.reopen(first, MODEL) as store:
         store.jobs.handler("k")(lambda p, c: None)
         assert store.jobs.run_until_idle(progress=False)["done"] == 0
@@ -233,7 +233,7 @@ def test_a_cancel_from_elsewhere_reaches_the_handler_at_its_next_renewal(
 
 # -- concurrency, idle, requeue, sweep ---------------------------------------------------------
 def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01)
+    jobs = store.jobs.configure(poll=0.01)
     lock = threading.Lock()
     running = {"slow": 0, "fast": 0}
     peak = {"slow": 0, "fast": 0}
@@ -259,13 +259,13 @@ def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Stor
 
 
 def test_wait_for_idle_waits_for_background_work(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01)
+    jobs = store.jobs.configure(poll=0.01)
     jobs.handler("nap")(lambda p, c: time.sleep(0.02))
     jobs.enqueue_many([{"kind": "nap"} for _ in range(10)])
-    assert jobs.wait_for_idle(timeout=0.01) is False
+    assert not jobs.wait_for_idle(timeout=0.01)
     worker = jobs.start(concurrency=3)
     try:
-        assert jobs.wait_for_idle(timeout=10) is True
+        assert jobs.wait_for_idle(timeout=10).idle is True
         assert jobs.counts()["done"] == 10
     finally:
         worker.stop()
@@ -296,7 +296,7 @@ def test_requeue_runs_a_dead_job_again_keeping_its_history(jobs: Jobs) -> None:
     jobs.claim()
     with pytest.raises(JobError) as err:
         jobs.requeue("running")
-    assert err.value.code == "JD2068"
+    assert err.value.code == "JD2125"
 
 
 def test_sweep_deletes_settled_jobs_before_the_horizon(jobs: Jobs, clock: VirtualClock) -> None:

@@ -160,7 +160,7 @@ def test_the_worker_command_reports_bad_handlers(db: dict[str, Any]) -> None:
     proc = subprocess.run(
         [*command, "--handlers", "tests.jobs.nothing_here:jobs"], cwd=ROOT, capture_output=True, timeout=60
     )
-    assert proc.returncode != 0 and b"JD2068" in proc.stderr
+    assert proc.returncode != 0 and b"JD2125" in proc.stderr
     if "schema" not in db:
         assert os.path.exists(db["path"])
     with jl.open(**db) as store:  # the store is still there, untouched

@@ -88,7 +88,7 @@ def test_any_handler_outcome_is_an_ordinary_failed_attempt(jobs: Jobs, handler: 
 
 
 def test_a_background_worker_survives_failing_handlers(store: jl.Store) -> None:
-    jobs = Jobs(store, backoff_base=0.001, backoff_cap=0.002, poll=0.01)
+    jobs = store.jobs.configure(backoff_base=0.001, backoff_cap=0.002, poll=0.01)
     jobs.handler("boom", max_attempts=2)(lambda p, c: (_ for _ in ()).throw(Unprintable()))
     jobs.handler("ok")(lambda p, c: p)
     worker = jobs.start(concurrency=2)

@@ -44,7 +44,7 @@ OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], jl.Store]] = {
 
 def row(job_id: str, key: str | None = None) -> tuple[Any, ...]:
     """The parameters of ``jobs.enqueue`` for a pending job of kind ``work``."""
-    return (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE)
+    return (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None)
 
 
 @pytest.fixture(params=sorted(OPENERS))
@@ -93,6 +93,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
     "renew": ((NOW, NOW, NOW, *FENCE), {}, 0),
     "restart": ((NOW, NOW, NOW, *FENCE), {}, 0),
     "mark_checkpointed": ((NOW, *FENCE), {}, 0),
+    "hold": ((*FENCE,), {}, []),
     "lease_state": ((1,), {}, [("pending", None, 0, None)]),
     "unwind": ((1, "t"), {}, 0),
     "save_checkpoint": (("a", "node", "1", 1), {}, 1),
@@ -109,6 +110,8 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
     "failures": ((5,), {}, []),
     "counts": ((), {"where": ()}, [("pending", 1)]),
     "where_state": (("done", None), {}, []),
+    "where_states": (("done", "pending", "dead", "done", "done", "done", None), {}, record_a),
+    "where_source_event": ((7, None), {}, record_a),
     "where_kind": (("work", None), {}, record_a),
     "where_after": (("a", None), {}, []),
 }

@@ -15,7 +15,7 @@ from .conftest import MODEL
 
 
 def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01, lease=30)
+    jobs = store.jobs.configure(poll=0.01, lease=30)
     started = threading.Barrier(3)
     release = threading.Event()
 
@@ -60,7 +60,7 @@ def test_store_close_stops_running_workers(store: jl.Store) -> None:
 
 
 def test_an_enqueue_wakes_an_idle_worker_at_once(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=30)  # a poll this long would fail the test
+    jobs = store.jobs.configure(poll=30)  # a poll this long would fail the test
     done = threading.Event()
     jobs.handler("k")(lambda p, c: done.set())
     worker = jobs.start(concurrency=1)
@@ -73,7 +73,7 @@ def test_an_enqueue_wakes_an_idle_worker_at_once(store: jl.Store) -> None:
 
 
 def test_an_enqueue_from_another_process_wakes_an_idle_worker_soon(store: jl.Store, open_store: Any) -> None:
-    jobs = Jobs(store, poll=30)  # a poll this long would fail the test
+    jobs = store.jobs.configure(poll=30)  # a poll this long would fail the test
     done = threading.Event()
     jobs.handler("k")(lambda p, c: done.set())
     worker = jobs.start(concurrency=1)
@@ -104,7 +104,7 @@ def test_interrupting_the_cell_gives_the_lease_back(jobs: Jobs, clock: VirtualCl
 
 
 def test_interrupting_a_threaded_run_stops_its_worker(store: jl.Store, monkeypatch: Any) -> None:
-    jobs = Jobs(store, poll=0.01, close_grace=1)
+    jobs = store.jobs.configure(poll=0.01, close_grace=1)
     go = threading.Event()
 
     @jobs.handler("wait")
@@ -143,7 +143,7 @@ def test_run_until_idle_shows_a_progress_bar(jobs: Jobs, capsys: Any) -> None:
 
 
 def test_a_second_start_of_one_worker_is_refused(store: jl.Store) -> None:
-    jobs = Jobs(store, poll=0.01)
+    jobs = store.jobs.configure(poll=0.01)
     jobs.handler("k")(lambda p, c: None)
     worker = jobs.start(concurrency=1)
     try:
@@ -157,8 +157,8 @@ def test_a_second_start_of_one_worker_is_refused(store: jl.Store) -> None:
 
 def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job(open_store: Any) -> None:
     clock = VirtualClock()
-    store = first = open_store(MODEL)
-    jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
+    store = first = open_store(MODEL, clock=clock, random=lambda: 0.5)
+    jobs = store.jobs
     jobs.handler("fail-once")(lambda p, c: 1 / 0 if c.attempt == 1 else "ok")
     jobs.enqueue("fail-once", None, id="retry")
     jobs.enqueue("later", None, id="later", delay=3600)
@@ -171,8 +171,8 @@ def test_restart_keeps_pending_delayed_and_retry_times_and_reruns_a_released_job
     jobs.queue.release(lease)  # what a stopping worker does with a job whose handler gave up
     store.close()
 
-    store = open_store.reopen(first, MODEL)
-    jobs = Jobs(store, clock=clock, rand=lambda: 0.5)
+    store = open_store.reopen(first, MODEL, clock=clock, random=lambda: 0.5)
+    jobs = store.jobs
     assert jobs.get("retry")["run_at"] == retry_at and jobs.get("later")["run_at"] == later_at
     seen: list[int] = []
     jobs.handler("fail-once")(lambda p, c: "ok")

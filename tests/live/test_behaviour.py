@@ -86,7 +86,7 @@ def test_maintained_bound_closes_with_a_coded_error(store: Any) -> None:
     assert [e.code for e in errors] == ["JD2060"] and live.closed and live.error is errors[0]
     with pytest.raises(LiveError) as err:
         live.subscribe(lambda patch, seq: None)
-    assert err.value.code == "JD2062"
+    assert err.value.code == "JD2127"
 
 
 def test_query_bound(store: Any) -> None:
@@ -94,7 +94,7 @@ def test_query_bound(store: Any) -> None:
     lives = [store["items"].live({"$count": "$[*]"}) for _ in range(2)]
     with pytest.raises(LiveError) as err:
         store["items"].live({"$count": "$[*]"})
-    assert err.value.code == "JD2060"
+    assert err.value.code == "JD0052"
     lives[0].close()
     assert store["items"].live({"$count": "$[*]"}).rows == [0]
 
@@ -109,7 +109,7 @@ def test_gap_past_retention_and_compact_records_reseed(open_store: Any) -> None:
         b["items"].put({"id": f"r{i}", "n": i})
     with pytest.raises(LiveError) as err:
         a.changes.read(after=1)
-    assert err.value.code == "JD2050"
+    assert err.value.code == "JD2128"
     with a.changes.lock:
         a.changes._drain(check_log=True)
     assert live.rows == fresh(a["items"], TOP, {}, windowed=True) and len(live.rows) == 3

@@ -475,9 +475,10 @@ class PostgresBackend:
         """The server's clock (read now and then, carried forward locally: see :mod:`.clock`)."""
         return self._clock()
 
-    def close(self, conn: psycopg.Connection[Any] | None) -> None:
+    def close(self, conn: psycopg.Connection[Any] | None) -> str | None:
         """Nothing to tidy (the server keeps the data) but the clock's connection."""
         self._clock.close()
+        return None
 
     def discard_if_empty(self) -> None:
         """Nothing to remove: a store's schema is created inside the transaction that creates it."""

@@ -331,11 +331,21 @@ class SQLiteBackend:
     def clock(self) -> float:
         return time.time()
 
-    def close(self, conn: sqlite3.Connection | None) -> None:
-        """Checkpoint the WAL into the file (a busy checkpoint is left to the next open)."""
-        if conn is not None and not self.read_only:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    def close(self, conn: sqlite3.Connection | None) -> str | None:
+        """Checkpoint the WAL into the file; say so when another connection kept it from finishing
+        (nothing is lost: the rest stays in the ``-wal`` file for a later checkpoint)."""
+        if conn is None or self.read_only:
+            return None
+        try:
+            busy, frames, moved = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            return f"the WAL checkpoint of {self.target} failed: {exc}"
+        if busy:
+            return (
+                f"the WAL checkpoint of {self.target} was busy (another connection reads or writes it): "
+                f"{max(moved, 0)} of {max(frames, 0)} frames reached the file, the rest stays in its -wal file"
+            )
+        return None
 
     def discard_if_empty(self) -> None:
         """Remove the database file if this store's opening created it and it holds nothing."""

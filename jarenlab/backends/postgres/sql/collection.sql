@@ -4,9 +4,13 @@
 -- {table} is the collection's name. Placeholders are %s.
 
 -- name: insert
--- One document under an allocated integer key (max + 1: the caller holds the collection's
--- key lock, so concurrent inserts cannot take the same key); returns the key.
-INSERT INTO {table}(key, doc) SELECT coalesce(max(key), 0) + 1, %s FROM {table} RETURNING key
+-- One document under an allocated integer key: one past both the largest stored key and the
+-- largest key ever deleted (keys_seen), so a deleted key is never handed out again; returns it.
+-- Takes (the collection's name, the document).
+INSERT INTO {table}(key, doc) VALUES (
+    greatest(coalesce((SELECT max(key) FROM {table}), 0),
+        coalesce((SELECT last FROM _jl_keys WHERE collection = %s), 0)) + 1,
+    %s) RETURNING key
 
 -- name: insert_keyed
 INSERT INTO {table}(key, doc) VALUES (%s, %s)
@@ -15,8 +19,20 @@ INSERT INTO {table}(key, doc) VALUES (%s, %s)
 INSERT INTO {table}(key, doc) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET doc = excluded.doc
 
 -- name: next_key
--- The first key after every stored integer key (a batch allocates from here under the key lock).
-SELECT coalesce(max(key), 0) + 1 FROM {table}
+-- The first key a batch allocates from: past every stored key and every deleted one. Takes (the
+-- collection's name).
+SELECT greatest(coalesce((SELECT max(key) FROM {table}), 0),
+    coalesce((SELECT last FROM _jl_keys WHERE collection = %s), 0)) + 1
+
+-- name: create_keys
+-- Per collection with an allocated integer identity, the largest key ever deleted (a key is
+-- allocated past it, so a deleted key is never reused).
+CREATE TABLE IF NOT EXISTS _jl_keys (collection TEXT PRIMARY KEY, last bigint NOT NULL)
+
+-- name: keys_seen
+-- Remember a deleted key of an allocated identity (the largest one stays).
+INSERT INTO _jl_keys(collection, last) VALUES (%s, %s)
+ON CONFLICT (collection) DO UPDATE SET last = greatest(_jl_keys.last, excluded.last)
 
 -- name: get
 SELECT doc FROM {table} WHERE key = %s
@@ -32,7 +48,8 @@ SELECT 1 FROM {table} WHERE key = %s
 UPDATE {table} SET doc = %s WHERE key = %s
 
 -- name: delete
-DELETE FROM {table} WHERE key = %s
+-- Returns the deleted document (none: nothing was stored), so the change log knows what went.
+DELETE FROM {table} WHERE key = %s RETURNING doc
 
 -- name: count
 SELECT count(*) FROM {table}

@@ -24,7 +24,9 @@ CREATE TABLE IF NOT EXISTS _jl_jobs (
     result text,
     created_at double precision NOT NULL,
     updated_at double precision NOT NULL,
-    settled_at double precision
+    settled_at double precision,
+    source_event bigint,
+    timeout double precision
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_cost_delay = 0)
 
 -- name: create_jobs_due
@@ -33,6 +35,10 @@ CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS
 -- name: create_jobs_partition
 CREATE INDEX IF NOT EXISTS _jl_jobs_partition ON _jl_jobs(kind, partition_key, seq)
 WHERE partition_key IS NOT NULL
+
+-- name: create_jobs_source
+-- The jobs an event's handlers enqueued (jobs.list(source_event=...)).
+CREATE INDEX IF NOT EXISTS _jl_jobs_source ON _jl_jobs(source_event) WHERE source_event IS NOT NULL
 
 -- name: create_jobs_coalescing
 CREATE UNIQUE INDEX IF NOT EXISTS _jl_jobs_coalescing ON _jl_jobs(kind, coalescing_key)
@@ -56,33 +62,34 @@ WHERE partition_key IS NOT NULL AND state = 'leased'
 
 
 -- name: enqueue
--- One job; an id already stored changes nothing (enqueue is idempotent by id). A coalescing key
+-- One job; an id already stored changes nothing (enqueue is idempotent by id). The last two: the
+-- event whose handler enqueued it (or NULL) and its handler timeout in seconds (or NULL). A coalescing key
 -- another transaction took meanwhile changes nothing either: no row inserted, the queue looks again.
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
-    coalescing_key, created_at, updated_at)
-VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s)
+    coalescing_key, created_at, updated_at, source_event, timeout)
+VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 
 -- name: enqueue_sixteen
 -- Sixteen jobs in one statement (enqueue_many inserts in steps of sixteen, the rest one by one).
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
-    coalescing_key, created_at, updated_at)
-VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s)
+    coalescing_key, created_at, updated_at, source_event, timeout)
+VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
+    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 
 -- name: exists
@@ -108,7 +115,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_until = %s + %s, due_at = %s + %s, updated_at = %s
 WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
-    run_at, created_at, partition_key, coalescing_key, last_error
+    run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claim_leases
 -- Like claim, when the kinds' leases differ: the seconds are one JSON object, kind -> seconds.
@@ -118,7 +125,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     due_at = %s + (%s::jsonb ->> kind)::double precision, updated_at = %s
 WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
-    run_at, created_at, partition_key, coalescing_key, last_error
+    run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claimable
 -- The job a claim would lease now, if any (its seq); rows other claims hold count as claimable.
@@ -167,6 +174,13 @@ WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
 -- name: mark_checkpointed
 UPDATE _jl_jobs SET checkpointed = 1, updated_at = %s
 WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+
+-- name: hold
+-- The fence alone, for a write a lease holder makes beside its job (an event its handler emits): one
+-- row while the lease is this attempt's (seq, token, now), locked until the transaction ends (a
+-- claim skips it meanwhile, so no other attempt takes the job before this write commits).
+SELECT 1 FROM _jl_jobs WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+FOR UPDATE
 
 -- name: lease_state
 SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = %s
@@ -232,18 +246,21 @@ DELETE FROM _jl_jobs WHERE seq IN (SELECT seq FROM picked)
 
 -- name: get
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE id = %s
 
 -- name: list
 -- In enqueue order; the last parameter is the limit (NULL: no limit).
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT %s
 
 -- name: failures
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT %s
 
 -- name: counts
@@ -251,6 +268,14 @@ SELECT state, count(*) FROM _jl_jobs WHERE {where} GROUP BY state
 
 -- name: where_state
 state = %s
+
+-- name: where_states
+-- One of several states: the states asked for, the first repeated to fill all six places.
+state IN (%s, %s, %s, %s, %s, %s)
+
+-- name: where_source_event
+-- Enqueued by the handlers of one event (its seq).
+source_event = %s
 
 -- name: where_kind
 kind = %s

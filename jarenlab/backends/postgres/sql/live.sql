@@ -21,7 +21,8 @@ SELECT coalesce(max(seq), 0) + 1, %s, %s, %s, %s FROM _jl_changes RETURNING seq
 DELETE FROM _jl_changes WHERE seq <= %s
 
 -- name: bounds
-SELECT min(seq), max(seq) FROM _jl_changes
+-- Two subqueries, so each reads one end of the primary key (min and max together would scan it).
+SELECT (SELECT min(seq) FROM _jl_changes), (SELECT max(seq) FROM _jl_changes)
 
 -- name: high_watermark
 SELECT coalesce(max(seq), 0) FROM _jl_changes

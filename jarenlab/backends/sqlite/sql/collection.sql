@@ -2,8 +2,13 @@
 -- {table} is the collection's name. Storage order is the rowid (an integer key is the rowid).
 
 -- name: insert
--- One document under an allocated integer key; returns the key.
-INSERT INTO {table}(doc) VALUES (?) RETURNING key
+-- One document under an allocated integer key: one past both the largest stored key and the
+-- largest key ever deleted (keys_seen), so a deleted key is never handed out again; returns it.
+-- Takes (the collection's name, the document).
+INSERT INTO {table}(key, doc) VALUES (
+    max(coalesce((SELECT max(key) FROM {table}), 0),
+        coalesce((SELECT last FROM _jl_keys WHERE collection = ?), 0)) + 1,
+    ?) RETURNING key
 
 -- name: insert_keyed
 INSERT INTO {table}(key, doc) VALUES (?, ?)
@@ -12,8 +17,20 @@ INSERT INTO {table}(key, doc) VALUES (?, ?)
 INSERT INTO {table}(key, doc) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc
 
 -- name: next_key
--- The first key after every stored integer key (a batch allocates from here).
-SELECT coalesce(max(key), 0) + 1 FROM {table}
+-- The first key a batch allocates from: past every stored key and every deleted one. Takes (the
+-- collection's name).
+SELECT max(coalesce((SELECT max(key) FROM {table}), 0),
+    coalesce((SELECT last FROM _jl_keys WHERE collection = ?), 0)) + 1
+
+-- name: create_keys
+-- Per collection with an allocated integer identity, the largest key ever deleted (a key is
+-- allocated past it, so a deleted key is never reused).
+CREATE TABLE IF NOT EXISTS _jl_keys (collection TEXT PRIMARY KEY, last INTEGER NOT NULL) STRICT
+
+-- name: keys_seen
+-- Remember a deleted key of an allocated identity (the largest one stays).
+INSERT INTO _jl_keys(collection, last) VALUES (?, ?)
+ON CONFLICT (collection) DO UPDATE SET last = max(_jl_keys.last, excluded.last)
 
 -- name: get
 SELECT doc FROM {table} WHERE key = ?
@@ -29,7 +46,8 @@ SELECT 1 FROM {table} WHERE key = ?
 UPDATE {table} SET doc = ? WHERE key = ?
 
 -- name: delete
-DELETE FROM {table} WHERE key = ?
+-- Returns the deleted document (none: nothing was stored), so the change log knows what went.
+DELETE FROM {table} WHERE key = ? RETURNING doc
 
 -- name: count
 SELECT count(*) FROM {table}

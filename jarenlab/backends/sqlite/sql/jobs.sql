@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS _jl_jobs (
     result TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    settled_at REAL
+    settled_at REAL,
+    source_event INTEGER,
+    timeout REAL
 )
 
 -- name: create_jobs_due
@@ -46,6 +48,10 @@ CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS
 -- name: create_jobs_partition
 CREATE INDEX IF NOT EXISTS _jl_jobs_partition ON _jl_jobs(kind, partition_key, seq)
 WHERE partition_key IS NOT NULL
+
+-- name: create_jobs_source
+-- The jobs an event's handlers enqueued (jobs.list(source_event=...)).
+CREATE INDEX IF NOT EXISTS _jl_jobs_source ON _jl_jobs(source_event) WHERE source_event IS NOT NULL
 
 -- name: create_jobs_coalescing
 CREATE UNIQUE INDEX IF NOT EXISTS _jl_jobs_coalescing ON _jl_jobs(kind, coalescing_key)
@@ -62,33 +68,34 @@ CREATE TABLE IF NOT EXISTS _jl_job_checkpoints (
 
 
 -- name: enqueue
--- One job; an id already stored changes nothing (enqueue is idempotent by id).
+-- One job; an id already stored changes nothing (enqueue is idempotent by id). The last two: the
+-- event whose handler enqueued it (or NULL) and its handler timeout in seconds (or NULL).
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
-    coalescing_key, created_at, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+    coalescing_key, created_at, updated_at, source_event, timeout)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO NOTHING
 
 -- name: enqueue_sixteen
 -- Sixteen jobs in one statement (enqueue_many inserts in steps of sixteen, the rest one by one):
 -- the same rows as sixteen single enqueues, in fewer statements.
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
-    coalescing_key, created_at, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?),
-    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+    coalescing_key, created_at, updated_at, source_event, timeout)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO NOTHING
 
 -- name: exists
@@ -113,7 +120,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_until = ? + ?, due_at = ? + ?, updated_at = ?
 WHERE seq = ({@claimable})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
-    run_at, created_at, partition_key, coalescing_key, last_error
+    run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claim_leases
 -- Like claim, when the kinds' leases differ: the seconds are one JSON object, kind -> seconds.
@@ -123,7 +130,7 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     due_at = ? + (SELECT value FROM json_each(?) WHERE key = kind), updated_at = ?
 WHERE seq = ({@claimable})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
-    run_at, created_at, partition_key, coalescing_key, last_error
+    run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claimable
 -- The job a claim would lease now, if any (its seq). Parameters: now, the kinds, now.
@@ -175,6 +182,12 @@ WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
 -- name: mark_checkpointed
 UPDATE _jl_jobs SET checkpointed = 1, updated_at = ?
 WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
+
+-- name: hold
+-- The fence alone, for a write a lease holder makes beside its job (an event its handler emits): one
+-- row while the lease is this attempt's (seq, token, now); the write transaction already keeps
+-- every other writer out until it commits.
+SELECT 1 FROM _jl_jobs WHERE seq = ? AND lease_token = ? AND state = 'leased' AND lease_until > ?
 
 -- name: lease_state
 -- Why a fenced write matched nothing: the job's state, token, generation and lease expiry.
@@ -240,19 +253,22 @@ DELETE FROM _jl_jobs WHERE id IN (
 
 -- name: get
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE id = ?
 
 -- name: list
 -- In enqueue order; the last parameter is the limit (NULL: no limit).
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT coalesce(?, -1)
 
 -- name: failures
 -- The latest failed or dead jobs, most recently updated first.
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
-    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at
+    lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
+    source_event, timeout
 FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT ?
 
 -- name: counts
@@ -260,6 +276,14 @@ SELECT state, count(*) FROM _jl_jobs WHERE {where} GROUP BY state
 
 -- name: where_state
 state = ?
+
+-- name: where_states
+-- One of several states: the states asked for, the first repeated to fill all six places.
+state IN (?, ?, ?, ?, ?, ?)
+
+-- name: where_source_event
+-- Enqueued by the handlers of one event (its seq).
+source_event = ?
 
 -- name: where_kind
 kind = ?

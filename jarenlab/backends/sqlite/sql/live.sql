@@ -20,7 +20,8 @@ INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) R
 DELETE FROM _jl_changes WHERE seq <= ?
 
 -- name: bounds
-SELECT min(seq), max(seq) FROM _jl_changes
+-- Two subqueries, so each reads one end of the primary key (min and max together would scan it).
+SELECT (SELECT min(seq) FROM _jl_changes), (SELECT max(seq) FROM _jl_changes)
 
 -- name: high_watermark
 SELECT coalesce(max(seq), 0) FROM _jl_changes
