@@ -28,6 +28,7 @@ from jarenlab.errors import (
     ModelError,
     PlanError,
     QueryError,
+    QueryWarning,
     StoreError,
     ValidationError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "ModelError",
     "PlanError",
     "QueryError",
+    "QueryWarning",
     "StoreError",
     "ValidationError",
     "Query",

@@ -37,7 +37,9 @@ def open(
     ``open("lab.db")`` opens an existing store with its stored model; ``open(model=model)``
     makes a fresh file in a temporary folder that is removed on ``close()``.
     Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
-    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries).
+    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries),
+    ``checks`` (what schema-aware query findings do: ``"default"`` raises the certain mistakes and
+    warns the doubtful ones, ``"strict"`` raises both, ``"off"`` neither; see ``docs/query.md``).
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

@@ -30,6 +30,7 @@ from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import Model, first_difference, load_model
+from jarenlab.query.diagnose import check_switch
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import PlannerState
 from jarenlab.reprs import table
@@ -75,6 +76,7 @@ class Store:
         statement_cache: int = 128,
         schema: str | None = None,
         notify: bool = True,
+        checks: str = "default",
         subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
@@ -87,6 +89,7 @@ class Store:
         self.profile = profile
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
         self.planner = PlannerState(statement_cache)
+        self.planner.checks = check_switch(checks)
         self._temp_dir: str | None = None
         if path is None:
             if checked is None:
@@ -356,6 +359,7 @@ OPTIONS = (
     "statement_cache",
     "schema",
     "notify",
+    "checks",
 )
 
 

@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 
 from jarenlab import pointer
-from jarenlab.errors import ValidationError
+from jarenlab.errors import QueryError, ValidationError
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -54,6 +54,21 @@ def to_json(value: Any, path: str = "") -> Any:
             return value
         return items
     return _convert(value, path)
+
+
+def query_value(value: Any, code: str, what: str) -> Any:
+    """A Python value as a query literal (``JQ0010``) or external (``JQ2011``): converted exactly as a
+    write converts it (:func:`to_json`), so a ``datetime`` finds the text a write stored.
+
+    >>> import datetime as dt, numpy as np
+    >>> query_value(dt.date(2020, 1, 2), "JQ0010", "x"), query_value(np.int64(3), "JQ0010", "x")
+    ('2020-01-02', 3)
+    """
+    try:
+        return to_json(value)
+    except (ValidationError, RecursionError) as err:
+        why = err.reason if isinstance(err, ValidationError) else "nested too deeply"
+        raise QueryError(code, f"{what}: {why}") from None
 
 
 def _convert(value: Any, path: str) -> Any:

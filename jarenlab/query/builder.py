@@ -151,7 +151,13 @@ class Query:
         return q._with(group=tuple((n, lit(e)) for n, e in keys.items()))
 
     def select(self, value: Any) -> Query:
-        """Shape each result: an expression, a dict (map constructor) or a list (array constructor)."""
+        """Shape each result: an expression, a dict (map constructor) or a list (array constructor).
+
+        A list of plain member names (pandas' ``df[["a", "b"]]``) keeps those members:
+        ``select(["a", "b"])`` is ``select({"a": it.a, "b": it.b})``.
+        """
+        if isinstance(value, list) and value and all(type(v) is str for v in value):
+            value = {name: it[name] for name in value}
         st = self._stage
         # A dict or list makes exactly one item per input, so it commutes with skip/take
         # and the document stays one flat FLWOR (what the planner pushes down).
@@ -251,6 +257,36 @@ class Query:
     def max(self, expr: Any = None, **externals: Any) -> Any:
         """The greatest ``expr`` (None when there are no results)."""
         return self._aggregate("max", expr, externals)
+
+    def _numbers(self, expr: Any, what: str, externals: dict[str, Any]) -> list[float]:
+        items = (self if expr is None else self.select(expr)).to_list(**externals)
+        for item in items:
+            if type(item) not in (int, float):
+                raise QueryError("JQ2004", f"{what}() takes numbers, got {type(item).__name__} {item!r}")
+        return items
+
+    def median(self, expr: Any = None, **externals: Any) -> Any:
+        """The median of ``expr`` over the results (None when there are none).
+
+        Not an aggregate of the language: computed here over the selected values, after the query.
+        """
+        import statistics
+
+        values = self._numbers(expr, "median", externals)
+        return statistics.median(values) if values else None
+
+    def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
+        """The standard deviation of ``expr`` (pandas' default ``ddof=1``; None with too few values).
+
+        Not an aggregate of the language: computed here over the selected values, after the query.
+        """
+        import math
+
+        values = self._numbers(expr, "std", externals)
+        if len(values) <= ddof:
+            return None
+        mean = math.fsum(values) / len(values)
+        return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - ddof))
 
     def first(self, **externals: Any) -> Any:
         """The first result, or None."""
@@ -383,6 +419,14 @@ class Queryable:
     def max(self, expr: Any = None, **externals: Any) -> Any:
         """See :meth:`Query.max`."""
         return Query(self).max(expr, **externals)
+
+    def median(self, expr: Any = None, **externals: Any) -> Any:
+        """See :meth:`Query.median`."""
+        return Query(self).median(expr, **externals)
+
+    def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
+        """See :meth:`Query.std`."""
+        return Query(self).std(expr, ddof=ddof, **externals)
 
     def first(self, **externals: Any) -> Any:
         """See :meth:`Query.first`."""

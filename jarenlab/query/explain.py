@@ -46,6 +46,8 @@ class Explain:
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
     database: str = "sqlite"
+    #: Schema-aware findings (:mod:`jarenlab.query.diagnose`): ``[{code, severity, reason, doc_path}]``.
+    diagnostics: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def sqlite_plan(self) -> list[dict[str, Any]]:
@@ -72,6 +74,10 @@ class Explain:
         else:
             out.append(("residual", "none"))
         out.append(("diverted", self.diverted or "no"))
+        for d in self.diagnostics:
+            out.append(
+                (f"check ({d['severity']})", f"{d['code']}: {d['reason']} (at {d['doc_path'] or '/'})")
+            )
         for p in self.engine_plan:
             out.append((self.plan_label, "  " * p["depth"] + p["detail"]))
         if self.analyzed:
@@ -165,4 +171,5 @@ def explain(
         phases=dict(trace.phases) if analyze else {},
         fallback=trace.fallback,
         database=prepared.dialect.name,
+        diagnostics=[d.as_dict() for d in prepared.diagnostics],
     )
