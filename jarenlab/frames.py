@@ -16,19 +16,26 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from jarenlab.errors import StoreError
+from jarenlab.values import is_missing
 
 _NULLABLE_INT = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
 _ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
 
-def records_from(data: Any) -> list[Any]:
+def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
     """Documents from a DataFrame, an Arrow table or an iterable (nulls in a table mean "absent").
+
+    A DataFrame's named index becomes members named by its levels (as ``reset_index()`` would make
+    them); ``index_as`` names the member for the index whatever its name. A default or unnamed
+    index is not data and is left out.
 
     >>> records_from(pd.DataFrame({"a": [1, None], "b": ["x", "y"]}))
     [{'a': 1.0, 'b': 'x'}, {'b': 'y'}]
+    >>> records_from(pd.DataFrame({"a": [1]}, index=pd.Index(["k"], name="id")))
+    [{'id': 'k', 'a': 1}]
     """
     if isinstance(data, pd.DataFrame):
-        data = pa.Table.from_pandas(data, preserve_index=False)
+        return frame_records(data, index_as)
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -48,6 +55,60 @@ def records_from(data: Any) -> list[Any]:
             "JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table"
         )
     return data if isinstance(data, list) else list(data)
+
+
+def is_frame(data: Any) -> bool:
+    """True for a pandas DataFrame."""
+    return isinstance(data, pd.DataFrame)
+
+
+def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict[str, Any]]:
+    """A DataFrame's rows as documents, each cell as the same Python value a dict would hold.
+
+    Columns of one dtype (numbers, booleans, timestamps with or without a zone, nullable
+    integers, categories) convert through Arrow, column by column; ``object`` columns keep their
+    Python values, so a column mixing kinds, zone-aware and naive timestamps, or nested dicts
+    stores what one ``insert`` per row would store. A null cell (None, NaN, NA, NaT) is an absent
+    member. Column names must be unique strings (JD2135 names the column).
+    """
+    names = [str(n) if type(n) is str else n for n in frame.columns]
+    data = frame
+    index_names = [n for n in frame.index.names if n is not None]
+    if index_as is not None or (index_names and len(index_names) == frame.index.nlevels):
+        if index_as is not None:
+            if frame.index.nlevels != 1:
+                raise _column_error(index_as, "key_from_index takes a DataFrame with a one-level index")
+            data = frame.rename_axis(index_as)
+            index_names = [index_as]
+        for n in index_names:
+            if n in frame.columns:
+                raise _column_error(n, "is both the index's name and a column")
+        data = data.reset_index()
+        names = [str(n) if type(n) is str else n for n in data.columns]
+    seen: set[Any] = set()
+    for n in names:
+        if type(n) is not str:
+            raise _column_error(n, f"is a {type(n).__name__}: member names are strings")
+        if n in seen:
+            raise _column_error(n, "appears twice: each column becomes one member")
+        seen.add(n)
+    columns = [_column_values(data.iloc[:, i]) for i in range(len(names))]
+    if not names:
+        return [{} for _ in range(len(frame))]
+    return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
+
+
+def _column_values(column: pd.Series) -> list[Any]:
+    if column.dtype == object:
+        return [None if is_missing(v) else v for v in column.tolist()]
+    try:
+        return pa.array(column, from_pandas=True).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return [None if is_missing(v) else v for v in column.tolist()]
+
+
+def _column_error(name: Any, why: str) -> StoreError:
+    return StoreError("JD2135", f"column {name!r} {why}")
 
 
 def _drop_nulls(row: dict[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,10 @@ The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 - ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
   without an offset (no zone is invented); ``date``: ``YYYY-MM-DD``; ``time``: ISO 8601.
 - ``uuid.UUID``: its string; ``Decimal``: refused (it would lose its exactness silently).
-- NaN, infinity, ``bytes``, pandas ``NA``/``NaT``, sets and other objects: refused with ``JD2008``
-  naming the path. (From a DataFrame or Arrow table, a null cell means "member absent": see ``frames.py``.)
+- NaN, pandas ``NA`` and ``NaT`` as an object's member: the member is absent (what they mean in pandas,
+  and what a null cell of a DataFrame or Arrow table means: see ``frames.py``); as an array item they
+  are refused with ``JD2008`` (an item cannot be absent).
+- infinity, ``bytes``, sets and other objects: refused with ``JD2008`` naming the path.
 
 >>> import datetime as dt
 >>> to_json({"t": dt.datetime(2013, 1, 1, 5, tzinfo=dt.timezone.utc), "n": 1})
@@ -36,7 +38,14 @@ def to_json(value: Any, path: str = "") -> Any:
         for k, v in value.items():
             if type(k) is not str:
                 raise _refuse(f"object keys must be strings (got {type(k).__name__})", path)
-            c = to_json(v, pointer.join(path, k)) if type(v) not in _PLAIN else v
+            if type(v) in _PLAIN:
+                continue
+            if is_missing(v):  # NaN, NA, NaT: the member is absent, as a null cell of a DataFrame
+                if out is value:
+                    out = dict(value)
+                del out[k]
+                continue
+            c = to_json(v, pointer.join(path, k))
             if c is not v:
                 if out is value:
                     out = dict(value)
@@ -54,6 +63,18 @@ def to_json(value: Any, path: str = "") -> Any:
             return value
         return items
     return _convert(value, path)
+
+
+def is_missing(value: Any) -> bool:
+    """True for the values pandas uses for "missing": NaN (Python or numpy), ``pd.NA``, ``pd.NaT``.
+
+    >>> is_missing(float("nan")), is_missing(None), is_missing(0.0)
+    (True, False, False)
+    """
+    if isinstance(value, float):
+        return value != value
+    kind = type(value)
+    return kind.__name__ in ("NAType", "NaTType") and kind.__module__.startswith("pandas")
 
 
 def query_value(value: Any, code: str, what: str) -> Any:
