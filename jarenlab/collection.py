@@ -20,7 +20,7 @@ from jarenlab.intervals import write_lock as interval_lock
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
-from jarenlab.values import to_json
+from jarenlab.values import days, to_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,10 @@ class Collection(Queryable):
         self._statement_atomic = store.backend.statement_atomic
         #: Allocating integer keys (max + 1) is serialised per collection on a shared server.
         self._key_lock = f"keys/{spec.name}"
-        self._validator = jsonschema_rs.validator_for(spec.schema)
+        #: Formats are enforced (``date``, ``date-time``, ``email``, ...: what jsonschema-rs knows).
+        self._validator = jsonschema_rs.validator_for(spec.schema, validate_formats=True)
+        #: Members declared ``"format": "date"``: a midnight timestamp written there is its date.
+        self._days = frames.date_members(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = spec.key_type
         #: Checks run inside the write transaction for every written or deleted row.
@@ -67,6 +70,8 @@ class Collection(Queryable):
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
         """(key or None, JSON-safe document, JSON text); raises JD2003/JD2008/JD2002."""
+        if self._days and type(doc) is dict:
+            doc = days(doc, self._days)
         try:
             doc = to_json(doc)
         except RecursionError:

@@ -119,7 +119,7 @@ def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
     """Arrow fields for the top-level members a JSON Schema types as one scalar type."""
     fields = []
     for name, sub in (schema.get("properties") or {}).items():
-        if isinstance(sub, dict) and sub.get("type") in _ARROW_TYPES:
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _ARROW_TYPES:
             fields.append(pa.field(name, _ARROW_TYPES[sub["type"]]))
     return pa.schema(fields)
 
@@ -142,7 +142,57 @@ def texts_to_arrow(
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             # Mixed kinds in one member: fall back to Python decoding, mixed columns as JSON text.
             table = records_to_arrow([orjson.loads(t) for t in texts])
+        table = with_utc_columns(table, date_time_members(schema))
     return _flatten(table) if flatten else table
+
+
+def date_time_members(schema: dict[str, Any] | None) -> set[str]:
+    """The top-level members a JSON Schema declares as ``"format": "date-time"`` strings."""
+    return set(_formatted(schema, "date-time"))
+
+
+def date_members(schema: dict[str, Any] | None) -> tuple[str, ...]:
+    """The top-level members a JSON Schema declares as ``"format": "date"`` strings."""
+    return _formatted(schema, "date")
+
+
+def _formatted(schema: dict[str, Any] | None, fmt: str) -> tuple[str, ...]:
+    props = (schema or {}).get("properties") or {}
+    return tuple(
+        name
+        for name, sub in props.items()
+        if isinstance(sub, dict) and sub.get("format") == fmt and sub.get("type", "string") == "string"
+    )
+
+
+def as_utc(column: Any) -> Any:
+    """A column of RFC 3339 text as UTC timestamps (Arrow ``timestamp[ns, UTC]``), or None when any
+    value does not parse as one with a zone (then the column stays text: nothing is guessed).
+
+    >>> as_utc(pa.array(["2013-01-01T05:00:00Z", None, "2013-01-01T06:00:00+01:00"])).to_pylist()[2]
+    Timestamp('2013-01-01 05:00:00+0000', tz='UTC')
+    >>> as_utc(pa.array(["2013-01-01T05:00:00"])) is None
+    True
+    """
+    import pyarrow.compute as pc
+
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None
+    try:
+        return pc.cast(column, pa.timestamp("ns", tz="UTC"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def with_utc_columns(table: pa.Table, names: set[str]) -> pa.Table:
+    """``table`` with each named text column that parses as zoned RFC 3339 made UTC timestamps."""
+    for name in names:
+        i = table.schema.get_field_index(name)
+        if i >= 0:
+            stamped = as_utc(table.column(i))
+            if stamped is not None:
+                table = table.set_column(i, name, stamped)
+    return table
 
 
 def _flatten(table: pa.Table) -> pa.Table:

@@ -65,6 +65,24 @@ def to_json(value: Any, path: str = "") -> Any:
     return _convert(value, path)
 
 
+def days(doc: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``doc`` with each named member that holds a naive midnight ``datetime`` (or ``pd.Timestamp``) as
+    its ``date``: what a schema's ``"format": "date"`` member takes (pandas reads dates as midnight
+    timestamps). Anything else is left for :func:`to_json` and the validator.
+
+    >>> days({"d": dt.datetime(2020, 1, 2), "t": dt.datetime(2020, 1, 2, 5)}, ("d", "t"))
+    {'d': datetime.date(2020, 1, 2), 't': datetime.datetime(2020, 1, 2, 5, 0)}
+    """
+    out = doc
+    for name in names:
+        v = doc.get(name)
+        if isinstance(v, dt.datetime) and v.tzinfo is None and v.time() == dt.time() and not is_missing(v):
+            if out is doc:
+                out = dict(doc)
+            out[name] = v.date()
+    return out
+
+
 def is_missing(value: Any) -> bool:
     """True for the values pandas uses for "missing": NaN (Python or numpy), ``pd.NA``, ``pd.NaT``.
 

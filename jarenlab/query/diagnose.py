@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,7 @@ def _show(var: str | None, steps: tuple[Step, ...]) -> str:
 
 #: The values of the ``checks`` switch.
 CHECKS = ("default", "strict", "off")
+_DAY = re.compile(r"\d{4}-\d\d-\d\d\Z")
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _SCALARS = frozenset({"string", "number", "integer", "boolean", "null"})
 #: Schema keywords that make a member's shape something this check does not follow.
@@ -293,6 +295,21 @@ class _Walker:
         if types is None or any(k in target for k in _OPAQUE):
             return
         kind = _kind(lit.value)
+        if (
+            c.name == "eq"
+            and kind == "string"
+            and target.get("format") == "date"
+            and not _DAY.match(lit.value)
+        ):
+            shown = _show(path.var, path.steps)
+            self.add(
+                "JQ0031",
+                f"{shown} == {lit.value!r} is never true: {shown} holds dates (YYYY-MM-DD); compare with a "
+                "date (dt.date(...), or a pd.Timestamp's .date())",
+                c.path,
+                "error",
+            )
+            return
         if kind in types or (kind == "number" and "integer" in types):
             return
         if kind == "integer" and "number" in types:
@@ -309,6 +326,25 @@ class _Walker:
         else:
             reason = f"{shown} {op} {value} is never true: {shown} is a {_kinds(types)}{advice}"
             self.add("JQ0031", reason, c.path, "error")
+
+
+def index_suggestions(
+    paths: list[tuple[str | int, ...]], indexed: set[tuple[str | int, ...]]
+) -> list[dict[str, str]]:
+    """Index declarations that would serve a scan: one per scanned path no declared index covers.
+
+    >>> index_suggestions([("dest",), ("o", "t"), ("dest",)], set())
+    [{'name': 'by_dest', 'path': '$.dest'}, {'name': 'by_o_t', 'path': '$.o.t'}]
+    """
+    out: list[dict[str, str]] = []
+    for segments in paths:
+        if segments in indexed or not segments or not all(type(s) is str for s in segments):
+            continue
+        name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for s in segments))
+        suggestion = {"name": name[:60], "path": path_text(None, tuple(("member", s) for s in segments))}
+        if suggestion not in out:
+            out.append(suggestion)
+    return out
 
 
 def _types(schema: dict[str, Any]) -> frozenset[str] | None:
