@@ -37,6 +37,7 @@ from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
     from jarenlab.collection import Collection
+    from jarenlab.infer import infer_model
     from jarenlab.store import Store, Subsystem
 
 #: Names loaded on first use, so ``import jarenlab`` (or the query language alone) loads no store,
@@ -47,6 +48,7 @@ _LAZY = {
     "Store": "jarenlab.store",
     "Subsystem": "jarenlab.store",
     "Collection": "jarenlab.collection",
+    "infer_model": "jarenlab.infer",
 }
 
 
@@ -82,6 +84,7 @@ __all__ = [
     "agg",
     "canonical",
     "evaluate",
+    "infer_model",
     "it",
     "key",
     "open",

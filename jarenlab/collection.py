@@ -73,7 +73,7 @@ class Collection(Queryable):
         if self._days and type(doc) is dict:
             doc = days(doc, self._days)
         try:
-            doc = to_json(doc)
+            doc = to_json(doc, absent=True)
         except RecursionError:
             raise _at(
                 ValidationError("JD2008", "the document is nested too deeply", collection=self.name), position

@@ -7,9 +7,10 @@ The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 - ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
   without an offset (no zone is invented); ``date``: ``YYYY-MM-DD``; ``time``: ISO 8601.
 - ``uuid.UUID``: its string; ``Decimal``: refused (it would lose its exactness silently).
-- NaN, pandas ``NA`` and ``NaT`` as an object's member: the member is absent (what they mean in pandas,
-  and what a null cell of a DataFrame or Arrow table means: see ``frames.py``); as an array item they
-  are refused with ``JD2008`` (an item cannot be absent).
+- NaN, pandas ``NA`` and ``NaT`` as an object's member of a document written to a collection
+  (``absent=True``): the member is absent (what they mean in pandas, and what a null cell of a
+  DataFrame or Arrow table means: see ``frames.py``); anywhere else (an array item, a job payload)
+  they are refused with ``JD2008``.
 - infinity, ``bytes``, sets and other objects: refused with ``JD2008`` naming the path.
 
 >>> import datetime as dt
@@ -30,8 +31,12 @@ from jarenlab.errors import QueryError, ValidationError
 _PLAIN = (str, int, bool, type(None))
 
 
-def to_json(value: Any, path: str = "") -> Any:
-    """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting)."""
+def to_json(value: Any, path: str = "", *, absent: bool = False) -> Any:
+    """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting).
+
+    ``absent=True`` (a document written to a collection) drops an object's members that hold NaN,
+    ``pd.NA`` or ``pd.NaT``: missing, as in a DataFrame; otherwise they are refused like infinity.
+    """
     kind = type(value)
     if kind is dict:
         out = value
@@ -40,12 +45,12 @@ def to_json(value: Any, path: str = "") -> Any:
                 raise _refuse(f"object keys must be strings (got {type(k).__name__})", path)
             if type(v) in _PLAIN:
                 continue
-            if is_missing(v):  # NaN, NA, NaT: the member is absent, as a null cell of a DataFrame
+            if absent and is_missing(v):  # NaN, NA, NaT: the member is absent, as in a DataFrame
                 if out is value:
                     out = dict(value)
                 del out[k]
                 continue
-            c = to_json(v, pointer.join(path, k))
+            c = to_json(v, pointer.join(path, k), absent=absent)
             if c is not v:
                 if out is value:
                     out = dict(value)
@@ -58,11 +63,11 @@ def to_json(value: Any, path: str = "") -> Any:
             return value
         raise _refuse(f"{value!r} is not a JSON number", path)
     if kind is list or kind is tuple:
-        items = [to_json(v, f"{path}/{i}") for i, v in enumerate(value)]
+        items = [to_json(v, f"{path}/{i}", absent=absent) for i, v in enumerate(value)]
         if kind is list and all(a is b for a, b in zip(items, value)):
             return value
         return items
-    return _convert(value, path)
+    return _convert(value, path, absent)
 
 
 def days(doc: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -110,16 +115,16 @@ def query_value(value: Any, code: str, what: str) -> Any:
         raise QueryError(code, f"{what}: {why}") from None
 
 
-def _convert(value: Any, path: str) -> Any:
+def _convert(value: Any, path: str, absent: bool = False) -> Any:
     if isinstance(value, dict):
-        return to_json(dict(value), path)
+        return to_json(dict(value), path, absent=absent)
     if isinstance(value, bool | int | str):
         return _base(value)
     if isinstance(value, float):
         return to_json(float(value), path)
     module = type(value).__module__
     if (module == "numpy" or module.startswith("numpy.")) and hasattr(value, "tolist"):
-        return to_json(value.tolist(), path)
+        return to_json(value.tolist(), path, absent=absent)
     if module.startswith("pandas"):
         if type(value).__name__ == "Timestamp" and value is not _nat():
             return _convert(value.to_pydatetime(), path)

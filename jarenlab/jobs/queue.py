@@ -153,8 +153,13 @@ class Queue(Administration):
         max_attempts: int,
         partition_key: str | None,
         coalescing_key: str | None,
+        if_exists: str = "error",
     ) -> str:
-        """Insert one job (idempotent by id; coalesced by key); returns the job's id."""
+        """Insert one job (idempotent by id; coalesced by key); returns the job's id.
+
+        An id already stored with another kind or payload is JD2068 (``if_exists="error"``) or
+        keeps the stored job (``if_exists="keep"``); the same kind and payload is the same job.
+        """
         if type(kind) is not str or not kind:
             raise JobError("JD2068", f"a job kind must be a non-empty string, not {kind!r}")
         if id is not None and (type(id) is not str or not id):
@@ -175,13 +180,29 @@ class Queue(Administration):
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now)
         db = self.db
         if coalescing_key is None:
-            db.write("jobs.enqueue", params)
+            if db.write("jobs.enqueue", params)[1] == 0 and id is not None and if_exists == "error":
+                self._same_job(job_id, kind, payload)
             db.notify("jobs")
             return job_id
         with db.transaction():
             job_id = self._coalesce(params, payload)
             db.notify("jobs")
             return job_id
+
+    def _same_job(self, job_id: str, kind: str, payload: Any) -> None:
+        """Refuse an enqueue whose id holds another job (a different kind or payload): JD2068."""
+        row = self.db.one("jobs.get", (job_id,))
+        if row is None:
+            return
+        stored_kind, stored = row[1], orjson.loads(row[12])
+        if stored_kind != kind or stored != orjson.loads(dumps(payload)):
+            what = f"kind {stored_kind!r}" if stored_kind != kind else "a different payload"
+            raise JobError(
+                "JD2068",
+                f"job id {job_id!r} already holds {what}; enqueue under another id, or pass "
+                "if_exists='keep' to keep the stored job",
+                key=job_id,
+            )
 
     def _coalesce(self, params: tuple[Any, ...], payload: Any) -> str:
         job_id, kind, key = params[0], params[1], params[7]

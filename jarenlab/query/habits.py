@@ -81,7 +81,7 @@ def dt_accessor(expr: Expr, shown: str) -> Any:
         shown,
         "dt",
         "date parts need the language's date functions; meanwhile compare the stored RFC 3339 text: "
-        "it.x.startswith('2020') for a year, it.x >= '2020-01-01' for a range",
+        f"{shown}.startswith('2013') for a year, {shown} >= '2013-01-01' for a range",
     )
 
 
