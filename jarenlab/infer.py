@@ -33,6 +33,7 @@ import re
 from typing import Any
 
 from jarenlab.errors import StoreError
+from jarenlab.query.diagnose import json_kind
 from jarenlab.values import to_json
 
 _DAY = re.compile(r"\d{4}-\d\d-\d\d\Z")
@@ -88,17 +89,10 @@ def _kind(value: Any) -> str:
     if isinstance(value, dt.date):
         return "date"
     v = to_json(value, absent=True)
-    if v is None:
-        return "null"
-    if type(v) is bool:
-        return "boolean"
-    if type(v) is int:
-        return "integer"
-    if type(v) is float:
-        return "number"
-    if type(v) is str:
+    kind = json_kind(v)
+    if kind == "string":
         return "date" if _DAY.match(v) else "date-time" if _INSTANT.match(v) else "string"
-    return "array" if type(v) is list else "object"
+    return kind
 
 
 def _schema(values: list[Any]) -> dict[str, Any]:

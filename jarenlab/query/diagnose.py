@@ -294,7 +294,7 @@ class _Walker:
         types = _types(target)
         if types is None or any(k in target for k in _OPAQUE):
             return
-        kind = _kind(lit.value)
+        kind = json_kind(lit.value)
         if (
             c.name == "eq"
             and kind == "string"
@@ -356,7 +356,8 @@ def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     return None
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON type of a JSON-safe value, telling ``integer`` from ``number`` (as JSON Schema does)."""
     if value is None:
         return "null"
     if type(value) is bool:
