@@ -29,6 +29,7 @@ from jarenlab.errors import (
     ModelError,
     PlanError,
     QueryError,
+    QueryWarning,
     StoreError,
     ValidationError,
 )
@@ -37,6 +38,7 @@ from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
     from jarenlab.collection import Collection
+    from jarenlab.infer import infer_model
     from jarenlab.store import Store, Subsystem
 
 #: Names loaded on first use, so ``import jarenlab`` (or the query language alone) loads no store,
@@ -47,6 +49,7 @@ _LAZY = {
     "Store": "jarenlab.store",
     "Subsystem": "jarenlab.store",
     "Collection": "jarenlab.collection",
+    "infer_model": "jarenlab.infer",
 }
 
 
@@ -73,6 +76,7 @@ __all__ = [
     "ModelError",
     "PlanError",
     "QueryError",
+    "QueryWarning",
     "StoreError",
     "ValidationError",
     "Query",
@@ -82,6 +86,7 @@ __all__ = [
     "agg",
     "canonical",
     "evaluate",
+    "infer_model",
     "it",
     "key",
     "open",

@@ -46,6 +46,8 @@ def open(
     ``clock`` (epoch seconds for the job queue and the event ledger: a
     :class:`jarenlab.jobs.VirtualClock` runs ``store.jobs`` in virtual time) and ``random`` (the
     retry jitter: a seed, a ``random.Random`` or a function).
+    ``checks`` (what schema-aware query findings do: ``"default"`` raises the certain mistakes and
+    warns the doubtful ones, ``"strict"`` raises both, ``"off"`` neither; see ``docs/query.md``).
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

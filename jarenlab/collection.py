@@ -20,7 +20,7 @@ from jarenlab.intervals import write_lock as interval_lock
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
 from jarenlab.query.builder import Queryable
-from jarenlab.values import to_json
+from jarenlab.values import days, to_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +53,10 @@ class Collection(Queryable):
         self.name = spec.name
         #: Allocating integer keys (max + 1) is serialised per collection on a shared server.
         self._key_lock = f"keys/{spec.name}"
-        self._validator = jsonschema_rs.validator_for(spec.schema)
+        #: Formats are enforced (``date``, ``date-time``, ``email``, ...: what jsonschema-rs knows).
+        self._validator = jsonschema_rs.validator_for(spec.schema, validate_formats=True)
+        #: Members declared ``"format": "date"``: a midnight timestamp written there is its date.
+        self._days = frames.date_members(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
         self._key_type = spec.key_type
         #: An integer-typed owner member holds an int exactly (JSON Schema also takes 1.0): owner
@@ -79,8 +82,10 @@ class Collection(Queryable):
     # -- preparing documents ---------------------------------------------------------------------
     def _prepare(self, doc: Any, position: int | None = None) -> tuple[Any, dict[str, Any], str]:
         """(key or None, JSON-safe document, JSON text); raises JD2003/JD2008/JD2002."""
+        if self._days and type(doc) is dict:
+            doc = days(doc, self._days)
         try:
-            doc = to_json(doc)
+            doc = to_json(doc, absent=True)
         except RecursionError:
             raise _at(
                 ValidationError("JD2008", "the document is nested too deeply", collection=self.name), position
@@ -197,24 +202,72 @@ class Collection(Queryable):
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
     def insert_many(
-        self, docs: Iterable[Any] | pd.DataFrame | pa.Table, *, progress: bool | None = None
+        self,
+        docs: Iterable[Any] | pd.DataFrame | pa.Table,
+        *,
+        progress: bool | None = None,
+        key_from_index: bool = False,
     ) -> int:
         """Validate and insert many documents in ONE transaction; return how many.
 
         ``docs`` is an iterable of dicts, a pandas DataFrame or a pyarrow Table (a null cell means
-        the member is absent). Nothing is written if any document fails; the error names its
-        position (``err.position``). A progress bar shows for long batches (``progress=None``:
-        from 50,000 documents).
+        the member is absent). A DataFrame's named index becomes members (so an index named like the
+        key is the key); ``key_from_index=True`` takes the index as the key whatever its name (the
+        key member, or an identity collection's keys). Nothing is written if any document fails; the
+        error names its position (``err.position``). A progress bar shows for long batches
+        (``progress=None``: from 50,000 documents).
         """
-        records = frames.records_from(docs)
+        records, keys = self._records(docs, key_from_index)
+        return self._write_many(records, keys, progress, upsert=False)
+
+    def put_many(
+        self,
+        docs: Iterable[Any] | pd.DataFrame | pa.Table,
+        *,
+        progress: bool | None = None,
+        key_from_index: bool = False,
+    ) -> int:
+        """Insert or replace many documents (a bulk upsert) in ONE transaction; return how many.
+
+        Running a loading cell twice leaves one copy of each document. Keys come from the documents
+        (a key pointer) or, for an identity collection, from a DataFrame's index
+        (``key_from_index=True``). Validation, positions and progress as in :meth:`insert_many`.
+        """
+        records, keys = self._records(docs, key_from_index)
+        if keys is None and self._key_member is None:
+            raise StoreError(
+                "JD2010",
+                f"put_many on {self.name!r} (keys by identity) needs the keys: a DataFrame indexed by "
+                "them with key_from_index=True",
+                collection=self.name,
+            )
+        return self._write_many(records, keys, progress, upsert=True)
+
+    def _records(self, docs: Any, key_from_index: bool) -> tuple[list[Any], list[Any] | None]:
+        """The documents to write, and the keys an identity collection takes from a DataFrame's index."""
+        _flags(key_from_index=key_from_index)
+        if not key_from_index:
+            return frames.records_from(docs), None
+        if not frames.is_frame(docs):
+            raise StoreError("JD2010", "key_from_index=True takes a DataFrame", collection=self.name)
+        if self._key_member is not None:
+            return frames.records_from(docs, index_as=self._key_member), None
+        keys = [self._check_key(to_json(k)) for k in docs.index.tolist()]
+        return frames.records_from(docs.reset_index(drop=True)), keys
+
+    def _write_many(
+        self, records: list[Any], keys: list[Any] | None, progress: bool | None, *, upsert: bool
+    ) -> int:
         total = len(records)
         bar = frames.progress(
             total,
-            f"insert into {self.name}",
+            f"{'put' if upsert else 'insert'} into {self.name}",
             progress is True or (progress is None and total >= _PROGRESS_FROM),
         )
-        identity = self.spec.identity
+        identity = self.spec.identity if keys is None else None
+        statement = "collection.put" if upsert else "collection.insert_keyed"
         db = self._db
+        seen: set[Any] = set()
         with db.transaction(), db.translating(collection=self.name):
             next_key = None
             if identity == "integer":
@@ -224,19 +277,23 @@ class Collection(Queryable):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
                 ]
-                if identity == "integer":
+                if keys is not None:
+                    rows = [(keys[start + i], p[2]) for i, p in enumerate(prepared)]
+                elif identity == "integer":
                     assert next_key is not None
                     rows = [(next_key + start + i, p[2]) for i, p in enumerate(prepared)]
                 elif identity == "uuid":
                     rows = [(str(uuid.uuid4()), p[2]) for p in prepared]
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
+                if upsert:
+                    _refuse_repeats(rows, start, self.name, seen)
                 if self._write_lock is not None:
                     self._write_lock(p[1] for p in prepared)
                 refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
-                        db.many("collection.insert_keyed", rows, table=self.name)
+                        db.many(statement, rows, table=self.name)
                 except StoreError as err:
                     if err.condition == "duplicate":
                         self._find_duplicate(rows, start)
@@ -536,6 +593,22 @@ def _refuse_nul(value: Any, collection: str, position: int | None, path: str = "
     for k, v in items:
         _refuse_nul(k, collection, position, path)
         _refuse_nul(v, collection, position, f"{path}/{k}")
+
+
+def _refuse_repeats(rows: list[tuple[Any, str]], start: int, collection: str, seen: set[Any]) -> None:
+    """An upsert names each key once (a repeat would make the stored one depend on order)."""
+    for i, (key, _) in enumerate(rows):
+        if key in seen:
+            raise _at(
+                StoreError(
+                    "JD2001",
+                    f"document {start + i}: key {key!r} appears twice",
+                    collection=collection,
+                    key=key,
+                ),
+                start + i,
+            )
+        seen.add(key)
 
 
 def _at(err: StoreError, position: int | None) -> StoreError:

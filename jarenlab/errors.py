@@ -179,6 +179,10 @@ CODES: dict[str, tuple[str, str]] = {
         "snapshot and follow on from the high watermark.",
     ),
     "JD2129": ("change_cursor_invalid", "A change-feed cursor is malformed, of another store, or ahead of the log."),
+    "JD2135": (
+        "mixed_column",
+        "A DataFrame or Arrow column mixes kinds of values that cannot be stored faithfully; the column is named.",
+    ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",
@@ -197,6 +201,30 @@ CODES: dict[str, tuple[str, str]] = {
     "JQ0009": ("bad_regex", "A regular expression is outside the supported I-Regexp subset."),
     "JQ0010": ("bad_literal", "A literal is not a JSON value (NaN, infinity, bytes, ...)."),
     "JQ0011": ("too_deep", "The document exceeds the depth limit."),
+    "JQ0030": (
+        "impossible_path",
+        "The query reads a member the collection's schema cannot hold (closed properties, or under a scalar).",
+    ),
+    "JQ0031": (
+        "never_true",
+        'A comparison can never be true against the member\'s declared type (`close > "100"`, `x == None`).',
+    ),
+    "JQ0033": (
+        "not_a_query",
+        "`execute()` got a bare string or number (a literal that reads no data), SQL text for instance.",
+    ),
+    "JQ0034": (
+        "builder_habit",
+        "A pandas or builder method name used where the builder has no such method; the reason says what to write.",
+    ),
+    "JQ0036": (
+        "undeclared_member",
+        "Warning: the query reads a member the schema does not declare (did you mean ...?).",
+    ),
+    "JQ0037": (
+        "likely_mistake",
+        "Warning: a regular expression anchor (`^`, `$` are ordinary characters) or an always-true `!=`.",
+    ),
     # -- query language: run time --------------------------------------------
     "JQ2001": ("cardinality", "An expression produced more items than its position allows."),
     "JQ2002": ("division_by_zero", "Integer division or modulo by zero."),
@@ -294,6 +322,21 @@ def _rebuild(cls: type[JarenlabError], code: str, reason: str, state: dict[str, 
     return err
 
 
+class QueryWarning(UserWarning):
+    """A finding about a query that does not stop it (``JQ0036``, ``JQ0037``); the store's
+    ``checks="strict"`` raises it as a :class:`QueryError` instead.
+
+    Attributes: ``code``, ``name``, ``reason``, ``doc_path``.
+    """
+
+    def __init__(self, code: str, reason: str, *, doc_path: str | None = None) -> None:
+        self.code = code
+        self.name = CODES[code][0]
+        self.reason = reason
+        self.doc_path = doc_path
+        super().__init__(f"{code} {self.name}: {reason}" + (f" (at {doc_path})" if doc_path else ""))
+
+
 class ModelError(JarenlabError):
     """The model document is invalid, or disagrees with the database."""
 
@@ -353,6 +396,7 @@ __all__ = [
     "ModelError",
     "PlanError",
     "QueryError",
+    "QueryWarning",
     "StoreError",
     "ValidationError",
 ]

@@ -21,7 +21,7 @@ Every column is typed in the schemas: whole-number columns as ``"integer"`` (the
 ``dep_time``, ``dep_delay``, ``arr_time``, ``arr_delay``, ``air_time`` and the planes' ``year`` and
 ``speed`` as floats only because they have missing values; every present value is whole), real
 numbers as ``"number"``, text as ``"string"``, and ``time_hour`` as a UTC date-time string ending in
-``Z`` (``"format": "date-time"`` plus a pattern, since formats are annotations by default). Members
+``Z`` (``"format": "date-time"``, enforced on write, plus a pattern that asks for the ``Z``). Members
 that are missing in some rows are not ``required``: a missing cell is an absent member, never
 ``null``. Schemas are open (no ``additionalProperties: false``) so tutorials may add members.
 

@@ -16,19 +16,26 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from jarenlab.errors import StoreError
+from jarenlab.values import is_missing
 
 _NULLABLE_INT = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
 _ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
 
-def records_from(data: Any) -> list[Any]:
+def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
     """Documents from a DataFrame, an Arrow table or an iterable (nulls in a table mean "absent").
+
+    A DataFrame's named index becomes members named by its levels (as ``reset_index()`` would make
+    them); ``index_as`` names the member for the index whatever its name. A default or unnamed
+    index is not data and is left out.
 
     >>> records_from(pd.DataFrame({"a": [1, None], "b": ["x", "y"]}))
     [{'a': 1.0, 'b': 'x'}, {'b': 'y'}]
+    >>> records_from(pd.DataFrame({"a": [1]}, index=pd.Index(["k"], name="id")))
+    [{'id': 'k', 'a': 1}]
     """
     if isinstance(data, pd.DataFrame):
-        data = pa.Table.from_pandas(data, preserve_index=False)
+        return frame_records(data, index_as)
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -50,6 +57,60 @@ def records_from(data: Any) -> list[Any]:
     return data if isinstance(data, list) else list(data)
 
 
+def is_frame(data: Any) -> bool:
+    """True for a pandas DataFrame."""
+    return isinstance(data, pd.DataFrame)
+
+
+def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict[str, Any]]:
+    """A DataFrame's rows as documents, each cell as the same Python value a dict would hold.
+
+    Columns of one dtype (numbers, booleans, timestamps with or without a zone, nullable
+    integers, categories) convert through Arrow, column by column; ``object`` columns keep their
+    Python values, so a column mixing kinds, zone-aware and naive timestamps, or nested dicts
+    stores what one ``insert`` per row would store. A null cell (None, NaN, NA, NaT) is an absent
+    member. Column names must be unique strings (JD2135 names the column).
+    """
+    names = [str(n) if type(n) is str else n for n in frame.columns]
+    data = frame
+    index_names = [n for n in frame.index.names if n is not None]
+    if index_as is not None or (index_names and len(index_names) == frame.index.nlevels):
+        if index_as is not None:
+            if frame.index.nlevels != 1:
+                raise _column_error(index_as, "key_from_index takes a DataFrame with a one-level index")
+            data = frame.rename_axis(index_as)
+            index_names = [index_as]
+        for n in index_names:
+            if n in frame.columns:
+                raise _column_error(n, "is both the index's name and a column")
+        data = data.reset_index()
+        names = [str(n) if type(n) is str else n for n in data.columns]
+    seen: set[Any] = set()
+    for n in names:
+        if type(n) is not str:
+            raise _column_error(n, f"is a {type(n).__name__}: member names are strings")
+        if n in seen:
+            raise _column_error(n, "appears twice: each column becomes one member")
+        seen.add(n)
+    columns = [_column_values(data.iloc[:, i]) for i in range(len(names))]
+    if not names:
+        return [{} for _ in range(len(frame))]
+    return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
+
+
+def _column_values(column: pd.Series) -> list[Any]:
+    if column.dtype == object:
+        return [None if is_missing(v) else v for v in column.tolist()]
+    try:
+        return pa.array(column, from_pandas=True).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return [None if is_missing(v) else v for v in column.tolist()]
+
+
+def _column_error(name: Any, why: str) -> StoreError:
+    return StoreError("JD2135", f"column {name!r} {why}")
+
+
 def _drop_nulls(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (_drop_nulls(v) if type(v) is dict else v) for k, v in row.items() if v is not None}
 
@@ -58,7 +119,7 @@ def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
     """Arrow fields for the top-level members a JSON Schema types as one scalar type."""
     fields = []
     for name, sub in (schema.get("properties") or {}).items():
-        if isinstance(sub, dict) and sub.get("type") in _ARROW_TYPES:
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _ARROW_TYPES:
             fields.append(pa.field(name, _ARROW_TYPES[sub["type"]]))
     return pa.schema(fields)
 
@@ -81,7 +142,57 @@ def texts_to_arrow(
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             # Mixed kinds in one member: fall back to Python decoding, mixed columns as JSON text.
             table = records_to_arrow([orjson.loads(t) for t in texts])
+        table = with_utc_columns(table, date_time_members(schema))
     return _flatten(table) if flatten else table
+
+
+def date_time_members(schema: dict[str, Any] | None) -> set[str]:
+    """The top-level members a JSON Schema declares as ``"format": "date-time"`` strings."""
+    return set(_formatted(schema, "date-time"))
+
+
+def date_members(schema: dict[str, Any] | None) -> tuple[str, ...]:
+    """The top-level members a JSON Schema declares as ``"format": "date"`` strings."""
+    return _formatted(schema, "date")
+
+
+def _formatted(schema: dict[str, Any] | None, fmt: str) -> tuple[str, ...]:
+    props = (schema or {}).get("properties") or {}
+    return tuple(
+        name
+        for name, sub in props.items()
+        if isinstance(sub, dict) and sub.get("format") == fmt and sub.get("type", "string") == "string"
+    )
+
+
+def as_utc(column: Any) -> Any:
+    """A column of RFC 3339 text as UTC timestamps (Arrow ``timestamp[ns, UTC]``), or None when any
+    value does not parse as one with a zone (then the column stays text: nothing is guessed).
+
+    >>> as_utc(pa.array(["2013-01-01T05:00:00Z", None, "2013-01-01T06:00:00+01:00"])).to_pylist()[2]
+    Timestamp('2013-01-01 05:00:00+0000', tz='UTC')
+    >>> as_utc(pa.array(["2013-01-01T05:00:00"])) is None
+    True
+    """
+    import pyarrow.compute as pc
+
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None
+    try:
+        return pc.cast(column, pa.timestamp("ns", tz="UTC"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def with_utc_columns(table: pa.Table, names: set[str]) -> pa.Table:
+    """``table`` with each named text column that parses as zoned RFC 3339 made UTC timestamps."""
+    for name in names:
+        i = table.schema.get_field_index(name)
+        if i >= 0:
+            stamped = as_utc(table.column(i))
+            if stamped is not None:
+                table = table.set_column(i, name, stamped)
+    return table
 
 
 def _flatten(table: pa.Table) -> pa.Table:

@@ -32,6 +32,7 @@ from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
+from jarenlab.query.diagnose import check_switch
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import PlannerState
 from jarenlab.reprs import table
@@ -82,6 +83,7 @@ class Store:
         notify: bool = True,
         clock: Callable[[], float] | None = None,
         random: int | Random | Callable[[], float] | None = None,
+        checks: str = "default",
         subsystems: Sequence[Subsystem] = (),
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
@@ -97,6 +99,7 @@ class Store:
         self.profile = profile
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
         self.planner = PlannerState(statement_cache)
+        self.planner.checks = check_switch(checks)
         self._temp_dir: str | None = None
         if path is not None and not is_server_target(path):
             # ":memory:" and file: URIs: a fresh store in a temporary folder, or the file they name.
@@ -477,6 +480,7 @@ OPTIONS = (
     "notify",
     "clock",
     "random",
+    "checks",
 )
 
 

@@ -7,8 +7,11 @@ The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 - ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
   without an offset (no zone is invented); ``date``: ``YYYY-MM-DD``; ``time``: ISO 8601.
 - ``uuid.UUID``: its string; ``Decimal``: refused (it would lose its exactness silently).
-- NaN, infinity, ``bytes``, pandas ``NA``/``NaT``, sets and other objects: refused with ``JD2008``
-  naming the path. (From a DataFrame or Arrow table, a null cell means "member absent": see ``frames.py``.)
+- NaN, pandas ``NA`` and ``NaT`` as an object's member of a document written to a collection
+  (``absent=True``): the member is absent (what they mean in pandas, and what a null cell of a
+  DataFrame or Arrow table means: see ``frames.py``); anywhere else (an array item, a job payload)
+  they are refused with ``JD2008``.
+- infinity, ``bytes``, sets and other objects: refused with ``JD2008`` naming the path.
 
 >>> import datetime as dt
 >>> to_json({"t": dt.datetime(2013, 1, 1, 5, tzinfo=dt.timezone.utc), "n": 1})
@@ -23,20 +26,31 @@ import uuid
 from typing import Any
 
 from jarenlab import pointer
-from jarenlab.errors import ValidationError
+from jarenlab.errors import QueryError, ValidationError
 
 _PLAIN = (str, int, bool, type(None))
 
 
-def to_json(value: Any, path: str = "") -> Any:
-    """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting)."""
+def to_json(value: Any, path: str = "", *, absent: bool = False) -> Any:
+    """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting).
+
+    ``absent=True`` (a document written to a collection) drops an object's members that hold NaN,
+    ``pd.NA`` or ``pd.NaT``: missing, as in a DataFrame; otherwise they are refused like infinity.
+    """
     kind = type(value)
     if kind is dict:
         out = value
         for k, v in value.items():
             if type(k) is not str:
                 raise _refuse(f"object keys must be strings (got {type(k).__name__})", path)
-            c = to_json(v, pointer.join(path, k)) if type(v) not in _PLAIN else v
+            if type(v) in _PLAIN:
+                continue
+            if absent and is_missing(v):  # NaN, NA, NaT: the member is absent, as in a DataFrame
+                if out is value:
+                    out = dict(value)
+                del out[k]
+                continue
+            c = to_json(v, pointer.join(path, k), absent=absent)
             if c is not v:
                 if out is value:
                     out = dict(value)
@@ -49,23 +63,68 @@ def to_json(value: Any, path: str = "") -> Any:
             return value
         raise _refuse(f"{value!r} is not a JSON number", path)
     if kind is list or kind is tuple:
-        items = [to_json(v, f"{path}/{i}") for i, v in enumerate(value)]
+        items = [to_json(v, f"{path}/{i}", absent=absent) for i, v in enumerate(value)]
         if kind is list and all(a is b for a, b in zip(items, value)):
             return value
         return items
-    return _convert(value, path)
+    return _convert(value, path, absent)
 
 
-def _convert(value: Any, path: str) -> Any:
+def days(doc: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``doc`` with each named member that holds a naive midnight ``datetime`` (or ``pd.Timestamp``) as
+    its ``date``: what a schema's ``"format": "date"`` member takes (pandas reads dates as midnight
+    timestamps). Anything else is left for :func:`to_json` and the validator.
+
+    >>> days({"d": dt.datetime(2020, 1, 2), "t": dt.datetime(2020, 1, 2, 5)}, ("d", "t"))
+    {'d': datetime.date(2020, 1, 2), 't': datetime.datetime(2020, 1, 2, 5, 0)}
+    """
+    out = doc
+    for name in names:
+        v = doc.get(name)
+        if isinstance(v, dt.datetime) and v.tzinfo is None and v.time() == dt.time() and not is_missing(v):
+            if out is doc:
+                out = dict(doc)
+            out[name] = v.date()
+    return out
+
+
+def is_missing(value: Any) -> bool:
+    """True for the values pandas uses for "missing": NaN (Python or numpy), ``pd.NA``, ``pd.NaT``.
+
+    >>> is_missing(float("nan")), is_missing(None), is_missing(0.0)
+    (True, False, False)
+    """
+    if isinstance(value, float):
+        return value != value
+    kind = type(value)
+    return kind.__name__ in ("NAType", "NaTType") and kind.__module__.startswith("pandas")
+
+
+def query_value(value: Any, code: str, what: str) -> Any:
+    """A Python value as a query literal (``JQ0010``) or external (``JQ2011``): converted exactly as a
+    write converts it (:func:`to_json`), so a ``datetime`` finds the text a write stored.
+
+    >>> import datetime as dt, numpy as np
+    >>> query_value(dt.date(2020, 1, 2), "JQ0010", "x"), query_value(np.int64(3), "JQ0010", "x")
+    ('2020-01-02', 3)
+    """
+    try:
+        return to_json(value)
+    except (ValidationError, RecursionError) as err:
+        why = err.reason if isinstance(err, ValidationError) else "nested too deeply"
+        raise QueryError(code, f"{what}: {why}") from None
+
+
+def _convert(value: Any, path: str, absent: bool = False) -> Any:
     if isinstance(value, dict):
-        return to_json(dict(value), path)
+        return to_json(dict(value), path, absent=absent)
     if isinstance(value, bool | int | str):
         return _base(value)
     if isinstance(value, float):
         return to_json(float(value), path)
     module = type(value).__module__
     if (module == "numpy" or module.startswith("numpy.")) and hasattr(value, "tolist"):
-        return to_json(value.tolist(), path)
+        return to_json(value.tolist(), path, absent=absent)
     if module.startswith("pandas"):
         if type(value).__name__ == "Timestamp" and value is not _nat():
             return _convert(value.to_pydatetime(), path)

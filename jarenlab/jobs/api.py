@@ -86,6 +86,10 @@ class Jobs:
         self.close_grace = close_grace
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.handlers = Handlers()
+        #: Kinds workers elsewhere run (:meth:`declare`): enqueue takes them without a handler here.
+        self._declared: set[str] = set()
+        #: Refuse every kind not registered or declared here (default: only near misses of known kinds).
+        self.strict_kinds = False
         self.queue = Queue(store, self.clock)
         self.executor = Executor(self)
         self._workers: list[Worker] = []
@@ -164,6 +168,32 @@ class Jobs:
         """Run the kinds registered in ``handlers`` (a module's registry) here too."""
         self.handlers.include(handlers)
 
+    def declare(self, *kinds: str) -> None:
+        """Declare kinds that workers elsewhere run (``python -m jarenlab worker``), so enqueue takes them."""
+        for kind in kinds:
+            if type(kind) is not str or not kind:
+                raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
+        self._declared.update(kinds)
+
+    def _known(self, kind: Any) -> None:
+        """Refuse a kind nothing here runs or declares (JD2125) when it is a near miss of a known one,
+        or any such kind with ``strict_kinds``; a kind far from every known one may be run by workers
+        elsewhere."""
+        if type(kind) is not str or kind in self._declared or self.handlers.get(kind) is not None:
+            return
+        import difflib
+
+        known = sorted({*self._declared, *(spec.kind for spec in self.handlers)})
+        near = difflib.get_close_matches(kind, known, n=1, cutoff=0.75)
+        if not near and not self.strict_kinds:
+            return
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise JobError(
+            "JD2125",
+            f"unknown job kind {kind!r}: {hint}register a handler (@jobs.handler), declare kinds run "
+            "elsewhere (jobs.declare(...)), or pass allow_unknown=True",
+        )
+
     def _budget(self, kind: str, given: int | None) -> int:
         if given is not None:
             return given
@@ -186,6 +216,8 @@ class Jobs:
         partition_key: str | None = None,
         coalescing_key: str | None = None,
         timeout: float | None = None,
+        if_exists: str = "error",
+        allow_unknown: bool = False,
     ) -> str:
         """Add a job; returns its id. Inside ``store.transaction()`` it commits or rolls back with it.
 
@@ -193,9 +225,13 @@ class Jobs:
         ``jobs.list(source_event=ev)`` finds it.
 
         Args:
-            kind: the handler kind (need not be registered in this process).
-            payload: any JSON value. id: a caller id makes the call idempotent (an existing id
-                changes nothing and answers the id). run_at: epoch seconds; delay: seconds more.
+            kind: the handler kind. A kind neither registered here (``@jobs.handler``) nor declared
+                for workers elsewhere (``jobs.declare(kind)``) is JD2125 when it is a near miss of a
+                known kind (a misspelling would wait forever), and always with
+                ``jobs.strict_kinds = True``; ``allow_unknown=True`` takes it anyway.
+            payload: any JSON value. id: a caller id makes the call idempotent (the same kind and
+                payload under an existing id changes nothing and answers the id; another payload is
+                JD2125, or kept as stored with ``if_exists="keep"``). run_at: epoch seconds; delay: seconds more.
             max_attempts: attempt budget (default: the handler's, else the queue's).
             partition_key: jobs of a kind with the same key run one at a time, in enqueue order.
             coalescing_key: at most one not-yet-attempted job per kind and key; a repeat returns that
@@ -209,9 +245,13 @@ class Jobs:
         >>> jobs.enqueue("fetch-weather", {"day": "2013-01-01"}, id="w-2013-01-01")  # doctest: +SKIP
         'w-2013-01-01'
         """
+        if if_exists not in ("error", "keep"):
+            raise JobError("JD2125", f"if_exists is 'error' or 'keep', not {if_exists!r}")
+        if not allow_unknown:
+            self._known(kind)
         job_id = self.queue.enqueue(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=self._budget(kind, max_attempts),
-            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
+            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout, if_exists=if_exists,
         )  # fmt: skip
         if self._workers:
             self.wake()
@@ -227,7 +267,7 @@ class Jobs:
         prefix, counter = self.queue.id_source()
         budgets: dict[str, int] = {}
         source = current_event.get()
-        fast = {"kind", "payload", "id", "max_attempts", "partition_key"}
+        fast = {"kind", "payload", "id", "max_attempts", "partition_key", "allow_unknown"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
             raise JobError("JD2125", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
@@ -243,6 +283,8 @@ class Jobs:
                 ids.append("")
                 continue
             kind = item["kind"]
+            if not item.get("allow_unknown"):
+                self._known(kind)
             job_id = item.get("id") or f"{prefix}{next(counter):010x}"
             budget = item.get("max_attempts")
             if budget is None:
@@ -568,7 +610,10 @@ __all__ = ["Jobs"]
 
 
 _ENQUEUE_MEMBERS = frozenset(
-    ("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key", "timeout")
+    (
+        *("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key"),
+        *("timeout", "if_exists", "allow_unknown"),
+    )
 )
 
 

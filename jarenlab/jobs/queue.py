@@ -33,6 +33,7 @@ from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
+from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
 if TYPE_CHECKING:
@@ -201,9 +202,14 @@ class Queue(Administration):
         partition_key: str | None,
         coalescing_key: str | None,
         timeout: float | None = None,
+        if_exists: str = "error",
     ) -> str:
         """Insert one job (idempotent by id; coalesced by key); returns the job's id. Inside an
-        event's handlers the job records that event as its ``source_event``."""
+        event's handlers the job records that event as its ``source_event``.
+
+        An id already stored with another kind or payload is JD2125 (``if_exists="error"``) or
+        keeps the stored job (``if_exists="keep"``); the same kind and payload is the same job.
+        """
         text = self.check(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=max_attempts,
             partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
@@ -217,13 +223,30 @@ class Queue(Administration):
                   current_event.get(), None if timeout is None else float(timeout))  # fmt: skip
         db = self.db
         if coalescing_key is None:
-            db.write("jobs.enqueue", params)
+            if db.write("jobs.enqueue", params)[1] == 0 and id is not None and if_exists == "error":
+                self._same_job(job_id, kind, payload)
             db.notify("jobs")
             return job_id
         with db.transaction():
             job_id = self._coalesce(params, payload)
             db.notify("jobs")
             return job_id
+
+    def _same_job(self, job_id: str, kind: str, payload: Any) -> None:
+        """Refuse an enqueue whose id holds another job (a different kind or payload): JD2125."""
+        row = self.db.one("jobs.get", (job_id,))
+        if row is None:
+            return
+        record = job_record(row)
+        stored_kind, stored = record["kind"], record["payload"]
+        if stored_kind != kind or stored != orjson.loads(dumps(payload)):
+            what = f"kind {stored_kind!r}" if stored_kind != kind else "a different payload"
+            raise JobError(
+                "JD2125",
+                f"job id {job_id!r} already holds {what}; enqueue under another id, or pass "
+                "if_exists='keep' to keep the stored job",
+                key=job_id,
+            )
 
     def _coalesce(self, params: tuple[Any, ...], payload: Any) -> str:
         job_id, kind, key = params[0], params[1], params[7]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import QueryError
+from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param
 
 __all__ = [
@@ -33,6 +33,10 @@ __all__ = [
     "param",
     "value_doc",
 ]
+
+
+#: How many rows a query's notebook display previews.
+PREVIEW_ROWS = 10
 
 
 class Source(Protocol):
@@ -151,7 +155,13 @@ class Query:
         return q._with(group=tuple((n, lit(e)) for n, e in keys.items()))
 
     def select(self, value: Any) -> Query:
-        """Shape each result: an expression, a dict (map constructor) or a list (array constructor)."""
+        """Shape each result: an expression, a dict (map constructor) or a list (array constructor).
+
+        A list of plain member names (pandas' ``df[["a", "b"]]``) keeps those members:
+        ``select(["a", "b"])`` is ``select({"a": it.a, "b": it.b})``.
+        """
+        if isinstance(value, list) and value and all(type(v) is str for v in value):
+            value = {name: it[name] for name in value}
         st = self._stage
         # A dict or list makes exactly one item per input, so it commutes with skip/take
         # and the document stays one flat FLWOR (what the planner pushes down).
@@ -252,10 +262,82 @@ class Query:
         """The greatest ``expr`` (None when there are no results)."""
         return self._aggregate("max", expr, externals)
 
+    def _numbers(self, expr: Any, what: str, externals: dict[str, Any]) -> list[float]:
+        items = (self if expr is None else self.select(expr)).to_list(**externals)
+        for item in items:
+            if type(item) not in (int, float):
+                raise QueryError("JQ2004", f"{what}() takes numbers, got {type(item).__name__} {item!r}")
+        return items
+
+    def median(self, expr: Any = None, **externals: Any) -> Any:
+        """The median of ``expr`` over the results (None when there are none).
+
+        Not an aggregate of the language: computed here over the selected values, after the query.
+        """
+        import statistics
+
+        values = self._numbers(expr, "median", externals)
+        return statistics.median(values) if values else None
+
+    def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
+        """The standard deviation of ``expr`` (pandas' default ``ddof=1``; None with too few values).
+
+        Not an aggregate of the language: computed here over the selected values, after the query.
+        """
+        import math
+
+        values = self._numbers(expr, "std", externals)
+        if len(values) <= ddof:
+            return None
+        mean = math.fsum(values) / len(values)
+        return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - ddof))
+
     def first(self, **externals: Any) -> Any:
         """The first result, or None."""
         rows = self.take(1).to_list(**externals)
         return rows[0] if rows else None
+
+    def _where_only(self, what: str) -> tuple[Any, ...]:
+        """The chain's ``where`` conditions, for a call that needs stored documents with their keys."""
+        st = self._stage
+        if st.source != "$[*]" or st.group is not None or st.ret is not None or st.post or st.order:
+            raise QueryError(
+                "JQ0034",
+                f"{what}() works on a chain of where() calls over a collection (no select, group_by, "
+                "order_by, skip, take or distinct): it acts on stored documents",
+            )
+        if not hasattr(self._source, "patch"):
+            raise QueryError("JQ0008", f"{what}() needs a collection, not {type(self._source).__name__}")
+        return st.where
+
+    def keys(self, **externals: Any) -> list[Any]:
+        """The keys of the stored documents this ``where`` chain keeps, in storage order."""
+        from jarenlab.query import keyed
+
+        return [k for k, _ in keyed.matching(self._source, self._where_only("keys"), externals)]  # type: ignore[arg-type]
+
+    def items(self, **externals: Any) -> list[tuple[Any, Any]]:
+        """``(key, document)`` pairs of the stored documents this ``where`` chain keeps (an
+        identity-keyed collection's keys are not members of its documents: here they are)."""
+        from jarenlab.query import keyed
+
+        return keyed.matching(self._source, self._where_only("items"), externals)  # type: ignore[arg-type]
+
+    def update(self, ops: Any, **externals: Any) -> int:
+        """Patch every document this ``where`` chain keeps, in ONE transaction; return how many.
+
+        ``ops`` is an RFC 6902 list or a merge-patch dict (as :meth:`Collection.patch`); every
+        result is validated, and a failure writes nothing.
+        """
+        from jarenlab.query import keyed
+
+        return keyed.update(self._source, self._where_only("update"), ops, externals)  # type: ignore[arg-type]
+
+    def delete(self, **externals: Any) -> int:
+        """Delete every document this ``where`` chain keeps, in ONE transaction; return how many."""
+        from jarenlab.query import keyed
+
+        return keyed.delete(self._source, self._where_only("delete"), externals)  # type: ignore[arg-type]
 
     def _columns(self) -> list[str] | None:
         """The member names of a final ``select({...})`` (its map constructor), in order."""
@@ -264,21 +346,59 @@ class Query:
             return None
         return [k[1:] if k.startswith("$$") else k for k in ret]
 
-    def to_pandas(self, *, flatten: bool = False, **externals: Any) -> Any:
+    def to_pandas(self, *, flatten: bool = False, keys: bool = False, **externals: Any) -> Any:
         """The results as a pandas DataFrame (non-dict results become a ``value`` column).
 
         ``flatten=True`` gives nested members as dotted columns. After ``select({...})`` the
-        columns follow the select's order, also when there are no results.
+        columns follow the select's order, also when there are no results. ``keys=True`` (a
+        ``where`` chain over a collection) indexes the frame by the documents' keys, named ``key``
+        as in ``collection.to_pandas()``.
         """
         import pandas as pd
 
         from jarenlab.frames import records_to_frame
 
+        if keys:
+            pairs = self.items(**externals)
+            frame = records_to_frame([d for _, d in pairs], flatten=flatten)
+            frame.index = pd.Index([k for k, _ in pairs], name="key")
+            return self._utc_columns(frame)
         rows = self.to_list(**externals)
         columns = self._columns()
         if columns is not None and all(type(r) is dict for r in rows) and (not flatten or not rows):
-            return pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
-        return records_to_frame(rows, flatten=flatten)
+            frame = (
+                pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
+            )
+        else:
+            frame = records_to_frame(rows, flatten=flatten)
+        return self._utc_columns(frame)
+
+    def _utc_columns(self, frame: Any) -> Any:
+        """Columns that hold a ``"format": "date-time"`` member of the source's schema, as UTC timestamps."""
+        from jarenlab.frames import as_utc, date_time_members
+
+        spec = getattr(self._source, "spec", None)
+        members = date_time_members(getattr(spec, "schema", None))
+        st = self._stage
+        if not members or st.group is not None or not len(frame):
+            return frame
+        if st.ret is None:
+            names = members
+        elif isinstance(st.ret, dict):
+            names = {
+                k for k, v in st.ret.items() if isinstance(v, str) and v[4:] in members and v[:4] == "$it."
+            }
+        else:
+            return frame
+        import pandas as pd
+        import pyarrow as pa
+
+        for name in names & {c for c in frame.columns if isinstance(c, str)}:
+            if pd.api.types.is_object_dtype(frame[name]) or pd.api.types.is_string_dtype(frame[name]):
+                stamped = as_utc(pa.array(frame[name].tolist(), from_pandas=True))
+                if stamped is not None:
+                    frame[name] = stamped.to_pandas()
+        return frame
 
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pyarrow Table (non-dict results become a ``value`` column)."""
@@ -313,9 +433,30 @@ class Query:
         return f"Query({name}) {json.dumps(self.document, ensure_ascii=False)}"
 
     def _repr_html_(self) -> str:
+        """A preview of the first rows (run when shown, at most :data:`PREVIEW_ROWS`), then the document."""
         name = html.escape(str(getattr(self._source, "name", "?")))
         body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
-        return f"<div><b>query</b> over <code>{name}</code><pre>{body}</pre></div>"
+        doc = f"<details><summary>query document</summary><pre>{body}</pre></details>"
+        try:
+            rows = self.take(PREVIEW_ROWS + 1).to_list()
+        except (
+            JarenlabError
+        ) as err:  # an external not bound yet, a checked mistake: say so, show the document
+            note = f"<p>no preview: <code>{html.escape(err.message)}</code></p>"
+            return f"<div><b>query</b> over <code>{name}</code>{note}<pre>{body}</pre></div>"
+        more = len(rows) > PREVIEW_ROWS
+        if rows and all(type(r) is dict for r in rows):
+            from jarenlab.frames import records_to_frame
+
+            table = self._utc_columns(records_to_frame(rows[:PREVIEW_ROWS])).to_html(border=0)
+        else:
+            items = "".join(
+                f"<li><code>{html.escape(json.dumps(r, ensure_ascii=False))}</code></li>"
+                for r in rows[:PREVIEW_ROWS]
+            )
+            table = f"<ul>{items}</ul>" if rows else "<p>no rows</p>"
+        head = f"first {PREVIEW_ROWS} rows" if more else f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+        return f"<div><b>query</b> over <code>{name}</code> ({head})</div>{table}{doc}"
 
 
 def _check_count(n: Any, what: str) -> None:
@@ -383,6 +524,14 @@ class Queryable:
     def max(self, expr: Any = None, **externals: Any) -> Any:
         """See :meth:`Query.max`."""
         return Query(self).max(expr, **externals)
+
+    def median(self, expr: Any = None, **externals: Any) -> Any:
+        """See :meth:`Query.median`."""
+        return Query(self).median(expr, **externals)
+
+    def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
+        """See :meth:`Query.std`."""
+        return Query(self).std(expr, ddof=ddof, **externals)
 
     def first(self, **externals: Any) -> Any:
         """See :meth:`Query.first`."""

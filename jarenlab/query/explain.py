@@ -5,8 +5,11 @@ Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), `
 (why these externals ran the set residual, or None), ``cache`` (hit/miss), ``engine_plan``
 (the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``,
 PostgreSQL's ``EXPLAIN (FORMAT JSON)``; also readable as ``sqlite_plan``), ``database`` (whose
-plan it is: ``sqlite``, ``postgresql``). ``analyze=True`` runs the query and adds ``rows_read``
-(by SQL), ``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
+plan it is: ``sqlite``, ``postgresql``), ``suggested_indexes`` (when the database scans the whole
+table for a condition or order on members no index covers: the declarations to add to the model).
+``analyze=True`` runs the query and adds ``rows_read`` (the rows the database read: every row of a
+scan; the rows an index search found otherwise), ``rows_fetched`` (handed over by SQL),
+``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.preds import EXTERNAL_SLOTS
+from jarenlab.query.diagnose import index_suggestions
+from jarenlab.query.preds import EXTERNAL_SLOTS, fields_of
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_udfs, run_query
 
@@ -46,6 +50,12 @@ class Explain:
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
     database: str = "sqlite"
+    #: Index declarations that would serve the scan (add them to the model's ``indexes``).
+    suggested_indexes: list[dict[str, str]] = field(default_factory=list)
+    #: Rows the SQL handed over (``rows_read`` counts the rows the database read: all of them in a scan).
+    rows_fetched: int | None = None
+    #: Schema-aware findings (:mod:`jarenlab.query.diagnose`): ``[{code, severity, reason, doc_path}]``.
+    diagnostics: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def sqlite_plan(self) -> list[dict[str, Any]]:
@@ -72,10 +82,17 @@ class Explain:
         else:
             out.append(("residual", "none"))
         out.append(("diverted", self.diverted or "no"))
+        for d in self.diagnostics:
+            out.append(
+                (f"check ({d['severity']})", f"{d['code']}: {d['reason']} (at {d['doc_path'] or '/'})")
+            )
         for p in self.engine_plan:
             out.append((self.plan_label, "  " * p["depth"] + p["detail"]))
+        for ix in self.suggested_indexes:
+            out.append(("suggested index", json.dumps(ix, ensure_ascii=False)))
         if self.analyzed:
-            out.append(("rows read by SQL", str(self.rows_read)))
+            out.append(("rows read", str(self.rows_read)))
+            out.append(("rows fetched by SQL", str(self.rows_fetched)))
             out.append(("rows returned", str(self.rows_returned)))
             for k, v in self.phases.items():
                 out.append((f"time {k}", f"{v * 1000:.3f} ms"))
@@ -141,7 +158,17 @@ def explain(
     if plan.udfs:
         register_udfs(db, plan.udfs, coll.store.operators)
     with db.translating(collection=coll.name):
-        engine_plan = prepared.dialect.plan_tree(db.explain(stmt.sql, values))
+        raw_plan = db.explain(stmt.sql, values)
+    engine_plan = prepared.dialect.plan_tree(raw_plan)
+    scans = prepared.dialect.full_scans(raw_plan, coll.name)
+    suggested: list[dict[str, str]] = []
+    if scans:
+        fields = fields_of(plan.where) or [k.field for k in plan.order if k.field is not None]
+        indexed = {c.segments for c in coll.spec.columns}
+        suggested = index_suggestions([f.steps for f in fields], indexed)
+    fetched = trace.rows_read
+    if analyze and scans and trace.fallback is None:
+        trace.rows_read = coll.count()  # a scan reads every row, whatever it hands over
     reasons = [r.as_dict() for r in plan.reasons]
     if trace.diverted:
         reasons = [{"construct": "externals", "reason": trace.diverted}, *reasons]
@@ -165,4 +192,7 @@ def explain(
         phases=dict(trace.phases) if analyze else {},
         fallback=trace.fallback,
         database=prepared.dialect.name,
+        diagnostics=[d.as_dict() for d in prepared.diagnostics],
+        suggested_indexes=suggested,
+        rows_fetched=fetched if analyze else None,
     )

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from jarenlab.errors import QueryError
+from jarenlab.query import habits
+from jarenlab.query.habits import StrAccessor
 from jarenlab.query.path import VAR_NAME, parse_path, path_text
-from jarenlab.query.values import check_json
+from jarenlab.values import query_value
 
 _LOGIC_HINT = "use & | ~ (with parentheses) instead of and / or / not, which Python cannot overload"
 
@@ -29,9 +31,9 @@ def lit(value: Any) -> Any:
     """
     if isinstance(value, Expr):
         return value.document
-    why = check_json(value)
-    if why:
-        raise QueryError("JQ0010", f"cannot use {value!r} in a query: {why}")
+    if isinstance(value, StrAccessor):
+        raise QueryError("JQ0034", "it.x.str is an accessor, not a value: call one of its methods")
+    value = query_value(value, "JQ0010", f"cannot use {value!r} in a query")
     if isinstance(value, str):
         return "$" + value if value.startswith("$") else value
     if isinstance(value, list | dict):
@@ -70,12 +72,20 @@ class Expr:
         doc = self._doc
         if isinstance(doc, str) and doc.startswith("$") and not doc.startswith("$$"):
             p = parse_path(doc, "")
-            return Expr(path_text(p.var, (*p.steps, step)))
+            return _Member(path_text(p.var, (*p.steps, step)))
         return _op("get", self, step[1])
 
-    def __getattr__(self, name: str) -> Expr:
+    def _shown(self) -> str:
+        doc = self._doc
+        text = doc if isinstance(doc, str) else json.dumps(doc, ensure_ascii=False)
+        return text[1:] if text.startswith("$it") else text
+
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        habit = habits.on_attribute(self, name, self._shown())
+        if habit is not None:
+            return habit
         return self._step(("member", name))
 
     def __getitem__(self, key: str | int) -> Expr:
@@ -95,9 +105,13 @@ class Expr:
         raise QueryError("JQ0008", f"an expression has no Python truth value; {_LOGIC_HINT}")
 
     def __eq__(self, other: object) -> Expr:  # type: ignore[override]
+        if isinstance(other, type):  # Python's own machinery (inspect) asks `x == type`: not a query
+            return NotImplemented
         return _op("eq", self, other)
 
     def __ne__(self, other: object) -> Expr:  # type: ignore[override]
+        if isinstance(other, type):
+            return NotImplemented
         return _op("ne", self, other)
 
     def __lt__(self, other: Any) -> Expr:
@@ -182,6 +196,22 @@ class Expr:
         """
         return OrderKey(self._doc, True, empty)
 
+    def abs(self) -> Expr:
+        """The absolute value of a number: ``$if`` of ``$lt`` and ``$neg`` (non-numbers pass through).
+
+        >>> it.x.abs().document
+        {'$if': [{'$lt': ['$it.x', 0]}, {'$neg': ['$it.x']}, '$it.x']}
+        """
+        return Expr({"$if": [_op("lt", self, 0).document, _op("neg", self).document, self._doc]})
+
+    def between(self, low: Any, high: Any) -> Expr:
+        """``low <= x <= high`` (pandas' ``between``, both ends included).
+
+        >>> it.x.between(1, 5).document
+        {'$and': [{'$ge': ['$it.x', 1]}, {'$le': ['$it.x', 5]}]}
+        """
+        return (self >= low) & (self <= high)
+
     def exists(self) -> Expr:
         """True when the value is present (a stored ``null`` is present)."""
         return _op("exists", self)
@@ -243,6 +273,15 @@ class Expr:
 
     def __repr__(self) -> str:
         return f"Expr({json.dumps(self._doc, ensure_ascii=False)})"
+
+
+class _Member(Expr):
+    """A path ending in a member step: calling it (``it.x.count()``) names the missing method."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        habits.not_callable(self._shown())
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import orjson
 from jarenlab.errors import PlanError, QueryError, StoreError
 from jarenlab.query.cache import StatementCache
 from jarenlab.query.decode import Fallback, decode
+from jarenlab.query.diagnose import Diagnostic, diagnose, refuse_non_query, report
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
@@ -46,6 +47,9 @@ from jarenlab.query.sql import (
 )
 from jarenlab.query.translate import Context, beyond, translate
 from jarenlab.query.values import ebv
+from jarenlab.values import query_value
+
+_PLAIN_EXTERNAL = frozenset({str, int, type(None), bool})
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -81,6 +85,8 @@ class PlannerState:
         self.cache = StatementCache(capacity)
         #: Run conditions over pure host operators inside the database (False: they stay residual).
         self.udf_hatch = True
+        #: What schema-aware findings do (:mod:`jarenlab.query.diagnose`): "default", "strict", "off".
+        self.checks = "default"
         self.lock = threading.Lock()
         self.counters: dict[str, int] = dict.fromkeys(
             ("native", "row", "set", "diverted", "fallbacks", "rows_read", "rows_returned", "refused"), 0
@@ -109,6 +115,8 @@ class Prepared:
     mandatory: Pred | None
     profile: Profile | None
     scans: dict[str, list[str]] = field(default_factory=dict)
+    #: Schema-aware findings, found once when the statement is prepared (:mod:`diagnose`).
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 @dataclass
@@ -128,14 +136,22 @@ class Trace:
 
 # -- preparing -----------------------------------------------------------------------------------
 def check_externals(externals: Any) -> dict[str, Any]:
-    """A copy of the externals mapping; JQ2011 when it is not a dict."""
+    """A copy of the externals mapping, Python values converted as writes convert them (a ``datetime``,
+    a numpy scalar or array); JQ2011 when it is not a dict or a value has no JSON form."""
     if externals is None:
         return {}
     if not isinstance(externals, dict):
         raise QueryError(
             "JQ2011", f"externals are a dict of name to JSON value, not {type(externals).__name__}"
         )
-    return dict(externals)
+    return {k: external_value(k, v) for k, v in externals.items()}
+
+
+def external_value(name: Any, value: Any) -> Any:
+    """One external's value as JSON (the write conversions), or JQ2011 naming it."""
+    if type(value) in _PLAIN_EXTERNAL:
+        return value
+    return query_value(value, "JQ2011", f"external ${name} is not a JSON value")
 
 
 def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
@@ -235,6 +251,8 @@ def _build(
     spec = coll.spec
     ops = coll.store.operators
     dialect: Dialect = coll.store.backend.dialect
+    refuse_non_query(document)
+    found = diagnose(document, spec.schema, operators=frozenset(ops))
     if profile is not None:
         used = {
             n.name
@@ -315,6 +333,7 @@ def _build(
         indexes,
         mandatory,
         profile,
+        diagnostics=found,
     )
 
 
@@ -413,10 +432,12 @@ def run_query(
     t0 = time.perf_counter()
     prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
     plan = prepared.plan
+    state: PlannerState = coll.store.planner
+    if prepared.diagnostics:
+        report(prepared.diagnostics, state.checks, coll.name)
     trace = Trace(mode=plan.mode, cache="hit" if hit else "miss")
     t1 = time.perf_counter()
     trace.phases["plan"] = t1 - t0
-    state: PlannerState = coll.store.planner
     if strict and plan.mode != "native":
         first = plan.reasons[0] if plan.reasons else Reason("document", "needs the engine")
         state.count(refused=1)

@@ -16,7 +16,10 @@ from .conftest import run_one
 
 def test_a_caller_id_makes_enqueue_idempotent(jobs: Jobs) -> None:
     assert jobs.enqueue("fetch", {"day": 1}, id="w-1") == "w-1"
-    assert jobs.enqueue("fetch", {"day": 2}, id="w-1") == "w-1"
+    assert jobs.enqueue("fetch", {"day": 1}, id="w-1") == "w-1"
+    with pytest.raises(jl.JobError):  # another payload under a taken id is not the same job
+        jobs.enqueue("fetch", {"day": 2}, id="w-1")
+    assert jobs.enqueue("fetch", {"day": 2}, id="w-1", if_exists="keep") == "w-1"
     assert [j["payload"] for j in jobs.list()] == [{"day": 1}]
 
 

@@ -53,7 +53,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture(scope="session")
 def stores() -> Iterator[dict[str, Any]]:
     """A store per dataset: its ``docs`` collection holds the dataset (``tenants`` too for profiles)."""
-    opened = {name: load(jl.open(model=MODEL), name) for name in DATASETS}
+    opened = {name: load(jl.open(model=MODEL, checks="off"), name) for name in DATASETS}
     yield opened
     for store in opened.values():
         store.close()
@@ -86,7 +86,10 @@ def pg_stores(request: pytest.FixtureRequest) -> Iterator[dict[str, Any] | None]
         yield None
         return
     server = request.getfixturevalue("pg_server")
-    opened = {name: load(jl.open(server.url(), MODEL, schema=f"planner_{name}"), name) for name in DATASETS}
+    opened = {
+        name: load(jl.open(server.url(), MODEL, schema=f"planner_{name}", checks="off"), name)
+        for name in DATASETS
+    }
     yield opened
     for store in opened.values():
         store.close()
@@ -95,4 +98,4 @@ def pg_stores(request: pytest.FixtureRequest) -> Iterator[dict[str, Any] | None]
 @pytest.fixture
 def store(open_store: Any) -> Any:
     """A fresh store on the test's backend holding the ``mix`` dataset."""
-    return load(open_store(MODEL), "mix")
+    return load(open_store(MODEL, checks="off"), "mix")

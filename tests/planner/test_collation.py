@@ -39,7 +39,7 @@ def icu(pg_server: Any) -> Iterator[dict[str, Any]]:
         admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
         admin.execute(f"CREATE DATABASE {DATABASE} LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0")
     stores = {
-        name: load(jl.open(pg_server.url(DATABASE), MODEL, schema=f"c_{name}"), name)
+        name: load(jl.open(pg_server.url(DATABASE), MODEL, schema=f"c_{name}", checks="off"), name)
         for name in ("mix", "edges")
     }
     yield stores

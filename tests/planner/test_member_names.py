@@ -56,9 +56,9 @@ DOCS = [{name: "A", "n": 1} for name in NAMES] + [{name: "B", "n": 2} for name i
 def store(request: pytest.FixtureRequest) -> Any:
     """One store per backend for the module (queries never write)."""
     if request.param == "sqlite":
-        s = jl.open(model=MODEL)
+        s = jl.open(model=MODEL, checks="off")
     else:
-        s = jl.open(request.getfixturevalue("pg_server").url(), MODEL, schema="member_names")
+        s = jl.open(request.getfixturevalue("pg_server").url(), MODEL, schema="member_names", checks="off")
     s["d"].insert_many(DOCS)
     yield s
     s.close()

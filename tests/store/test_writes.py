@@ -128,9 +128,7 @@ def test_documented_conversions(store: Any, value: Any, stored: Any) -> None:
     assert store["auto"].get(1) == {"v": stored}
 
 
-@pytest.mark.parametrize(
-    "value", [math.nan, math.inf, -math.inf, b"bytes", pd.NA, pd.NaT, Decimal("1.1"), {1, 2}, object()]
-)
+@pytest.mark.parametrize("value", [math.inf, -math.inf, b"bytes", Decimal("1.1"), {1, 2}, object()])
 def test_values_json_cannot_hold_are_refused(store: Any, value: Any) -> None:
     with pytest.raises(jl.JarenlabError) as info:
         store["auto"].insert({"nested": {"v": value}})

@@ -1,0 +1,402 @@
+"""Schema-aware checking of a query document before it runs: mistakes found, answers unchanged.
+
+The planner knows each collection's JSON Schema. A document that reads a path the schema cannot
+hold, or compares a member with a value of a type it can never have, would quietly return nothing;
+:func:`diagnose` finds such places once per statement (the statement cache keeps the findings, so
+a repeated query pays nothing) and names them with a code and the ``doc_path`` into the document:
+
+- ``JQ0030`` a member the schema cannot hold (its properties are closed with
+  ``additionalProperties: false``), or a member or index under a scalar: an error;
+- ``JQ0031`` a comparison that is never true against the declared type (``close > "100"`` where
+  ``close`` is a number, ``x == None`` where ``null`` is not allowed): an error;
+- ``JQ0036`` a member the schema does not declare where it leaves properties open: a warning;
+- ``JQ0037`` a regular expression beginning with ``^`` or ending with ``$`` (I-Regexp has no
+  anchors: they are ordinary characters), or an ``!=`` that holds for every stored value: a warning.
+
+Near misses carry "did you mean": ``it.Symbol`` where ``symbol`` is declared. The language's
+semantics stay the engine's: a diagnosis never changes an answer, it refuses or warns before one.
+What happens with the findings is the store's ``checks`` switch (``jl.open(..., checks=...)``):
+``"default"`` raises errors and warns the rest, ``"strict"`` raises warnings too, ``"off"`` raises
+nothing (``explain()`` still lists every finding).
+
+>>> schema = {"type": "object", "properties": {"symbol": {"type": "string"}, "close": {"type": "number"}}}
+>>> doc = {"$for": {"it": "$[*]"}, "$where": {"$eq": ["$it.Symbol", "AAPL"]}, "$return": "$it"}
+>>> [d.text() for d in diagnose(doc, schema)]
+['JQ0036 warning: member Symbol is not declared; did you mean symbol? (at /$where/$eq/0)']
+>>> doc = {"$for": {"it": "$[*]"}, "$where": {"$gt": ["$it.close", "100"]}, "$return": "$it"}
+>>> diagnose(doc, schema)[0].code
+'JQ0031'
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from jarenlab.errors import QueryError, QueryWarning
+from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse
+from jarenlab.query.path import Step, path_text
+
+
+def _show(var: str | None, steps: tuple[Step, ...]) -> str:
+    """A path as the builder spells it (``it.close``) or as the document does (``$d.close``)."""
+    text = path_text(var, steps)
+    return text[1:] if var == "it" else text
+
+
+#: The values of the ``checks`` switch.
+CHECKS = ("default", "strict", "off")
+_DAY = re.compile(r"\d{4}-\d\d-\d\d\Z")
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_SCALARS = frozenset({"string", "number", "integer", "boolean", "null"})
+#: Schema keywords that make a member's shape something this check does not follow.
+_OPAQUE = ("$ref", "anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: ``code``, ``reason``, ``doc_path`` into the document, ``severity`` (error/warning)."""
+
+    code: str
+    reason: str
+    doc_path: str
+    severity: str
+
+    def text(self) -> str:
+        """One line: code, severity, reason and where."""
+        return f"{self.code} {self.severity}: {self.reason} (at {self.doc_path or '/'})"
+
+    def error(self, collection: str | None = None) -> QueryError:
+        """This finding as a :class:`~jarenlab.errors.QueryError`."""
+        err = QueryError(self.code, self.reason, doc_path=self.doc_path)
+        err.collection = collection
+        return err
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "reason": self.reason,
+            "doc_path": self.doc_path,
+        }
+
+
+def check_switch(value: Any) -> str:
+    """The ``checks`` switch, refused with JD0006 when it is not one of :data:`CHECKS`."""
+    if value not in CHECKS or type(value) is not str:
+        from jarenlab.errors import StoreError
+
+        raise StoreError("JD0006", f"checks is one of {', '.join(map(repr, CHECKS))}, not {value!r}")
+    return str(value)
+
+
+def report(found: tuple[Diagnostic, ...], checks: str, collection: str) -> None:
+    """Act on findings under the ``checks`` switch: raise the first error, warn the rest."""
+    if checks == "off":
+        return
+    for d in found:
+        if d.severity == "error" or checks == "strict":
+            raise d.error(collection)
+    for d in found:
+        warnings.warn(
+            QueryWarning(d.code, f"{collection}: {d.reason}", doc_path=d.doc_path), stacklevel=_caller_level()
+        )
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside jarenlab (the notebook cell that ran the query)."""
+    frame = inspect.currentframe()
+    level = 0
+    while (
+        frame is not None
+        and frame.f_back is not None
+        and frame.f_globals.get("__name__", "").startswith("jarenlab.")
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def refuse_non_query(document: Any) -> None:
+    """A bare string or number given as a whole query reads no data: refuse it with advice (JQ0033)."""
+    if type(document) is str and not document.startswith("$"):
+        sql = document.lstrip()[:6].upper() in ("SELECT", "WITH", "UPDATE", "DELETE", "INSERT")
+        hint = (
+            "jarenlab does not run SQL; write a query document ({'$for': {'d': '$[*]'}, '$where': ..., "
+            "'$return': '$d'}) or use the builder (collection.where(it.x > 1))"
+            if sql
+            else "a string document is a literal that returns itself; a path starts with '$' ('$[*].name')"
+        )
+        raise QueryError("JQ0033", f"execute() got the string {document[:60]!r}: {hint}", doc_path="")
+    if type(document) in (int, float, bool) or document is None:
+        raise QueryError(
+            "JQ0033",
+            f"execute() got {document!r}, a literal that returns itself and reads no data; pass a query "
+            "document ({'$for': {'d': '$[*]'}, '$return': '$d'}) or use the builder",
+            doc_path="",
+        )
+
+
+def diagnose(
+    document: Any, schema: dict[str, Any], *, operators: frozenset[str] | None = None
+) -> tuple[Diagnostic, ...]:
+    """Every finding for ``document`` over documents valid under ``schema`` (see the module docstring)."""
+    node = parse(document, operators=operators).node
+    found: list[Diagnostic] = []
+    _Walker(schema, found).node(node, frozenset())
+    return tuple(found)
+
+
+class _Walker:
+    def __init__(self, schema: dict[str, Any], found: list[Diagnostic]) -> None:
+        self.schema = schema
+        self.found = found
+        self.seen: set[tuple[str, str]] = set()
+
+    def add(self, code: str, reason: str, at: str, severity: str) -> None:
+        if (code, at) not in self.seen:
+            self.seen.add((code, at))
+            self.found.append(Diagnostic(code, reason, at, severity))
+
+    # -- the tree, with the variables that stand for stored documents in scope ------------------
+    def node(self, n: Node, docs: frozenset[str]) -> None:
+        if isinstance(n, PathRef):
+            self.path(n, docs)
+        elif isinstance(n, ArrayCons):
+            for x in n.items:
+                self.node(x, docs)
+        elif isinstance(n, MapCons):
+            for k, v in n.members:
+                if not isinstance(k, str):
+                    self.node(k, docs)
+                self.node(v, docs)
+        elif isinstance(n, Call):
+            self.call(n, docs)
+            for a in n.args:
+                self.node(a, docs)
+        elif isinstance(n, Flwor):
+            self.flwor(n, docs)
+
+    def flwor(self, f: Flwor, docs: frozenset[str]) -> None:
+        inner = set(docs)
+        for name, expr, pos in f.fors:
+            self.node(expr, frozenset(inner))
+            if isinstance(expr, PathRef) and expr.var is None and expr.steps == (("wild", None),):
+                inner.add(name)
+            else:
+                inner.discard(name)
+            if pos is not None:
+                inner.discard(pos)
+        for name, expr in f.lets:
+            self.node(expr, frozenset(inner))
+            inner.discard(name)
+        scope = frozenset(inner)
+        if f.where is not None:
+            self.node(f.where, scope)
+        for _, expr in f.groupby:
+            self.node(expr, scope)
+        scope = scope - {name for name, _ in f.groupby} - {f.count}
+        for spec in f.orderby:
+            self.node(spec.key, scope)
+        self.node(f.ret, scope)
+
+    def steps(self, p: PathRef, docs: frozenset[str]) -> tuple[Step, ...] | None:
+        """The steps of ``p`` below a stored document, or None when it does not start at one."""
+        if p.var is not None:
+            return p.steps if p.var in docs else None
+        if p.steps[:1] == (("wild", None),):
+            return p.steps[1:]
+        return None
+
+    # -- paths ------------------------------------------------------------------------------------
+    def path(self, p: PathRef, docs: frozenset[str]) -> dict[str, Any] | None:
+        """Check a path against the schema; return the schema of what it reaches (None: unknown)."""
+        steps = self.steps(p, docs)
+        if steps is None:
+            return None
+        here: Any = self.schema
+        for i, (kind, arg) in enumerate(steps):
+            if not isinstance(here, dict) or any(k in here for k in _OPAQUE):
+                return None
+            types = _types(here)
+            shown = _show(p.var, p.steps[: len(p.steps) - len(steps) + i]) if p.var else "$[*]"
+            if kind == "member":
+                if types is not None and "object" not in types:
+                    if types <= _SCALARS:
+                        self.add("JQ0030", _under_scalar(shown, str(arg), types), p.path, "error")
+                    return None
+                here = self.member(here, str(arg), p.path)
+            elif kind in ("index", "wild"):
+                if types is not None and "array" not in types:
+                    if types <= _SCALARS:
+                        what = f"[{arg}]" if kind == "index" else "[*]"
+                        self.add(
+                            "JQ0030", f"{shown} is a {_kinds(types)}: it has no items {what}", p.path, "error"
+                        )
+                    return None
+                items = here.get("items") if "prefixItems" not in here else None
+                here = items if isinstance(items, dict) else None
+            else:
+                return None
+            if here is None:
+                return None
+        return here if isinstance(here, dict) else None
+
+    def member(self, here: dict[str, Any], name: str, at: str) -> Any:
+        props = here.get("properties")
+        props = props if isinstance(props, dict) else {}
+        if name in props:
+            return props[name]
+        if "patternProperties" in here:
+            return None
+        extra = here.get("additionalProperties", True)
+        near = difflib.get_close_matches(name, list(props), n=1, cutoff=0.6)
+        lower = [p for p in props if p.lower() == name.lower()]
+        hint = f"; did you mean {(lower or near)[0]}?" if lower or near else ""
+        if extra is False:
+            self.add(
+                "JQ0030",
+                f"member {name} cannot be stored: the schema allows only "
+                f"{', '.join(sorted(props)) or 'no members'}{hint}",
+                at,
+                "error",
+            )
+        elif props and extra is True:
+            self.add("JQ0036", f"member {name} is not declared{hint}", at, "warning")
+        return extra if isinstance(extra, dict) else None
+
+    # -- calls ------------------------------------------------------------------------------------
+    def call(self, c: Call, docs: frozenset[str]) -> None:
+        if c.name in _COMPARE and not c.host:
+            a, b = c.args
+            for path, lit, flipped in ((a, b, False), (b, a, True)):
+                if isinstance(path, PathRef) and isinstance(lit, Lit):
+                    self.compare(c, path, lit, docs, flipped)
+        elif c.name in ("search", "match") and not c.host and isinstance(c.args[1], Lit):
+            pattern = c.args[1].value
+            if type(pattern) is str and (pattern.startswith("^") or pattern.endswith("$")):
+                self.add(
+                    "JQ0037",
+                    f"${c.name} pattern {pattern!r}: I-Regexp has no anchors, so ^ and $ match those "
+                    "characters; use startswith()/endswith(), or matches() for a whole-string match",
+                    c.args[1].path,
+                    "warning",
+                )
+
+    def compare(self, c: Call, path: PathRef, lit: Lit, docs: frozenset[str], flipped: bool) -> None:
+        target = self.path(path, docs)
+        if target is None:
+            return
+        types = _types(target)
+        if types is None or any(k in target for k in _OPAQUE):
+            return
+        kind = json_kind(lit.value)
+        if (
+            c.name == "eq"
+            and kind == "string"
+            and target.get("format") == "date"
+            and not _DAY.match(lit.value)
+        ):
+            shown = _show(path.var, path.steps)
+            self.add(
+                "JQ0031",
+                f"{shown} == {lit.value!r} is never true: {shown} holds dates (YYYY-MM-DD); compare with a "
+                "date (dt.date(...), or a pd.Timestamp's .date())",
+                c.path,
+                "error",
+            )
+            return
+        if kind in types or (kind == "number" and "integer" in types):
+            return
+        if kind == "integer" and "number" in types:
+            return
+        if "enum" in target or "const" in target:
+            return
+        shown = _show(path.var, path.steps)
+        op = _COMPARE[c.name]
+        value = "None" if lit.value is None else repr(lit.value)
+        advice = _advice(shown, kind, types, lit.value, op)
+        if c.name == "ne":
+            reason = f"{shown} {op} {value} holds for every stored {shown} (a {_kinds(types)}){advice}"
+            self.add("JQ0037", reason, c.path, "warning")
+        else:
+            reason = f"{shown} {op} {value} is never true: {shown} is a {_kinds(types)}{advice}"
+            self.add("JQ0031", reason, c.path, "error")
+
+
+def index_suggestions(
+    paths: list[tuple[str | int, ...]], indexed: set[tuple[str | int, ...]]
+) -> list[dict[str, str]]:
+    """Index declarations that would serve a scan: one per scanned path no declared index covers.
+
+    >>> index_suggestions([("dest",), ("o", "t"), ("dest",)], set())
+    [{'name': 'by_dest', 'path': '$.dest'}, {'name': 'by_o_t', 'path': '$.o.t'}]
+    """
+    out: list[dict[str, str]] = []
+    for segments in paths:
+        if segments in indexed or not segments or not all(type(s) is str for s in segments):
+            continue
+        name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for s in segments))
+        suggestion = {"name": name[:60], "path": path_text(None, tuple(("member", s) for s in segments))}
+        if suggestion not in out:
+            out.append(suggestion)
+    return out
+
+
+def _types(schema: dict[str, Any]) -> frozenset[str] | None:
+    t = schema.get("type")
+    if isinstance(t, str):
+        return frozenset({t})
+    if isinstance(t, list) and all(isinstance(x, str) for x in t):
+        return frozenset(t)
+    return None
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type of a JSON-safe value, telling ``integer`` from ``number`` (as JSON Schema does)."""
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return "boolean"
+    if type(value) is int:
+        return "integer"
+    if type(value) is float:
+        return "number"
+    if type(value) is str:
+        return "string"
+    return "array" if type(value) is list else "object"
+
+
+def _kinds(types: frozenset[str]) -> str:
+    return " or ".join(sorted(types))
+
+
+def _under_scalar(shown: str, name: str, types: frozenset[str]) -> str:
+    base = f"{shown} is a {_kinds(types)}: it has no member {name}"
+    if name in ("year", "month", "day", "hour", "minute", "second", "date", "weekday", "dayofweek"):
+        return base + f"; for a date part write {shown}.dt.{name}"
+    if name in ("str", "dt"):
+        return base + f"; {shown}.{name} is an accessor of the builder, reached as it.member.{name}"
+    return base
+
+
+def _advice(shown: str, kind: str, types: frozenset[str], value: Any, op: str) -> str:
+    if kind == "null":
+        return (
+            f" without null; a missing member is {shown}.is_empty(), a present one {shown}.exists() "
+            "(a stored null needs 'null' among the schema's types)"
+        )
+    if kind == "string" and types & {"number", "integer"}:
+        try:
+            number = float(value)
+        except ValueError:
+            return ""
+        shown_number = int(number) if number.is_integer() else number
+        return f"; compare with a number: {shown} {op} {shown_number}"
+    if kind in ("integer", "number") and "string" in types:
+        return f"; compare with a string: {shown} {op} {str(value)!r}"
+    return ""

@@ -1,0 +1,46 @@
+"""explain() suggests the index that would serve a scan and counts the rows read; a query previews rows."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from jarenlab import it, param
+
+from .conftest import MODEL, ROWS
+
+
+def test_explain_suggests_the_index_for_a_scan_and_counts_rows_read(lab: Any, open_store: Any) -> None:
+    prices = lab()["prices"]
+    q = prices.where(it.name == "Microsoft")
+    ex = q.explain(analyze=True)
+    assert ex.suggested_indexes == [{"name": "by_name", "path": "$.name"}]
+    assert ("suggested index", '{"name": "by_name", "path": "$.name"}') in ex.rows()
+    assert ex.rows_read == 4 and ex.rows_fetched == 1 and ex.rows_returned == 1
+    # Adding the suggested declaration turns the scan into an index search.
+    model = copy.deepcopy(MODEL)
+    model["collections"]["prices"]["indexes"].append(ex.suggested_indexes[0])
+    again = open_store(model, name="indexed")["prices"]
+    again.insert_many(ROWS)
+    ex2 = again.where(it.name == "Microsoft").explain(analyze=True)
+    assert ex2.suggested_indexes == [] and ex2.indexes == ["prices_by_name"]
+    assert ex2.rows_read == ex2.rows_fetched == 1
+
+
+def test_explain_suggests_nothing_where_an_index_serves(lab: Any) -> None:
+    prices = lab()["prices"]
+    assert prices.where(it.symbol == param("s")).explain(s="AAPL").suggested_indexes == []
+
+
+def test_a_query_previews_its_first_rows_in_a_notebook(lab: Any) -> None:
+    prices = lab()["prices"]
+    shown = prices.where(it.symbol == "AAPL").select(["symbol", "close"])._repr_html_()
+    assert "2 rows" in shown and "<table" in shown and "300.35" in shown and "query document" in shown
+    assert "first 10 rows" in prices.query()._repr_html_() or "4 rows" in prices.query()._repr_html_()
+    assert (
+        "<li><code>&quot;AAPL&quot;</code></li>"
+        in prices.where(it.symbol == "AAPL").select(it.symbol)._repr_html_()
+    )
+    waiting = prices.where(it.close > param("lo"))._repr_html_()
+    assert "no preview" in waiting and "JQ2006" in waiting and "$where" in waiting
+    assert "no rows" in prices.where(it.symbol == "none")._repr_html_()

@@ -1,0 +1,123 @@
+"""pandas habits: understood where the language has them, refused with a coded error that says what to write."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jarenlab as jl
+from jarenlab import agg, it, key, param
+
+
+def refused(call: Any) -> jl.QueryError:
+    with pytest.raises(jl.QueryError) as info:
+        call()
+    return info.value
+
+
+def test_str_accessor_is_the_languages_string_functions(lab: Any) -> None:
+    prices = lab()["prices"]
+    assert prices.where(it.name.str.contains("Apple")).count() == 2
+    assert prices.where(it.name.str.contains("apple", case=False)).count() == 2
+    with pytest.warns(jl.QueryWarning, match="JQ0037"):
+        assert prices.where(it.name.str.contains("^Apple")).count() == 0  # a regex: I-Regexp $search
+    assert prices.where(it.name.str.contains("p+l")).count() == 2
+    assert prices.where(it.symbol.str.startswith("MS")).select(it.symbol).to_list() == ["MSFT"]
+    assert prices.where(it.symbol.str.endswith("OM")).count() == 1
+    assert prices.where(it.symbol.str.len() == 3).count() == 1
+    assert prices.where(it.symbol.str.lower() == "xom").count() == 1
+    assert prices.where(it.symbol.str.upper() == "XOM").count() == 1
+    assert prices.where(it.symbol.str.fullmatch("A.*")).count() == 2
+    err = refused(lambda: it.name.str.replace("a", "b"))
+    assert err.code == "JQ0034" and "contains, startswith" in err.reason
+
+
+def test_pandas_method_names_never_become_member_paths() -> None:
+    for build, advice in (
+        (lambda: it.date.dt.year, "it.date.startswith('2013')"),
+        (lambda: it.close.mean(), "q.avg(it.x)"),
+        (lambda: it.close.median(), "q.median(it.x)"),
+        (lambda: it.close.std(), "q.std(it.x)"),
+        (lambda: it.close.round(2), "to_pandas().round(2)"),
+        (lambda: it.note.isna(), "is_empty()"),
+        (lambda: it.note.notnull(), "exists()"),
+        (lambda: it.symbol.unique(), "distinct()"),
+        (lambda: it.symbol.value_counts(), "group_by"),
+        (lambda: it.close.astype(int), "$number"),
+    ):
+        err = refused(build)
+        assert err.code == "JQ0034" and advice in err.reason
+    # A member with such a name is still reachable.
+    assert it["dt"].year.document == "$it.dt.year" and it["mean"].document == "$it.mean"
+
+
+def test_calling_a_member_names_the_method_instead_of_not_callable() -> None:
+    err = refused(lambda: it.close.count())
+    assert err.code == "JQ0034" and "no method 'count'" in err.reason and "q.count()" in err.reason
+    assert refused(lambda: it.a.b.upper_case()).code == "JQ0034"
+    assert refused(lambda: it["odd key"].whatever()).code == "JQ0034"
+
+
+def test_select_a_list_of_member_names(lab: Any) -> None:
+    prices = lab()["prices"]
+    q = prices.where(it.symbol == "MSFT").select(["symbol", "close"])
+    assert q.to_list() == [{"symbol": "MSFT", "close": 160.62}]
+    assert list(q.to_pandas().columns) == ["symbol", "close"]
+    assert prices.where(it.symbol == "MSFT").select([it.symbol, 1]).to_list() == [["MSFT", 1]]
+
+
+def test_abs_between_median_std(lab: Any) -> None:
+    prices = lab()["prices"]
+    assert prices.where(it.close.abs() == 1.5).select(it.symbol).to_list() == ["XOM"]
+    assert prices.where(it.close.between(160.62, 297.43)).count() == 2
+    closes = [300.35, 297.43, 160.62, -1.5]
+    assert prices.median(it.close) == pytest.approx(float(np.median(closes)))
+    assert prices.std(it.close) == pytest.approx(float(pd.Series(closes).std()))
+    assert prices.where(it.symbol == "MSFT").std(it.close) is None
+    assert prices.where(it.symbol == "none").median(it.close) is None
+    assert refused(lambda: prices.median(it.symbol)).code == "JQ2004"
+    assert prices.group_by(it.symbol).select({"s": key("key"), "n": agg.count()}).count() == 3
+
+
+def test_python_values_are_literals_and_parameters_as_writes_convert_them(lab: Any) -> None:
+    store = lab()
+    prices = store["prices"]
+    utc = dt.UTC
+    prices.insert_many(
+        [
+            {
+                "symbol": "T",
+                "date": dt.date(2021, 5, 1),
+                "close": np.float64(1.0),
+                "at": dt.datetime(2021, 5, 1, 9, tzinfo=utc),
+            },
+            {
+                "symbol": "T",
+                "date": pd.Timestamp("2021-05-02"),
+                "close": np.int64(2),
+                "at": pd.Timestamp("2021-05-02 11:00", tz="Europe/Paris"),
+            },
+        ]
+    )
+    t = prices.where(it.symbol == "T")
+    assert t.where(it.date == dt.date(2021, 5, 1)).count() == 1
+    assert t.where(it.at > pd.Timestamp("2021-05-02 08:30", tz="UTC")).count() == 1
+    assert t.where(it.at >= param("since")).count(since=dt.datetime(2021, 5, 1, 9, tzinfo=utc)) == 2
+    assert t.where(it.close > np.float64(1.5)).count() == 1
+    assert t.where(it.close == param("c")).count(c=np.int64(2)) == 1
+    assert t.where(it.close.isin(np.array([1, 2]))).count() == 2
+    assert t.where(it.close.isin(pd.Series([2.0]))).count() == 1
+    assert t.where(it.close.isin(param("cs"))).count(cs=np.array([1.0, 2.0])) == 2
+    doc = {"$for": {"d": "$[*]"}, "$where": {"$eq": ["$d.date", "$day"]}, "$return": "$d.close"}
+    assert prices.execute(doc, {"day": pd.Timestamp("2021-05-02").date()}) == 2
+    # A midnight timestamp written to a "format": "date" member is its date; as a literal it is a
+    # date-time text, which such a member never equals: a checked mistake.
+    assert prices.get(6)["date"] == "2021-05-02"
+    assert refused(lambda: t.where(it.date == pd.Timestamp("2021-05-02")).count()).code == "JQ0031"
+    assert refused(lambda: t.count(c=float("nan"))).code in ("JQ2011", "JQ2006")
+    assert refused(lambda: t.where(it.close == param("c")).count(c=float("nan"))).code == "JQ2011"
+    assert refused(lambda: it.close == {1, 2}).code == "JQ0010"
