@@ -19,6 +19,7 @@ from typing import Any
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError
+from jarenlab.query.dates import DATE_ARITY, NAMED_ARGUMENT
 from jarenlab.query.path import VAR_NAME, Step, parse_path, path_text
 from jarenlab.query.values import check_json
 
@@ -53,12 +54,12 @@ ARITY: dict[str, tuple[int, int | None]] = {
     **{f"is-{t}": (1, 1) for t in ("string", "number", "boolean", "null", "array", "object")},
     **{n: (1, 1) for n in ("string", "number", "boolean")},
     "call": (1, None),
+    **DATE_ARITY,
 }
 
 #: names the language knows but this engine does not run (``JQ0008``).
 UNSUPPORTED = frozenset(
-    {"fold", "as", "valid", "assert", "some", "every", "window", "epoch", "date-add", "date-diff"}
-    | {"date-trunc", "time-bucket", "resample", "rolling", "asof", "overlaps", "similarity"}
+    {"fold", "as", "valid", "assert", "window", "resample", "rolling", "asof", "overlaps", "similarity"}
 )
 FLWOR_KEYS = ("$for", "$let", "$where", "$groupby", "$orderby", "$count", "$return")
 DEFAULT_MAX_DEPTH = 128
@@ -131,7 +132,19 @@ class Flwor:
     path: str
 
 
-Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor
+@dataclass(frozen=True, slots=True)
+class Quant:
+    """``{"$some": {"x": seq, "$satisfies": p}}`` (``every`` False) or ``$every``: whether some (every)
+    item of ``seq``, bound to ``var``, makes ``pred`` true."""
+
+    every: bool
+    var: str
+    seq: Node
+    pred: Node
+    path: str
+
+
+Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +228,22 @@ class _Parser:
             raise QueryError(
                 "JQ0006", f"{key} is a FLWOR clause and needs $for or $let and $return", doc_path=here
             )
+        if name in ("some", "every"):
+            return self.quant(name, value, at, here, scope, depth)
         return self.call(name, value, at, here, scope, depth)
+
+    def quant(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
+        names = [k for k in value if k != "$satisfies"] if type(value) is dict else []
+        if len(names) != 1 or "$satisfies" not in value or not VAR_NAME.match(names[0]):
+            raise QueryError(
+                "JQ0003",
+                f'${name} takes {{"<variable>": <sequence>, "$satisfies": <condition>}}',
+                doc_path=here,
+            )
+        var = names[0]
+        seq = self.expr(value[var], pointer.join(here, var), scope, depth + 2)
+        pred = self.expr(value["$satisfies"], pointer.join(here, "$satisfies"), scope | {var}, depth + 2)
+        return Quant(name == "every", var, seq, pred, at)
 
     def call(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
         host = False
@@ -248,6 +276,15 @@ class _Parser:
                     doc_path=target.path,
                 )
             return Call(target.value, args[1:], True, at)
+        if name in NAMED_ARGUMENT:
+            i, names = NAMED_ARGUMENT[name]
+            unit = args[i]
+            if isinstance(unit, Lit) and type(unit.value) is str and unit.value not in names:
+                raise QueryError(
+                    "JQ0020",
+                    f"${name} takes one of {', '.join(names)}, not {unit.value!r}",
+                    doc_path=unit.path,
+                )
         if name in ("match", "search", "replace"):
             pattern = args[1]
             if isinstance(pattern, Lit) and type(pattern.value) is str:
@@ -448,6 +485,8 @@ def walk(node: Node) -> list[Node]:
         kids = [e for _, e, _ in node.fors] + [e for _, e in node.lets]
         kids += [node.where] if node.where is not None else []
         kids += [e for _, e in node.groupby] + [s.key for s in node.orderby] + [node.ret]
+    elif isinstance(node, Quant):
+        kids = [node.seq, node.pred]
     else:
         kids = []
     for k in kids:
@@ -480,6 +519,13 @@ def unparse(node: Node) -> Any:
         }
     if isinstance(node, Call):
         return {f"${node.name}": [unparse(a) for a in node.args]}
+    if isinstance(node, Quant):
+        return {
+            "$every" if node.every else "$some": {
+                node.var: unparse(node.seq),
+                "$satisfies": unparse(node.pred),
+            }
+        }
     out: dict[str, Any] = {}
     if node.fors:
         out["$for"] = {

@@ -45,6 +45,7 @@ from jarenlab.query.document import (
     MapCons,
     Node,
     PathRef,
+    Quant,
     parse,
 )
 from jarenlab.query.flwor import compile_flwor
@@ -105,6 +106,8 @@ class Compiler:
             special = self._bool_call(node)
             if special is not None:
                 return special
+        if isinstance(node, Quant):
+            return self.quant(node)
         f = self.seq(node)
         where = node.path
         return lambda env: ebv(f(env), where)
@@ -124,7 +127,27 @@ class Compiler:
             return self.map(node)
         if isinstance(node, Call):
             return self.call(node)
+        if isinstance(node, Quant):
+            p = self.quant(node)
+            return lambda env: [p(env)]
         return compile_flwor(node, self)
+
+    def quant(self, node: Quant) -> BoolFn:
+        """``$some``/``$every``: the condition's EBV with the variable bound to each item in turn."""
+        items = self.seq(node.seq)
+        cond = self.bool(node.pred)
+        var = node.var
+        every = node.every
+
+        def test(env: Env) -> bool:
+            inner = dict(env)
+            for x in items(env):
+                inner[var] = [x]
+                if cond(inner) is not every:
+                    return not every
+            return every
+
+        return test
 
     def path(self, node: PathRef) -> SeqFn:
         """A path: start at the variable's sequence, map each step over the items."""

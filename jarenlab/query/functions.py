@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jarenlab.errors import QueryError
+from jarenlab.query.dates import DATE_FUNCTIONS
 from jarenlab.query.iregexp import check_pattern
 from jarenlab.query.values import ebv, hash_key, is_num, json_eq, kind, number_text
 
@@ -410,4 +411,5 @@ FUNCTIONS: dict[str, Function] = {
     "string": _cast_string,
     "number": _cast_number,
     "boolean": _cast_boolean,
+    **DATE_FUNCTIONS,
 }
