@@ -469,6 +469,11 @@ class Dialect(Protocol):
         """``v``, ``?`` -> ``instr(v, ?) > 0``."""
         ...
 
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` equals one of the ``family`` (``string`` or ``number``) items of the JSON list
+        bound at ``items``: ``v``, ``?`` -> ``v IN (SELECT value FROM json_each(?) WHERE ...)``."""
+        ...
+
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``f``, ``doc`` -> ``f(doc)``."""
         ...

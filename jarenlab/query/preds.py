@@ -40,11 +40,12 @@ class Field:
 
 #: Slot kinds bound from an external value (the slot's value is the external's name): the value
 #: itself, its prefix successor, or the value where it is a string / a number and NULL elsewhere.
-EXTERNAL_SLOTS = frozenset({"external", "successor", "string-external", "number-external"})
+EXTERNAL_SLOTS = frozenset({"external", "successor", "string-external", "number-external", "list-external"})
 _DERIVED = {
     "successor": "prefix successor",
     "string-external": "string or NULL",
     "number-external": "number or NULL",
+    "list-external": "one JSON list",
 }
 
 
@@ -53,7 +54,7 @@ class Slot:
     """A bound parameter: a literal value, an external by name, or a value derived from one
     (:data:`EXTERNAL_SLOTS`); the emitter also binds ``path`` slots (a dialect's path value)."""
 
-    kind: str  # "literal" | "path" | one of EXTERNAL_SLOTS
+    kind: str  # "literal" | "path" | "list" (literal values bound as one JSON list) | one of EXTERNAL_SLOTS
     value: Any
 
     def describe(self) -> dict[str, Any]:
@@ -68,6 +69,8 @@ class Slot:
             return {"external": self.value}
         if self.kind == "path":
             return {"path": self.value}
+        if self.kind == "list":
+            return {"list": list(self.value)}
         return {"derived": {"external": self.value, "as": _DERIVED[self.kind]}}
 
 
@@ -105,6 +108,16 @@ class CompareAny:
 
     field: Field
     op: str
+    slot: Slot
+
+
+@dataclass(frozen=True, slots=True)
+class InList:
+    """``member = one of the values``: the strings and numbers of a list bound as ONE JSON parameter
+    (a literal ``$seq`` or an external's items, ``$eq: [$it.x, $xs[*]]``), so the statement's
+    text is the same for 3 values or 5,000."""
+
+    field: Field
     slot: Slot
 
 
@@ -159,7 +172,22 @@ class Not:
     item: Pred
 
 
-Pred = Const | Types | Exists | Compare | CompareAny | Prefix | Suffix | Infix | Truthy | Udf | And | Or | Not
+Pred = (
+    Const
+    | Types
+    | Exists
+    | Compare
+    | CompareAny
+    | InList
+    | Prefix
+    | Suffix
+    | Infix
+    | Truthy
+    | Udf
+    | And
+    | Or
+    | Not
+)
 
 
 def fields_of(p: Pred) -> list[Field]:
@@ -184,7 +212,7 @@ def slots_of(p: Pred) -> list[Slot]:
         return [s for x in p.items for s in slots_of(x)]
     if isinstance(p, Not):
         return slots_of(p.item)
-    if isinstance(p, Compare | CompareAny | Suffix | Infix):
+    if isinstance(p, Compare | CompareAny | InList | Suffix | Infix):
         return [p.slot]
     if isinstance(p, Prefix):
         return [p.low] + ([p.high] if p.high else [])

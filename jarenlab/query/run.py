@@ -44,7 +44,7 @@ from jarenlab.query.sql import (
     select_keyed,
     select_rows,
 )
-from jarenlab.query.translate import Context, beyond, translate
+from jarenlab.query.translate import Context, beyond, list_item_reason, translate
 from jarenlab.query.values import ebv
 
 if TYPE_CHECKING:
@@ -105,6 +105,7 @@ class Prepared:
     candidates: Statement
     divert: Statement
     externals_in_sql: tuple[str, ...]
+    lists_in_sql: tuple[str, ...]
     indexes: tuple[str, ...]
     mandatory: Pred | None
     profile: Profile | None
@@ -269,7 +270,8 @@ def _build(
         compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
     )
     used_stmt = main if main is not None else candidates
-    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS}))
+    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS - {"list-external"}}))
+    lists = tuple(sorted({s.value for s in used_stmt.slots if s.kind == "list-external"}))
     touched = {f.column for f in touched_fields(plan) if f.column}
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
@@ -284,6 +286,7 @@ def _build(
         candidates,
         divert,
         ext,
+        lists,
         indexes,
         mandatory,
         profile,
@@ -296,6 +299,15 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
     a number the dialect cannot compare exactly, or a string it cannot bind)."""
     dialect = prepared.dialect
     limit = dialect.integer_limit
+    for name in prepared.lists_in_sql:
+        if name not in externals:
+            return f"external ${name} is missing"
+        v = externals[name]
+        if type(v) is not list:
+            return f"external ${name} is not a list (its items are compared as one bound list)"
+        why = next((r for r in (list_item_reason(x, dialect) for x in v) if r), None)
+        if why:
+            return f"external ${name} holds {why}"
     for name in prepared.externals_in_sql:
         if name not in externals:
             return f"external ${name} is missing"

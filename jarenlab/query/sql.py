@@ -26,6 +26,7 @@ dialect's placeholders in text order, so a dialect may place or repeat its opera
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from jarenlab.query.preds import (
     Field,
     FieldOut,
     Infix,
+    InList,
     MapOut,
     Not,
     Or,
@@ -175,6 +177,16 @@ class Emitter:
                 test = d.bound_kind_in(bound, kinds)
                 branches.append(d.all_of([*guard, test, d.compare(self.value(p.field, family), p.op, bound)]))
             return d.any_of(branches) if branches else d.truth(False)
+        if isinstance(p, InList):
+            branches = []
+            fam = p.field.family
+            for family in ("string", "number"):
+                if fam is not None and fam != "boolean" and (fam == "string") != (family == "string"):
+                    continue  # the schema rules this branch out
+                guard = self.guard(p.field, family)
+                test = d.in_list(self.value(p.field, family), self.bind(p.slot), family)
+                branches.append(d.all_of([*guard, test]))
+            return d.any_of(branches) if branches else d.truth(False)
         if isinstance(p, Prefix):
             guard = self.guard(p.field, "string")
             low = d.compare(self.value(p.field, "string"), "ge", self.bind(p.low))
@@ -296,9 +308,13 @@ class Statement:
             elif kind == "number-external":
                 v = externals[s.value]
                 out.append(v if type(v) in (int, float) else None)
+            elif kind == "list-external":
+                out.append(json.dumps(externals[s.value], ensure_ascii=False, allow_nan=False))
+            elif kind == "list":
+                out.append(json.dumps(list(s.value), ensure_ascii=False, allow_nan=False))
             else:
                 out.append(s.value)
-        exact = self.exact_float
+        exact = self.exact_float  # (a list is JSON text: its numbers are read as written)
         if exact is not None:
             return [exact(v) if type(v) is float else v for v in out]
         return out

@@ -34,6 +34,7 @@ from jarenlab.query.preds import (
     Exists,
     Field,
     Infix,
+    InList,
     Not,
     Or,
     Pred,
@@ -262,6 +263,15 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
         eq = CompareAny(f, "eq" if op == "ne" else op, Slot("external", b.var))
         return And((Exists(f), Not(eq))) if op == "ne" else eq
+    if (
+        op == "eq"
+        and isinstance(b, PathRef)
+        and b.var not in (None, ctx.binding)
+        and b.steps == (("wild", None),)
+    ):
+        return InList(f, Slot("list-external", b.var))
+    if op == "eq" and isinstance(b, Call) and b.name == "seq" and not b.host:
+        return _literal_list(f, b, ctx.dialect)
     if isinstance(b, PathRef) and b.var == ctx.binding:
         return Reason(f"${node.name}", "a comparison between two paths of the document")
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
@@ -289,6 +299,41 @@ def _compare_literal(f: Field, op: str, v: Any, name: str, dialect: Dialect) -> 
     if op == "ne":
         return And((Exists(f), Not(Compare(f, "eq", Slot("literal", v), family))))
     return Compare(f, op, Slot("literal", v), family)
+
+
+def _literal_list(f: Field, seq: Call, dialect: Dialect) -> Pred | Reason:
+    """``$eq`` against a ``$seq`` of literals: the strings and numbers as one bound list, ``null`` and
+    booleans as kind tests beside it."""
+    values: list[Any] = []
+    others: list[Pred] = []
+    for a in seq.args:
+        if not isinstance(a, Lit) or type(a.value) in (list, dict):
+            return Reason("$eq", "a $seq of values other than scalar literals")
+        v = a.value
+        if v is None or type(v) is bool:
+            others.append(_compare_literal(f, "eq", v, "eq", dialect))  # type: ignore[arg-type]
+            continue
+        why = list_item_reason(v, dialect)
+        if why:
+            return Reason("$eq", f"a list holding {why}")
+        values.append(v)
+    parts = [InList(f, Slot("list", tuple(values)))] if values else []
+    return Or(tuple(parts + others)) if len(parts + others) != 1 else (parts + others)[0]
+
+
+def list_item_reason(v: Any, dialect: Dialect) -> str | None:
+    """Why one value of a bound list cannot be compared exactly in SQL, or None.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> list_item_reason("a" + chr(0), SQLiteDialect()), list_item_reason(2**63, SQLiteDialect())
+    ('a string holding U+0000', 'a number of magnitude 2^63 or more')
+    """
+    t = type(v)
+    if t is str:
+        return "a string holding U+0000" if "\x00" in v else None
+    if t is int or t is float:
+        return f"a number {beyond(dialect.integer_limit)}" if abs(v) >= dialect.integer_limit else None
+    return "a value other than a string or a number"
 
 
 def _string_op(node: Call, ctx: Context) -> Pred | Reason:

@@ -249,6 +249,21 @@ class PostgresDialect(StandardSQL):
         """A string contains another: ``v``, ``%s`` -> ``strpos(v, %s::text) > 0``."""
         return f"strpos({value}, {infix}::text) > 0"
 
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` is one of the ``family`` items of a bound JSON list (one ``jsonb`` parameter,
+        whatever its length): strings as text collated ``"C"``, numbers as ``numeric`` (the list's
+        numbers are read as written, as the members are).
+
+        >>> print(PostgresDialect().in_list("v", "%s", "number"))
+        v IN (SELECT (e.v)::numeric FROM jsonb_array_elements(%s::jsonb) AS e(v) WHERE jsonb_typeof(e.v) = 'number')
+        """
+        if family == "string":
+            item, kind = "((e.v #>> '{}') COLLATE \"C\")", "string"
+        else:
+            item, kind = "(e.v)::numeric", "number"
+        source = f"jsonb_array_elements({items}::jsonb) AS e(v)"
+        return f"{value} IN (SELECT {item} FROM {source} WHERE jsonb_typeof(e.v) = '{kind}')"
+
     def call(self, function: str, argument: str) -> str:
         """Never called (:attr:`host_functions` is False: the planner keeps host operators in the
         engine). Raises JD0010 (an internal error)."""

@@ -199,6 +199,16 @@ class SQLiteDialect(StandardSQL):
         """A string contains another: ``v``, ``?`` -> ``instr(v, ?) > 0``."""
         return f"instr({value}, {infix}) > 0"
 
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` is one of the ``family`` items of a bound JSON list (one parameter, whatever
+        its length; ``json_each`` reads it, an index on ``value`` serves the ``IN``).
+
+        >>> SQLiteDialect().in_list("gx_c", "?", "string")
+        "gx_c IN (SELECT value FROM json_each(?) WHERE type = 'text')"
+        """
+        kinds = ("string",) if family == "string" else ("int", "float")
+        return f"{value} IN (SELECT value FROM json_each({items}) WHERE {self.kind_in('type', kinds)})"
+
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""
         return f"{identifier(function)}({argument})"
