@@ -349,6 +349,8 @@ class Dialect(Protocol):
     #: How a float is bound, or None to bind it as the driver does. PostgreSQL compares members as
     #: ``numeric`` and binds ``Decimal(repr(x))``: a float8 cast to numeric keeps 15 digits only.
     exact_float: Callable[[float], Any] | None
+    #: The ``$date-part`` parts its SQL computes from a canonical UTC date-time.
+    date_parts: frozenset[str]
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -487,12 +489,42 @@ class Dialect(Protocol):
         """``x`` -> `` WHERE x``."""
         ...
 
-    def group_by_first(self) -> str:
-        """Group by the first selected column: `` GROUP BY 1``."""
+    def group_by_leading(self, n: int) -> str:
+        """Group by the first ``n`` selected columns: ``2`` -> `` GROUP BY 1, 2``."""
         ...
 
-    def first_column(self) -> str:
-        """The first selected column by position, for ``ORDER BY``: ``1``."""
+    def column_at(self, position: int) -> str:
+        """A selected column by position (from 1), for ``ORDER BY``: ``1``."""
+        ...
+
+    def or_zero(self, expr: str) -> str:
+        """``expr``, or 0 where it is NULL (an empty sum): ``coalesce(expr, 0)``."""
+        ...
+
+    def ratio(self, a: str, b: str) -> str:
+        """``a / b`` as a float division (correctly rounded from exact operands; NULL when ``b`` is 0
+        or ``a`` NULL): ``s``, ``c`` -> ``CAST(s AS REAL) / c``."""
+        ...
+
+    # -- date-times (canonical UTC strings ``YYYY-MM-DDTHH:MM:SSZ``) -------------------------------
+    def date_valid(self, value: str) -> str:
+        """The string ``value`` is a real instant written ``YYYY-MM-DDTHH:MM:SSZ`` (never raises)."""
+        ...
+
+    def date_part(self, value: str, part: str) -> str:
+        """One field (``jarenlab.query.dates.PARTS``) of a valid canonical date-time, an integer."""
+        ...
+
+    def date_trunc(self, value: str, unit: str) -> str:
+        """The canonical date-time of the start of ``unit`` (weeks start on Monday)."""
+        ...
+
+    def time_bucket(self, value: str, width: str, origin: str) -> str:
+        """The canonical start of the fixed bucket (bound ``width`` and ``origin`` in whole seconds)."""
+        ...
+
+    def epoch_ms(self, value: str) -> str:
+        """Milliseconds since 1970-01-01T00:00:00Z of a valid canonical date-time."""
         ...
 
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:

@@ -248,8 +248,26 @@ class ArrOut:
 
 
 @dataclass(frozen=True, slots=True)
+class DateKey:
+    """A date function of a string-typed member, as SQL computes it where the member holds the
+    canonical UTC form ``YYYY-MM-DDTHH:MM:SSZ`` (a run finding any other present value falls back
+    to the engine). ``fn`` is ``date-part``/``date-trunc`` (``arg`` the part or unit),
+    ``time-bucket`` (``arg`` is ``(width, origin)`` in whole seconds) or ``epoch``."""
+
+    field: Field
+    fn: str
+    arg: Any
+
+
+#: A group key SQL computes: a typed member, or a date function of one.
+GroupKey = Field | DateKey
+
+
+@dataclass(frozen=True, slots=True)
 class KeyOut:
-    """The group key (no item for the group of documents missing it)."""
+    """The ``index``-th group key (no item for the group of documents missing it)."""
+
+    index: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +283,15 @@ Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut
 
 @dataclass(frozen=True, slots=True)
 class OrderKey:
-    """One pushed ordering key: a field, or in a group-by the group ``key`` or its ``count``."""
+    """One pushed ordering key: a field, or in a group-by the ``index``-th group ``key``, its
+    ``count`` or an aggregate (``agg``)."""
 
     field: Field | None
-    what: str  # "field" | "key" | "count"
+    what: str  # "field" | "key" | "count" | "agg"
     desc: bool
     empty_greatest: bool
+    index: int = 0
+    agg: AggOut | None = None
 
 
 @dataclass(frozen=True, slots=True)

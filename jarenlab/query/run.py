@@ -259,6 +259,8 @@ def _build(
             plan.offset,
             limit,
             plan.real_checks,
+            plan.date_checks,
+            plan.order_aggregates,
         )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None

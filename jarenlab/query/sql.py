@@ -46,6 +46,7 @@ from jarenlab.query.preds import (
     Exists,
     Field,
     FieldOut,
+    GroupKey,
     Infix,
     InList,
     MapOut,
@@ -233,7 +234,12 @@ class Emitter:
                 expr = d.count_rows()
             elif k.what == "key":
                 assert grouped
-                expr = d.first_column()
+                expr = d.column_at(k.index + 1)
+            elif k.what == "agg":
+                assert grouped and k.agg is not None
+                cols = _agg_columns(self, k.agg)
+                expr = d.ratio(*cols) if k.agg.fn == "avg" else cols[0]
+                expr = d.or_zero(expr) if k.agg.fn == "sum" else expr
             else:
                 assert k.field is not None
                 expr = self.value(k.field, "string" if k.field.family == "string" else "number")
@@ -244,6 +250,27 @@ class Emitter:
 
     def window(self, offset: int, limit: int | None) -> str:
         return self.dialect.window(limit, offset, self.literal)
+
+    def group_key(self, key: GroupKey) -> str:
+        """A group key's value: a typed member, or a date function of a string-typed one."""
+        if isinstance(key, Field):
+            return self.value(key, "string" if key.family == "string" else "number")
+        d = self.dialect
+        v = self.value(key.field, "string")
+        if key.fn == "date-part":
+            return d.date_part(v, key.arg)
+        if key.fn == "date-trunc":
+            return d.date_trunc(v, key.arg)
+        if key.fn == "time-bucket":
+            width, origin = key.arg
+            return d.time_bucket(v, self.literal(width), self.literal(origin))
+        return d.epoch_ms(v)
+
+    def date_flag(self, f: Field) -> str:
+        """Whether some present member is not a canonical date-time (then the engine decides)."""
+        d = self.dialect
+        v = self.value(f, "string")
+        return d.any_row(d.all_of([d.is_present(v), d.negate(d.date_valid(v))]))
 
 
 def output_fields(out: Out | None) -> list[Field]:
@@ -327,6 +354,8 @@ class Layout:
     fields: tuple[tuple[Field, str], ...] = ()
     aggregates: tuple[AggOut, ...] = ()
     real_flags: int = 0
+    keys: int = 1
+    date_flags: int = 0
 
 
 def select_rows(
@@ -391,21 +420,27 @@ def select_groups(
     dialect: Dialect,
     table: str,
     where: Pred,
-    key: Field,
+    keys: tuple[GroupKey, ...],
     out: Out,
     order: tuple[OrderKey, ...],
     offset: int,
     limit: int | None,
     checks: tuple[Field, ...],
+    dates: tuple[Field, ...] = (),
+    ordered: tuple[AggOut, ...] = (),
 ) -> tuple[Statement, Layout]:
-    """A single-level group-by: key, aggregates and flags per group, groups in first-appearance order."""
+    """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
+    group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
+    in first-appearance order unless ordered."""
     e = Emitter(dialect)
-    aggs = group_aggregates(out)
-    cols = [e.value(key, "string" if key.family == "string" else "number")]
+    aggs = list(dict.fromkeys([*group_aggregates(out), *ordered]))
+    cols = [e.group_key(k) for k in keys]
     cols += [c for a in aggs for c in _agg_columns(e, a)] + _real_flags(e, checks)
-    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_first()
+    cols += [e.date_flag(f) for f in dates]
+    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_leading(len(keys))
     text += e.order(order, grouped=True) + e.window(offset, limit)
-    return e.statement(text), Layout(aggregates=tuple(aggs), real_flags=len(checks))
+    layout = Layout(aggregates=tuple(aggs), real_flags=len(checks), keys=len(keys), date_flags=len(dates))
+    return e.statement(text), layout
 
 
 def select_candidates(dialect: Dialect, table: str, where: Pred, bound: int | None) -> Statement:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.errors import QueryError
+from jarenlab.query.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
 from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse, walk
 from jarenlab.query.path import sql_addressable
 from jarenlab.query.preds import (
@@ -31,6 +33,7 @@ from jarenlab.query.preds import (
     Compare,
     CompareAny,
     Const,
+    DateKey,
     Exists,
     Field,
     Infix,
@@ -334,6 +337,52 @@ def list_item_reason(v: Any, dialect: Dialect) -> str | None:
     if t is int or t is float:
         return f"a number {beyond(dialect.integer_limit)}" if abs(v) >= dialect.integer_limit else None
     return "a value other than a string or a number"
+
+
+#: The date functions SQL computes as group keys.
+DATE_KEYS = ("date-part", "date-trunc", "time-bucket", "epoch")
+
+
+def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
+    """A date function of a string-typed member that SQL computes (a group key), a reason it is
+    not one, or None when the node is no date function.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.document import parse
+    >>> ctx = Context("n", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> date_key(parse({"$time-bucket": ["$n.t", "PT1H"]}).node, ctx).arg
+    (3600, 946857600)
+    """
+    if not isinstance(node, Call) or node.host or node.name not in DATE_KEYS:
+        return None
+    construct = f"${node.name}"
+    f = field_of(node.args[0], ctx)
+    if isinstance(f, Reason):
+        return f
+    if f is None or f.family != "string":
+        return Reason(
+            construct, "the date-time is not a string-typed path (the engine raises on non-strings)"
+        )
+    literals = [a.value if isinstance(a, Lit) and type(a.value) is str else None for a in node.args[1:]]
+    if None in literals:
+        return Reason(construct, "a unit, width or origin that is not a literal string")
+    if node.name == "epoch":
+        return DateKey(f, "epoch", None)
+    if node.name == "time-bucket":
+        try:
+            width = bucket_width(literals[0], node.path)  # type: ignore[arg-type]
+            origin = epoch_ms(literals[1] if len(literals) > 1 else DEFAULT_ORIGIN, node.path)  # type: ignore[arg-type]
+        except QueryError:
+            return Reason(construct, "a width or origin the engine refuses (it raises)")
+        if width % SECOND or origin % SECOND:
+            return Reason(construct, "a width or origin finer than a second")
+        return DateKey(f, "time-bucket", (width // SECOND, origin // SECOND))
+    name = literals[0]
+    if node.name == "date-part" and name not in ctx.dialect.date_parts:
+        return Reason(construct, f"the database does not compute the part {name!r}")
+    if name not in NAMED_ARGUMENT[node.name][1]:
+        return Reason(construct, "a unit the engine refuses")
+    return DateKey(f, node.name, name)
 
 
 def _string_op(node: Call, ctx: Context) -> Pred | Reason:

@@ -38,6 +38,26 @@ _NAMES: Mapping[str, str] = {
 #: SQLite's ``json_type`` names -> the planner's JSON kinds (the decoder reads type cells with it).
 _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items()}
 _SCAN = re.compile(r"^SCAN (\S+)")
+#: The canonical UTC date-time the planner computes with (what ``jarenlab.query.dates`` writes).
+_CANONICAL = "%Y-%m-%dT%H:%M:%SZ"
+_PART_FORMATS = {
+    "year": "%Y",
+    "month": "%m",
+    "day": "%d",
+    "doy": "%j",
+    "hour": "%H",
+    "minute": "%M",
+    "second": "%S",
+}
+_TRUNC_FORMATS = {
+    "millisecond": _CANONICAL,
+    "second": _CANONICAL,
+    "minute": "%Y-%m-%dT%H:%M:00Z",
+    "hour": "%Y-%m-%dT%H:00:00Z",
+    "day": "%Y-%m-%dT00:00:00Z",
+    "month": "%Y-%m-01T00:00:00Z",
+    "year": "%Y-01-01T00:00:00Z",
+}
 
 
 class SQLiteDialect(StandardSQL):
@@ -67,6 +87,8 @@ class SQLiteDialect(StandardSQL):
     host_functions = True
     #: Floats are bound as REAL, which is what ``json_extract`` reads a JSON number as.
     exact_float: Callable[[float], Any] | None = None
+    #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
+    date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 
     # -- names and values -------------------------------------------------------------------------
     def column(self, name: str) -> str:
@@ -208,6 +230,64 @@ class SQLiteDialect(StandardSQL):
         """
         kinds = ("string",) if family == "string" else ("int", "float")
         return f"{value} IN (SELECT value FROM json_each({items}) WHERE {self.kind_in('type', kinds)})"
+
+    def ratio(self, a: str, b: str) -> str:
+        """A float division (SQLite gives NULL for a zero divisor): ``CAST(a AS REAL) / b``."""
+        return f"CAST({a} AS REAL) / {b}"
+
+    # -- date-times -------------------------------------------------------------------------------
+    def date_valid(self, value: str) -> str:
+        """``value`` is a real instant written ``YYYY-MM-DDTHH:MM:SSZ``: SQLite writes it back the
+        same once a modifier made it recompute the fields (``2013-02-30`` becomes March 2nd,
+        ``24:00:00`` the next day; other forms other texts, or NULL).
+
+        >>> SQLiteDialect().date_valid("v")
+        "strftime('%Y-%m-%dT%H:%M:%SZ', v, '+0 seconds') = v"
+        """
+        return f"strftime('{_CANONICAL}', {value}, '+0 seconds') = {value}"
+
+    def date_part(self, value: str, part: str) -> str:
+        """One field of a canonical date-time (ISO weekday: Monday 1; ISO weeks stay in the engine
+        on SQLite before 3.46, which has no ``%V``).
+
+        >>> SQLiteDialect().date_part("v", "hour"), SQLiteDialect().date_part("v", "quarter")
+        ("CAST(strftime('%H', v) AS INTEGER)", "((CAST(strftime('%m', v) AS INTEGER) + 2) / 3)")
+        """
+        if part == "quarter":
+            return f"(({self.date_part(value, 'month')} + 2) / 3)"
+        if part == "weekday":
+            return f"((CAST(strftime('%w', {value}) AS INTEGER) + 6) % 7 + 1)"
+        if part == "millisecond":  # the canonical form holds whole seconds
+            return f"(CASE WHEN {value} IS NOT NULL THEN 0 END)"
+        return f"CAST(strftime('{_PART_FORMATS[part]}', {value}) AS INTEGER)"
+
+    def date_trunc(self, value: str, unit: str) -> str:
+        """The canonical start of a unit of a canonical date-time.
+
+        >>> SQLiteDialect().date_trunc("v", "week")
+        "strftime('%Y-%m-%dT00:00:00Z', v, 'weekday 0', '-6 days')"
+        """
+        if unit == "week":  # the next Sunday (or this one), then back to its Monday
+            return f"strftime('%Y-%m-%dT00:00:00Z', {value}, 'weekday 0', '-6 days')"
+        if unit == "quarter":
+            month = f"((CAST(strftime('%m', {value}) AS INTEGER) - 1) / 3 * 3 + 1)"
+            text = f"printf('%s-%02d-01T00:00:00Z', strftime('%Y', {value}), {month})"
+            return f"(CASE WHEN {value} IS NOT NULL THEN {text} END)"
+        return f"strftime('{_TRUNC_FORMATS[unit]}', {value})"
+
+    def time_bucket(self, value: str, width: str, origin: str) -> str:
+        """The canonical start of the bucket holding a canonical date-time (whole seconds).
+
+        >>> print(SQLiteDialect().time_bucket("v", "?", "?"))
+        strftime('%Y-%m-%dT%H:%M:%SZ', unixepoch(v) - ((unixepoch(v) - ?) % ? + ?) % ?, 'unixepoch')
+        """
+        seconds = f"unixepoch({value})"
+        start = f"{seconds} - (({seconds} - {origin}) % {width} + {width}) % {width}"
+        return f"strftime('{_CANONICAL}', {start}, 'unixepoch')"
+
+    def epoch_ms(self, value: str) -> str:
+        """Milliseconds since the epoch of a canonical date-time: ``unixepoch(v) * 1000``."""
+        return f"unixepoch({value}) * 1000"
 
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""
