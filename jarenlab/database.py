@@ -182,6 +182,25 @@ class Database:
         rows: list[Row] = self._fetch(sql, params, 1)
         return rows
 
+    def stream(self, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
+        """The rows of a statement the planner emitted, ``size`` at a time, inside the error boundary.
+
+        SQLite steps the statement as the rows are asked for; psycopg holds the answer in the
+        driver's own buffer (compact text), and rows become Python objects a batch at a time.
+        """
+        try:
+            cursor = self._execute(self.connection(), sql, params)
+            while True:
+                rows = cursor.fetchmany(size)
+                if not rows:
+                    return
+                yield rows
+        except self._driver_error as exc:
+            err = self._translate(exc)
+            if err is None:
+                raise
+            raise err from exc
+
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration
         (:meth:`~jarenlab.backends.base.Backend.interval_statements`); nothing else runs through here.

@@ -152,6 +152,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "JQ2021": ("bad_duration", "A string is not an ISO 8601 duration the operator takes."),
     "JQ2022": ("bad_unit_value", "A date unit or part computed at run time is not one the operator takes."),
+    "JQ2023": (
+        "stream_fallback",
+        "A streamed result met a value only the engine reads exactly after batches were handed on.",
+    ),
 }
 
 

@@ -264,33 +264,49 @@ class Query:
             return None
         return [k[1:] if k.startswith("$$") else k for k in ret]
 
+    def iter_batches(self, size: int = 65_536, **externals: Any) -> Iterator[Any]:
+        """The results as pyarrow ``RecordBatch`` es of at most ``size`` rows, without holding every
+        result as a Python object at once (where the plan's SQL yields one result per row: whole
+        documents, native projections and the row residual; groups, aggregates and the set
+        residual run whole first). Whole documents are decoded by Arrow's JSON reader, typed by
+        the collection's schema. A batch's schema covers its own rows (a member missing from a
+        whole batch has no column there); :meth:`to_arrow` unifies them.
+
+        >>> [b.num_rows for b in _Docs([{"a": i} for i in range(5)]).query().iter_batches(2)]
+        [2, 2, 1]
+        """
+        from jarenlab.frames import chunk_to_arrow
+
+        _check_count(size, "iter_batches")
+        if size < 1:
+            raise QueryError("JQ2010", "iter_batches() takes a size of at least 1")
+        columns = self._columns()
+        stream = getattr(self._source, "_stream_batches", None)
+        if stream is not None:
+            yield from stream(self.document, externals, size, columns)
+            return
+        rows = self.to_list(**externals)
+        for i in range(0, len(rows), size):
+            yield from chunk_to_arrow("items", rows[i : i + size], None, columns).to_batches()
+
     def to_pandas(self, *, flatten: bool = False, **externals: Any) -> Any:
-        """The results as a pandas DataFrame (non-dict results become a ``value`` column).
+        """The results as a pandas DataFrame (non-dict results become a ``value`` column), built
+        from :meth:`iter_batches`; integer columns with gaps are pandas' nullable ``Int64``.
 
         ``flatten=True`` gives nested members as dotted columns. After ``select({...})`` the
         columns follow the select's order, also when there are no results.
         """
-        import pandas as pd
+        from jarenlab.frames import arrow_to_frame
 
-        from jarenlab.frames import records_to_frame
-
-        rows = self.to_list(**externals)
-        columns = self._columns()
-        if columns is not None and all(type(r) is dict for r in rows) and (not flatten or not rows):
-            return pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
-        return records_to_frame(rows, flatten=flatten)
+        return arrow_to_frame(self.to_arrow(flatten=flatten, **externals))
 
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
-        """The results as a pyarrow Table (non-dict results become a ``value`` column)."""
-        import pyarrow as pa
+        """The results as a pyarrow Table (non-dict results become a ``value`` column), built from
+        :meth:`iter_batches`."""
+        from jarenlab.frames import concat_batches, flatten_table
 
-        from jarenlab.frames import records_to_arrow
-
-        rows = self.to_list(**externals)
-        columns = self._columns()
-        if columns is not None and not rows:
-            return pa.table({c: pa.nulls(0) for c in columns})
-        return records_to_arrow(rows, flatten=flatten)
+        table = concat_batches(self.iter_batches(**externals), self._columns())
+        return flatten_table(table) if flatten else table
 
     def explain(self, *, analyze: bool = False, **externals: Any) -> Any:
         """How the planner runs this query (:class:`jarenlab.query.explain.Explain`).
@@ -391,6 +407,10 @@ class Queryable:
     def to_list(self, **externals: Any) -> list[Any]:
         """See :meth:`Query.to_list`."""
         return Query(self).to_list(**externals)
+
+    def iter_batches(self, size: int = 65_536, **externals: Any) -> Iterator[Any]:
+        """See :meth:`Query.iter_batches`."""
+        return Query(self).iter_batches(size, **externals)
 
 
 class _Docs(Queryable):

@@ -20,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
-from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, Exists, FieldOut, Pred, Reason
+from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, DocOut, Exists, FieldOut, Pred, Reason
 from jarenlab.query.profile import Profile
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
@@ -460,6 +460,75 @@ def run_query(
         rows_returned=trace.rows_returned,
     )
     return items, trace, prepared
+
+
+def stream_query(
+    coll: Collection, document: Any, externals: dict[str, Any] | None, size: int
+) -> Iterator[tuple[str, list[Any]]]:
+    """A document's results in chunks of at most ``size``: ``("texts", [document text, ...])`` when
+    every result is a whole stored document (the caller decodes the text, e.g. with Arrow's JSON
+    reader), else ``("items", [...])``.
+
+    A plan whose SQL yields one result per row (native projections and whole documents, and the
+    row residual) streams: rows are fetched, decoded and handed on ``size`` at a time, so only one
+    chunk of Python objects exists at once. Anything else (groups, aggregates, the set residual,
+    a diversion, a profile) needs every row first: it runs whole and is handed on in chunks.
+    """
+    ext = check_externals(externals)
+    profile = coll.store.profile
+    wrapped = type(document) is list and len(document) == 1  # one array constructor: its items
+    prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=profile)
+    plan = prepared.plan
+    streams = (
+        plan.mode in ("native", "row")
+        and plan.aggregate is None
+        and plan.group is None
+        and profile is None
+        and divert_reason(prepared, ext) is None
+    )
+    if not streams:
+        yield from stream_chunks(run_query(coll, document, ext, profile=profile)[0], wrapped, size)
+        return
+    assert prepared.main is not None and prepared.layout is not None
+    stmt = prepared.main
+    db = coll.store.db
+    if plan.udfs:
+        register_udfs(db, plan.udfs, coll.store.operators)
+    state: PlannerState = coll.store.planner
+    state.count(**{plan.mode: 1})
+    loads = orjson.loads
+    yielded = False
+    with db.translating(collection=coll.name):
+        for rows in db.stream(stmt.sql, stmt.bind(ext), size):
+            kind = "items"
+            if plan.mode == "row":
+                assert prepared.row_compiled is not None
+                docs = (loads(r[0]) for r in rows)
+                chunk = list(run_rows(prepared.row_compiled, docs, ext, plan.return_path))
+            elif isinstance(plan.output, DocOut):
+                kind, chunk = "texts", [r[0] for r in rows]
+            else:
+                try:
+                    chunk = decode(plan, prepared.layout, rows, prepared.dialect)
+                except Fallback as why:
+                    if yielded:
+                        raise QueryError(
+                            "JQ2023", f"the stream met {why} after it began; to_list() lets the engine decide"
+                        ) from None
+                    yield from stream_chunks(run_query(coll, document, ext)[0], wrapped, size)
+                    return
+            state.count(rows_read=len(rows), rows_returned=len(chunk))
+            yield kind, chunk
+            yielded = True
+
+
+def stream_chunks(items: list[Any], wrapped: bool, size: int) -> Iterator[tuple[str, list[Any]]]:
+    """A whole result handed on in chunks (the result of a document wrapped in an array
+    constructor is its one list's items)."""
+    if wrapped and len(items) == 1 and type(items[0]) is list:
+        items = items[0]
+    for i in range(0, len(items), size):
+        yield "items", items[i : i + size]
 
 
 def _set(
