@@ -46,12 +46,14 @@ from jarenlab.query.document import (
     Node,
     PathRef,
     Quant,
+    Window,
     parse,
 )
 from jarenlab.query.flwor import compile_flwor
 from jarenlab.query.functions import FUNCTIONS, range_bounds
 from jarenlab.query.path import VAR_NAME
 from jarenlab.query.values import check_json, ebv
+from jarenlab.query.windows import compile_window
 
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 
@@ -130,6 +132,8 @@ class Compiler:
         if isinstance(node, Quant):
             p = self.quant(node)
             return lambda env: [p(env)]
+        if isinstance(node, Window):
+            return compile_window(node, self)
         return compile_flwor(node, self)
 
     def quant(self, node: Quant) -> BoolFn:
