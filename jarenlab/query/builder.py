@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import QueryError
-from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param
+from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param, win
 
 __all__ = [
     "Expr",
@@ -32,6 +32,7 @@ __all__ = [
     "lit",
     "param",
     "value_doc",
+    "win",
 ]
 
 
@@ -180,6 +181,34 @@ class Query:
         """Keep at most ``n`` results."""
         _check_count(n, "take")
         return self._window(0, n)
+
+    def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
+        """Add computed members to each result (``$window``): ``partition`` (an expression or a
+        list), ``order_by`` (keys as for :meth:`order_by`) and ``name=win.fn(...)``; the results
+        keep their order, and the chain goes on over them (``it`` is one result).
+
+        >>> src = _Docs([{"c": "a", "d": 5}, {"c": "a", "d": 9}, {"c": "b", "d": 1}])
+        >>> top = src.window(partition=it.c, order_by=it.d.desc(), rk=win.row_number()).where(it.rk <= 1)
+        >>> top.select(it.d).to_list()
+        [9, 1]
+        """
+        if not compute:
+            raise QueryError("JQ0021", "window() computes at least one member: window(rank=win.rank(), ...)")
+        spec: dict[str, Any] = {"it": self._expr()}
+        if partition is not None:
+            parts = partition if isinstance(partition, list | tuple) else [partition]
+            spec["$partition"] = [lit(_expression(p, "window(partition=)")) for p in parts]
+        if order_by is not None:
+            keys = order_by if isinstance(order_by, list | tuple) else (order_by,)
+            spec["$orderby"] = list(_order_specs(tuple(keys)))
+        out = {}
+        for name, fn in compute.items():
+            doc = lit(fn)
+            if not isinstance(fn, Expr) or not isinstance(doc, dict):
+                raise QueryError("JQ0021", f"window({name}=...) takes a window function such as win.rank()")
+            out[name] = doc
+        spec["$compute"] = out
+        return Query(self._source, _Stage(source={"$window": spec}))
 
     def distinct(self) -> Query:
         """Drop repeated results (deep equality, first occurrence kept)."""
@@ -379,6 +408,10 @@ class Queryable:
     def distinct(self) -> Query:
         """See :meth:`Query.distinct`."""
         return Query(self).distinct()
+
+    def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
+        """See :meth:`Query.window`."""
+        return Query(self).window(partition=partition, order_by=order_by, **compute)
 
     def count(self, **externals: Any) -> int:
         """See :meth:`Query.count`."""

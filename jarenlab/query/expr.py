@@ -364,3 +364,70 @@ class agg:
     def max(expr: Any) -> Expr:
         """``$max``."""
         return _op("max", expr)
+
+
+class win:
+    """Window functions for :meth:`jarenlab.query.builder.Query.window`, e.g. ``rank=win.rank()``.
+
+    >>> win.lag(it.d, 2).document, win.sum(it.d, frame=(-2, 0)).document
+    ({'$lag': ['$it.d', 2]}, {'$sum': ['$it.d'], '$frame': [-2, 0]})
+    """
+
+    @staticmethod
+    def row_number() -> Expr:
+        """1, 2, ... in the window's order."""
+        return Expr({"$row-number": []})
+
+    @staticmethod
+    def rank() -> Expr:
+        """Ties share a rank; the next rank skips."""
+        return Expr({"$rank": []})
+
+    @staticmethod
+    def dense_rank() -> Expr:
+        """Ties share a rank; no gaps."""
+        return Expr({"$dense-rank": []})
+
+    @staticmethod
+    def lag(expr: Any, offset: int = 1, default: Any = None) -> Expr:
+        """``expr`` of the row ``offset`` rows before (``default`` beyond the start)."""
+        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
+        return Expr({"$lag": args + ([lit(default)] if default is not None else [])})
+
+    @staticmethod
+    def lead(expr: Any, offset: int = 1, default: Any = None) -> Expr:
+        """``expr`` of the row ``offset`` rows after (``default`` beyond the end)."""
+        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
+        return Expr({"$lead": args + ([lit(default)] if default is not None else [])})
+
+    @staticmethod
+    def _framed(fn: str, expr: Any, frame: tuple[int | None, int | None] | None) -> Expr:
+        doc: dict[str, Any] = {f"${fn}": [lit(expr)]}
+        if frame is not None:
+            doc["$frame"] = list(frame)
+        return Expr(doc)
+
+    @staticmethod
+    def count(expr: Any = None, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Rows (or ``expr`` items) in the frame (running by default when ordered)."""
+        return win._framed("count", it if expr is None else expr, frame)
+
+    @staticmethod
+    def sum(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Sum over the frame (``frame=(-2, 0)``: this row and the two before)."""
+        return win._framed("sum", expr, frame)
+
+    @staticmethod
+    def avg(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Mean over the frame."""
+        return win._framed("avg", expr, frame)
+
+    @staticmethod
+    def min(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Least over the frame."""
+        return win._framed("min", expr, frame)
+
+    @staticmethod
+    def max(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Greatest over the frame."""
+        return win._framed("max", expr, frame)

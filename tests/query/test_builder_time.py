@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from jarenlab.errors import QueryError
-from jarenlab.query import agg, it, param
+from jarenlab.query import agg, it, param, win
 from jarenlab.query.builder import _Docs
 
 FLIGHTS = _Docs(
@@ -81,3 +81,17 @@ def test_isin_a_list_and_a_param() -> None:
     assert FLIGHTS.where(it.c.isin(["AA", "B6"])).select(it.id).to_list() == [1, 3]
     assert FLIGHTS.where(it.c.isin(param("cs"))).select(it.id).to_list(cs=["UA"]) == [2]
     assert FLIGHTS.where(it.c.isin([])).count() == 0
+
+
+def test_window_top_n_per_group_and_running_sums() -> None:
+    src = _Docs([{"c": "a", "d": 5}, {"c": "a", "d": 9}, {"c": "b", "d": 1}, {"c": "a", "d": 9}, {"c": "b"}])
+    ranked = src.window(partition=it.c, order_by=it.d.desc(), rk=win.rank(), rn=win.row_number())
+    assert ranked.select([it.rk, it.rn]).to_list() == [[3, 3], [1, 1], [1, 1], [1, 2], [2, 2]]
+    top = ranked.where(it.rn <= 2).order_by(it.c, it.rn).select({"c": it.c, "d": it.d})
+    assert top.to_list() == [{"c": "a", "d": 9}, {"c": "a", "d": 9}, {"c": "b", "d": 1}, {"c": "b"}]
+    run = src.where(it.d.exists()).window(order_by=it.d, s=win.sum(it.d), m=win.avg(it.d, frame=(-1, 0)))
+    assert run.select([it.d, it.s, it.m]).to_list() == [[5, 6, 3.0], [9, 15, 7.0], [1, 1, 1.0], [9, 24, 9.0]]
+    assert src.window(order_by=it.d, p=win.lag(it.d, 1, 0)).select(it.p).to_list()[:2] == [1, 5]
+    with pytest.raises(QueryError) as info:
+        src.window(partition=it.c)
+    assert info.value.code == "JQ0021"
