@@ -20,7 +20,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
+from jarenlab.query.document import (
+    ArrayCons,
+    Call,
+    Flwor,
+    Lit,
+    MapCons,
+    Node,
+    PathRef,
+    Window,
+    parse,
+    unparse,
+    walk,
+)
 from jarenlab.query.preds import (
     AggOut,
     And,
@@ -339,7 +351,9 @@ def analyze(
     if target.count is not None:
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
-    if shape is None:
+    if shape is None and any(isinstance(n, Window) for n in walk(root)):
+        reasons.append(Reason("$window", "window functions run in the engine, over the rows SQL narrowed"))
+    elif shape is None:
         reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
