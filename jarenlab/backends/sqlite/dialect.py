@@ -49,14 +49,22 @@ _PART_FORMATS = {
     "minute": "%M",
     "second": "%S",
 }
-_TRUNC_FORMATS = {
-    "millisecond": _CANONICAL,
-    "second": _CANONICAL,
-    "minute": "%Y-%m-%dT%H:%M:00Z",
-    "hour": "%Y-%m-%dT%H:00:00Z",
-    "day": "%Y-%m-%dT00:00:00Z",
-    "month": "%Y-%m-01T00:00:00Z",
-    "year": "%Y-01-01T00:00:00Z",
+#: Where a canonical date-time holds each field: (start, length), 1-based as ``substr``.
+_PLACES = {
+    "year": (1, 4),
+    "month": (6, 2),
+    "day": (9, 2),
+    "hour": (12, 2),
+    "minute": (15, 2),
+    "second": (18, 2),
+}
+#: The canonical start of a unit: the first characters of the text, then the rest written out.
+_PREFIXES = {
+    "minute": (16, ":00Z"),
+    "hour": (13, ":00:00Z"),
+    "day": (10, "T00:00:00Z"),
+    "month": (7, "-01T00:00:00Z"),
+    "year": (4, "-01-01T00:00:00Z"),
 }
 
 
@@ -248,11 +256,15 @@ class SQLiteDialect(StandardSQL):
 
     def date_part(self, value: str, part: str) -> str:
         """One field of a canonical date-time (ISO weekday: Monday 1; ISO weeks stay in the engine
-        on SQLite before 3.46, which has no ``%V``).
+        on SQLite before 3.46, which has no ``%V``). The fields a canonical text holds at fixed
+        places are read from it (the statement's check sends any other text to the engine).
 
         >>> SQLiteDialect().date_part("v", "hour"), SQLiteDialect().date_part("v", "quarter")
-        ("CAST(strftime('%H', v) AS INTEGER)", "((CAST(strftime('%m', v) AS INTEGER) + 2) / 3)")
+        ('CAST(substr(v, 12, 2) AS INTEGER)', '((CAST(substr(v, 6, 2) AS INTEGER) + 2) / 3)')
         """
+        if part in _PLACES:
+            start, length = _PLACES[part]
+            return f"CAST(substr({value}, {start}, {length}) AS INTEGER)"
         if part == "quarter":
             return f"(({self.date_part(value, 'month')} + 2) / 3)"
         if part == "weekday":
@@ -269,11 +281,14 @@ class SQLiteDialect(StandardSQL):
         """
         if unit == "week":  # the next Sunday (or this one), then back to its Monday
             return f"strftime('%Y-%m-%dT00:00:00Z', {value}, 'weekday 0', '-6 days')"
+        if unit in _PREFIXES:
+            length, tail = _PREFIXES[unit]
+            return f"(substr({value}, 1, {length}) || '{tail}')"
         if unit == "quarter":
             month = f"((CAST(strftime('%m', {value}) AS INTEGER) - 1) / 3 * 3 + 1)"
             text = f"printf('%s-%02d-01T00:00:00Z', strftime('%Y', {value}), {month})"
             return f"(CASE WHEN {value} IS NOT NULL THEN {text} END)"
-        return f"strftime('{_TRUNC_FORMATS[unit]}', {value})"
+        return value  # second, millisecond: a canonical date-time is whole seconds already
 
     def time_bucket(self, value: str, width: str, origin: str) -> str:
         """The canonical start of the bucket holding a canonical date-time (whole seconds).
