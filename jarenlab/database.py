@@ -217,6 +217,10 @@ class Database:
         (the planner's UDF hatch registers its functions before each run that calls them)."""
         self.backend.register_function(self.connection(), name, arity, fn)
 
+    def register_aggregate(self, name: str, arity: int, factory: Callable[[], Any]) -> None:
+        """Make an aggregate callable from SQL on this thread's connection (the exact float sum)."""
+        self.backend.register_aggregate(self.connection(), name, arity, factory)
+
     def serialize(self, name: str) -> None:
         """Inside a transaction: make appends to ``name`` land in commit order (see the backend)."""
         self.backend.serialize(self.connection(), name)

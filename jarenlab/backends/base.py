@@ -353,6 +353,8 @@ class Dialect(Protocol):
     exact_float: Callable[[float], Any] | None
     #: The ``$date-part`` parts its SQL computes from a canonical UTC date-time.
     date_parts: frozenset[str]
+    #: Whether :meth:`float_sum` sums numbers as the engine's ``$sum`` does (correctly rounded).
+    sums_floats_exactly: bool
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -497,6 +499,11 @@ class Dialect(Protocol):
 
     def column_at(self, position: int) -> str:
         """A selected column by position (from 1), for ``ORDER BY``: ``1``."""
+        ...
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """The engine's ``$sum`` of a number member over a group (a registered aggregate fed the
+        member's JSON type and value): ``jl_fsum(json_type(...), json_extract(...))``."""
         ...
 
     def or_zero(self, expr: str) -> str:
@@ -762,4 +769,9 @@ class Backend(Protocol):
 
     def register_function(self, conn: Any, name: str, arity: int, fn: Callable[..., Any]) -> None:
         """Make a deterministic host function callable from SQL on ``conn`` (the planner's UDF hatch)."""
+        ...
+
+    def register_aggregate(self, conn: Any, name: str, arity: int, factory: Callable[[], Any]) -> None:
+        """Make an aggregate (``factory()`` gives an object with ``step(*args)`` and ``finalize()``)
+        callable from SQL on ``conn`` (the planner's exact float sum on SQLite)."""
         ...

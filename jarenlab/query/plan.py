@@ -264,6 +264,29 @@ def _exactly_one(node: Node, binding: str) -> bool:
     return isinstance(node, PathRef) and node.var == binding and not node.steps
 
 
+#: Why a float sum stays in the engine where the dialect's SQL does not sum floats as it does.
+_FLOAT_SUM = "a float sum: the engine's is correctly rounded, and this database's SQL sums floats otherwise"
+
+
+def _float_sums(flwor: Flwor, ctx: Context) -> Reason | None:
+    """The reason a group-by stays in the engine when it holds a ``$sum``/``$avg`` of a number-typed
+    member and the dialect cannot sum floats as the engine does (None otherwise)."""
+    if ctx.dialect.sums_floats_exactly:
+        return None
+    for n in walk(flwor.ret) + [x for s in flwor.orderby for x in walk(s.key)]:
+        if isinstance(n, Call) and n.name in ("sum", "avg") and not n.host:
+            f = field_of(n.args[0], ctx)
+            if isinstance(f, Field) and f.family == "number":
+                return Reason(f"${n.name}", _FLOAT_SUM)
+    return None
+
+
+def _sums(f: Field, ctx: Context) -> bool:
+    """Whether SQL sums the member exactly as ``$sum`` does: integers always, floats where the
+    dialect's float sum is the engine's (SQLite's registered ``jl_fsum``)."""
+    return f.family == "integer" or (f.family == "number" and ctx.dialect.sums_floats_exactly)
+
+
 def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | None:
     if isinstance(node, PathRef) and node.var is not None and node.var in kvars and not node.steps:
         return KeyOut(kvars[node.var])
@@ -274,7 +297,7 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
         f = field_of(arg, ctx)
         if not isinstance(f, Field):
             return None
-        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(node.name, f.family in ("string", "integer")):
             return AggOut(node.name, f)
         return None
@@ -389,7 +412,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     kvars = {name: i for i, (name, _) in enumerate(flwor.groupby)}
     order = _order(flwor, ctx, kvars or None)
     if isinstance(order, Reason):
-        return replace(set_plan, reasons=(order,))
+        return replace(set_plan, reasons=(_float_sums(flwor, ctx) or order,))
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
     if kvars:
         keys: list[GroupKey] = []
@@ -400,10 +423,8 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
             keys.append(key)
         out = _group_output(flwor.ret, kvars, ctx)
         if out is None or shape.aggregate:
-            return replace(
-                set_plan,
-                reasons=(Reason("$return", "a group result other than the keys and typed aggregates"),),
-            )
+            other = Reason("$return", "a group result other than the keys and typed aggregates")
+            return replace(set_plan, reasons=(_float_sums(flwor, ctx) or other,))
         ordered = tuple(dict.fromkeys(k.agg for k in order if k.agg is not None))
         checks = _real_checks(out) + tuple(f for a in ordered for f in _real_checks(a))
         checks += tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
@@ -474,12 +495,14 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
     if fn == "count" and _exactly_one(ret, ctx.binding):
         return replace(common, mode="native", aggregate=("count", None), order=())
     if isinstance(f, Field):
-        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):
             checks = (f,) if f.family == "integer" and fn != "count" else ()
             if checks and not ctx.dialect.keeps_integers_apart:
                 return replace(set_plan, reasons=(Reason(f"${fn}", _NO_REALS),))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
+    if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
+        return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))
     why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
     return replace(set_plan, reasons=(Reason(f"${fn}", why),))
 

@@ -20,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from jarenlab.query.cache import StatementCache
 from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
+from jarenlab.query.functions import exact_sum
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
 from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, DocOut, Exists, FieldOut, Pred, Reason
 from jarenlab.query.profile import Profile
@@ -109,6 +110,7 @@ class Prepared:
     indexes: tuple[str, ...]
     mandatory: Pred | None
     profile: Profile | None
+    float_sums: bool = False
     scans: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -278,6 +280,10 @@ def _build(
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
     )
+    float_sums = layout is not None and any(
+        a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number"
+        for a in layout.aggregates
+    )
     return Prepared(
         dialect,
         plan,
@@ -292,6 +298,7 @@ def _build(
         indexes,
         mandatory,
         profile,
+        float_sums=float_sums,
     )
 
 
@@ -342,8 +349,7 @@ def _fetch(
     db = coll.store.db
     params = stmt.bind(externals)
     trace.statement, trace.params = stmt, params
-    if prepared.plan.udfs:
-        register_udfs(db, prepared.plan.udfs, coll.store.operators)
+    register_functions(coll, prepared)
     profile = prepared.profile
     if profile is not None and profile.refuse_full_scan:
         scans = prepared.scans.get(stmt.sql)
@@ -371,6 +377,38 @@ def _fetch(
             collection=coll.name,
         )
     return rows
+
+
+class FloatSum:
+    """The engine's ``$sum`` as a database aggregate (``jl_fsum(json type, value)``): it collects
+    the group's numbers and sums them with :func:`~jarenlab.query.functions.exact_sum`, correctly
+    rounded, so the order the database feeds rows in does not matter. An integer the database read
+    as a rounded real (beyond 64 bits) makes it fail, and the run falls back to the engine."""
+
+    def __init__(self, kinds: Mapping[Any, str]) -> None:
+        self.kinds = kinds
+        self.items: list[Any] = []
+
+    def step(self, kind: Any, value: Any) -> None:
+        if kind is None:
+            return
+        if self.kinds[kind] == "int" and type(value) is not int:
+            raise OverflowError("an integer beyond the database's range")
+        self.items.append(value)
+
+    def finalize(self) -> Any:
+        return exact_sum(self.items, "")
+
+
+def register_functions(coll: Collection, prepared: Prepared) -> None:
+    """Register what the prepared statements call on this thread's connection: the UDF hatch's
+    conditions and the exact float sum."""
+    db = coll.store.db
+    if prepared.plan.udfs:
+        register_udfs(db, prepared.plan.udfs, coll.store.operators)
+    if prepared.float_sums:
+        kinds = prepared.dialect.type_kinds()
+        db.register_aggregate("jl_fsum", 2, lambda: FloatSum(kinds))
 
 
 def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any]) -> None:
@@ -492,8 +530,7 @@ def stream_query(
     assert prepared.main is not None and prepared.layout is not None
     stmt = prepared.main
     db = coll.store.db
-    if plan.udfs:
-        register_udfs(db, plan.udfs, coll.store.operators)
+    register_functions(coll, prepared)
     state: PlannerState = coll.store.planner
     state.count(**{plan.mode: 1})
     loads = orjson.loads

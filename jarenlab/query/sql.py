@@ -396,8 +396,12 @@ def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
         # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
         typed = a.field.family in ("string", "integer", "number")
         return [d.aggregate("count", e.value(a.field, family) if typed else e.jtype(a.field))]
+    if a.fn in ("sum", "avg") and a.field.family == "number":
+        # The engine's own sum, fed each member's JSON type and value (see Dialect.float_sum).
+        total = d.float_sum(e.jtype(a.field), d.json_value(e.path(a.field)))
+        return [total] if a.fn == "sum" else [total, d.aggregate("count", e.value(a.field, family))]
     if a.fn == "avg":
-        # Integer-typed (the only averages pushed): the value is NULL exactly when missing.
+        # Integer-typed: the value is NULL exactly when missing.
         return [d.aggregate("sum", e.value(a.field, family)), d.aggregate("count", e.value(a.field, family))]
     return [d.aggregate(a.fn, e.value(a.field, family))]
 

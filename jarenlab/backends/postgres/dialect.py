@@ -112,6 +112,9 @@ class PostgresDialect(StandardSQL):
     host_functions = False
     #: Floats are bound as the decimal they are written as (float8 to numeric would keep 15 digits).
     exact_float: Callable[[float], Any] | None = staticmethod(_decimal)
+    #: numeric sums the decimals as written, the engine the floats they are read as: float sums stay
+    #: in the engine.
+    sums_floats_exactly = False
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
 
@@ -282,6 +285,10 @@ class PostgresDialect(StandardSQL):
             item, kind = "(e.v)::numeric", "number"
         source = f"jsonb_array_elements({items}::jsonb) AS e(v)"
         return f"{value} IN (SELECT {item} FROM {source} WHERE jsonb_typeof(e.v) = '{kind}')"
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """Never called (:attr:`sums_floats_exactly` is False). Raises JD0010 (an internal error)."""
+        raise PlanError("JD0010", "internal: PostgreSQL has no exact float sum here")
 
     def ratio(self, a: str, b: str) -> str:
         """A float division, NULL for a zero divisor: ``(a)::float8 / NULLIF(b, 0)``."""

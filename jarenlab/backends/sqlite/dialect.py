@@ -95,6 +95,9 @@ class SQLiteDialect(StandardSQL):
     host_functions = True
     #: Floats are bound as REAL, which is what ``json_extract`` reads a JSON number as.
     exact_float: Callable[[float], Any] | None = None
+    #: Float sums run as ``jl_fsum``, an aggregate registered on the connection that applies the
+    #: engine's own ``$sum`` (correctly rounded, so the order SQLite feeds the rows in is irrelevant).
+    sums_floats_exactly = True
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
     date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 
@@ -238,6 +241,10 @@ class SQLiteDialect(StandardSQL):
         """
         kinds = ("string",) if family == "string" else ("int", "float")
         return f"{value} IN (SELECT value FROM json_each({items}) WHERE {self.kind_in('type', kinds)})"
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """The engine's ``$sum`` of a number member: ``jl_fsum(type, value)`` (see :attr:`sums_floats_exactly`)."""
+        return f"jl_fsum({type_expr}, {value})"
 
     def ratio(self, a: str, b: str) -> str:
         """A float division (SQLite gives NULL for a zero divisor): ``CAST(a AS REAL) / b``."""
