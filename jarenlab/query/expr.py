@@ -389,16 +389,19 @@ class win:
         return Expr({"$dense-rank": []})
 
     @staticmethod
+    def _offset(fn: str, expr: Any, offset: int, default: Any) -> Expr:
+        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
+        return Expr({f"${fn}": args + ([lit(default)] if default is not None else [])})
+
+    @staticmethod
     def lag(expr: Any, offset: int = 1, default: Any = None) -> Expr:
         """``expr`` of the row ``offset`` rows before (``default`` beyond the start)."""
-        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
-        return Expr({"$lag": args + ([lit(default)] if default is not None else [])})
+        return win._offset("lag", expr, offset, default)
 
     @staticmethod
     def lead(expr: Any, offset: int = 1, default: Any = None) -> Expr:
         """``expr`` of the row ``offset`` rows after (``default`` beyond the end)."""
-        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
-        return Expr({"$lead": args + ([lit(default)] if default is not None else [])})
+        return win._offset("lead", expr, offset, default)
 
     @staticmethod
     def _framed(fn: str, expr: Any, frame: tuple[int | None, int | None] | None) -> Expr:

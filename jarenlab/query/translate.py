@@ -356,13 +356,9 @@ def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
     if not isinstance(node, Call) or node.host or node.name not in DATE_KEYS:
         return None
     construct = f"${node.name}"
-    f = field_of(node.args[0], ctx)
+    f = _string_field(node, ctx, "the date-time")
     if isinstance(f, Reason):
         return f
-    if f is None or f.family != "string":
-        return Reason(
-            construct, "the date-time is not a string-typed path (the engine raises on non-strings)"
-        )
     literals = [a.value if isinstance(a, Lit) and type(a.value) is str else None for a in node.args[1:]]
     if None in literals:
         return Reason(construct, "a unit, width or origin that is not a literal string")
@@ -385,15 +381,23 @@ def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
     return DateKey(f, node.name, name)
 
 
-def _string_op(node: Call, ctx: Context) -> Pred | Reason:
-    construct = f"${node.name}"
+def _string_field(node: Call, ctx: Context, what: str) -> Field | Reason:
+    """The string-typed path a call's first argument names, or why SQL cannot take it there."""
     f = field_of(node.args[0], ctx)
     if isinstance(f, Reason):
         return f
     if f is None or f.family != "string":
         return Reason(
-            construct, "the first argument is not a string-typed path (the engine raises on non-strings)"
+            f"${node.name}", f"{what} is not a string-typed path (the engine raises on non-strings)"
         )
+    return f
+
+
+def _string_op(node: Call, ctx: Context) -> Pred | Reason:
+    construct = f"${node.name}"
+    f = _string_field(node, ctx, "the first argument")
+    if isinstance(f, Reason):
+        return f
     pattern = node.args[1]
     if not isinstance(pattern, Lit) or type(pattern.value) is not str:
         return Reason(construct, "the pattern is not a literal string")
