@@ -58,9 +58,7 @@ ARITY: dict[str, tuple[int, int | None]] = {
 }
 
 #: names the language knows but this engine does not run (``JQ0008``).
-UNSUPPORTED = frozenset(
-    {"fold", "as", "valid", "assert", "resample", "rolling", "asof", "overlaps", "similarity"}
-)
+UNSUPPORTED = frozenset({"fold", "as", "valid", "assert", "resample", "rolling", "overlaps", "similarity"})
 #: window function -> (fewest, most) arguments.
 WINDOW_FUNCTIONS = {
     "row-number": (0, 0),
@@ -179,7 +177,23 @@ class Window:
     path: str
 
 
-Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window
+@dataclass(frozen=True, slots=True)
+class Asof:
+    """``{"$asof": {"f": left, "w": right, "$on": [lkey, rkey], "$by": [[l, r], ...], "$as": "name"}}``:
+    every left item with the right item of the greatest ``rkey`` at or before its ``lkey`` (among
+    those with equal ``$by`` keys) as member ``name``."""
+
+    left_var: str
+    left: Node
+    right_var: str
+    right: Node
+    on: tuple[Node, Node]
+    by: tuple[tuple[Node, Node], ...]
+    name: str
+    path: str
+
+
+Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window | Asof
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +281,8 @@ class _Parser:
             return self.quant(name, value, at, here, scope, depth)
         if name == "window":
             return self.window(value, at, here, scope, depth)
+        if name == "asof":
+            return self.asof(value, at, here, scope, depth)
         return self.call(name, value, at, here, scope, depth)
 
     def quant(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
@@ -318,6 +334,39 @@ class _Parser:
             for n, spec in compute.items()
         )
         return Window(var, seq, partition, orderby, fns, at)
+
+    def asof(self, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
+        shape = '$asof takes {"<left>": items, "<right>": items, "$on": [left key, right key], "$by"?: [[l, r]], "$as": name}'
+        names = [k for k in value if not k.startswith("$")] if type(value) is dict else []
+        extra = [k for k in value if k.startswith("$") and k not in ("$on", "$by", "$as")] if names else []
+        ok = len(names) == 2 and all(VAR_NAME.match(n) for n in names) and not extra
+        if not ok or type(value.get("$on")) is not list or len(value["$on"]) != 2:
+            raise QueryError("JQ0021", shape, doc_path=here)
+        if type(value.get("$as")) is not str or not value["$as"]:
+            raise QueryError(
+                "JQ0021", "$as names the member that holds the match", doc_path=pointer.join(here, "$as")
+            )
+        lv, rv = names
+        d = depth + 2
+        left = self.expr(value[lv], pointer.join(here, lv), scope, d)
+        right = self.expr(value[rv], pointer.join(here, rv), scope, d)
+        on_at = pointer.join(here, "$on")
+        on = (
+            self.expr(value["$on"][0], pointer.join(on_at, 0), scope | {lv}, d),
+            self.expr(value["$on"][1], pointer.join(on_at, 1), scope | {rv}, d),
+        )
+        by_raw = value.get("$by", [])
+        by_at = pointer.join(here, "$by")
+        if type(by_raw) is not list or any(type(p) is not list or len(p) != 2 for p in by_raw):
+            raise QueryError("JQ0021", "$by is a list of [left key, right key] pairs", doc_path=by_at)
+        by = tuple(
+            (
+                self.expr(p[0], pointer.join(pointer.join(by_at, i), 0), scope | {lv}, d),
+                self.expr(p[1], pointer.join(pointer.join(by_at, i), 1), scope | {rv}, d),
+            )
+            for i, p in enumerate(by_raw)
+        )
+        return Asof(lv, left, rv, right, on, by, value["$as"], at)
 
     def window_fn(
         self, name: str, spec: Any, at: str, scope: frozenset[str], depth: int, ordered: bool
@@ -598,6 +647,8 @@ def walk(node: Node) -> list[Node]:
         kids += [e for _, e in node.groupby] + [s.key for s in node.orderby] + [node.ret]
     elif isinstance(node, Quant):
         kids = [node.seq, node.pred]
+    elif isinstance(node, Asof):
+        kids = [node.left, node.right, *node.on, *(x for pair in node.by for x in pair)]
     elif isinstance(node, Window):
         kids = [node.seq, *node.partition, *(s.key for s in node.orderby)]
         kids += [a for f in node.compute for a in f.args]
@@ -640,6 +691,13 @@ def unparse(node: Node) -> Any:
                 "$satisfies": unparse(node.pred),
             }
         }
+    if isinstance(node, Asof):
+        doc: dict[str, Any] = {node.left_var: unparse(node.left), node.right_var: unparse(node.right)}
+        doc["$on"] = [unparse(x) for x in node.on]
+        if node.by:
+            doc["$by"] = [[unparse(a), unparse(b)] for a, b in node.by]
+        doc["$as"] = node.name
+        return {"$asof": doc}
     if isinstance(node, Window):
         spec: dict[str, Any] = {node.var: unparse(node.seq)}
         if node.partition:

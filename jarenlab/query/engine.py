@@ -40,6 +40,7 @@ from jarenlab.query.document import (
     ARITY,
     DEFAULT_MAX_DEPTH,
     ArrayCons,
+    Asof,
     Call,
     Lit,
     MapCons,
@@ -53,7 +54,7 @@ from jarenlab.query.flwor import compile_flwor
 from jarenlab.query.functions import FUNCTIONS, range_bounds
 from jarenlab.query.path import VAR_NAME
 from jarenlab.query.values import check_json, ebv
-from jarenlab.query.windows import compile_window
+from jarenlab.query.windows import compile_asof, compile_window
 
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 
@@ -134,6 +135,8 @@ class Compiler:
             return lambda env: [p(env)]
         if isinstance(node, Window):
             return compile_window(node, self)
+        if isinstance(node, Asof):
+            return compile_asof(node, self)
         return compile_flwor(node, self)
 
     def quant(self, node: Quant) -> BoolFn:

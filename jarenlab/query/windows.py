@@ -26,11 +26,12 @@ A computed value that is empty leaves its member out (as a map constructor does)
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.query.compare import Env, SeqFn
-from jarenlab.query.document import Window, WindowFn
+from jarenlab.query.document import Asof, Window, WindowFn
 from jarenlab.query.flwor import sorted_positions
 from jarenlab.query.functions import FUNCTIONS, integer
 from jarenlab.query.values import hash_key, json_eq, kind
@@ -167,3 +168,72 @@ def _compute(
         pooled = [x for j in range(a, b + 1) for x in values[j]]
         out.append(fn([pooled], f.path))
     return out
+
+
+def compile_asof(node: Asof, c: Compiler) -> SeqFn:
+    """``$asof``: each left item (an object) with, as member ``$as``, the right item whose ``$on``
+    key is the greatest at or before the left item's, among right items with equal ``$by`` keys
+    (deep equality); of several right items with that key, the last in their order. Keys are
+    numbers or strings, one kind throughout (``JQ2005`` otherwise); an empty key never matches.
+
+    >>> from jarenlab.query.engine import evaluate
+    >>> doc = {"$asof": {"f": "$.f[*]", "w": "$.w[*]", "$on": ["$f.t", "$w.t"], "$by": [["$f.o", "$w.o"]], "$as": "w"}}
+    >>> evaluate(doc, {"f": [{"o": "A", "t": 5}, {"o": "B", "t": 1}], "w": [{"o": "A", "t": 3, "v": 1}, {"o": "A", "t": 6}]})
+    [{'o': 'A', 't': 5, 'w': {'o': 'A', 't': 3, 'v': 1}}, {'o': 'B', 't': 1}]
+    """
+    left_fn, right_fn = c.seq(node.left), c.seq(node.right)
+    lkey, rkey = (c.seq(x) for x in node.on)
+    by = [(c.seq(a), c.seq(b), a.path, b.path) for a, b in node.by]
+    lv, rv, name, where = node.left_var, node.right_var, node.name, node.path
+    on_paths = (node.on[0].path, node.on[1].path)
+
+    def one(env: Env, f: SeqFn, path: str) -> Any:
+        v = f(env)
+        if len(v) > 1:
+            raise QueryError("JQ2001", f"an $asof key has {len(v)} items", doc_path=path)
+        return v[0] if v else None
+
+    def run(env: Env) -> list[Any]:
+        groups: dict[tuple[Any, ...], list[tuple[Any, int, Any]]] = {}
+        kinds: set[str] = set()
+        for i, x in enumerate(right_fn(env)):
+            e = dict(env)
+            e[rv] = [x]
+            k = one(e, rkey, on_paths[1])
+            if k is None:
+                continue
+            kinds.add(kind(k))
+            gk = tuple(hash_key(v) if v is not None else ("empty",) for v in (one(e, b[1], b[3]) for b in by))
+            groups.setdefault(gk, []).append((k, i, x))
+        lefts = []
+        for x in left_fn(env):
+            if type(x) is not dict:
+                raise QueryError("JQ2004", f"$asof left items are objects, got {kind(x)}", doc_path=where)
+            e = dict(env)
+            e[lv] = [x]
+            k = one(e, lkey, on_paths[0])
+            gk = tuple(hash_key(v) if v is not None else ("empty",) for v in (one(e, b[0], b[2]) for b in by))
+            if k is not None:
+                kinds.add(kind(k))
+            lefts.append((x, k, gk))
+        if kinds - {"number", "string"} or len(kinds) > 1:
+            raise QueryError(
+                "JQ2005", f"cannot order $asof keys of {', '.join(sorted(kinds))}", doc_path=where
+            )
+        rank = (lambda k: (1, k) if k == k else (0, 0)) if kinds == {"number"} else (lambda k: k)
+        ordered = {}
+        for gk, rows in groups.items():
+            rows.sort(key=lambda r: (rank(r[0]), r[1]))
+            ordered[gk] = ([rank(r[0]) for r in rows], [r[2] for r in rows])
+        out = []
+        for x, k, gk in lefts:
+            item = dict(x)
+            found = ordered.get(gk)
+            if k is not None and found is not None:
+                j = bisect_right(found[0], rank(k))
+                if j:
+                    item[name] = found[1][j - 1]
+            out.append(item)
+        return out
+
+    return run
