@@ -181,11 +181,14 @@ def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
         "SELECT f.flight, w.temp FROM flights f ASOF LEFT JOIN weather_frame w "
         "ON f.origin = w.origin AND f.time_hour >= w.time_hour ORDER BY f.rn"
     )
+    # pandas wants datetimes to merge on (converted once, untimed, as a pandas user would hold them)
     left = frame[["origin", "time_hour", "flight"]].assign(rn=range(len(frame)))
+    left["time_hour"] = pd.to_datetime(left["time_hour"], utc=True)
+    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True))
 
     def in_pandas(_: Any) -> pd.DataFrame:
         m = pd.merge_asof(
-            left.sort_values("time_hour"), w.sort_values("time_hour"), on="time_hour", by="origin"
+            left.sort_values("time_hour"), right.sort_values("time_hour"), on="time_hour", by="origin"
         )
         return m.sort_values("rn")
 
