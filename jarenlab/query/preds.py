@@ -112,6 +112,17 @@ class CompareAny:
 
 
 @dataclass(frozen=True, slots=True)
+class ComparePaths:
+    """``member op member`` where the schema puts both in one ``family`` (``string`` or ``number``):
+    each is its value or NULL when missing, so the comparison is the engine's existential one."""
+
+    field: Field
+    op: str
+    other: Field
+    family: str
+
+
+@dataclass(frozen=True, slots=True)
 class InList:
     """``member = one of the values``: the strings and numbers of a list bound as ONE JSON parameter
     (a literal ``$seq`` or an external's items, ``$eq: [$it.x, $xs[*]]``), so the statement's
@@ -178,6 +189,7 @@ Pred = (
     | Exists
     | Compare
     | CompareAny
+    | ComparePaths
     | InList
     | Prefix
     | Suffix
@@ -203,6 +215,8 @@ def fields_of(p: Pred) -> list[Field]:
         return fields_of(p.item)
     if isinstance(p, Const | Udf):
         return []
+    if isinstance(p, ComparePaths):
+        return [p.field, p.other]
     return [p.field]
 
 

@@ -42,6 +42,7 @@ from jarenlab.query.preds import (
     ArrOut,
     Compare,
     CompareAny,
+    ComparePaths,
     Const,
     Exists,
     Field,
@@ -178,6 +179,8 @@ class Emitter:
                 test = d.bound_kind_in(bound, kinds)
                 branches.append(d.all_of([*guard, test, d.compare(self.value(p.field, family), p.op, bound)]))
             return d.any_of(branches) if branches else d.truth(False)
+        if isinstance(p, ComparePaths):  # both typed in the family: NULL (missing) reads as false
+            return d.all_of([d.compare(self.value(p.field, p.family), p.op, self.value(p.other, p.family))])
         if isinstance(p, InList):
             branches = []
             fam = p.field.family

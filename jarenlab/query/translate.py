@@ -32,6 +32,7 @@ from jarenlab.query.preds import (
     And,
     Compare,
     CompareAny,
+    ComparePaths,
     Const,
     DateKey,
     Exists,
@@ -276,7 +277,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if op == "eq" and isinstance(b, Call) and b.name == "seq" and not b.host:
         return _literal_list(f, b, ctx.dialect)
     if isinstance(b, PathRef) and b.var == ctx.binding:
-        return Reason(f"${node.name}", "a comparison between two paths of the document")
+        return _compare_paths(f, op, b, node.name, ctx)
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
 
 
@@ -302,6 +303,29 @@ def _compare_literal(f: Field, op: str, v: Any, name: str, dialect: Dialect) -> 
     if op == "ne":
         return And((Exists(f), Not(Compare(f, "eq", Slot("literal", v), family))))
     return Compare(f, op, Slot("literal", v), family)
+
+
+def _compare_paths(f: Field, op: str, b: PathRef, name: str, ctx: Context) -> Pred | Reason:
+    """Two members of the document compared: pushed where the schema gives both one family the
+    database compares as the engine does (strings; integers; numbers where the dialect keeps
+    integers and floats apart, so a stored float is compared as the float it is read as)."""
+    g = field_of(b, ctx)
+    if not isinstance(g, Field):
+        return g or Reason(f"${name}", "the other side is not a singular path of the binding")
+    families = {f.family, g.family}
+    same = families == {"string"} or families == {"integer"}
+    numbers = families <= {"integer", "number"} and ctx.dialect.keeps_integers_apart
+    if not (same or numbers) and families <= {"integer", "number"}:
+        why = "two number paths: the database compares a stored float as its decimal, not as the float"
+        return Reason(f"${name}", f"{why} (they differ for numbers of magnitude 2^53 or more)")
+    if not (same or numbers):
+        return Reason(
+            f"${name}", "a comparison between two paths that are not both schema-typed strings or numbers"
+        )
+    family = "string" if families == {"string"} else "number"
+    if op == "ne":
+        return And((Exists(f), Exists(g), Not(ComparePaths(f, "eq", g, family))))
+    return ComparePaths(f, op, g, family)
 
 
 def _literal_list(f: Field, seq: Call, dialect: Dialect) -> Pred | Reason:
