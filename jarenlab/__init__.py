@@ -33,7 +33,7 @@ from jarenlab.errors import (
     StoreError,
     ValidationError,
 )
-from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
+from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param, win
 
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
@@ -91,4 +91,5 @@ __all__ = [
     "key",
     "open",
     "param",
+    "win",
 ]

@@ -559,6 +559,18 @@ class Collection(Queryable):
             self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
         )
 
+    def _stream_batches(
+        self, document: Any, externals: dict[str, Any], size: int, columns: list[str] | None
+    ) -> Iterator[pa.RecordBatch]:
+        """Arrow record batches of a query's results, ``size`` results at a time (see
+        :meth:`jarenlab.query.builder.Query.iter_batches`; the store's profile applies)."""
+        from jarenlab.query.run import stream_query
+
+        for kind, chunk in stream_query(self, document, externals, size):
+            yield from frames.chunk_to_arrow(kind, chunk, self.spec.schema, columns).to_batches(
+                max_chunksize=size
+            )
+
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""
         from jarenlab.live.live import LiveQuery

@@ -185,6 +185,25 @@ class Database:
         rows: list[Row] = self._fetch(sql, params, 1)
         return rows
 
+    def stream(self, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
+        """The rows of a statement the planner emitted, ``size`` at a time, inside the error boundary.
+
+        SQLite steps the statement as the rows are asked for; psycopg holds the answer in the
+        driver's own buffer (compact text), and rows become Python objects a batch at a time.
+        """
+        try:
+            cursor = self._execute(self.connection(), sql, params)
+            while True:
+                rows = cursor.fetchmany(size)
+                if not rows:
+                    return
+                yield rows
+        except self._driver_error as exc:
+            err = self._translate(exc)
+            if err is None:
+                raise
+            raise err from exc
+
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration
         (:meth:`~jarenlab.backends.base.Backend.interval_statements`); nothing else runs through here.
@@ -205,6 +224,10 @@ class Database:
         """Make a deterministic host function callable from SQL on this thread's connection
         (the planner's UDF hatch registers its functions before each run that calls them)."""
         self.backend.register_function(self.connection(), name, arity, fn)
+
+    def register_aggregate(self, name: str, arity: int, factory: Callable[[], Any]) -> None:
+        """Make an aggregate callable from SQL on this thread's connection (the exact float sum)."""
+        self.backend.register_aggregate(self.connection(), name, arity, factory)
 
     def serialize(self, name: str) -> None:
         """Inside a transaction: make appends to ``name`` land in commit order (see the backend)."""

@@ -201,6 +201,11 @@ CODES: dict[str, tuple[str, str]] = {
     "JQ0009": ("bad_regex", "A regular expression is outside the supported I-Regexp subset."),
     "JQ0010": ("bad_literal", "A literal is not a JSON value (NaN, infinity, bytes, ...)."),
     "JQ0011": ("too_deep", "The document exceeds the depth limit."),
+    "JQ0020": (
+        "bad_unit",
+        "A literal date unit, date part or window function is not one the operator takes.",
+    ),
+    "JQ0021": ("bad_window", "A `$window`, `$rolling`, `$resample` or `$asof` spec is malformed."),
     "JQ0030": (
         "impossible_path",
         "The query reads a member the collection's schema cannot hold (closed properties, or under a scalar).",
@@ -237,6 +242,16 @@ CODES: dict[str, tuple[str, str]] = {
     "JQ2009": ("limit_exceeded", "An engine limit (items, steps, result size) was exceeded."),
     "JQ2010": ("bad_argument", "An argument value is out of range for the function."),
     "JQ2011": ("bad_external", "An external value is not a JSON value."),
+    "JQ2020": (
+        "bad_date",
+        "A string is not an RFC 3339 date-time or a `YYYY-MM-DD` date (or names no calendar instant).",
+    ),
+    "JQ2021": ("bad_duration", "A string is not an ISO 8601 duration the operator takes."),
+    "JQ2022": ("bad_unit_value", "A date unit or part computed at run time is not one the operator takes."),
+    "JQ2023": (
+        "stream_fallback",
+        "A streamed result met a value only the engine reads exactly after batches were handed on.",
+    ),
 }
 
 

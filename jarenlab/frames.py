@@ -143,7 +143,7 @@ def texts_to_arrow(
             # Mixed kinds in one member: fall back to Python decoding, mixed columns as JSON text.
             table = records_to_arrow([orjson.loads(t) for t in texts])
         table = with_utc_columns(table, date_time_members(schema))
-    return _flatten(table) if flatten else table
+    return flatten_table(table) if flatten else table
 
 
 def date_time_members(schema: dict[str, Any] | None) -> set[str]:
@@ -195,7 +195,8 @@ def with_utc_columns(table: pa.Table, names: set[str]) -> pa.Table:
     return table
 
 
-def _flatten(table: pa.Table) -> pa.Table:
+def flatten_table(table: pa.Table) -> pa.Table:
+    """Nested members as dotted columns (struct columns flattened, repeatedly)."""
     while any(pa.types.is_struct(f.type) for f in table.schema):
         table = table.flatten()
     return table
@@ -238,7 +239,36 @@ def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
         table = pa.Table.from_pylist(items)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         table = pa.Table.from_pylist([_mixed_as_text(i, _mixed_members(items)) for i in items])
-    return _flatten(table) if flatten else table
+    return flatten_table(table) if flatten else table
+
+
+def chunk_to_arrow(
+    kind: str, chunk: list[Any], schema: dict[str, Any] | None, columns: list[str] | None
+) -> pa.Table:
+    """One streamed chunk (:func:`jarenlab.query.run.stream_query`) as a table: ``texts`` through
+    Arrow's JSON reader (typed by the JSON Schema), ``items`` like :func:`records_to_arrow`, with
+    a select's ``columns`` first and in order."""
+    table = texts_to_arrow(chunk, schema) if kind == "texts" else records_to_arrow(chunk)
+    if columns is not None and table.num_columns:
+        names = table.column_names
+        table = table.select([c for c in columns if c in names] + [c for c in names if c not in columns])
+    return table
+
+
+def concat_batches(batches: Iterable[pa.RecordBatch], columns: list[str] | None = None) -> pa.Table:
+    """One table from streamed batches whose schemas may differ (a member absent from a whole
+    batch, an integer column that is a float column in another): columns are unified, widened
+    (``promote_options="permissive"``) and missing cells are nulls.
+
+    >>> b1 = pa.RecordBatch.from_pylist([{"a": 1}])
+    >>> b2 = pa.RecordBatch.from_pylist([{"a": 1.5, "b": "x"}])
+    >>> concat_batches([b1, b2]).to_pylist()
+    [{'a': 1.0, 'b': None}, {'a': 1.5, 'b': 'x'}]
+    """
+    tables = [pa.Table.from_batches([b]) for b in batches]
+    if not tables:
+        return pa.table({c: pa.nulls(0) for c in columns or ()})
+    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def _mixed_members(items: list[dict[str, Any]]) -> set[str]:

@@ -316,6 +316,8 @@ class Cursor(Protocol):
 
     def fetchall(self) -> list[Any]: ...
 
+    def fetchmany(self, size: int) -> list[Any]: ...
+
     def __iter__(self) -> Iterator[Any]: ...
 
 
@@ -369,6 +371,10 @@ class Dialect(Protocol):
     #: How a float is bound, or None to bind it as the driver does. PostgreSQL compares members as
     #: ``numeric`` and binds ``Decimal(repr(x))``: a float8 cast to numeric keeps 15 digits only.
     exact_float: Callable[[float], Any] | None
+    #: The ``$date-part`` parts its SQL computes from a canonical UTC date-time.
+    date_parts: frozenset[str]
+    #: Whether :meth:`float_sum` sums numbers as the engine's ``$sum`` does (correctly rounded).
+    sums_floats_exactly: bool
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -489,6 +495,11 @@ class Dialect(Protocol):
         """``v``, ``?`` -> ``instr(v, ?) > 0``."""
         ...
 
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` equals one of the ``family`` (``string`` or ``number``) items of the JSON list
+        bound at ``items``: ``v``, ``?`` -> ``v IN (SELECT value FROM json_each(?) WHERE ...)``."""
+        ...
+
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``f``, ``doc`` -> ``f(doc)``."""
         ...
@@ -502,12 +513,47 @@ class Dialect(Protocol):
         """``x`` -> `` WHERE x``."""
         ...
 
-    def group_by_first(self) -> str:
-        """Group by the first selected column: `` GROUP BY 1``."""
+    def group_by_leading(self, n: int) -> str:
+        """Group by the first ``n`` selected columns: ``2`` -> `` GROUP BY 1, 2``."""
         ...
 
-    def first_column(self) -> str:
-        """The first selected column by position, for ``ORDER BY``: ``1``."""
+    def column_at(self, position: int) -> str:
+        """A selected column by position (from 1), for ``ORDER BY``: ``1``."""
+        ...
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """The engine's ``$sum`` of a number member over a group (a registered aggregate fed the
+        member's JSON type and value): ``jl_fsum(json_type(...), json_extract(...))``."""
+        ...
+
+    def or_zero(self, expr: str) -> str:
+        """``expr``, or 0 where it is NULL (an empty sum): ``coalesce(expr, 0)``."""
+        ...
+
+    def ratio(self, a: str, b: str) -> str:
+        """``a / b`` as a float division (correctly rounded from exact operands; NULL when ``b`` is 0
+        or ``a`` NULL): ``s``, ``c`` -> ``CAST(s AS REAL) / c``."""
+        ...
+
+    # -- date-times (canonical UTC strings ``YYYY-MM-DDTHH:MM:SSZ``) -------------------------------
+    def date_valid(self, value: str) -> str:
+        """The string ``value`` is a real instant written ``YYYY-MM-DDTHH:MM:SSZ`` (never raises)."""
+        ...
+
+    def date_part(self, value: str, part: str) -> str:
+        """One field (``jarenlab.query.dates.PARTS``) of a valid canonical date-time, an integer."""
+        ...
+
+    def date_trunc(self, value: str, unit: str) -> str:
+        """The canonical date-time of the start of ``unit`` (weeks start on Monday)."""
+        ...
+
+    def time_bucket(self, value: str, width: str, origin: str) -> str:
+        """The canonical start of the fixed bucket (bound ``width`` and ``origin`` in whole seconds)."""
+        ...
+
+    def epoch_ms(self, value: str) -> str:
+        """Milliseconds since 1970-01-01T00:00:00Z of a valid canonical date-time."""
         ...
 
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
@@ -762,4 +808,9 @@ class Backend(Protocol):
 
     def register_function(self, conn: Any, name: str, arity: int, fn: Callable[..., Any]) -> None:
         """Make a deterministic host function callable from SQL on ``conn`` (the planner's UDF hatch)."""
+        ...
+
+    def register_aggregate(self, conn: Any, name: str, arity: int, factory: Callable[[], Any]) -> None:
+        """Make an aggregate (``factory()`` gives an object with ``step(*args)`` and ``finalize()``)
+        callable from SQL on ``conn`` (the planner's exact float sum on SQLite)."""
         ...

@@ -84,13 +84,21 @@ class StandardSQL:
         """A filter clause: ``x`` -> `` WHERE x``."""
         return f" WHERE {cond}"
 
-    def group_by_first(self) -> str:
-        """Group by the first selected column: `` GROUP BY 1``."""
-        return f" GROUP BY {self.first_column()}"
+    def group_by_leading(self, n: int) -> str:
+        """Group by the first ``n`` selected columns (the keys): ``2`` -> `` GROUP BY 1, 2``.
 
-    def first_column(self) -> str:
-        """The first selected column, by position (a group's key in ``ORDER BY``): ``1``."""
-        return "1"
+        >>> StandardSQL().group_by_leading(2)
+        ' GROUP BY 1, 2'
+        """
+        return " GROUP BY " + ", ".join(self.column_at(i + 1) for i in range(n))
+
+    def or_zero(self, expr: str) -> str:
+        """``expr``, or 0 where it is NULL (the engine's sum of nothing): ``coalesce(expr, 0)``."""
+        return f"coalesce({expr}, 0)"
+
+    def column_at(self, position: int) -> str:
+        """A selected column by position (from 1; a group's key in ``ORDER BY``): ``1``."""
+        return str(int(position))
 
     def order_by(self, terms: Sequence[str]) -> str:
         """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""

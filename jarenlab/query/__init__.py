@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from jarenlab.query.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param
+from jarenlab.query.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param, win
 from jarenlab.query.document import canonical
 from jarenlab.query.engine import CompiledQuery, compile_query, evaluate, shape
 
@@ -26,4 +26,5 @@ __all__ = [
     "key",
     "param",
     "shape",
+    "win",
 ]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError
-from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param
+from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param, win
 
 __all__ = [
     "Expr",
@@ -32,6 +32,7 @@ __all__ = [
     "lit",
     "param",
     "value_doc",
+    "win",
 ]
 
 
@@ -191,6 +192,34 @@ class Query:
         _check_count(n, "take")
         return self._window(0, n)
 
+    def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
+        """Add computed members to each result (``$window``): ``partition`` (an expression or a
+        list), ``order_by`` (keys as for :meth:`order_by`) and ``name=win.fn(...)``; the results
+        keep their order, and the chain goes on over them (``it`` is one result).
+
+        >>> src = _Docs([{"c": "a", "d": 5}, {"c": "a", "d": 9}, {"c": "b", "d": 1}])
+        >>> top = src.window(partition=it.c, order_by=it.d.desc(), rk=win.row_number()).where(it.rk <= 1)
+        >>> top.select(it.d).to_list()
+        [9, 1]
+        """
+        if not compute:
+            raise QueryError("JQ0021", "window() computes at least one member: window(rank=win.rank(), ...)")
+        spec: dict[str, Any] = {"it": self._expr()}
+        if partition is not None:
+            parts = partition if isinstance(partition, list | tuple) else [partition]
+            spec["$partition"] = [lit(_expression(p, "window(partition=)")) for p in parts]
+        if order_by is not None:
+            keys = order_by if isinstance(order_by, list | tuple) else (order_by,)
+            spec["$orderby"] = list(_order_specs(tuple(keys)))
+        out = {}
+        for name, fn in compute.items():
+            doc = lit(fn)
+            if not isinstance(fn, Expr) or not isinstance(doc, dict):
+                raise QueryError("JQ0021", f"window({name}=...) takes a window function such as win.rank()")
+            out[name] = doc
+        spec["$compute"] = out
+        return Query(self._source, _Stage(source={"$window": spec}))
+
     def distinct(self) -> Query:
         """Drop repeated results (deep equality, first occurrence kept)."""
         return self._with(post=(*self._stage.post, ("distinct",)))
@@ -346,8 +375,34 @@ class Query:
             return None
         return [k[1:] if k.startswith("$$") else k for k in ret]
 
+    def iter_batches(self, size: int = 65_536, **externals: Any) -> Iterator[Any]:
+        """The results as pyarrow ``RecordBatch`` es of at most ``size`` rows, without holding every
+        result as a Python object at once (where the plan's SQL yields one result per row: whole
+        documents, native projections and the row residual; groups, aggregates and the set
+        residual run whole first). Whole documents are decoded by Arrow's JSON reader, typed by
+        the collection's schema. A batch's schema covers its own rows (a member missing from a
+        whole batch has no column there); :meth:`to_arrow` unifies them.
+
+        >>> [b.num_rows for b in _Docs([{"a": i} for i in range(5)]).query().iter_batches(2)]
+        [2, 2, 1]
+        """
+        from jarenlab.frames import chunk_to_arrow
+
+        _check_count(size, "iter_batches")
+        if size < 1:
+            raise QueryError("JQ2010", "iter_batches() takes a size of at least 1")
+        columns = self._columns()
+        stream = getattr(self._source, "_stream_batches", None)
+        if stream is not None:
+            yield from stream(self.document, externals, size, columns)
+            return
+        rows = self.to_list(**externals)
+        for i in range(0, len(rows), size):
+            yield from chunk_to_arrow("items", rows[i : i + size], None, columns).to_batches()
+
     def to_pandas(self, *, flatten: bool = False, keys: bool = False, **externals: Any) -> Any:
-        """The results as a pandas DataFrame (non-dict results become a ``value`` column).
+        """The results as a pandas DataFrame (non-dict results become a ``value`` column), built
+        from :meth:`iter_batches`; integer columns with gaps are pandas' nullable ``Int64``.
 
         ``flatten=True`` gives nested members as dotted columns. After ``select({...})`` the
         columns follow the select's order, also when there are no results. ``keys=True`` (a
@@ -356,61 +411,40 @@ class Query:
         """
         import pandas as pd
 
-        from jarenlab.frames import records_to_frame
+        from jarenlab.frames import arrow_to_frame, records_to_arrow, with_utc_columns
 
-        if keys:
-            pairs = self.items(**externals)
-            frame = records_to_frame([d for _, d in pairs], flatten=flatten)
-            frame.index = pd.Index([k for k, _ in pairs], name="key")
-            return self._utc_columns(frame)
-        rows = self.to_list(**externals)
-        columns = self._columns()
-        if columns is not None and all(type(r) is dict for r in rows) and (not flatten or not rows):
-            frame = (
-                pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
-            )
-        else:
-            frame = records_to_frame(rows, flatten=flatten)
-        return self._utc_columns(frame)
+        if not keys:
+            return arrow_to_frame(self.to_arrow(flatten=flatten, **externals))
+        pairs = self.items(**externals)
+        table = with_utc_columns(records_to_arrow([d for _, d in pairs], flatten=flatten), self._utc_names())
+        frame = arrow_to_frame(table)
+        frame.index = pd.Index([k for k, _ in pairs], name="key")
+        return frame
 
-    def _utc_columns(self, frame: Any) -> Any:
-        """Columns that hold a ``"format": "date-time"`` member of the source's schema, as UTC timestamps."""
-        from jarenlab.frames import as_utc, date_time_members
+    def _utc_names(self) -> set[str]:
+        """The result columns that hold a ``"format": "date-time"`` member of the source's schema
+        (exported as UTC timestamps): whole documents' such members, or members selected by name."""
+        from jarenlab.frames import date_time_members
 
         spec = getattr(self._source, "spec", None)
         members = date_time_members(getattr(spec, "schema", None))
         st = self._stage
-        if not members or st.group is not None or not len(frame):
-            return frame
+        if not members or st.group is not None:
+            return set()
         if st.ret is None:
-            names = members
-        elif isinstance(st.ret, dict):
-            names = {
-                k for k, v in st.ret.items() if isinstance(v, str) and v[4:] in members and v[:4] == "$it."
-            }
-        else:
-            return frame
-        import pandas as pd
-        import pyarrow as pa
-
-        for name in names & {c for c in frame.columns if isinstance(c, str)}:
-            if pd.api.types.is_object_dtype(frame[name]) or pd.api.types.is_string_dtype(frame[name]):
-                stamped = as_utc(pa.array(frame[name].tolist(), from_pandas=True))
-                if stamped is not None:
-                    frame[name] = stamped.to_pandas()
-        return frame
+            return members
+        if isinstance(st.ret, dict):
+            return {k for k, v in st.ret.items() if isinstance(v, str) and v[4:] in members and v[:4] == "$it."}
+        return set()
 
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
-        """The results as a pyarrow Table (non-dict results become a ``value`` column)."""
-        import pyarrow as pa
+        """The results as a pyarrow Table (non-dict results become a ``value`` column), built from
+        :meth:`iter_batches`."""
+        from jarenlab.frames import concat_batches, flatten_table, with_utc_columns
 
-        from jarenlab.frames import records_to_arrow
-
-        rows = self.to_list(**externals)
-        columns = self._columns()
-        if columns is not None and not rows:
-            return pa.table({c: pa.nulls(0) for c in columns})
-        return records_to_arrow(rows, flatten=flatten)
+        table = concat_batches(self.iter_batches(**externals), self._columns())
+        table = with_utc_columns(table, self._utc_names())
+        return flatten_table(table) if flatten else table
 
     def explain(self, *, analyze: bool = False, **externals: Any) -> Any:
         """How the planner runs this query (:class:`jarenlab.query.explain.Explain`).
@@ -446,9 +480,10 @@ class Query:
             return f"<div><b>query</b> over <code>{name}</code>{note}<pre>{body}</pre></div>"
         more = len(rows) > PREVIEW_ROWS
         if rows and all(type(r) is dict for r in rows):
-            from jarenlab.frames import records_to_frame
+            from jarenlab.frames import arrow_to_frame, records_to_arrow, with_utc_columns
 
-            table = self._utc_columns(records_to_frame(rows[:PREVIEW_ROWS])).to_html(border=0)
+            preview = with_utc_columns(records_to_arrow(rows[:PREVIEW_ROWS]), self._utc_names())
+            table = arrow_to_frame(preview).to_html(border=0)
         else:
             items = "".join(
                 f"<li><code>{html.escape(json.dumps(r, ensure_ascii=False))}</code></li>"
@@ -505,6 +540,10 @@ class Queryable:
         """See :meth:`Query.distinct`."""
         return Query(self).distinct()
 
+    def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
+        """See :meth:`Query.window`."""
+        return Query(self).window(partition=partition, order_by=order_by, **compute)
+
     def count(self, **externals: Any) -> int:
         """See :meth:`Query.count`."""
         return Query(self).count(**externals)
@@ -540,6 +579,10 @@ class Queryable:
     def to_list(self, **externals: Any) -> list[Any]:
         """See :meth:`Query.to_list`."""
         return Query(self).to_list(**externals)
+
+    def iter_batches(self, size: int = 65_536, **externals: Any) -> Iterator[Any]:
+        """See :meth:`Query.iter_batches`."""
+        return Query(self).iter_batches(size, **externals)
 
 
 class _Docs(Queryable):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -75,7 +76,8 @@ def _items(
     if isinstance(out, ArrOut):
         return [[x for m in out.items for x in _items(m, values, row, agg)]]
     if isinstance(out, KeyOut):
-        return [] if row[0] is None else [row[0]]
+        v = row[out.index]
+        return [] if v is None else [int(v) if type(v) is Decimal else v]
     assert agg is not None
     return agg[out]
 
@@ -100,6 +102,18 @@ def _read_aggs(layout: Layout, row: tuple[Any, ...], start: int) -> tuple[dict[A
     return out, i
 
 
+def _avg_sums(layout: Layout, row: tuple[Any, ...]) -> dict[AggOut, list[Any]]:
+    """The raw ``(sum, count)`` cells of each average of a group row."""
+    out = {}
+    i = layout.keys
+    for a in layout.aggregates:
+        width = 2 if a.fn == "avg" else 1
+        if a.fn == "avg":
+            out[a] = list(row[i : i + 2])
+        i += width
+    return out
+
+
 def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
     """The flat item sequence of native rows; raises :class:`Fallback` on flagged floats."""
     if plan.aggregate is not None:
@@ -110,12 +124,17 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
     if plan.group is not None:
         out: list[Any] = []
         assert plan.output is not None
-        flagged = False
+        reals = dates = False
         for row in rows:
-            aggs, i = _read_aggs(layout, row, 1)
-            flagged = flagged or any(row[i:])
+            aggs, i = _read_aggs(layout, row, layout.keys)
+            reals = reals or any(row[i : i + layout.real_flags])
+            dates = dates or any(row[i + layout.real_flags :])
+            if any(a.fn == "avg" and abs(v[0] or 0) >= 2**53 for a, v in _avg_sums(layout, row).items()):
+                raise Fallback("a sum of 2^53 or more: the ordering by its average may differ")
             out.extend(_items(plan.output, {}, row, aggs))
-        if flagged:
+        if dates:
+            raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
+        if reals:
             raise Fallback("real values in an integer-typed path")
         return out
     output = plan.output

@@ -19,6 +19,7 @@ from typing import Any
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError
+from jarenlab.query.dates import DATE_ARITY, NAMED_ARGUMENT
 from jarenlab.query.path import VAR_NAME, Step, parse_path, path_text
 from jarenlab.query.values import check_json
 
@@ -53,13 +54,20 @@ ARITY: dict[str, tuple[int, int | None]] = {
     **{f"is-{t}": (1, 1) for t in ("string", "number", "boolean", "null", "array", "object")},
     **{n: (1, 1) for n in ("string", "number", "boolean")},
     "call": (1, None),
+    **DATE_ARITY,
 }
 
 #: names the language knows but this engine does not run (``JQ0008``).
-UNSUPPORTED = frozenset(
-    {"fold", "as", "valid", "assert", "some", "every", "window", "epoch", "date-add", "date-diff"}
-    | {"date-trunc", "time-bucket", "resample", "rolling", "asof", "overlaps", "similarity"}
-)
+UNSUPPORTED = frozenset({"fold", "as", "valid", "assert", "resample", "rolling", "overlaps", "similarity"})
+#: window function -> (fewest, most) arguments.
+WINDOW_FUNCTIONS = {
+    "row-number": (0, 0),
+    "rank": (0, 0),
+    "dense-rank": (0, 0),
+    "lag": (1, 3),
+    "lead": (1, 3),
+    **{n: (1, 1) for n in ("count", "sum", "avg", "min", "max")},
+}
 FLWOR_KEYS = ("$for", "$let", "$where", "$groupby", "$orderby", "$count", "$return")
 DEFAULT_MAX_DEPTH = 128
 
@@ -131,7 +139,61 @@ class Flwor:
     path: str
 
 
-Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor
+@dataclass(frozen=True, slots=True)
+class Quant:
+    """``{"$some": {"x": seq, "$satisfies": p}}`` (``every`` False) or ``$every``: whether some (every)
+    item of ``seq``, bound to ``var``, makes ``pred`` true."""
+
+    every: bool
+    var: str
+    seq: Node
+    pred: Node
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFn:
+    """One computed member of a ``$window``: a ranking (no ``args``), ``lag``/``lead`` (value,
+    offset, default) or an aggregate over a frame of rows (``frame``: offsets from the current row,
+    None for unbounded)."""
+
+    name: str
+    fn: str
+    args: tuple[Node, ...]
+    frame: tuple[int | None, int | None] | None
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """``{"$window": {"x": seq, "$partition": [...], "$orderby": [...], "$compute": {...}}}``: every
+    item of ``seq`` (an object) with the computed members added, in the input order."""
+
+    var: str
+    seq: Node
+    partition: tuple[Node, ...]
+    orderby: tuple[OrderSpec, ...]
+    compute: tuple[WindowFn, ...]
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Asof:
+    """``{"$asof": {"f": left, "w": right, "$on": [lkey, rkey], "$by": [[l, r], ...], "$as": "name"}}``:
+    every left item with the right item of the greatest ``rkey`` at or before its ``lkey`` (among
+    those with equal ``$by`` keys) as member ``name``."""
+
+    left_var: str
+    left: Node
+    right_var: str
+    right: Node
+    on: tuple[Node, Node]
+    by: tuple[tuple[Node, Node], ...]
+    name: str
+    path: str
+
+
+Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window | Asof
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +277,133 @@ class _Parser:
             raise QueryError(
                 "JQ0006", f"{key} is a FLWOR clause and needs $for or $let and $return", doc_path=here
             )
+        if name in ("some", "every"):
+            return self.quant(name, value, at, here, scope, depth)
+        if name == "window":
+            return self.window(value, at, here, scope, depth)
+        if name == "asof":
+            return self.asof(value, at, here, scope, depth)
         return self.call(name, value, at, here, scope, depth)
+
+    def quant(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
+        names = [k for k in value if k != "$satisfies"] if type(value) is dict else []
+        if len(names) != 1 or "$satisfies" not in value or not VAR_NAME.match(names[0]):
+            raise QueryError(
+                "JQ0003",
+                f'${name} takes {{"<variable>": <sequence>, "$satisfies": <condition>}}',
+                doc_path=here,
+            )
+        var = names[0]
+        seq = self.expr(value[var], pointer.join(here, var), scope, depth + 2)
+        pred = self.expr(value["$satisfies"], pointer.join(here, "$satisfies"), scope | {var}, depth + 2)
+        return Quant(name == "every", var, seq, pred, at)
+
+    def window(self, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
+        options = ("$partition", "$orderby", "$compute")
+        names = [k for k in value if k not in options] if type(value) is dict else []
+        if len(names) != 1 or not VAR_NAME.match(names[0]) or "$compute" not in value:
+            raise QueryError(
+                "JQ0021",
+                '$window takes {"<variable>": <items>, "$partition"?: [...], "$orderby"?: [...], "$compute": {...}}',
+                doc_path=here,
+            )
+        var = names[0]
+        d = depth + 2
+        seq = self.expr(value[var], pointer.join(here, var), scope, d)
+        inner = scope | {var}
+        part = value.get("$partition", [])
+        part_at = pointer.join(here, "$partition")
+        parts = part if type(part) is list else [part]
+        partition = tuple(
+            self.expr(p, pointer.join(part_at, i) if type(part) is list else part_at, inner, d)
+            for i, p in enumerate(parts)
+        )
+        orderby = (
+            self.orderby(value["$orderby"], pointer.join(here, "$orderby"), inner, d)
+            if "$orderby" in value
+            else ()
+        )
+        compute = value["$compute"]
+        c_at = pointer.join(here, "$compute")
+        if type(compute) is not dict or not compute:
+            raise QueryError(
+                "JQ0021", "$compute names the members to add: {name: {$fn: [...]}}", doc_path=c_at
+            )
+        fns = tuple(
+            self.window_fn(n, spec, pointer.join(c_at, n), inner, d, bool(orderby))
+            for n, spec in compute.items()
+        )
+        return Window(var, seq, partition, orderby, fns, at)
+
+    def asof(self, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
+        shape = '$asof takes {"<left>": items, "<right>": items, "$on": [left key, right key], "$by"?: [[l, r]], "$as": name}'
+        names = [k for k in value if not k.startswith("$")] if type(value) is dict else []
+        extra = [k for k in value if k.startswith("$") and k not in ("$on", "$by", "$as")] if names else []
+        ok = len(names) == 2 and all(VAR_NAME.match(n) for n in names) and not extra
+        if not ok or type(value.get("$on")) is not list or len(value["$on"]) != 2:
+            raise QueryError("JQ0021", shape, doc_path=here)
+        if type(value.get("$as")) is not str or not value["$as"]:
+            raise QueryError(
+                "JQ0021", "$as names the member that holds the match", doc_path=pointer.join(here, "$as")
+            )
+        lv, rv = names
+        d = depth + 2
+        left = self.expr(value[lv], pointer.join(here, lv), scope, d)
+        right = self.expr(value[rv], pointer.join(here, rv), scope, d)
+        on_at = pointer.join(here, "$on")
+        on = (
+            self.expr(value["$on"][0], pointer.join(on_at, 0), scope | {lv}, d),
+            self.expr(value["$on"][1], pointer.join(on_at, 1), scope | {rv}, d),
+        )
+        by_raw = value.get("$by", [])
+        by_at = pointer.join(here, "$by")
+        if type(by_raw) is not list or any(type(p) is not list or len(p) != 2 for p in by_raw):
+            raise QueryError("JQ0021", "$by is a list of [left key, right key] pairs", doc_path=by_at)
+        by = tuple(
+            (
+                self.expr(p[0], pointer.join(pointer.join(by_at, i), 0), scope | {lv}, d),
+                self.expr(p[1], pointer.join(pointer.join(by_at, i), 1), scope | {rv}, d),
+            )
+            for i, p in enumerate(by_raw)
+        )
+        return Asof(lv, left, rv, right, on, by, value["$as"], at)
+
+    def window_fn(
+        self, name: str, spec: Any, at: str, scope: frozenset[str], depth: int, ordered: bool
+    ) -> WindowFn:
+        fns = [k for k in spec if k != "$frame"] if type(spec) is dict else []
+        if len(fns) != 1 or not fns[0].startswith("$"):
+            raise QueryError("JQ0021", f"{name!r} is one window function, e.g. {{'$rank': []}}", doc_path=at)
+        fn = fns[0][1:]
+        if fn not in WINDOW_FUNCTIONS:
+            raise QueryError(
+                "JQ0020", f"${fn} is not a window function ({', '.join(WINDOW_FUNCTIONS)})", doc_path=at
+            )
+        raw = spec[fns[0]]
+        raw = raw if type(raw) is list else [raw]
+        lo, hi = WINDOW_FUNCTIONS[fn]
+        here = pointer.join(at, fns[0])
+        if not lo <= len(raw) <= hi:
+            raise QueryError("JQ0003", f"${fn} takes {lo} to {hi} arguments, got {len(raw)}", doc_path=here)
+        args = tuple(self.expr(a, pointer.join(here, i), scope, depth + 1) for i, a in enumerate(raw))
+        frame = None
+        if fn in ("count", "sum", "avg", "min", "max"):
+            frame = (None, 0) if ordered else (None, None)
+            if "$frame" in spec:
+                f = spec["$frame"]
+                ok = type(f) is list and len(f) == 2 and all(x is None or type(x) is int for x in f)
+                if not ok or (f[0] is not None and f[1] is not None and f[0] > f[1]):
+                    raise QueryError(
+                        "JQ0021",
+                        "$frame is [start, end]: row offsets (integers, start <= end) or null",
+                        doc_path=pointer.join(at, "$frame"),
+                    )
+                frame = (f[0], f[1])
+        elif "$frame" in spec:
+            raise QueryError("JQ0021", f"${fn} takes no $frame", doc_path=pointer.join(at, "$frame"))
+        if fn in ("row-number", "rank", "dense-rank", "lag", "lead") and not ordered:
+            raise QueryError("JQ0021", f"${fn} needs the window's $orderby", doc_path=here)
+        return WindowFn(name, fn, args, frame, at)
 
     def call(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
         host = False
@@ -248,6 +436,15 @@ class _Parser:
                     doc_path=target.path,
                 )
             return Call(target.value, args[1:], True, at)
+        if name in NAMED_ARGUMENT:
+            i, names = NAMED_ARGUMENT[name]
+            unit = args[i]
+            if isinstance(unit, Lit) and type(unit.value) is str and unit.value not in names:
+                raise QueryError(
+                    "JQ0020",
+                    f"${name} takes one of {', '.join(names)}, not {unit.value!r}",
+                    doc_path=unit.path,
+                )
         if name in ("match", "search", "replace"):
             pattern = args[1]
             if isinstance(pattern, Lit) and type(pattern.value) is str:
@@ -448,6 +645,13 @@ def walk(node: Node) -> list[Node]:
         kids = [e for _, e, _ in node.fors] + [e for _, e in node.lets]
         kids += [node.where] if node.where is not None else []
         kids += [e for _, e in node.groupby] + [s.key for s in node.orderby] + [node.ret]
+    elif isinstance(node, Quant):
+        kids = [node.seq, node.pred]
+    elif isinstance(node, Asof):
+        kids = [node.left, node.right, *node.on, *(x for pair in node.by for x in pair)]
+    elif isinstance(node, Window):
+        kids = [node.seq, *node.partition, *(s.key for s in node.orderby)]
+        kids += [a for f in node.compute for a in f.args]
     else:
         kids = []
     for k in kids:
@@ -480,6 +684,34 @@ def unparse(node: Node) -> Any:
         }
     if isinstance(node, Call):
         return {f"${node.name}": [unparse(a) for a in node.args]}
+    if isinstance(node, Quant):
+        return {
+            "$every" if node.every else "$some": {
+                node.var: unparse(node.seq),
+                "$satisfies": unparse(node.pred),
+            }
+        }
+    if isinstance(node, Asof):
+        doc: dict[str, Any] = {node.left_var: unparse(node.left), node.right_var: unparse(node.right)}
+        doc["$on"] = [unparse(x) for x in node.on]
+        if node.by:
+            doc["$by"] = [[unparse(a), unparse(b)] for a, b in node.by]
+        doc["$as"] = node.name
+        return {"$asof": doc}
+    if isinstance(node, Window):
+        spec: dict[str, Any] = {node.var: unparse(node.seq)}
+        if node.partition:
+            spec["$partition"] = [unparse(p) for p in node.partition]
+        if node.orderby:
+            spec["$orderby"] = _order_specs(node.orderby)
+        compute: dict[str, Any] = {}
+        for f in node.compute:
+            one: dict[str, Any] = {f"${f.fn}": [unparse(a) for a in f.args]}
+            if f.frame is not None and f.frame != ((None, 0) if node.orderby else (None, None)):
+                one["$frame"] = list(f.frame)
+            compute[f.name] = one
+        spec["$compute"] = compute
+        return {"$window": spec}
     out: dict[str, Any] = {}
     if node.fors:
         out["$for"] = {
@@ -492,19 +724,23 @@ def unparse(node: Node) -> Any:
     if node.groupby:
         out["$groupby"] = {n: unparse(e) for n, e in node.groupby}
     if node.orderby:
-        specs = []
-        for s in node.orderby:
-            spec = {"$key": unparse(s.key)}
-            if s.desc:
-                spec["$dir"] = "desc"
-            if s.empty_greatest:
-                spec["$empty"] = "greatest"
-            specs.append(spec)
-        out["$orderby"] = specs
+        out["$orderby"] = _order_specs(node.orderby)
     if node.count is not None:
         out["$count"] = node.count
     out["$return"] = unparse(node.ret)
     return out
+
+
+def _order_specs(orderby: tuple[OrderSpec, ...]) -> list[dict[str, Any]]:
+    specs = []
+    for s in orderby:
+        spec = {"$key": unparse(s.key)}
+        if s.desc:
+            spec["$dir"] = "desc"
+        if s.empty_greatest:
+            spec["$empty"] = "greatest"
+        specs.append(spec)
+    return specs
 
 
 def canonical(document: Any) -> str:

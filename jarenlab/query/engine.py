@@ -40,17 +40,21 @@ from jarenlab.query.document import (
     ARITY,
     DEFAULT_MAX_DEPTH,
     ArrayCons,
+    Asof,
     Call,
     Lit,
     MapCons,
     Node,
     PathRef,
+    Quant,
+    Window,
     parse,
 )
 from jarenlab.query.flwor import compile_flwor
 from jarenlab.query.functions import FUNCTIONS, range_bounds
 from jarenlab.query.path import VAR_NAME
 from jarenlab.query.values import check_json, ebv
+from jarenlab.query.windows import compile_asof, compile_window
 
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 
@@ -105,6 +109,8 @@ class Compiler:
             special = self._bool_call(node)
             if special is not None:
                 return special
+        if isinstance(node, Quant):
+            return self.quant(node)
         f = self.seq(node)
         where = node.path
         return lambda env: ebv(f(env), where)
@@ -124,7 +130,31 @@ class Compiler:
             return self.map(node)
         if isinstance(node, Call):
             return self.call(node)
+        if isinstance(node, Quant):
+            p = self.quant(node)
+            return lambda env: [p(env)]
+        if isinstance(node, Window):
+            return compile_window(node, self)
+        if isinstance(node, Asof):
+            return compile_asof(node, self)
         return compile_flwor(node, self)
+
+    def quant(self, node: Quant) -> BoolFn:
+        """``$some``/``$every``: the condition's EBV with the variable bound to each item in turn."""
+        items = self.seq(node.seq)
+        cond = self.bool(node.pred)
+        var = node.var
+        every = node.every
+
+        def test(env: Env) -> bool:
+            inner = dict(env)
+            for x in items(env):
+                inner[var] = [x]
+                if cond(inner) is not every:
+                    return not every
+            return every
+
+        return test
 
     def path(self, node: PathRef) -> SeqFn:
         """A path: start at the variable's sequence, map each step over the items."""

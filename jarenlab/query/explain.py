@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from jarenlab.query.diagnose import index_suggestions
 from jarenlab.query.preds import EXTERNAL_SLOTS, fields_of
 from jarenlab.query.profile import Profile
-from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_udfs, run_query
+from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_functions, run_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,8 +155,7 @@ def explain(
     # Bound as a run binds them (an external not given reads as NULL: the plan does not need it).
     values = stmt.bind({s.value: ext.get(s.value) for s in stmt.slots if s.kind in EXTERNAL_SLOTS})
     db = coll.store.db
-    if plan.udfs:
-        register_udfs(db, plan.udfs, coll.store.operators)
+    register_functions(coll, prepared)
     with db.translating(collection=coll.name):
         raw_plan = db.explain(stmt.sql, values)
     engine_plan = prepared.dialect.plan_tree(raw_plan)

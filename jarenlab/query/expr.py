@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from jarenlab.errors import QueryError
 from jarenlab.query import habits
+from jarenlab.query.dt import DateAccessor
 from jarenlab.query.habits import StrAccessor
 from jarenlab.query.path import VAR_NAME, parse_path, path_text
 from jarenlab.values import query_value
@@ -252,11 +253,63 @@ class Expr:
         """``$string-length`` in code points."""
         return _op("string-length", self)
 
-    def isin(self, values: Any) -> Expr:
-        """Membership: ``$or`` of ``$eq`` for a Python list, ``$eq`` against ``$p[*]`` for a param.
+    @property
+    def dt(self) -> DateAccessor:
+        """Date functions of a date-time member: ``it.t.dt.hour``, ``it.t.dt.trunc("day")``,
+        ``it.t.dt + "PT30M"`` (:class:`jarenlab.query.dt.DateAccessor`). A member named ``dt`` is
+        ``it["dt"]``."""
+        return DateAccessor(self)
 
-        >>> it.x.isin([1, 2]).document
-        {'$or': [{'$eq': ['$it.x', 1]}, {'$eq': ['$it.x', 2]}]}
+    def _items(self) -> Any:
+        doc = self._doc
+        if isinstance(doc, str) and doc.startswith("$") and not doc.startswith("$$"):
+            return doc if doc.endswith("[*]") else doc + "[*]"
+        return doc
+
+    def _quantified(self, name: str, predicate: Any) -> Expr:
+        if not callable(predicate):
+            raise QueryError(
+                "JQ2010", f"{name[1:]}() takes a function of one item, e.g. lambda leg: leg.d > 30"
+            )
+        code = getattr(predicate, "__code__", None)
+        var = code.co_varnames[0] if code is not None and code.co_argcount >= 1 else "x"
+        var = var if VAR_NAME.match(var) else "x"
+        cond = predicate(Expr("$" + var))
+        if isinstance(cond, bool):
+            cond = Expr(cond)
+        if not isinstance(cond, Expr):
+            raise QueryError("JQ2010", f"the {name[1:]}() condition is not an expression: {cond!r}")
+        return Expr({name: {var: self._items(), "$satisfies": cond.document}})
+
+    def any(self, predicate: Any = None) -> Expr:
+        """``$some``: some item of this array (or sequence) makes ``predicate`` true; without one,
+        whether there is any item.
+
+        >>> it.legs.any(lambda leg: leg.delay > 30).document
+        {'$some': {'leg': '$it.legs[*]', '$satisfies': {'$gt': ['$leg.delay', 30]}}}
+        >>> it.tags.any().document
+        {'$exists': ['$it.tags[*]']}
+        """
+        if predicate is None:
+            return _op("exists", Expr(self._items()))
+        return self._quantified("$some", predicate)
+
+    def all(self, predicate: Any) -> Expr:
+        """``$every``: every item makes ``predicate`` true (true when there are none).
+
+        >>> it.tags.all(lambda t: t.startswith("a")).document
+        {'$every': {'t': '$it.tags[*]', '$satisfies': {'$starts-with': ['$t', 'a']}}}
+        """
+        return self._quantified("$every", predicate)
+
+    def isin(self, values: Any) -> Expr:
+        """Membership: ``$eq`` against a ``$seq`` of the values for a Python list, against ``$p[*]``
+        for a param (the planner binds either as one JSON list).
+
+        >>> it.x.isin([1, "$2"]).document
+        {'$eq': ['$it.x', {'$seq': [1, '$$2']}]}
+        >>> it.x.isin(param("xs")).document
+        {'$eq': ['$it.x', '$xs[*]']}
         """
         if isinstance(values, Expr):
             doc = values.document
@@ -269,7 +322,7 @@ class Expr:
         items = list(values)
         if not items:
             return Expr(False)
-        return Expr({"$or": [_op("eq", self, v).document for v in items]})
+        return Expr({"$eq": [self._doc, {"$seq": [lit(v) for v in items]}]})
 
     def __repr__(self) -> str:
         return f"Expr({json.dumps(self._doc, ensure_ascii=False)})"
@@ -350,3 +403,73 @@ class agg:
     def max(expr: Any) -> Expr:
         """``$max``."""
         return _op("max", expr)
+
+
+class win:
+    """Window functions for :meth:`jarenlab.query.builder.Query.window`, e.g. ``rank=win.rank()``.
+
+    >>> win.lag(it.d, 2).document, win.sum(it.d, frame=(-2, 0)).document
+    ({'$lag': ['$it.d', 2]}, {'$sum': ['$it.d'], '$frame': [-2, 0]})
+    """
+
+    @staticmethod
+    def row_number() -> Expr:
+        """1, 2, ... in the window's order."""
+        return Expr({"$row-number": []})
+
+    @staticmethod
+    def rank() -> Expr:
+        """Ties share a rank; the next rank skips."""
+        return Expr({"$rank": []})
+
+    @staticmethod
+    def dense_rank() -> Expr:
+        """Ties share a rank; no gaps."""
+        return Expr({"$dense-rank": []})
+
+    @staticmethod
+    def _offset(fn: str, expr: Any, offset: int, default: Any) -> Expr:
+        args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
+        return Expr({f"${fn}": args + ([lit(default)] if default is not None else [])})
+
+    @staticmethod
+    def lag(expr: Any, offset: int = 1, default: Any = None) -> Expr:
+        """``expr`` of the row ``offset`` rows before (``default`` beyond the start)."""
+        return win._offset("lag", expr, offset, default)
+
+    @staticmethod
+    def lead(expr: Any, offset: int = 1, default: Any = None) -> Expr:
+        """``expr`` of the row ``offset`` rows after (``default`` beyond the end)."""
+        return win._offset("lead", expr, offset, default)
+
+    @staticmethod
+    def _framed(fn: str, expr: Any, frame: tuple[int | None, int | None] | None) -> Expr:
+        doc: dict[str, Any] = {f"${fn}": [lit(expr)]}
+        if frame is not None:
+            doc["$frame"] = list(frame)
+        return Expr(doc)
+
+    @staticmethod
+    def count(expr: Any = None, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Rows (or ``expr`` items) in the frame (running by default when ordered)."""
+        return win._framed("count", it if expr is None else expr, frame)
+
+    @staticmethod
+    def sum(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Sum over the frame (``frame=(-2, 0)``: this row and the two before)."""
+        return win._framed("sum", expr, frame)
+
+    @staticmethod
+    def avg(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Mean over the frame."""
+        return win._framed("avg", expr, frame)
+
+    @staticmethod
+    def min(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Least over the frame."""
+        return win._framed("min", expr, frame)
+
+    @staticmethod
+    def max(expr: Any, *, frame: tuple[int | None, int | None] | None = None) -> Expr:
+        """Greatest over the frame."""
+        return win._framed("max", expr, frame)

@@ -69,7 +69,7 @@ def _compile_items(node: Flwor, c: Compiler) -> SeqFn | None:
             except AttributeError:  # an item is not an object: ask the general predicate
                 items = [x for x in items if where({**env, var: [x]})]
         if keys:
-            order = _sorted_positions([key(env, items) for key, _ in keys], specs)
+            order = sorted_positions([key(env, items) for key, _ in keys], specs)
             items = [items[i] for i in order]
         if ret_item:
             return items
@@ -167,7 +167,7 @@ def _compile_tuples(node: Flwor, c: Compiler) -> SeqFn:
         if groupby:
             tuples = _group(env, tuples, groupby, own)
         if specs:
-            order = _sorted_positions([[f(t) for t in tuples] for f, *_ in specs], flags)
+            order = sorted_positions([[f(t) for t in tuples] for f, *_ in specs], flags)
             tuples = [tuples[i] for i in order]
         if count is not None:
             for i, t in enumerate(tuples):
@@ -233,7 +233,7 @@ def _ranks(values: list[Any], greatest: bool, where: str) -> list[Any]:
     return list(map(_sort_key(kinds, greatest), values))
 
 
-def _sorted_positions(columns: list[list[Any]], specs: list[tuple[bool, bool, str, bool]]) -> list[int]:
+def sorted_positions(columns: list[list[Any]], specs: list[tuple[bool, bool, str, bool]]) -> list[int]:
     """Positions ``0..n-1`` in ``$orderby`` order: stable sorts from the last key to the first.
 
     A column holds one key per tuple, as its sequence when the spec says ``wrapped``

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jarenlab.errors import QueryError
+from jarenlab.query.dates import DATE_FUNCTIONS
 from jarenlab.query.iregexp import check_pattern
 from jarenlab.query.values import ebv, hash_key, is_num, json_eq, kind, number_text
 
@@ -213,16 +214,46 @@ def _replace(args: Seqs, where: str) -> list[Any]:
     return [p.sub(lambda _m: rep, s)]
 
 
-def _sum(args: Seqs, where: str) -> list[Any]:
-    total: Any = 0
+def exact_sum(items: list[Any], where: str) -> Any:
+    """``$sum``: integers add exactly (an int); with any float, the result is the float nearest the
+    exact sum of every item's value (correctly rounded, as ``math.fsum``), so it does not depend on
+    the order of the items. Infinities add as IEEE does (``inf + -inf`` is NaN); a sum beyond the
+    largest float is an infinity.
+
+    >>> exact_sum([0.1, 0.2, 0.3], "/"), exact_sum([1e16, 1.0, -1e16], "/"), exact_sum([2**60 + 1, 0.0], "/")
+    (0.6, 1.0, 1.152921504606847e+18)
+    """
+    ints = 0
+    floats: list[float] = []
+    for x in items:
+        t = type(x)
+        if t is int:
+            ints += x
+        elif t is float:
+            floats.append(x)
+        else:
+            raise QueryError("JQ2004", f"$sum takes numbers, got {kind(x)}", doc_path=where)
+    if not floats:
+        return ints
     try:
-        for x in args[0]:
-            if not is_num(x):
-                raise QueryError("JQ2004", f"$sum takes numbers, got {kind(x)}", doc_path=where)
-            total += x
+        hi = float(ints)
     except OverflowError:
         raise QueryError("JQ2010", "$sum overflowed", doc_path=where) from None
-    return [total]
+    parts = [*floats, hi, float(ints - int(hi))]  # the integer total, exactly, as two floats
+    special = [f for f in floats if not math.isfinite(f)]
+    if special:
+        try:
+            return math.fsum(special)  # inf, -inf, or NaN
+        except ValueError:  # inf + -inf
+            return math.nan
+    try:
+        return math.fsum(parts)
+    except OverflowError:
+        return math.copysign(math.inf, sum(parts))
+
+
+def _sum(args: Seqs, where: str) -> list[Any]:
+    return [exact_sum(args[0], where)]
 
 
 def _avg(args: Seqs, where: str) -> list[Any]:
@@ -410,4 +441,5 @@ FUNCTIONS: dict[str, Function] = {
     "string": _cast_string,
     "number": _cast_number,
     "boolean": _cast_boolean,
+    **DATE_FUNCTIONS,
 }

@@ -1,9 +1,9 @@
 """pandas habits in the builder: understood where the language has them, refused with advice otherwise.
 
 An analyst writes ``it.name.str.contains("x")``, ``it.date.dt.year``, ``it.close.mean()``. The
-first is the language's ``$contains`` (through :class:`StrAccessor`); the others are names the
-builder must never quietly turn into member paths (``$it.date.dt.year`` would read a member
-``dt`` and find nothing). :data:`REFUSED` lists the pandas method names that are refused on
+first is the language's ``$contains`` (through :class:`StrAccessor`), the second its ``$date-part``
+(through :class:`jarenlab.query.dt.DateAccessor`); the others are names the builder must never
+quietly turn into member paths (``$it.close.mean`` would read a member ``mean`` and find nothing). :data:`REFUSED` lists the pandas method names that are refused on
 sight with ``JQ0034``, each with what to write instead; a member with such a name is still
 reached with ``it["name"]``. Any other call of a member (``it.x.count()``) is refused the same way.
 
@@ -53,7 +53,7 @@ REFUSED: dict[str, str] = {
     "iloc": "positions are q.skip(n).take(m); array items are it.x[0]",
     "loc": "filter with q.where(...); members are it.x or it['x']",
     "cat": _TO_PANDAS,
-    "cumsum": _TO_PANDAS,
+    "cumsum": "a running sum is a window: q.window(order_by=it.t, total=win.sum(it.x))",
     "cumprod": _TO_PANDAS,
     "idxmax": _TO_PANDAS,
     "idxmin": _TO_PANDAS,
@@ -74,23 +74,10 @@ def refuse(shown: str, name: str, advice: str, *, member: bool = True) -> NoRetu
     raise QueryError("JQ0034", f"{shown}.{name}: {advice}{tail}")
 
 
-def dt_accessor(expr: Expr, shown: str) -> Any:
-    """``it.x.dt``: the date-part accessor. Date functions are not in this language yet, so it is
-    refused with advice (this one function is where the accessor plugs in)."""
-    refuse(
-        shown,
-        "dt",
-        "date parts need the language's date functions; meanwhile compare the stored RFC 3339 text: "
-        f"{shown}.startswith('2013') for a year, {shown} >= '2013-01-01' for a range",
-    )
-
-
 def on_attribute(expr: Expr, name: str, shown: str) -> Any:
     """What ``expr.<name>`` means when ``name`` is a pandas habit, or None when it is a member."""
     if name == "str":
         return StrAccessor(expr, shown)
-    if name == "dt":
-        return dt_accessor(expr, shown)
     if name in REFUSED:
         refuse(shown, name, REFUSED[name])
     return None
@@ -125,6 +112,7 @@ METHODS = (
     "lower",
     "length",
     "str.*",
+    "dt.*",
 )
 
 

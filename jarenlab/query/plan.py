@@ -20,16 +20,30 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
+from jarenlab.query.document import (
+    ArrayCons,
+    Call,
+    Flwor,
+    Lit,
+    MapCons,
+    Node,
+    PathRef,
+    Window,
+    parse,
+    unparse,
+    walk,
+)
 from jarenlab.query.preds import (
     AggOut,
     And,
     ArrOut,
     Const,
+    DateKey,
     DocOut,
     Exists,
     Field,
     FieldOut,
+    GroupKey,
     KeyOut,
     LitOut,
     MapOut,
@@ -43,7 +57,7 @@ from jarenlab.query.preds import (
     fields_of,
     slots_of,
 )
-from jarenlab.query.translate import Context, can_raise, field_of, translate, value_raises
+from jarenlab.query.translate import Context, can_raise, date_key, field_of, translate, value_raises
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -69,13 +83,15 @@ class Plan:
     limit: int | None = None
     output: Out | None = None
     aggregate: tuple[str, Field | None] | None = None
-    group: Field | None = None
+    group: tuple[GroupKey, ...] | None = None
     wrap: bool = False
     reasons: tuple[Reason, ...] = ()
     row_document: Any = None
     return_path: str = ""
     binding: str | None = None
     real_checks: tuple[Field, ...] = ()
+    date_checks: tuple[Field, ...] = ()
+    order_aggregates: tuple[AggOut, ...] = ()
     udfs: dict[str, str] = field(default_factory=dict)
 
 
@@ -248,9 +264,32 @@ def _exactly_one(node: Node, binding: str) -> bool:
     return isinstance(node, PathRef) and node.var == binding and not node.steps
 
 
-def _group_output(node: Node, kvar: str, ctx: Context) -> Out | None:
-    if isinstance(node, PathRef) and node.var == kvar and not node.steps:
-        return KeyOut()
+#: Why a float sum stays in the engine where the dialect's SQL does not sum floats as it does.
+_FLOAT_SUM = "a float sum: the engine's is correctly rounded, and this database's SQL sums floats otherwise"
+
+
+def _float_sums(flwor: Flwor, ctx: Context) -> Reason | None:
+    """The reason a group-by stays in the engine when it holds a ``$sum``/``$avg`` of a number-typed
+    member and the dialect cannot sum floats as the engine does (None otherwise)."""
+    if ctx.dialect.sums_floats_exactly:
+        return None
+    for n in walk(flwor.ret) + [x for s in flwor.orderby for x in walk(s.key)]:
+        if isinstance(n, Call) and n.name in ("sum", "avg") and not n.host:
+            f = field_of(n.args[0], ctx)
+            if isinstance(f, Field) and f.family == "number":
+                return Reason(f"${n.name}", _FLOAT_SUM)
+    return None
+
+
+def _sums(f: Field, ctx: Context) -> bool:
+    """Whether SQL sums the member exactly as ``$sum`` does: integers always, floats where the
+    dialect's float sum is the engine's (SQLite's registered ``jl_fsum``)."""
+    return f.family == "integer" or (f.family == "number" and ctx.dialect.sums_floats_exactly)
+
+
+def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | None:
+    if isinstance(node, PathRef) and node.var is not None and node.var in kvars and not node.steps:
+        return KeyOut(kvars[node.var])
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
         arg = node.args[0]
         if isinstance(arg, PathRef) and arg.var == ctx.binding and not arg.steps:
@@ -258,31 +297,31 @@ def _group_output(node: Node, kvar: str, ctx: Context) -> Out | None:
         f = field_of(arg, ctx)
         if not isinstance(f, Field):
             return None
-        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(node.name, f.family in ("string", "integer")):
             return AggOut(node.name, f)
         return None
     if isinstance(node, MapCons) and not node.computed:
-        members = [(k, _group_output(v, kvar, ctx)) for k, v in node.members]
+        members = [(k, _group_output(v, kvars, ctx)) for k, v in node.members]
         if all(isinstance(k, str) and o is not None for k, o in members):
             return MapOut(tuple((str(k), o) for k, o in members if o is not None))
     return None
 
 
-def _order(flwor: Flwor, ctx: Context, kvar: str | None) -> tuple[OrderKey, ...] | Reason:
+def _order(flwor: Flwor, ctx: Context, kvars: Mapping[str, int] | None) -> tuple[OrderKey, ...] | Reason:
     keys = []
     for spec in flwor.orderby:
         k = spec.key
-        if kvar is not None:
-            if isinstance(k, PathRef) and k.var == kvar and not k.steps:
-                keys.append(OrderKey(None, "key", spec.desc, spec.empty_greatest))
+        if kvars is not None:
+            if isinstance(k, PathRef) and k.var is not None and k.var in kvars and not k.steps:
+                keys.append(OrderKey(None, "key", spec.desc, spec.empty_greatest, index=kvars[k.var]))
                 continue
-            if isinstance(k, Call) and k.name == "count" and not k.host and isinstance(k.args[0], PathRef):
-                a = k.args[0]
-                if a.var == ctx.binding and not a.steps:
-                    keys.append(OrderKey(None, "count", spec.desc, spec.empty_greatest))
-                    continue
-            return Reason("$orderby", "a group ordering other than by the key or the member count")
+            agg = _group_output(k, {}, ctx) if isinstance(k, Call) else None
+            if isinstance(agg, AggOut):
+                what = "count" if agg.fn == "count" and agg.field is None else "agg"
+                keys.append(OrderKey(None, what, spec.desc, spec.empty_greatest, agg=agg))
+                continue
+            return Reason("$orderby", "a group ordering other than by keys and typed aggregates")
         f = field_of(k, ctx)
         if not isinstance(f, Field) or f.family not in ("string", "integer", "number"):
             return Reason("$orderby", "an ordering key that is not a schema-typed string or number path")
@@ -335,7 +374,9 @@ def analyze(
     if target.count is not None:
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
-    if shape is None:
+    if shape is None and any(isinstance(n, Window) for n in walk(root)):
+        reasons.append(Reason("$window", "window functions run in the engine, over the rows SQL narrowed"))
+    elif shape is None:
         reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
@@ -368,30 +409,37 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     flwor = shape.flwor
     binding = ctx.binding
     set_plan = base
-    kvar = flwor.groupby[0][0] if len(flwor.groupby) == 1 else None
-    if len(flwor.groupby) > 1:
-        return replace(set_plan, reasons=(Reason("$groupby", "more than one grouping key"),))
-    order = _order(flwor, ctx, kvar)
+    kvars = {name: i for i, (name, _) in enumerate(flwor.groupby)}
+    order = _order(flwor, ctx, kvars or None)
     if isinstance(order, Reason):
-        return replace(set_plan, reasons=(order,))
+        return replace(set_plan, reasons=(_float_sums(flwor, ctx) or order,))
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
-    if kvar is not None:
-        key = field_of(flwor.groupby[0][1], ctx)
-        if not isinstance(key, Field) or key.family not in ("string", "integer"):
-            return replace(
-                set_plan,
-                reasons=(Reason("$groupby", "the key is not a schema-typed string or integer path"),),
-            )
-        out = _group_output(flwor.ret, kvar, ctx)
+    if kvars:
+        keys: list[GroupKey] = []
+        for _, node in flwor.groupby:
+            key = _group_key(node, ctx)
+            if isinstance(key, Reason):
+                return replace(set_plan, reasons=(key,))
+            keys.append(key)
+        out = _group_output(flwor.ret, kvars, ctx)
         if out is None or shape.aggregate:
-            return replace(
-                set_plan,
-                reasons=(Reason("$return", "a group result other than the key and typed aggregates"),),
-            )
-        checks = _real_checks(out) + ((key,) if key.family == "integer" else ())
+            other = Reason("$return", "a group result other than the keys and typed aggregates")
+            return replace(set_plan, reasons=(_float_sums(flwor, ctx) or other,))
+        ordered = tuple(dict.fromkeys(k.agg for k in order if k.agg is not None))
+        checks = _real_checks(out) + tuple(f for a in ordered for f in _real_checks(a))
+        checks += tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
         if checks and not ctx.dialect.keeps_integers_apart:
             return replace(set_plan, reasons=(Reason("$groupby", _NO_REALS),))
-        return replace(common, mode="native", group=key, output=out, real_checks=checks)
+        dates = tuple(dict.fromkeys(k.field for k in keys if isinstance(k, DateKey)))
+        return replace(
+            common,
+            mode="native",
+            group=tuple(keys),
+            output=out,
+            real_checks=tuple(dict.fromkeys(checks)),
+            date_checks=dates,
+            order_aggregates=ordered,
+        )
     if shape.aggregate:
         return _aggregate(common, set_plan, shape.aggregate, flwor.ret, ctx)
     out = _output(flwor.ret, ctx)
@@ -411,6 +459,20 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     why = f"{_NO_REAL_ITEMS}: the engine runs it, row by row" if numbers else ""
     reason = Reason("$return", why or "the projection runs in the engine, row by row")
     return replace(common, mode="row", row_document=row_doc, return_path=flwor.path, reasons=(reason,))
+
+
+def _group_key(node: Node, ctx: Context) -> GroupKey | Reason:
+    """A group key SQL computes exactly: a schema-typed string or integer path, or a date function
+    of a string-typed one (:func:`~jarenlab.query.translate.date_key`)."""
+    dk = date_key(node, ctx)
+    if dk is not None:
+        return dk
+    key = field_of(node, ctx)
+    if isinstance(key, Field) and key.family in ("string", "integer"):
+        return key
+    return Reason(
+        "$groupby", "a key that is not a schema-typed string or integer path or a date function of one"
+    )
 
 
 def _real_checks(out: Out) -> tuple[Field, ...]:
@@ -433,12 +495,14 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
     if fn == "count" and _exactly_one(ret, ctx.binding):
         return replace(common, mode="native", aggregate=("count", None), order=())
     if isinstance(f, Field):
-        ok = {"count": True, "sum": f.family == "integer", "avg": f.family == "integer"}
+        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):
             checks = (f,) if f.family == "integer" and fn != "count" else ()
             if checks and not ctx.dialect.keeps_integers_apart:
                 return replace(set_plan, reasons=(Reason(f"${fn}", _NO_REALS),))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
+    if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
+        return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))
     why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
     return replace(set_plan, reasons=(Reason(f"${fn}", why),))
 
@@ -446,4 +510,5 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
 def touched_fields(plan: Plan) -> list[Field]:
     """Every field the pushed parts read (for ``explain().indexes``)."""
     out = fields_of(plan.where) + [k.field for k in plan.order if k.field is not None]
-    return out + ([plan.group] if plan.group is not None else [])
+    keys = [k if isinstance(k, Field) else k.field for k in plan.group or ()]
+    return out + keys

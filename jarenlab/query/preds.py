@@ -40,11 +40,12 @@ class Field:
 
 #: Slot kinds bound from an external value (the slot's value is the external's name): the value
 #: itself, its prefix successor, or the value where it is a string / a number and NULL elsewhere.
-EXTERNAL_SLOTS = frozenset({"external", "successor", "string-external", "number-external"})
+EXTERNAL_SLOTS = frozenset({"external", "successor", "string-external", "number-external", "list-external"})
 _DERIVED = {
     "successor": "prefix successor",
     "string-external": "string or NULL",
     "number-external": "number or NULL",
+    "list-external": "one JSON list",
 }
 
 
@@ -53,7 +54,7 @@ class Slot:
     """A bound parameter: a literal value, an external by name, or a value derived from one
     (:data:`EXTERNAL_SLOTS`); the emitter also binds ``path`` slots (a dialect's path value)."""
 
-    kind: str  # "literal" | "path" | one of EXTERNAL_SLOTS
+    kind: str  # "literal" | "path" | "list" (literal values bound as one JSON list) | one of EXTERNAL_SLOTS
     value: Any
 
     def describe(self) -> dict[str, Any]:
@@ -68,6 +69,8 @@ class Slot:
             return {"external": self.value}
         if self.kind == "path":
             return {"path": self.value}
+        if self.kind == "list":
+            return {"list": list(self.value)}
         return {"derived": {"external": self.value, "as": _DERIVED[self.kind]}}
 
 
@@ -105,6 +108,27 @@ class CompareAny:
 
     field: Field
     op: str
+    slot: Slot
+
+
+@dataclass(frozen=True, slots=True)
+class ComparePaths:
+    """``member op member`` where the schema puts both in one ``family`` (``string`` or ``number``):
+    each is its value or NULL when missing, so the comparison is the engine's existential one."""
+
+    field: Field
+    op: str
+    other: Field
+    family: str
+
+
+@dataclass(frozen=True, slots=True)
+class InList:
+    """``member = one of the values``: the strings and numbers of a list bound as ONE JSON parameter
+    (a literal ``$seq`` or an external's items, ``$eq: [$it.x, $xs[*]]``), so the statement's
+    text is the same for 3 values or 5,000."""
+
+    field: Field
     slot: Slot
 
 
@@ -159,7 +183,23 @@ class Not:
     item: Pred
 
 
-Pred = Const | Types | Exists | Compare | CompareAny | Prefix | Suffix | Infix | Truthy | Udf | And | Or | Not
+Pred = (
+    Const
+    | Types
+    | Exists
+    | Compare
+    | CompareAny
+    | ComparePaths
+    | InList
+    | Prefix
+    | Suffix
+    | Infix
+    | Truthy
+    | Udf
+    | And
+    | Or
+    | Not
+)
 
 
 def fields_of(p: Pred) -> list[Field]:
@@ -175,6 +215,8 @@ def fields_of(p: Pred) -> list[Field]:
         return fields_of(p.item)
     if isinstance(p, Const | Udf):
         return []
+    if isinstance(p, ComparePaths):
+        return [p.field, p.other]
     return [p.field]
 
 
@@ -184,7 +226,7 @@ def slots_of(p: Pred) -> list[Slot]:
         return [s for x in p.items for s in slots_of(x)]
     if isinstance(p, Not):
         return slots_of(p.item)
-    if isinstance(p, Compare | CompareAny | Suffix | Infix):
+    if isinstance(p, Compare | CompareAny | InList | Suffix | Infix):
         return [p.slot]
     if isinstance(p, Prefix):
         return [p.low] + ([p.high] if p.high else [])
@@ -220,8 +262,26 @@ class ArrOut:
 
 
 @dataclass(frozen=True, slots=True)
+class DateKey:
+    """A date function of a string-typed member, as SQL computes it where the member holds the
+    canonical UTC form ``YYYY-MM-DDTHH:MM:SSZ`` (a run finding any other present value falls back
+    to the engine). ``fn`` is ``date-part``/``date-trunc`` (``arg`` the part or unit),
+    ``time-bucket`` (``arg`` is ``(width, origin)`` in whole seconds) or ``epoch``."""
+
+    field: Field
+    fn: str
+    arg: Any
+
+
+#: A group key SQL computes: a typed member, or a date function of one.
+GroupKey = Field | DateKey
+
+
+@dataclass(frozen=True, slots=True)
 class KeyOut:
-    """The group key (no item for the group of documents missing it)."""
+    """The ``index``-th group key (no item for the group of documents missing it)."""
+
+    index: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +297,15 @@ Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut
 
 @dataclass(frozen=True, slots=True)
 class OrderKey:
-    """One pushed ordering key: a field, or in a group-by the group ``key`` or its ``count``."""
+    """One pushed ordering key: a field, or in a group-by the ``index``-th group ``key``, its
+    ``count`` or an aggregate (``agg``)."""
 
     field: Field | None
-    what: str  # "field" | "key" | "count"
+    what: str  # "field" | "key" | "count" | "agg"
     desc: bool
     empty_greatest: bool
+    index: int = 0
+    agg: AggOut | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,9 @@ from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.diagnose import Diagnostic, diagnose, refuse_non_query, report
 from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
+from jarenlab.query.functions import exact_sum
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
-from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, Exists, FieldOut, Pred, Reason
+from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, DocOut, Exists, FieldOut, Pred, Reason
 from jarenlab.query.profile import Profile
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
@@ -45,7 +46,7 @@ from jarenlab.query.sql import (
     select_keyed,
     select_rows,
 )
-from jarenlab.query.translate import Context, beyond, translate
+from jarenlab.query.translate import Context, beyond, list_item_reason, translate
 from jarenlab.query.values import ebv
 from jarenlab.values import query_value
 
@@ -111,9 +112,11 @@ class Prepared:
     candidates: Statement
     divert: Statement
     externals_in_sql: tuple[str, ...]
+    lists_in_sql: tuple[str, ...]
     indexes: tuple[str, ...]
     mandatory: Pred | None
     profile: Profile | None
+    float_sums: bool = False
     scans: dict[str, list[str]] = field(default_factory=dict)
     #: Schema-aware findings, found once when the statement is prepared (:mod:`diagnose`).
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -304,6 +307,8 @@ def _build(
             plan.offset,
             limit,
             plan.real_checks,
+            plan.date_checks,
+            plan.order_aggregates,
         )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None
@@ -315,10 +320,15 @@ def _build(
         compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
     )
     used_stmt = main if main is not None else candidates
-    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS}))
+    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS - {"list-external"}}))
+    lists = tuple(sorted({s.value for s in used_stmt.slots if s.kind == "list-external"}))
     touched = {f.column for f in touched_fields(plan) if f.column}
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
+    )
+    float_sums = layout is not None and any(
+        a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number"
+        for a in layout.aggregates
     )
     return Prepared(
         dialect,
@@ -330,10 +340,12 @@ def _build(
         candidates,
         divert,
         ext,
+        lists,
         indexes,
         mandatory,
         profile,
         diagnostics=found,
+        float_sums=float_sums,
     )
 
 
@@ -343,6 +355,15 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
     a number the dialect cannot compare exactly, or a string it cannot bind)."""
     dialect = prepared.dialect
     limit = dialect.integer_limit
+    for name in prepared.lists_in_sql:
+        if name not in externals:
+            return f"external ${name} is missing"
+        v = externals[name]
+        if type(v) is not list:
+            return f"external ${name} is not a list (its items are compared as one bound list)"
+        why = next((r for r in (list_item_reason(x, dialect) for x in v) if r), None)
+        if why:
+            return f"external ${name} holds {why}"
     for name in prepared.externals_in_sql:
         if name not in externals:
             return f"external ${name} is missing"
@@ -375,8 +396,7 @@ def _fetch(
     db = coll.store.db
     params = stmt.bind(externals)
     trace.statement, trace.params = stmt, params
-    if prepared.plan.udfs:
-        register_udfs(db, prepared.plan.udfs, coll.store.operators)
+    register_functions(coll, prepared)
     profile = prepared.profile
     if profile is not None and profile.refuse_full_scan:
         scans = prepared.scans.get(stmt.sql)
@@ -404,6 +424,38 @@ def _fetch(
             collection=coll.name,
         )
     return rows
+
+
+class FloatSum:
+    """The engine's ``$sum`` as a database aggregate (``jl_fsum(json type, value)``): it collects
+    the group's numbers and sums them with :func:`~jarenlab.query.functions.exact_sum`, correctly
+    rounded, so the order the database feeds rows in does not matter. An integer the database read
+    as a rounded real (beyond 64 bits) makes it fail, and the run falls back to the engine."""
+
+    def __init__(self, kinds: Mapping[Any, str]) -> None:
+        self.kinds = kinds
+        self.items: list[Any] = []
+
+    def step(self, kind: Any, value: Any) -> None:
+        if kind is None:
+            return
+        if self.kinds[kind] == "int" and type(value) is not int:
+            raise OverflowError("an integer beyond the database's range")
+        self.items.append(value)
+
+    def finalize(self) -> Any:
+        return exact_sum(self.items, "")
+
+
+def register_functions(coll: Collection, prepared: Prepared) -> None:
+    """Register what the prepared statements call on this thread's connection: the UDF hatch's
+    conditions and the exact float sum."""
+    db = coll.store.db
+    if prepared.plan.udfs:
+        register_udfs(db, prepared.plan.udfs, coll.store.operators)
+    if prepared.float_sums:
+        kinds = prepared.dialect.type_kinds()
+        db.register_aggregate("jl_fsum", 2, lambda: FloatSum(kinds))
 
 
 def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any]) -> None:
@@ -495,6 +547,74 @@ def run_query(
         rows_returned=trace.rows_returned,
     )
     return items, trace, prepared
+
+
+def stream_query(
+    coll: Collection, document: Any, externals: dict[str, Any] | None, size: int
+) -> Iterator[tuple[str, list[Any]]]:
+    """A document's results in chunks of at most ``size``: ``("texts", [document text, ...])`` when
+    every result is a whole stored document (the caller decodes the text, e.g. with Arrow's JSON
+    reader), else ``("items", [...])``.
+
+    A plan whose SQL yields one result per row (native projections and whole documents, and the
+    row residual) streams: rows are fetched, decoded and handed on ``size`` at a time, so only one
+    chunk of Python objects exists at once. Anything else (groups, aggregates, the set residual,
+    a diversion, a profile) needs every row first: it runs whole and is handed on in chunks.
+    """
+    ext = check_externals(externals)
+    profile = coll.store.profile
+    wrapped = type(document) is list and len(document) == 1  # one array constructor: its items
+    prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=profile)
+    plan = prepared.plan
+    streams = (
+        plan.mode in ("native", "row")
+        and plan.aggregate is None
+        and plan.group is None
+        and profile is None
+        and divert_reason(prepared, ext) is None
+    )
+    if not streams:
+        yield from stream_chunks(run_query(coll, document, ext, profile=profile)[0], wrapped, size)
+        return
+    assert prepared.main is not None and prepared.layout is not None
+    stmt = prepared.main
+    db = coll.store.db
+    register_functions(coll, prepared)
+    state: PlannerState = coll.store.planner
+    state.count(**{plan.mode: 1})
+    loads = orjson.loads
+    yielded = False
+    with db.translating(collection=coll.name):
+        for rows in db.stream(stmt.sql, stmt.bind(ext), size):
+            kind = "items"
+            if plan.mode == "row":
+                assert prepared.row_compiled is not None
+                docs = (loads(r[0]) for r in rows)
+                chunk = list(run_rows(prepared.row_compiled, docs, ext, plan.return_path))
+            elif isinstance(plan.output, DocOut):
+                kind, chunk = "texts", [r[0] for r in rows]
+            else:
+                try:
+                    chunk = decode(plan, prepared.layout, rows, prepared.dialect)
+                except Fallback as why:
+                    if yielded:
+                        raise QueryError(
+                            "JQ2023", f"the stream met {why} after it began; to_list() lets the engine decide"
+                        ) from None
+                    yield from stream_chunks(run_query(coll, document, ext)[0], wrapped, size)
+                    return
+            state.count(rows_read=len(rows), rows_returned=len(chunk))
+            yield kind, chunk
+            yielded = True
+
+
+def stream_chunks(items: list[Any], wrapped: bool, size: int) -> Iterator[tuple[str, list[Any]]]:
+    """A whole result handed on in chunks (the result of a document wrapped in an array
+    constructor is its one list's items)."""
+    if wrapped and len(items) == 1 and type(items[0]) is list:
+        items = items[0]
+    for i in range(0, len(items), size):
+        yield "items", items[i : i + size]
 
 
 def _set(

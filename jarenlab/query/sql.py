@@ -26,6 +26,7 @@ dialect's placeholders in text order, so a dialect may place or repeat its opera
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,11 +42,14 @@ from jarenlab.query.preds import (
     ArrOut,
     Compare,
     CompareAny,
+    ComparePaths,
     Const,
     Exists,
     Field,
     FieldOut,
+    GroupKey,
     Infix,
+    InList,
     MapOut,
     Not,
     Or,
@@ -175,6 +179,18 @@ class Emitter:
                 test = d.bound_kind_in(bound, kinds)
                 branches.append(d.all_of([*guard, test, d.compare(self.value(p.field, family), p.op, bound)]))
             return d.any_of(branches) if branches else d.truth(False)
+        if isinstance(p, ComparePaths):  # both typed in the family: NULL (missing) reads as false
+            return d.all_of([d.compare(self.value(p.field, p.family), p.op, self.value(p.other, p.family))])
+        if isinstance(p, InList):
+            branches = []
+            fam = p.field.family
+            for family in ("string", "number"):
+                if fam is not None and fam != "boolean" and (fam == "string") != (family == "string"):
+                    continue  # the schema rules this branch out
+                guard = self.guard(p.field, family)
+                test = d.in_list(self.value(p.field, family), self.bind(p.slot), family)
+                branches.append(d.all_of([*guard, test]))
+            return d.any_of(branches) if branches else d.truth(False)
         if isinstance(p, Prefix):
             guard = self.guard(p.field, "string")
             low = d.compare(self.value(p.field, "string"), "ge", self.bind(p.low))
@@ -221,7 +237,12 @@ class Emitter:
                 expr = d.count_rows()
             elif k.what == "key":
                 assert grouped
-                expr = d.first_column()
+                expr = d.column_at(k.index + 1)
+            elif k.what == "agg":
+                assert grouped and k.agg is not None
+                cols = _agg_columns(self, k.agg)
+                expr = d.ratio(*cols) if k.agg.fn == "avg" else cols[0]
+                expr = d.or_zero(expr) if k.agg.fn == "sum" else expr
             else:
                 assert k.field is not None
                 expr = self.value(k.field, "string" if k.field.family == "string" else "number")
@@ -232,6 +253,27 @@ class Emitter:
 
     def window(self, offset: int, limit: int | None) -> str:
         return self.dialect.window(limit, offset, self.literal)
+
+    def group_key(self, key: GroupKey) -> str:
+        """A group key's value: a typed member, or a date function of a string-typed one."""
+        if isinstance(key, Field):
+            return self.value(key, "string" if key.family == "string" else "number")
+        d = self.dialect
+        v = self.value(key.field, "string")
+        if key.fn == "date-part":
+            return d.date_part(v, key.arg)
+        if key.fn == "date-trunc":
+            return d.date_trunc(v, key.arg)
+        if key.fn == "time-bucket":
+            width, origin = key.arg
+            return d.time_bucket(v, self.literal(width), self.literal(origin))
+        return d.epoch_ms(v)
+
+    def date_flag(self, f: Field) -> str:
+        """Whether some present member is not a canonical date-time (then the engine decides)."""
+        d = self.dialect
+        v = self.value(f, "string")
+        return d.any_row(d.all_of([d.is_present(v), d.negate(d.date_valid(v))]))
 
 
 def output_fields(out: Out | None) -> list[Field]:
@@ -296,9 +338,13 @@ class Statement:
             elif kind == "number-external":
                 v = externals[s.value]
                 out.append(v if type(v) in (int, float) else None)
+            elif kind == "list-external":
+                out.append(json.dumps(externals[s.value], ensure_ascii=False, allow_nan=False))
+            elif kind == "list":
+                out.append(json.dumps(list(s.value), ensure_ascii=False, allow_nan=False))
             else:
                 out.append(s.value)
-        exact = self.exact_float
+        exact = self.exact_float  # (a list is JSON text: its numbers are read as written)
         if exact is not None:
             return [exact(v) if type(v) is float else v for v in out]
         return out
@@ -311,6 +357,8 @@ class Layout:
     fields: tuple[tuple[Field, str], ...] = ()
     aggregates: tuple[AggOut, ...] = ()
     real_flags: int = 0
+    keys: int = 1
+    date_flags: int = 0
 
 
 def select_rows(
@@ -351,8 +399,12 @@ def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
         # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
         typed = a.field.family in ("string", "integer", "number")
         return [d.aggregate("count", e.value(a.field, family) if typed else e.jtype(a.field))]
+    if a.fn in ("sum", "avg") and a.field.family == "number":
+        # The engine's own sum, fed each member's JSON type and value (see Dialect.float_sum).
+        total = d.float_sum(e.jtype(a.field), d.json_value(e.path(a.field)))
+        return [total] if a.fn == "sum" else [total, d.aggregate("count", e.value(a.field, family))]
     if a.fn == "avg":
-        # Integer-typed (the only averages pushed): the value is NULL exactly when missing.
+        # Integer-typed: the value is NULL exactly when missing.
         return [d.aggregate("sum", e.value(a.field, family)), d.aggregate("count", e.value(a.field, family))]
     return [d.aggregate(a.fn, e.value(a.field, family))]
 
@@ -375,21 +427,27 @@ def select_groups(
     dialect: Dialect,
     table: str,
     where: Pred,
-    key: Field,
+    keys: tuple[GroupKey, ...],
     out: Out,
     order: tuple[OrderKey, ...],
     offset: int,
     limit: int | None,
     checks: tuple[Field, ...],
+    dates: tuple[Field, ...] = (),
+    ordered: tuple[AggOut, ...] = (),
 ) -> tuple[Statement, Layout]:
-    """A single-level group-by: key, aggregates and flags per group, groups in first-appearance order."""
+    """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
+    group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
+    in first-appearance order unless ordered."""
     e = Emitter(dialect)
-    aggs = group_aggregates(out)
-    cols = [e.value(key, "string" if key.family == "string" else "number")]
+    aggs = list(dict.fromkeys([*group_aggregates(out), *ordered]))
+    cols = [e.group_key(k) for k in keys]
     cols += [c for a in aggs for c in _agg_columns(e, a)] + _real_flags(e, checks)
-    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_first()
+    cols += [e.date_flag(f) for f in dates]
+    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_leading(len(keys))
     text += e.order(order, grouped=True) + e.window(offset, limit)
-    return e.statement(text), Layout(aggregates=tuple(aggs), real_flags=len(checks))
+    layout = Layout(aggregates=tuple(aggs), real_flags=len(checks), keys=len(keys), date_flags=len(dates))
+    return e.statement(text), layout
 
 
 def select_candidates(dialect: Dialect, table: str, where: Pred, bound: int | None) -> Statement:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.errors import QueryError
+from jarenlab.query.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
 from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse, walk
 from jarenlab.query.path import sql_addressable
 from jarenlab.query.preds import (
@@ -30,10 +32,13 @@ from jarenlab.query.preds import (
     And,
     Compare,
     CompareAny,
+    ComparePaths,
     Const,
+    DateKey,
     Exists,
     Field,
     Infix,
+    InList,
     Not,
     Or,
     Pred,
@@ -262,8 +267,17 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
         eq = CompareAny(f, "eq" if op == "ne" else op, Slot("external", b.var))
         return And((Exists(f), Not(eq))) if op == "ne" else eq
+    if (
+        op == "eq"
+        and isinstance(b, PathRef)
+        and b.var not in (None, ctx.binding)
+        and b.steps == (("wild", None),)
+    ):
+        return InList(f, Slot("list-external", b.var))
+    if op == "eq" and isinstance(b, Call) and b.name == "seq" and not b.host:
+        return _literal_list(f, b, ctx.dialect)
     if isinstance(b, PathRef) and b.var == ctx.binding:
-        return Reason(f"${node.name}", "a comparison between two paths of the document")
+        return _compare_paths(f, op, b, node.name, ctx)
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
 
 
@@ -291,15 +305,123 @@ def _compare_literal(f: Field, op: str, v: Any, name: str, dialect: Dialect) -> 
     return Compare(f, op, Slot("literal", v), family)
 
 
-def _string_op(node: Call, ctx: Context) -> Pred | Reason:
+def _compare_paths(f: Field, op: str, b: PathRef, name: str, ctx: Context) -> Pred | Reason:
+    """Two members of the document compared: pushed where the schema gives both one family the
+    database compares as the engine does (strings; integers; numbers where the dialect keeps
+    integers and floats apart, so a stored float is compared as the float it is read as)."""
+    g = field_of(b, ctx)
+    if not isinstance(g, Field):
+        return g or Reason(f"${name}", "the other side is not a singular path of the binding")
+    families = {f.family, g.family}
+    same = families == {"string"} or families == {"integer"}
+    numbers = families <= {"integer", "number"} and ctx.dialect.keeps_integers_apart
+    if not (same or numbers) and families <= {"integer", "number"}:
+        why = "two number paths: the database compares a stored float as its decimal, not as the float"
+        return Reason(f"${name}", f"{why} (they differ for numbers of magnitude 2^53 or more)")
+    if not (same or numbers):
+        return Reason(
+            f"${name}", "a comparison between two paths that are not both schema-typed strings or numbers"
+        )
+    family = "string" if families == {"string"} else "number"
+    if op == "ne":
+        return And((Exists(f), Exists(g), Not(ComparePaths(f, "eq", g, family))))
+    return ComparePaths(f, op, g, family)
+
+
+def _literal_list(f: Field, seq: Call, dialect: Dialect) -> Pred | Reason:
+    """``$eq`` against a ``$seq`` of literals: the strings and numbers as one bound list, ``null`` and
+    booleans as kind tests beside it."""
+    values: list[Any] = []
+    others: list[Pred] = []
+    for a in seq.args:
+        if not isinstance(a, Lit) or type(a.value) in (list, dict):
+            return Reason("$eq", "a $seq of values other than scalar literals")
+        v = a.value
+        if v is None or type(v) is bool:
+            others.append(_compare_literal(f, "eq", v, "eq", dialect))  # type: ignore[arg-type]
+            continue
+        why = list_item_reason(v, dialect)
+        if why:
+            return Reason("$eq", f"a list holding {why}")
+        values.append(v)
+    parts = [InList(f, Slot("list", tuple(values)))] if values else []
+    return Or(tuple(parts + others)) if len(parts + others) != 1 else (parts + others)[0]
+
+
+def list_item_reason(v: Any, dialect: Dialect) -> str | None:
+    """Why one value of a bound list cannot be compared exactly in SQL, or None.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> list_item_reason("a" + chr(0), SQLiteDialect()), list_item_reason(2**63, SQLiteDialect())
+    ('a string holding U+0000', 'a number of magnitude 2^63 or more')
+    """
+    t = type(v)
+    if t is str:
+        return "a string holding U+0000" if "\x00" in v else None
+    if t is int or t is float:
+        return f"a number {beyond(dialect.integer_limit)}" if abs(v) >= dialect.integer_limit else None
+    return "a value other than a string or a number"
+
+
+#: The date functions SQL computes as group keys.
+DATE_KEYS = ("date-part", "date-trunc", "time-bucket", "epoch")
+
+
+def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
+    """A date function of a string-typed member that SQL computes (a group key), a reason it is
+    not one, or None when the node is no date function.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.document import parse
+    >>> ctx = Context("n", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> date_key(parse({"$time-bucket": ["$n.t", "PT1H"]}).node, ctx).arg
+    (3600, 946857600)
+    """
+    if not isinstance(node, Call) or node.host or node.name not in DATE_KEYS:
+        return None
     construct = f"${node.name}"
+    f = _string_field(node, ctx, "the date-time")
+    if isinstance(f, Reason):
+        return f
+    literals = [a.value if isinstance(a, Lit) and type(a.value) is str else None for a in node.args[1:]]
+    if None in literals:
+        return Reason(construct, "a unit, width or origin that is not a literal string")
+    if node.name == "epoch":
+        return DateKey(f, "epoch", None)
+    if node.name == "time-bucket":
+        try:
+            width = bucket_width(literals[0], node.path)  # type: ignore[arg-type]
+            origin = epoch_ms(literals[1] if len(literals) > 1 else DEFAULT_ORIGIN, node.path)  # type: ignore[arg-type]
+        except QueryError:
+            return Reason(construct, "a width or origin the engine refuses (it raises)")
+        if width % SECOND or origin % SECOND:
+            return Reason(construct, "a width or origin finer than a second")
+        return DateKey(f, "time-bucket", (width // SECOND, origin // SECOND))
+    name = literals[0]
+    if node.name == "date-part" and name not in ctx.dialect.date_parts:
+        return Reason(construct, f"the database does not compute the part {name!r}")
+    if name not in NAMED_ARGUMENT[node.name][1]:
+        return Reason(construct, "a unit the engine refuses")
+    return DateKey(f, node.name, name)
+
+
+def _string_field(node: Call, ctx: Context, what: str) -> Field | Reason:
+    """The string-typed path a call's first argument names, or why SQL cannot take it there."""
     f = field_of(node.args[0], ctx)
     if isinstance(f, Reason):
         return f
     if f is None or f.family != "string":
         return Reason(
-            construct, "the first argument is not a string-typed path (the engine raises on non-strings)"
+            f"${node.name}", f"{what} is not a string-typed path (the engine raises on non-strings)"
         )
+    return f
+
+
+def _string_op(node: Call, ctx: Context) -> Pred | Reason:
+    construct = f"${node.name}"
+    f = _string_field(node, ctx, "the first argument")
+    if isinstance(f, Reason):
+        return f
     pattern = node.args[1]
     if not isinstance(pattern, Lit) or type(pattern.value) is not str:
         return Reason(construct, "the pattern is not a literal string")

@@ -487,6 +487,11 @@ class PostgresBackend:
         with translating():
             return [tuple(r) for r in conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchall()]
 
+    def register_aggregate(
+        self, conn: psycopg.Connection[Any], name: str, arity: int, factory: Callable[[], Any]
+    ) -> None:
+        raise StoreError("JD0003", "host aggregates run in this process and cannot be called from PostgreSQL")
+
     def register_function(
         self, conn: psycopg.Connection[Any], name: str, arity: int, fn: Callable[..., Any]
     ) -> None:

@@ -38,6 +38,23 @@ from jarenlab.backends.postgres import ddl
 from jarenlab.backends.standard import StandardSQL
 from jarenlab.errors import PlanError
 
+#: ``$date-part`` parts -> PostgreSQL's ``extract`` fields (``week`` and ``isodow`` are ISO's).
+_PARTS = {
+    "year": "year",
+    "quarter": "quarter",
+    "month": "month",
+    "week": "week",
+    "day": "day",
+    "doy": "doy",
+    "weekday": "isodow",
+    "hour": "hour",
+    "minute": "minute",
+    "second": "second",
+}
+_CANONICAL_PATTERN = (
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"
+)
+_CANONICAL_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS"Z"'
 #: The planner's JSON kinds -> the names :meth:`PostgresDialect.json_type` gives.
 _NAMES: Mapping[str, str] = {
     "null": "null",
@@ -95,6 +112,11 @@ class PostgresDialect(StandardSQL):
     host_functions = False
     #: Floats are bound as the decimal they are written as (float8 to numeric would keep 15 digits).
     exact_float: Callable[[float], Any] | None = staticmethod(_decimal)
+    #: numeric sums the decimals as written, the engine the floats they are read as: float sums stay
+    #: in the engine.
+    sums_floats_exactly = False
+    #: The ``$date-part`` parts SQL computes.
+    date_parts = frozenset(_PARTS) | {"millisecond"}
 
     # -- names and values -------------------------------------------------------------------------
     def column(self, name: str) -> str:
@@ -248,6 +270,76 @@ class PostgresDialect(StandardSQL):
     def contains(self, value: str, infix: str) -> str:
         """A string contains another: ``v``, ``%s`` -> ``strpos(v, %s::text) > 0``."""
         return f"strpos({value}, {infix}::text) > 0"
+
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` is one of the ``family`` items of a bound JSON list (one ``jsonb`` parameter,
+        whatever its length): strings as text collated ``"C"``, numbers as ``numeric`` (the list's
+        numbers are read as written, as the members are).
+
+        >>> print(PostgresDialect().in_list("v", "%s", "number"))
+        v IN (SELECT (e.v)::numeric FROM jsonb_array_elements(%s::jsonb) AS e(v) WHERE jsonb_typeof(e.v) = 'number')
+        """
+        if family == "string":
+            item, kind = "((e.v #>> '{}') COLLATE \"C\")", "string"
+        else:
+            item, kind = "(e.v)::numeric", "number"
+        source = f"jsonb_array_elements({items}::jsonb) AS e(v)"
+        return f"{value} IN (SELECT {item} FROM {source} WHERE jsonb_typeof(e.v) = '{kind}')"
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """Never called (:attr:`sums_floats_exactly` is False). Raises JD0010 (an internal error)."""
+        raise PlanError("JD0010", "internal: PostgreSQL has no exact float sum here")
+
+    def ratio(self, a: str, b: str) -> str:
+        """A float division, NULL for a zero divisor: ``(a)::float8 / NULLIF(b, 0)``."""
+        return f"({a})::float8 / NULLIF({b}, 0)"
+
+    # -- date-times -------------------------------------------------------------------------------
+    def date_valid(self, value: str) -> str:
+        """``value`` is a real instant written ``YYYY-MM-DDTHH:MM:SSZ`` (year 0010 on), decided
+        without a cast that could raise: the shape by a pattern, the day by the month's length.
+
+        >>> "~ '^[0-9]{4}-(0[1-9]|1[0-2])-" in PostgresDialect().date_valid("v")
+        True
+        """
+        y, m, d = (f"substr({value}, {i}, {n})::int" for i, n in ((1, 4), (6, 2), (9, 2)))
+        leap = f"(mod({y}, 4) = 0 AND mod({y}, 100) <> 0 OR mod({y}, 400) = 0)"
+        length = (
+            f"CASE {m} WHEN 2 THEN CASE WHEN {leap} THEN 29 ELSE 28 END "
+            f"WHEN 4 THEN 30 WHEN 6 THEN 30 WHEN 9 THEN 30 WHEN 11 THEN 30 ELSE 31 END"
+        )
+        # Years before 0010 stay in the engine: a week or bucket of year 1 can start in year 0,
+        # which PostgreSQL writes as 1 BC.
+        shape = f"{value} ~ '{_CANONICAL_PATTERN}' AND {value} NOT LIKE '000%%'"
+        return f"(CASE WHEN {shape} THEN {d} <= {length} ELSE false END)"
+
+    def _timestamp(self, value: str) -> str:
+        return f"(CASE WHEN {self.date_valid(value)} THEN left({value}, 19)::timestamp END)"
+
+    def date_part(self, value: str, part: str) -> str:
+        """One field of a canonical date-time (NULL where it is not one).
+
+        >>> PostgresDialect().date_part("v", "weekday").startswith("(extract(isodow FROM (CASE WHEN")
+        True
+        """
+        if part == "millisecond":
+            return f"(CASE WHEN {self.date_valid(value)} THEN 0 END)"
+        return f"(extract({_PARTS[part]} FROM {self._timestamp(value)}))::int"
+
+    def date_trunc(self, value: str, unit: str) -> str:
+        """The canonical start of a unit (PostgreSQL's ``date_trunc``; its weeks start on Monday)."""
+        unit = "second" if unit == "millisecond" else unit
+        return f"to_char(date_trunc('{unit}', {self._timestamp(value)}), '{_CANONICAL_FORMAT}')"
+
+    def time_bucket(self, value: str, width: str, origin: str) -> str:
+        """The canonical start of the bucket (``date_bin`` from the origin, in whole seconds)."""
+        origin_ts = f"(timestamp '1970-01-01' + make_interval(secs => {origin}))"
+        binned = f"date_bin(make_interval(secs => {width}), {self._timestamp(value)}, {origin_ts})"
+        return f"to_char({binned}, '{_CANONICAL_FORMAT}')"
+
+    def epoch_ms(self, value: str) -> str:
+        """Milliseconds since the epoch of a canonical date-time."""
+        return f"(extract(epoch FROM {self._timestamp(value)}) * 1000)::bigint"
 
     def call(self, function: str, argument: str) -> str:
         """Never called (:attr:`host_functions` is False: the planner keeps host operators in the

@@ -63,7 +63,7 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2005", f"the store is read-only ({text})", condition="read_only", **fields)
     elif "integer overflow" in text:
         err = StoreError("JD2005", text, condition="overflow", **fields)
-    elif "user-defined function raised exception" in text:
+    elif "user-defined function raised exception" in text or "user-defined aggregate's" in text:
         err = StoreError("JD2005", text, condition="function_failed", **fields)
     else:
         err = StoreError("JD2005", text, condition="other", **fields)
@@ -367,6 +367,12 @@ class SQLiteBackend:
     def explain(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Row]:
         with translating():
             return [tuple(r) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()]
+
+    def register_aggregate(
+        self, conn: sqlite3.Connection, name: str, arity: int, factory: Callable[[], Any]
+    ) -> None:
+        quote(name)
+        conn.create_aggregate(name, arity, factory)
 
     def register_function(
         self, conn: sqlite3.Connection, name: str, arity: int, fn: Callable[..., Any]

