@@ -31,7 +31,7 @@ from jarenlab.errors import (
     StoreError,
     ValidationError,
 )
-from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param
+from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param, var
 
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
@@ -84,4 +84,5 @@ __all__ = [
     "key",
     "open",
     "param",
+    "var",
 ]

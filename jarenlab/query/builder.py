@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from jarenlab.arguments import is_count
 from jarenlab.errors import QueryError
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param
+from jarenlab.query.join_builder import JoinQuery, start
 
 __all__ = [
     "Expr",
@@ -184,6 +185,27 @@ class Query:
     def distinct(self) -> Query:
         """Drop repeated results (deep equality, first occurrence kept)."""
         return self._with(post=(*self._stage.post, ("distinct",)))
+
+    def _joinable(self) -> JoinQuery:
+        st = self._stage
+        if st.source != "$[*]" or st.group is not None or st.order or st.ret is not None or st.post:
+            raise QueryError("JQ0007", "join, group_join and select_many follow where() directly")
+        return start(self._source, st.where, value_doc)
+
+    def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Join another collection as binding ``name`` where ``on`` holds (``var(name)`` reaches it).
+
+        See :mod:`jarenlab.query.join_builder`; equalities of typed members join in SQL.
+        """
+        return self._joinable().join(other, name, on=on)
+
+    def group_join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Bind ``name`` to the list of ``other``'s matches per item (empty when none: the outer join)."""
+        return self._joinable().group_join(other, name, on=on)
+
+    def select_many(self, items: Any, name: str) -> JoinQuery:
+        """One tuple per item of an array member: ``select_many(it.tags, "t")`` binds ``t``."""
+        return self._joinable().select_many(items, name)
 
     def _flwor(self) -> dict[str, Any]:
         st = self._stage
@@ -383,6 +405,18 @@ class Queryable:
     def max(self, expr: Any = None, **externals: Any) -> Any:
         """See :meth:`Query.max`."""
         return Query(self).max(expr, **externals)
+
+    def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """See :meth:`Query.join`."""
+        return Query(self).join(other, name, on=on)
+
+    def group_join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """See :meth:`Query.group_join`."""
+        return Query(self).group_join(other, name, on=on)
+
+    def select_many(self, items: Any, name: str) -> JoinQuery:
+        """See :meth:`Query.select_many`."""
+        return Query(self).select_many(items, name)
 
     def first(self, **externals: Any) -> Any:
         """See :meth:`Query.first`."""
