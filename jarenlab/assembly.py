@@ -13,6 +13,7 @@ from typing import Any
 
 from jarenlab import events, idempotency, jobs, live, owner, stats
 from jarenlab.errors import StoreError
+from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
 
 #: What :func:`open` registers with every store, in this order.
@@ -22,6 +23,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     events.SUBSYSTEM,
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
+    relations.SUBSYSTEM,
     stats.SUBSYSTEM,
 )
 
