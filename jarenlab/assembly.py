@@ -13,6 +13,7 @@ from typing import Any
 
 from jarenlab import events, idempotency, jobs, live, owner, stats
 from jarenlab.errors import StoreError
+from jarenlab.pages import PageKeys
 from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
 
@@ -24,6 +25,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
     relations.SUBSYSTEM,
+    Subsystem("pages", PageKeys),
     stats.SUBSYSTEM,
 )
 

@@ -249,6 +249,17 @@ class Query:
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_list())
 
+    def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
+        """One keyset page of this ordered query (:class:`jarenlab.pages.Page`: ``items``,
+        ``has_more``, ``continuation``); pass ``after=page.continuation`` for the next one.
+
+        Pages stay correct while others write; see :mod:`jarenlab.pages`. JD0032 beside
+        ``take``/``skip``, JD0035 for a continuation of another ordering or an altered one.
+        """
+        from jarenlab.pages import page
+
+        return page(self._source, self.document, limit, after, externals)  # type: ignore[arg-type]
+
     def _aggregate(self, name: str, expr: Any, externals: dict[str, Any]) -> Any:
         q = self if expr is None else self.select(expr)
         out = self._run({f"${name}": [q._expr()]}, externals)
@@ -405,6 +416,10 @@ class Queryable:
     def max(self, expr: Any = None, **externals: Any) -> Any:
         """See :meth:`Query.max`."""
         return Query(self).max(expr, **externals)
+
+    def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
+        """See :meth:`Query.page`."""
+        return Query(self).page(limit, after, **externals)
 
     def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
         """See :meth:`Query.join`."""
