@@ -536,6 +536,10 @@ class Dialect(Protocol):
         """A statement giving one value, used as a value: ``(SELECT ...)``."""
         ...
 
+    def is_in(self, expr: str, select: str) -> str:
+        """``expr`` is one of a statement's values: ``p IN (SELECT ...)``."""
+        ...
+
     def json_document(self, column: str) -> str:
         """A stored document as a JSON value inside JSON built in SQL, its text kept exactly:
         ``t.d`` -> SQLite ``json(t.d)``; PostgreSQL ``t.d`` (a ``json`` column already)."""

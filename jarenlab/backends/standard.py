@@ -126,6 +126,10 @@ class StandardSQL:
         """A statement giving one value, used as a value: ``SELECT ...`` -> ``(SELECT ...)``."""
         return f"({select})"
 
+    def is_in(self, expr: str, select: str) -> str:
+        """``expr`` is one of a statement's values: ``p``, ``SELECT ...`` -> ``p IN (SELECT ...)``."""
+        return f"{expr} IN ({select})"
+
     def row_number(self, order: Sequence[str]) -> str:
         """The row's position in an ordering: ``["a", "b"]`` -> ``row_number() OVER (ORDER BY a, b)``.
 

@@ -41,7 +41,7 @@ from jarenlab import pointer
 from jarenlab.errors import QueryError, StoreError
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
 from jarenlab.query.plan import conjoin
-from jarenlab.query.preds import Const, Field, OrderKey, Pred, Reason
+from jarenlab.query.preds import ArrOut, Const, Field, FieldOut, LitOut, MapOut, OrderKey, Out, Pred, Reason
 from jarenlab.query.translate import Context, can_raise, field_of, translate, value_raises
 
 if TYPE_CHECKING:
@@ -91,6 +91,21 @@ class JoinPlan:
     reasons: tuple[Reason, ...] = ()
     narrow: dict[str, Pred] = field(default_factory=dict)
     single: tuple[str, Any] | None = None
+    output: Out | None = None
+    projected: tuple[Projected, ...] = ()
+    count: bool = False
+
+
+@dataclass(frozen=True)
+class Projected:
+    """A member a native join projection reads: its binding, its field there, the field the
+    decoder knows it by (the steps prefixed with the binding, so two bindings' ``carrier`` differ)
+    and how it is read (``string``: its value; ``pair``: its JSON kind and value)."""
+
+    binding: int
+    field: Field
+    key: Field
+    kind: str
 
 
 # -- what the document reads ---------------------------------------------------------------------
@@ -142,17 +157,18 @@ def _collection_of(source: Node, specs: Mapping[str, CollectionSpec]) -> str | N
     return None
 
 
-def _target(root: Node, specs: Mapping[str, CollectionSpec]) -> Flwor | Reason:
-    """The one FLWOR whose ``$for`` bindings read every collection the document reads."""
+def _target(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[Flwor, set[str]] | Reason:
+    """The outermost FLWOR whose ``$for`` bindings all range over collections, and the collections
+    the document also reads elsewhere (a nested FLWOR of a group join, say)."""
     refs = [n for n in walk(root) if isinstance(n, PathRef) and n.var is None]
     for n in walk(root):
         if isinstance(n, Flwor) and n.fors and all(_collection_of(e, specs) for _, e, _ in n.fors):
+            if any(at is not None for _, _, at in n.fors):
+                return Reason("$at", "positional bindings count positions in a whole collection")
             sources = [e for _, e, _ in n.fors]
-            if all(any(r is s for s in sources) for r in refs):
-                if any(at is not None for _, _, at in n.fors):
-                    return Reason("$at", "positional bindings count positions in a whole collection")
-                return n
-    return Reason("$", "the collections are read other than through the $for bindings of one FLWOR")
+            outside = {str(r.steps[0][1]) for r in refs if not any(r is s for s in sources) and r.steps}
+            return n, outside
+    return Reason("$", "the collections are read other than through the $for bindings of a FLWOR")
 
 
 # -- rewrites of the document --------------------------------------------------------------------
@@ -220,6 +236,60 @@ def _exactly_one(node: Node, names: set[str]) -> bool:
     return isinstance(node, PathRef) and node.var in names and not node.steps
 
 
+def _output(
+    node: Node, index: dict[str, int], ctxs: list[Context], found: dict[Field, Projected], dialect: Dialect
+) -> Out | None:
+    """A projection SQL columns rebuild (members of bindings, literals, maps and arrays of them), or None.
+
+    A member that may be a number is read with its JSON kind, so only where the dialect keeps ``2``
+    apart from ``2.0`` (as the one-collection planner decides).
+    """
+    if isinstance(node, Lit):
+        return LitOut(node.value)
+    if isinstance(node, PathRef) and node.var in index and node.steps:
+        i = index[node.var]
+        f = field_of(node, ctxs[i])
+        if not isinstance(f, Field):
+            return None
+        numeric = f.family not in ("string", "boolean")
+        if numeric and not dialect.keeps_integers_apart:
+            return None
+        key = Field((f"#{i}", *f.steps), f.family, f.column)
+        found.setdefault(key, Projected(i, f, key, "string" if f.family == "string" else "pair"))
+        return FieldOut(key)
+    if isinstance(node, MapCons) and not node.computed and all(isinstance(k, str) for k, _ in node.members):
+        members = [(str(k), _output(v, index, ctxs, found, dialect)) for k, v in node.members]
+        if all(o is not None for _, o in members):
+            return MapOut(tuple((k, o) for k, o in members if o is not None))
+    if isinstance(node, ArrayCons):
+        items = [_output(x, index, ctxs, found, dialect) for x in node.items]
+        if all(o is not None for o in items):
+            return ArrOut(tuple(o for o in items if o is not None))
+    return None
+
+
+def _let_raises(node: Node) -> bool:
+    """Whether a ``$let`` value could raise. A nested FLWOR of paths and safe conditions returning a
+    path (a group join's matches) cannot, so conditions after it may still narrow the collections.
+
+    >>> _let_raises(parse([{"$for": {"a": "$.a[*]"}, "$where": {"$eq": ["$a.c", "$f.c"]}, "$return": "$a"}]).node)
+    False
+    """
+    if isinstance(node, ArrayCons):
+        return any(_let_raises(x) for x in node.items)
+    if isinstance(node, Flwor):
+        return bool(
+            node.lets
+            or node.groupby
+            or node.orderby
+            or node.count is not None
+            or any(at is not None or value_raises(e) for _, e, at in node.fors)
+            or (node.where is not None and can_raise(node.where))
+            or value_raises(node.ret)
+        )
+    return value_raises(node)
+
+
 def _conjuncts(where: Node | None) -> list[Node]:
     if where is None:
         return []
@@ -280,11 +350,12 @@ def analyze(
     """Plan a store-level document (already checked by the engine's compile); see the module docstring."""
     root = parse(document, operators=operators).node
     names, whole = reads(root, specs)
-    target = _target(root, specs)
-    if isinstance(target, Reason):
-        return JoinPlan("set", tuple(names), whole, reasons=(target,))
+    found = _target(root, specs)
+    if isinstance(found, Reason):
+        return JoinPlan("set", tuple(names), whole, reasons=(found,))
+    target, outside = found
     bindings = tuple(Binding(n, str(_collection_of(e, specs))) for n, e, _ in target.fors)
-    if len(bindings) == 1 and not whole:
+    if len(bindings) == 1 and not whole and not outside:
         return JoinPlan(
             "single", tuple(names), single=(bindings[0].collection, over_collection(document, target))
         )
@@ -302,7 +373,7 @@ def analyze(
     reasons: list[Reason] = []
     filters: list[list[Pred]] = [[] for _ in bindings]
     edges: list[Edge] = []
-    blocked = any(value_raises(e) for _, e in target.lets)
+    blocked = any(_let_raises(e) for _, e in target.lets)
     for node in _conjuncts(target.where):
         used = sorted(_vars(node, set(index)))
         got: Pred | Edge | Reason
@@ -321,7 +392,7 @@ def analyze(
             edges.append(got)
         else:
             filters[index[used[0]]].append(got)
-    narrow = _narrowing(bindings, filters, names, whole)
+    narrow = _narrowing(bindings, filters, outside, whole)
     if target.lets:
         reasons.append(Reason("$let", "let bindings run in the engine"))
     if target.groupby:
@@ -330,6 +401,10 @@ def analyze(
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     if whole:
         reasons.append(Reason("$", "the document reads the root other than through a collection"))
+    if outside:
+        reasons.append(
+            Reason("$", f"the document also reads {', '.join(sorted(outside))} outside the join's bindings")
+        )
     if not _connected(len(bindings), edges):
         reasons.append(Reason("$for", "a cartesian product: some binding is not joined by an equality"))
     order: list[tuple[int, OrderKey]] = []
@@ -349,8 +424,11 @@ def analyze(
         reasons.append(Reason("$return", "a window or count over a return of any number of items"))
     if reasons or shape is None:
         return JoinPlan("set", tuple(names), whole, bindings, reasons=tuple(reasons), narrow=narrow)
+    projected: dict[Field, Projected] = {}
+    output = None if shape.count else _output(target.ret, index, ctxs, projected, dialect)
+    native = shape.count or output is not None
     return JoinPlan(
-        "native" if shape.count else "row",
+        "native" if native else "row",
         tuple(names),
         False,
         bindings,
@@ -362,13 +440,16 @@ def analyze(
         shape.wrap,
         None if shape.count else unparse(target.ret),
         target.path,
-        (Reason("$return", "the engine computes each joined tuple's $return"),) if not shape.count else (),
+        () if native else (Reason("$return", "the engine computes each joined tuple's $return"),),
         narrow,
+        output=output,
+        projected=tuple(projected.values()),
+        count=shape.count,
     )
 
 
 def _narrowing(
-    bindings: tuple[Binding, ...], filters: list[list[Pred]], names: list[str], whole: bool
+    bindings: tuple[Binding, ...], filters: list[list[Pred]], outside: set[str], whole: bool
 ) -> dict[str, Pred]:
     """Per collection, the pushed conditions that may narrow it for the set residual: only where the
     document reads the collection through this one binding (another reading would see it narrowed)."""
@@ -376,7 +457,8 @@ def _narrowing(
         return {}
     out: dict[str, Pred] = {}
     for b, preds in zip(bindings, filters):
-        if sum(1 for x in bindings if x.collection == b.collection) == 1 and preds:
+        once = sum(1 for x in bindings if x.collection == b.collection) == 1
+        if once and b.collection not in outside and preds:
             p = conjoin(preds)
             if p != Const(True):
                 out[b.collection] = p

@@ -29,13 +29,15 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from jarenlab.errors import PlanError, QueryError, StoreError
+from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import canonical
 from jarenlab.query.engine import CompiledQuery, compile_query, shape
 from jarenlab.query.join_plan import JoinPlan, analyze
 from jarenlab.query.join_sql import is_key, select_join
+from jarenlab.query.plan import Plan
 from jarenlab.query.preds import EXTERNAL_SLOTS, Const, Reason
 from jarenlab.query.run import Trace, check_externals, divert_reason, run_query
-from jarenlab.query.sql import Statement, select_candidates
+from jarenlab.query.sql import Layout, Statement, select_candidates
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -96,14 +98,31 @@ def _build(store: Store, document: Any, compiled: CompiledQuery, *, pushdown: bo
         plan = JoinPlan("set", plan.reads, plan.whole, plan.bindings, reasons=(why,))
     main = None
     if plan.mode in ("row", "native"):
-        main = select_join(dialect, plan, specs, count=plan.mode == "native")
+        main = select_join(dialect, plan, specs, count=plan.count)
     names = list(specs) if plan.whole else list(plan.reads)
     whole = {n: select_candidates(dialect, n, Const(True), None) for n in names}
     candidates = {n: select_candidates(dialect, n, p, None) for n, p in plan.narrow.items()}
     used = [s for stmt in ([main] if main is not None else list(candidates.values())) for s in stmt.slots]
     ext = tuple(sorted({s.value for s in used if s.kind in EXTERNAL_SLOTS}))
-    ret = compile_query(plan.ret, operators=store.operators) if plan.mode == "row" else None
+    ret = (
+        compile_query(row_document(plan, compiled), operators=store.operators) if plan.mode == "row" else None
+    )
     return JoinPrepared(dialect, plan, compiled, ret, main, candidates, whole, ext, _join_rows(store, plan))
+
+
+def row_document(plan: JoinPlan, compiled: CompiledQuery) -> Any:
+    """The ``$return`` over joined tuples, each tuple an object of its bindings' documents:
+    ``{"$for": {"_jl_t": "$[*]"}, "$let": {"f": "$_jl_t.f", ...}, "$return": ...}``, so the engine
+    runs once over all tuples (and checks the externals once, not per tuple)."""
+    taken = {b.name for b in plan.bindings} | set(compiled.externals)
+    var = "_jl_t"
+    while var in taken:
+        var += "_"
+    return {
+        "$for": {var: "$[*]"},
+        "$let": {b.name: f"${var}.{b.name}" for b in plan.bindings},
+        "$return": plan.ret,
+    }
 
 
 def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
@@ -179,13 +198,14 @@ def run(
     else:
         try:
             items = _joined(store, prepared, ext, trace)
-        except StoreError as err:
-            if err.condition not in ("overflow", "function_failed"):
+        except (StoreError, Fallback) as err:
+            if isinstance(err, StoreError) and err.condition not in ("overflow", "function_failed"):
                 raise
+            why = err.reason if isinstance(err, StoreError) else str(err)
             if strict:
                 state.count(refused=1)
-                raise PlanError("JD0010", f"strict: {err.reason}; the engine must decide") from None
-            trace.fallback = err.reason
+                raise PlanError("JD0010", f"strict: {why}; the engine must decide") from None
+            trace.fallback = why
             items = _set(store, prepared, ext, trace, narrowed=False)
             trace.mode = "set"
     wrapped = plan.wrap and len(items) == 1 and isinstance(items[0], list)
@@ -212,23 +232,23 @@ def _joined(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
     trace.rows_read += len(rows)
     t2 = time.perf_counter()
     trace.phases["sql"] = t2 - t
-    if plan.mode == "native":
+    if plan.count:
         items: list[Any] = [int(rows[0][0])]
+    elif plan.output is not None:
+        fields = tuple((p.key, p.kind) for p in plan.projected)
+        items = decode(Plan("", "native", output=plan.output), Layout(fields=fields), rows, prepared.dialect)
+        trace.phases["decode"] = time.perf_counter() - t2
     else:
         assert prepared.ret is not None
-        run_ret = prepared.ret.run
         loads = orjson.loads
         names = [b.name for b in plan.bindings]
-        items = []
-        for row in rows:
-            env = dict(ext)
-            env.update(zip(names, map(loads, row)))
-            try:
-                items.extend(run_ret(None, env))
-            except QueryError as err:
-                if err.doc_path is not None:  # from the $return alone to the whole document
-                    err.doc_path = plan.return_path + "/$return" + err.doc_path
-                raise
+        tuples = [dict(zip(names, map(loads, row))) for row in rows]
+        try:
+            items = prepared.ret.run(tuples, ext)
+        except QueryError as err:
+            if err.doc_path is not None and err.doc_path.startswith("/$return"):
+                err.doc_path = plan.return_path + err.doc_path  # from the tuple document to the original
+            raise
         trace.phases["residual"] = time.perf_counter() - t2
     return [items] if plan.wrap else items
 

@@ -63,6 +63,13 @@ def select_join(
                 cols.append(d.aliased(_member(e, edge.left_field, spec, edge.family), f"l{n}"))
             if edge.right == i:
                 cols.append(d.aliased(_member(e, edge.right_field, spec, edge.family), f"r{n}"))
+        for n, proj in enumerate(plan.projected):
+            if proj.binding == i:
+                if proj.kind == "string":
+                    cols.append(d.aliased(e.value(proj.field, "string"), f"v{n}"))
+                else:
+                    cols.append(d.aliased(e.jtype(proj.field), f"v{n}"))
+                    cols.append(d.aliased(d.json_value(e.path(proj.field)), f"w{n}"))
         for n, (at, key) in enumerate(plan.order):
             if at == i and not count:
                 assert key.field is not None
@@ -74,7 +81,17 @@ def select_join(
         d.compare(d.qualified(f"t{edge.left}", f"l{n}"), "eq", d.qualified(f"t{edge.right}", f"r{n}"))
         for n, edge in enumerate(plan.edges)
     ]
-    columns = [d.count_rows()] if count else [d.qualified(f"t{i}", "d") for i in range(len(plan.bindings))]
+    if count:
+        columns = [d.count_rows()]
+    elif plan.output is not None:
+        columns = []
+        for n, proj in enumerate(plan.projected):
+            columns.append(d.qualified(f"t{proj.binding}", f"v{n}"))
+            if proj.kind == "pair":
+                columns.append(d.qualified(f"t{proj.binding}", f"w{n}"))
+        columns = columns or [d.truth(True)]
+    else:
+        columns = [d.qualified(f"t{i}", "d") for i in range(len(plan.bindings))]
     text = d.select_from(columns, sources) + (d.where(d.all_of(conds)) if conds else "")
     if not count:
         terms = []

@@ -81,6 +81,19 @@ class _Writer:
             parts.append(self.include(child, alias, i))
         return d.json_list(parts)
 
+    def match(self, child: Level, alias: str, parent: str, index: int) -> str:
+        """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
+        d, e = self.d, self.e
+        rel = child.relation
+        assert rel is not None
+        if rel.many:
+            return d.compare(d.qualified(alias, "c"), "eq", d.qualified(parent, "k"))
+        match = d.compare(d.qualified(alias, "k"), "eq", d.qualified(parent, f"r{index}"))
+        member = member_field(self.specs[rel.holder], rel.member, d)
+        if e.guard(member, self.key_family(rel.target)):
+            match = d.all_of([match, d.qualified(parent, f"g{index}")])
+        return match
+
     def include(self, child: Level, parent: str, index: int) -> str:
         d, e = self.d, self.e
         self.aliases += 1
@@ -88,23 +101,24 @@ class _Writer:
         rel = child.relation
         assert rel is not None
         source = self.derived(child, alias)
-        if rel.many:
-            match = d.compare(d.qualified(alias, "c"), "eq", d.qualified(parent, "k"))
-        else:
-            match = d.compare(d.qualified(alias, "k"), "eq", d.qualified(parent, f"r{index}"))
-            guard = member_field(self.specs[rel.holder], rel.member, d)
-            if e.guard(guard, self.key_family(rel.target)):
-                match = d.all_of([match, d.qualified(parent, f"g{index}")])
+        match = self.match(child, alias, parent, index)
         if child.count:
             return d.scalar(d.select_from([d.count_rows()], [source]) + d.where(match))
         if not rel.many:
             inner = d.select_from([self.item(child, alias)], [source]) + d.where(match)
             return d.json_document(d.scalar(inner))
         terms = self.terms(child, alias)
+        if child.take is not None or child.skip:
+            # Pick the window's rows first (positions only), then build items for those alone.
+            pick = f"w{self.aliases}"
+            chosen = d.select_from([d.qualified(pick, "p")], [self.derived(child, pick)])
+            chosen += d.where(self.match(child, pick, parent, index))
+            chosen += d.order_by(self.terms(child, pick)) + e.window(child.skip, child.take)
+            match = d.is_in(d.qualified(alias, "p"), chosen)
         rows = d.select_from(
             [d.aliased(self.item(child, alias), "x"), d.aliased(d.row_number(terms), "n")], [source]
         )
-        rows += d.where(match) + d.order_by(terms) + e.window(child.skip, child.take)
+        rows += d.where(match) + d.order_by(terms)
         ordered = d.derived(rows, f"s{self.aliases}")
         item = d.json_document(d.qualified(f"s{self.aliases}", "x"))
         agg = d.select_from([d.json_aggregate(item, d.qualified(f"s{self.aliases}", "n"))], [ordered])
