@@ -104,6 +104,7 @@ def test_explain_shows_the_join_order_and_the_join_indexes(store: Any) -> None:
     frame = ex.to_frame()
     assert "join f" in set(frame["field"]) and "join order" in set(frame["field"])
     assert "airlines key" in ex._repr_html_()
+    assert "join order" in ex.widget().children[0].value
     analyzed = store.explain(JOIN, analyze=True)
     assert analyzed.rows_returned == 4 and analyzed.rows_read == 4
 
