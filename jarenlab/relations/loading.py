@@ -47,11 +47,25 @@ class _Checked:
 
 
 def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
-    """The checked plan and the one statement of a load spec (JD0032 when SQL cannot answer it)."""
+    """The checked plan and the one statement of a load spec (JD0032 when SQL cannot answer it),
+    from the store's statement cache when the spec is plain JSON (keyed by its complete canonical
+    text and the collection)."""
     store = coll.store
+    try:
+        key: str | None = "load\n" + coll.name + "\n" + json.dumps(spec, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # builder expressions in the spec: planned each time
+        key = None
+    cache = store.planner.cache
+    if key is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return cast("tuple[Level, Statement]", hit)
     dialect = store.backend.dialect
     root = plan_load(coll.name, spec, store.model.collections, store.model.relations, dialect=dialect)
-    return root, select_load(dialect, root, store.model.collections)
+    entry = (root, select_load(dialect, root, store.model.collections))
+    if key is not None:
+        cache.put(key, entry)
+    return entry
 
 
 def _bind(coll: Collection, stmt: Statement, externals: Any) -> list[Any]:
