@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from jarenlab.query.explain import Explain
+from jarenlab.query.explain import Explain, traced
 from jarenlab.query.explain import explain as explain_collection
 from jarenlab.query.join_run import check_flags, prepare, run
 from jarenlab.query.preds import EXTERNAL_SLOTS
@@ -89,30 +89,16 @@ def explain(
         values = stmt.bind({s.value: ext.get(s.value) for s in stmt.slots if s.kind in EXTERNAL_SLOTS})
         with db.translating():
             engine_plan += prepared.dialect.plan_tree(db.explain(stmt.sql, values))
-    reasons = [r.as_dict() for r in plan.reasons]
-    if trace.diverted:
-        reasons = [{"construct": "externals", "reason": trace.diverted}, *reasons]
-    if trace.fallback:
-        reasons = [{"construct": "data", "reason": trace.fallback}, *reasons]
-    residual = None if trace.mode == "native" else {"mode": trace.mode, "reasons": reasons}
     indexes = sorted({ix for j in prepared.join for ix in j["indexes"] if ix != "none"})
     return JoinExplain(
         collection=", ".join(plan.reads),
-        mode=trace.mode,
         sql=";\n".join(s.sql for s in stmts),
         params=[s.describe() for stmt in stmts for s in stmt.slots],
         indexes=indexes,
-        residual=residual,
-        diverted=trace.diverted,
-        cache=trace.cache,
         engine_plan=engine_plan,
         externals=sorted(prepared.compiled.externals),
-        analyzed=analyze,
-        rows_read=trace.rows_read if analyze else None,
-        rows_returned=trace.rows_returned if analyze else None,
-        phases=dict(trace.phases) if analyze else {},
-        fallback=trace.fallback,
         database=prepared.dialect.name,
+        **traced(trace, plan.reasons, analyze),
         join=prepared.join if trace.mode != "set" else [],
         join_order=_order(engine_plan, [b.collection for b in plan.bindings]) if trace.mode != "set" else [],
     )
