@@ -137,13 +137,16 @@ def test_continuations_are_checked(store: Any, open_store: Any) -> None:
 
 
 def _writer(target: dict[str, Any], stop: Any, seed: int) -> None:
-    """Insert and delete transient rows (ids >= 1000) until told to stop."""
+    """Insert and delete transient rows (ids >= 1000): 400 writes at most (so a pager always reaches
+    the end, however slow the machine), stopping early when told to."""
     store = jl.open(target.pop("path"), **target)
     rng = random.Random(seed)
     live: list[int] = []
     n = 1000
     try:
-        while not stop.is_set():
+        for _ in range(400):
+            if stop.is_set():
+                break
             if live and rng.random() < 0.4:
                 store["rows"].delete(live.pop(rng.randrange(len(live))))
             else:
@@ -164,18 +167,20 @@ def test_pages_under_concurrent_writers_skip_and_repeat_nothing(store: Any) -> N
     writer.start()
     try:
         deadline = time.monotonic() + 20
-        while store["rows"].count() < 130 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the writer is writing
+        while store["rows"].count() < 125 and time.monotonic() < deadline:
+            time.sleep(0.02)  # the writer is writing
         q = store["rows"].order_by(it.n.desc(), it.g).select(it.id)
         seen: list[int] = []
         after = None
-        while True:
+        for _ in range(1_000):  # 400 writes at most: the pages end well before this
             page = q.page(6, after)
             seen += page.items
             time.sleep(0.01)
             if not page.has_more:
                 break
             after = page.continuation
+        else:
+            pytest.fail("the pages never ended")
     finally:
         stop.set()
         writer.join(30)
