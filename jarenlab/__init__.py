@@ -33,7 +33,7 @@ from jarenlab.errors import (
     StoreError,
     ValidationError,
 )
-from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param, win
+from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param, var, win
 
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
@@ -91,5 +91,6 @@ __all__ = [
     "key",
     "open",
     "param",
+    "var",
     "win",
 ]

@@ -14,6 +14,8 @@ from typing import Any
 
 from jarenlab import events, idempotency, jobs, live, migrations, owner, stats
 from jarenlab.errors import StoreError
+from jarenlab.pages import PageKeys
+from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
 
 #: What :func:`open` registers with every store, in this order.
@@ -23,6 +25,8 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     events.SUBSYSTEM,
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
+    relations.SUBSYSTEM,
+    Subsystem("pages", PageKeys),
     stats.SUBSYSTEM,
     # Last: its guard (a before-commit hook) reads what the change hub's hook wrote just before it.
     migrations.SUBSYSTEM,

@@ -571,6 +571,23 @@ class Collection(Queryable):
                 max_chunksize=size
             )
 
+    def load(self, spec: dict[str, Any], externals: dict[str, Any] | None = None) -> Any:
+        """Documents with their declared relations, nested, from ONE SQL statement (a graph load).
+
+        ``spec``: ``where``, ``order_by``, ``take``, ``skip``, ``max_depth`` (3) and ``include``
+        (relation name -> True or a spec of its own, ``count: True`` for a count); see
+        :mod:`jarenlab.relations.load`. JD0032 for what one statement cannot answer.
+        """
+        from jarenlab.relations.loading import load
+
+        return load(self, spec, externals)
+
+    def explain_load(self, spec: dict[str, Any], externals: dict[str, Any] | None = None) -> Any:
+        """The one statement a graph load runs, its includes and pagination (:class:`LoadExplain`)."""
+        from jarenlab.relations.loading import explain_load
+
+        return explain_load(self, spec, externals)
+
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""
         from jarenlab.live.live import LiveQuery

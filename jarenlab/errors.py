@@ -81,6 +81,33 @@ CODES: dict[str, tuple[str, str]] = {
         "`transforms`, `renames` or `drop` name a collection the migration cannot apply them to.",
     ),
     "JD0052": ("too_many_live_queries", "The store already has `max_queries` live queries."),
+    # -- across collections: relations, graph loads, pages ----------------
+    "JD0030": (
+        "invalid_relation",
+        "A relation declaration is malformed (an unknown member, a bad pointer or action).",
+    ),
+    "JD0031": (
+        "contradictory_relations",
+        "Two declarations of one relation (a to-one and its inverse to-many) disagree.",
+    ),
+    "JD0032": (
+        "invalid_include",
+        "A graph load or page spec is invalid: an unknown relation, a cycle, too deep, an untranslatable clause.",
+    ),
+    "JD0033": ("no_collection_bound", "A store-level query document binds no collection (`$.name[*]`)."),
+    "JD0035": (
+        "foreign_continuation",
+        "A page continuation belongs to another query or ordering, or was altered.",
+    ),
+    "JD0040": (
+        "cascade_cycle",
+        "Cascading deletes declared in a cycle of relations; declare one of them restrict or set_null.",
+    ),
+    "JD0070": ("relation_unknown_collection", "A relation names a collection the model does not declare."),
+    "JD0071": (
+        "relation_key_mismatch",
+        "A relation's member and the key it references have different schema types.",
+    ),
     # -- runtime: store -------------------------------------------------------
     "JD2001": ("duplicate_key", "An insert used a key that is already stored."),
     "JD2002": ("no_key", "The document has no usable key (missing, wrong type, or not allowed)."),
@@ -98,6 +125,10 @@ CODES: dict[str, tuple[str, str]] = {
         "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",
     ),
     "JD2010": ("invalid_argument", "An argument to a store call has the wrong type or value."),
+    "JD2115": (
+        "delete_restricted",
+        "A delete was refused: documents of another collection still reference the key (on_delete restrict).",
+    ),
     "JD2060": ("live_bound", "A live query exceeded its maintained-rows bound and was closed."),
     "JD2062": (
         "closed_with_handlers_in_flight",

@@ -23,12 +23,14 @@ from jarenlab.errors import ModelError
 from jarenlab.intervals import IntervalSpec, check_declarations
 from jarenlab.query.path import sql_addressable
 from jarenlab.query.values import identical
+from jarenlab.relations.declare import Relation
+from jarenlab.relations.declare import check as check_relations
 
 MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = ("_jl", "sqlite_")
 _TOP_MEMBERS = {"$model", "version", "collections", "events"}
-_COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner"}
+_COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner", "relations"}
 _INDEX_MEMBERS = {"name", "path", "unique"}
 #: The JSON Schema types an indexed path may have and keep its one family (a backend types it).
 _FAMILIES = frozenset({"string", "integer", "number", "boolean"})
@@ -79,6 +81,8 @@ class Model:
     document: dict[str, Any]
     collections: dict[str, CollectionSpec]
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Declared relations per collection (:mod:`jarenlab.relations.declare`).
+    relations: dict[str, dict[str, Relation]] = field(default_factory=dict)
 
     @functools.cached_property
     def hash(self) -> str:
@@ -367,7 +371,15 @@ def load_model(document: Any) -> Model:
         if not isinstance(etype, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]*", etype):
             raise _fail(f"event type {etype!r} is not a valid name", pointer.join("/events", etype))
         _check_event(declared, pointer.join("/events", etype))
-    return Model(document=orjson.loads(orjson.dumps(document)), collections=specs, events=dict(events))
+    relations = check_relations(
+        {name: decl["relations"] for name, decl in collections.items() if "relations" in decl}, specs
+    )
+    return Model(
+        document=orjson.loads(orjson.dumps(document)),
+        collections=specs,
+        events=dict(events),
+        relations=relations,
+    )
 
 
 def first_difference(old: Any, new: Any, path: str = "") -> str | None:

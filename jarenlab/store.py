@@ -352,6 +352,45 @@ class Store:
     def _transaction(self) -> contextlib.AbstractContextManager[Store]:
         return self.db.transaction(self)
 
+    # -- queries over several collections ---------------------------------------------------------
+    def execute(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        pushdown: bool = True,
+        strict: bool = False,
+    ) -> Any:
+        """Run a query document whose ``$`` is the object of every collection (``$.flights[*]``).
+
+        Bindings are nested loops (the engine's semantics); equalities between two bindings'
+        typed members run as SQL joins (:mod:`jarenlab.query.join_plan`). Returns the engine's
+        result shape (None, the one item, or a list). A document that reads no collection is JD0033.
+        """
+        from jarenlab.query.join_run import execute
+
+        return execute(self, document, externals, pushdown=pushdown, strict=strict)
+
+    def explain(
+        self,
+        document: Any,
+        externals: dict[str, Any] | None = None,
+        *,
+        analyze: bool = False,
+        pushdown: bool = True,
+        strict: bool = False,
+    ) -> Any:
+        """How a store-level document runs: join order, join indexes, SQL, residual (``analyze`` runs it)."""
+        from jarenlab.query.join_explain import explain
+
+        return explain(self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict)
+
+    def live(self, document: Any, **externals: Any) -> Any:
+        """A live query of a store-level document (:class:`jarenlab.live.joined.JoinedLive`)."""
+        from jarenlab.live.joined import JoinedLive
+
+        return JoinedLive(self, document, externals)
+
     @property
     def changes(self) -> ChangeHub:
         """The change log: ``store.changes(after=cursor)`` is the public change feed (minimal RFC 6902

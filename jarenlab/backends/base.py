@@ -581,6 +581,50 @@ class Dialect(Protocol):
         """Whether a condition holds for some row: ``c`` -> ``max(c)``."""
         ...
 
+    # -- several collections in one statement (joins, graph loads) ---------------------------------
+    def aliased(self, expr: str, name: str) -> str:
+        """A selected value under a checked name: ``gx_a``, ``j0`` -> ``gx_a AS j0``."""
+        ...
+
+    def derived(self, select: str, alias: str) -> str:
+        """A statement read as a table: ``SELECT ...``, ``t0`` -> ``(SELECT ...) AS t0``."""
+        ...
+
+    def qualified(self, alias: str, name: str) -> str:
+        """A column of an aliased table: ``t0``, ``d`` -> ``t0.d``."""
+        ...
+
+    def select_from(self, columns: Sequence[str], sources: Sequence[str]) -> str:
+        """``SELECT`` columns of several sources: ``SELECT t0.d, t1.d FROM (...) AS t0, (...) AS t1``."""
+        ...
+
+    def scalar(self, select: str) -> str:
+        """A statement giving one value, used as a value: ``(SELECT ...)``."""
+        ...
+
+    def is_in(self, expr: str, select: str) -> str:
+        """``expr`` is one of a statement's values: ``p IN (SELECT ...)``."""
+        ...
+
+    def json_document(self, column: str) -> str:
+        """A stored document as a JSON value inside JSON built in SQL, its text kept exactly:
+        ``t.d`` -> SQLite ``json(t.d)``; PostgreSQL ``t.d`` (a ``json`` column already)."""
+        ...
+
+    def json_list(self, items: Sequence[str]) -> str:
+        """A JSON array of JSON values: SQLite ``json_array(a, b)``; PostgreSQL ``json_build_array(a, b)``."""
+        ...
+
+    def json_aggregate(self, item: str, order: str) -> str:
+        """The rows' JSON values as one JSON array, in ``order`` (a column of the rows): SQLite
+        ``json_group_array(item)`` (over rows already in that order); PostgreSQL
+        ``json_agg(item ORDER BY order)``; an empty set gives ``[]``."""
+        ...
+
+    def row_number(self, order: Sequence[str]) -> str:
+        """The row's position in an ordering: ``row_number() OVER (ORDER BY a, b)``."""
+        ...
+
     # -- the database's own plan --------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         """:meth:`Backend.explain` rows as ``[{id, parent, depth, detail}]`` (SQLite's ``EXPLAIN

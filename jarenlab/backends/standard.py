@@ -108,6 +108,44 @@ class StandardSQL:
         """Rows counted: ``count(*)``."""
         return "count(*)"
 
+    # -- several collections in one statement (joins, graph loads) ------------------------------
+    def aliased(self, expr: str, name: str) -> str:
+        """A selected value under a checked name: ``gx_a``, ``j0`` -> ``gx_a AS j0``."""
+        return f"{expr} AS {identifier(name)}"
+
+    def derived(self, select: str, alias: str) -> str:
+        """A statement read as a table under a checked alias: ``SELECT ...``, ``t0`` -> ``(SELECT ...) AS t0``."""
+        return f"({select}) AS {identifier(alias)}"
+
+    def qualified(self, alias: str, name: str) -> str:
+        """A column of an aliased table: ``t0``, ``d`` -> ``t0.d``.
+
+        >>> StandardSQL().qualified("t0", "d")
+        't0.d'
+        """
+        return f"{identifier(alias)}.{identifier(name)}"
+
+    def select_from(self, columns: Sequence[str], sources: Sequence[str]) -> str:
+        """``SELECT`` columns of several sources (an inner join whose conditions follow in WHERE):
+        ``["t0.d", "t1.d"]``, ``["(...) AS t0", "(...) AS t1"]`` -> ``SELECT t0.d, t1.d FROM (...) AS t0, (...) AS t1``."""
+        return f"SELECT {', '.join(columns)} FROM {', '.join(sources)}"
+
+    def scalar(self, select: str) -> str:
+        """A statement giving one value, used as a value: ``SELECT ...`` -> ``(SELECT ...)``."""
+        return f"({select})"
+
+    def is_in(self, expr: str, select: str) -> str:
+        """``expr`` is one of a statement's values: ``p``, ``SELECT ...`` -> ``p IN (SELECT ...)``."""
+        return f"{expr} IN ({select})"
+
+    def row_number(self, order: Sequence[str]) -> str:
+        """The row's position in an ordering: ``["a", "b"]`` -> ``row_number() OVER (ORDER BY a, b)``.
+
+        >>> StandardSQL().row_number(["a DESC", "k"])
+        'row_number() OVER (ORDER BY a DESC, k)'
+        """
+        return f"row_number() OVER (ORDER BY {', '.join(order)})"
+
     def aggregate(self, fn: str, expr: str) -> str:
         """An aggregate over non-NULL values (``count sum min max``): ``sum``, ``v`` -> ``sum(v)``.
 

@@ -149,13 +149,7 @@ class LiveQuery:
         try:
             with store.db.snapshot():
                 seq = self._hub.high_watermark()
-                if self._plan.strategy == "rerun":
-                    fresh = run_query(coll, self.document, self.externals, profile=store.profile)[0]
-                else:
-                    m = make_maintainer(self._plan, self.externals, store.operators, coll.storage_order)
-                    m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
-                    self._check_bound(m.size)
-                    self._maintainer, fresh = m, m.rows
+                fresh = self._fresh_rows()
         except JarenlabError as err:
             if not emit:
                 raise
@@ -173,6 +167,18 @@ class LiveQuery:
         self.rows, self.seq = fresh, max(seq, self.seq)
         if emit and ops:
             self._emit(ops)
+
+    def _fresh_rows(self) -> list[Any]:
+        """The rows of a fresh run, inside the reseed's snapshot (a maintained query's maintainer
+        is seeded from the same read)."""
+        store, coll = self.collection.store, self.collection
+        if self._plan.strategy == "rerun":
+            return run_query(coll, self.document, self.externals, profile=store.profile)[0]
+        m = make_maintainer(self._plan, self.externals, store.operators, coll.storage_order)
+        m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
+        self._check_bound(m.size)
+        self._maintainer = m
+        return m.rows
 
     def receive(self, rec: Record) -> None:
         """Apply one committed change record (the store's change hub calls this, in seq order)."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 from jarenlab.query.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param, win
 from jarenlab.query.document import canonical
 from jarenlab.query.engine import CompiledQuery, compile_query, evaluate, shape
+from jarenlab.query.join_builder import JoinQuery, var
 
 __all__ = [
     "CompiledQuery",
     "Expr",
+    "JoinQuery",
     "OrderKey",
     "Query",
     "Queryable",
@@ -26,5 +28,6 @@ __all__ = [
     "key",
     "param",
     "shape",
+    "var",
     "win",
 ]

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param, win
+from jarenlab.query.join_builder import JoinQuery, start
 
 __all__ = [
     "Expr",
@@ -224,6 +225,27 @@ class Query:
         """Drop repeated results (deep equality, first occurrence kept)."""
         return self._with(post=(*self._stage.post, ("distinct",)))
 
+    def _joinable(self) -> JoinQuery:
+        st = self._stage
+        if st.source != "$[*]" or st.group is not None or st.order or st.ret is not None or st.post:
+            raise QueryError("JQ0007", "join, group_join and select_many follow where() directly")
+        return start(self._source, st.where, value_doc)
+
+    def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Join another collection as binding ``name`` where ``on`` holds (``var(name)`` reaches it).
+
+        See :mod:`jarenlab.query.join_builder`; equalities of typed members join in SQL.
+        """
+        return self._joinable().join(other, name, on=on)
+
+    def group_join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Bind ``name`` to the list of ``other``'s matches per item (empty when none: the outer join)."""
+        return self._joinable().group_join(other, name, on=on)
+
+    def select_many(self, items: Any, name: str) -> JoinQuery:
+        """One tuple per item of an array member: ``select_many(it.tags, "t")`` binds ``t``."""
+        return self._joinable().select_many(items, name)
+
     def _flwor(self) -> dict[str, Any]:
         st = self._stage
         doc: dict[str, Any] = {"$for": {"it": st.source}}
@@ -265,6 +287,17 @@ class Query:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_list())
+
+    def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
+        """One keyset page of this ordered query (:class:`jarenlab.pages.Page`: ``items``,
+        ``has_more``, ``continuation``); pass ``after=page.continuation`` for the next one.
+
+        Pages stay correct while others write; see :mod:`jarenlab.pages`. JD0032 beside
+        ``take``/``skip``, JD0035 for a continuation of another ordering or an altered one.
+        """
+        from jarenlab.pages import page
+
+        return page(self._source, self.document, limit, after, externals)  # type: ignore[arg-type]
 
     def _aggregate(self, name: str, expr: Any, externals: dict[str, Any]) -> Any:
         q = self if expr is None else self.select(expr)
@@ -571,6 +604,22 @@ class Queryable:
     def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
         """See :meth:`Query.std`."""
         return Query(self).std(expr, ddof=ddof, **externals)
+
+    def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
+        """See :meth:`Query.page`."""
+        return Query(self).page(limit, after, **externals)
+
+    def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """See :meth:`Query.join`."""
+        return Query(self).join(other, name, on=on)
+
+    def group_join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """See :meth:`Query.group_join`."""
+        return Query(self).group_join(other, name, on=on)
+
+    def select_many(self, items: Any, name: str) -> JoinQuery:
+        """See :meth:`Query.select_many`."""
+        return Query(self).select_many(items, name)
 
     def first(self, **externals: Any) -> Any:
         """See :meth:`Query.first`."""

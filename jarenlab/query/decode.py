@@ -17,7 +17,7 @@ reads it as one of the planner's JSON kinds.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -143,17 +143,56 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         return [loads(r[0]) for r in rows]
     assert output is not None
     fields = layout.fields
+    position: dict[Any, int] = {}
+    for n, (f, _) in enumerate(fields):
+        position.setdefault(f, n)
+    build = _builder(output, position)
+    reads = [kind == "string" for _, kind in fields]
     kinds = dialect.type_kinds()
     result: list[Any] = []
     for row in rows:
-        values: dict[Any, Any] = {}
+        values: list[Any] = []
         i = 0
-        for f, kind in fields:
-            if kind == "string":
-                values[f] = _MISSING if row[i] is None else row[i]
+        for alone in reads:
+            if alone:
+                values.append(_MISSING if row[i] is None else row[i])
                 i += 1
             else:
-                values[f] = _value(kinds, row[i], row[i + 1])
+                values.append(_value(kinds, row[i], row[i + 1]))
                 i += 2
-        result.extend(_items(output, values, row, None))
+        result.extend(build(values, row))
     return result
+
+
+Build = Callable[[list[Any], tuple[Any, ...]], list[Any]]
+
+
+def _builder(out: Out, position: Mapping[Any, int]) -> Build:
+    """A function of (the row's member values by position, the row) giving a projection's items:
+    the output tree is walked once per statement, not once per row."""
+    if isinstance(out, FieldOut):
+        n = position[out.field]
+        return lambda values, row: [] if values[n] is _MISSING else [values[n]]
+    if isinstance(out, MapOut):
+        if all(isinstance(m, FieldOut) for _, m in out.members):
+            slots = [(k, position[m.field]) for k, m in out.members if isinstance(m, FieldOut)]
+
+            def flat(values: list[Any], row: tuple[Any, ...]) -> list[Any]:
+                return [{k: values[n] for k, n in slots if values[n] is not _MISSING}]
+
+            return flat
+        members = [(k, _builder(m, position)) for k, m in out.members]
+
+        def obj(values: list[Any], row: tuple[Any, ...]) -> list[Any]:
+            built = {}
+            for k, fn in members:
+                got = fn(values, row)
+                if got:
+                    built[k] = got[0]
+            return [built]
+
+        return obj
+    if isinstance(out, ArrOut):
+        items = [_builder(m, position) for m in out.items]
+        return lambda values, row: [[x for fn in items for x in fn(values, row)]]
+    return lambda values, row: _items(out, {}, row, None)  # literals and whole documents

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.query.diagnose import index_suggestions
-from jarenlab.query.preds import EXTERNAL_SLOTS, fields_of
+from jarenlab.query.preds import EXTERNAL_SLOTS, Reason, fields_of
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_functions, run_query
 
@@ -168,30 +169,37 @@ def explain(
     fetched = trace.rows_read
     if analyze and scans and trace.fallback is None:
         trace.rows_read = coll.count()  # a scan reads every row, whatever it hands over
-    reasons = [r.as_dict() for r in plan.reasons]
-    if trace.diverted:
-        reasons = [{"construct": "externals", "reason": trace.diverted}, *reasons]
-    if trace.fallback:
-        reasons = [{"construct": "data", "reason": trace.fallback}, *reasons]
-    residual = None if trace.mode == "native" else {"mode": trace.mode, "reasons": reasons}
     return Explain(
         collection=coll.name,
-        mode=trace.mode,
         sql=stmt.sql,
         params=[s.describe() for s in stmt.slots],
         indexes=list(prepared.indexes),
-        residual=residual,
-        diverted=trace.diverted,
-        cache=trace.cache,
         engine_plan=engine_plan,
         externals=sorted(prepared.compiled.externals),
-        analyzed=analyze,
-        rows_read=trace.rows_read if analyze else None,
-        rows_returned=trace.rows_returned if analyze else None,
-        phases=dict(trace.phases) if analyze else {},
-        fallback=trace.fallback,
         database=prepared.dialect.name,
         diagnostics=[d.as_dict() for d in prepared.diagnostics],
         suggested_indexes=suggested,
         rows_fetched=fetched if analyze else None,
+        **traced(trace, plan.reasons, analyze),
     )
+
+
+def traced(trace: Trace, reasons: Sequence[Reason], analyze: bool) -> dict[str, Any]:
+    """The fields of an :class:`Explain` a run (or a plan) decides: mode, cache, the residual with its
+    reasons (the diversion and the fallback first), and the counts and times when analyzed."""
+    why = [r.as_dict() for r in reasons]
+    if trace.diverted:
+        why = [{"construct": "externals", "reason": trace.diverted}, *why]
+    if trace.fallback:
+        why = [{"construct": "data", "reason": trace.fallback}, *why]
+    return {
+        "mode": trace.mode,
+        "residual": None if trace.mode == "native" else {"mode": trace.mode, "reasons": why},
+        "diverted": trace.diverted,
+        "cache": trace.cache,
+        "analyzed": analyze,
+        "rows_read": trace.rows_read if analyze else None,
+        "rows_returned": trace.rows_returned if analyze else None,
+        "phases": dict(trace.phases) if analyze else {},
+        "fallback": trace.fallback,
+    }

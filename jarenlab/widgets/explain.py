@@ -25,7 +25,9 @@ def explain_widget(ex: Explain) -> Any:
         return w.HTML(f"<table>{body}</table>")
 
     rows = ex.rows()
-    sql = [(k, v) for k, v in rows if k in ("mode", "cache", "sql", "params", "indexes")]
+    sql = [
+        (k, v) for k, v in rows if k in ("mode", "cache", "sql", "params", "indexes") or k.startswith("join")
+    ]
     residual = [(k, v) for k, v in rows if k.startswith(("residual", "diverted", "fallback"))]
     plan = [(k, v) for k, v in rows if k == ex.plan_label]
     counts = [(k, v) for k, v in rows if k.startswith(("rows", "time"))] or [

@@ -371,6 +371,22 @@ class PostgresDialect(StandardSQL):
         """Whether a condition holds for some row (true, else false or NULL): ``c`` -> ``bool_or(c)``."""
         return f"bool_or({cond})"
 
+    # -- JSON built in SQL (graph loads) ----------------------------------------------------------
+    def json_document(self, column: str) -> str:
+        """JSON (a stored ``doc``, a subquery's ``json``) as a JSON value: itself. ``json`` keeps the
+        text exactly as written (``jsonb`` would rewrite ``1e16`` as an integer), so loads build
+        ``json`` values, never ``jsonb``."""
+        return column
+
+    def json_list(self, items: Sequence[str]) -> str:
+        """A JSON array of JSON values: ``["a", "b"]`` -> ``json_build_array(a, b)``."""
+        return f"json_build_array({', '.join(items)})"
+
+    def json_aggregate(self, item: str, order: str) -> str:
+        """The rows' JSON values as one array in ``order`` (``[]`` for none):
+        ``coalesce(json_agg(item ORDER BY order), '[]'::json)``."""
+        return f"coalesce(json_agg({item} ORDER BY {order}), '[]'::json)"
+
     # -- the database's plan ----------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         """``EXPLAIN (FORMAT JSON)`` (one row, one JSON document) as a depth-annotated list of nodes,

@@ -347,6 +347,23 @@ class SQLiteDialect(StandardSQL):
         """Whether a condition holds for some row (1, else 0 or NULL): ``c`` -> ``max(c)``."""
         return f"max({cond})"
 
+    # -- JSON built in SQL (graph loads) ----------------------------------------------------------
+    def json_document(self, column: str) -> str:
+        """JSON text (a stored document, a subquery's JSON) as a JSON value: ``t.d`` -> ``json(t.d)``.
+
+        SQLite keeps each number's text as written, so ``2.0`` stays ``2.0``.
+        """
+        return f"json({column})"
+
+    def json_list(self, items: Sequence[str]) -> str:
+        """A JSON array of JSON values: ``["a", "b"]`` -> ``json_array(a, b)``."""
+        return f"json_array({', '.join(items)})"
+
+    def json_aggregate(self, item: str, order: str) -> str:
+        """The rows' JSON values as one array (``[]`` for none): ``json_group_array(item)``; the rows
+        arrive in ``order`` already (a subquery ordered by it), which is the order SQLite aggregates in."""
+        return f"json_group_array({item})"
+
     # -- the engine's plan ------------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         """``EXPLAIN QUERY PLAN`` rows (id, parent, notused, detail) as a depth-annotated list.

@@ -1,0 +1,2 @@
+-- Relations: on-delete actions find the documents that reference a deleted key through the
+-- collection planner (no statements of their own); graph loads are emitted through the dialect.

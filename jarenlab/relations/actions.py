@@ -1,0 +1,99 @@
+"""On-delete actions of declared relations, enforced inside the write transaction.
+
+When a document of a relation's target is deleted, the documents whose member holds its key are
+found (through the planner: an indexed member is one index search) and, by the declared action:
+
+- ``restrict``: the delete is refused with JD2115 naming both keys, and nothing is written;
+- ``cascade``: they are deleted too (their own relations apply in turn);
+- ``set_null``: their member is set to ``null`` (the result is validated like any patch).
+
+It all happens in the transaction of the delete (a savepoint of it), so a refusal undoes every
+write the delete made. Only deletes are checked: inserting a reference to a missing document is
+allowed (a graph load reads it as ``None``).
+
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {
+...     "a": {"schema": {"type": "object", "required": ["c"], "properties": {"c": {"type": "string"}}}, "key": "/c"},
+...     "f": {"schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"},
+...           "c": {"type": "string"}}}, "key": "/id",
+...           "relations": {"airline": {"to": "a", "via": "/c", "on_delete": "restrict"}}}}}
+>>> with jl.open(model=model) as store:
+...     _ = store["a"].insert({"c": "AA"}); _ = store["f"].insert({"id": 1, "c": "AA"})
+...     try:
+...         store["a"].delete("AA")
+...     except jl.JarenlabError as err:
+...         print(err.code, err.key, store["a"].get("AA"))
+JD2115 AA {'c': 'AA'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from jarenlab.errors import StoreError
+from jarenlab.query.engine import compile_query
+from jarenlab.query.run import narrowed_rows
+from jarenlab.query.values import ebv
+from jarenlab.relations.declare import actions
+from jarenlab.store import Subsystem
+
+if TYPE_CHECKING:
+    from jarenlab.collection import Collection
+    from jarenlab.store import Store
+
+
+def referencing(holder: Collection, member: str, key: Any) -> list[Any]:
+    """The keys of ``holder``'s documents whose ``member`` holds ``key``, in storage order."""
+    document = {"$for": {"d": "$[*]"}, "$where": {"$eq": [f"$d.{member}", "$k"]}, "$return": "$d"}
+    rows = narrowed_rows(holder, document, {"k": key})
+    if rows is None:  # nothing narrows (an unusual member name): test every document in the engine
+        keys, texts = holder.texts()
+        rows = list(zip(keys, texts))
+    test = compile_query({"$eq": [f"$d.{member}", "$k"]})
+    return [k for k, text in rows if ebv(test.run(None, {"d": orjson.loads(text), "k": key}))]
+
+
+def _on_delete(
+    store: Store, holder: str, member: str, target: str, action: str
+) -> Callable[[Any, Any], None]:
+    def check(key: Any, doc: Any) -> None:
+        if doc is not None:
+            return
+        coll = store[holder]
+        found = referencing(coll, member, key)
+        if not found:
+            return
+        if action == "restrict":
+            more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+            raise StoreError(
+                "JD2115",
+                f"{target} {key!r} is still referenced by {holder} {found[0]!r}{more} through /{member} "
+                "(on_delete restrict); delete or repoint those first",
+                collection=target,
+                key=key,
+            )
+        for k in found:
+            if action == "cascade":
+                coll.delete(k)
+            else:
+                coll.patch(k, [{"op": "replace", "path": f"/{member}", "value": None}])
+
+    return check
+
+
+class RelationActions:
+    """Hooks the declared on-delete actions into the target collections' write checks."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        #: (holder, member, target) -> action, for every reference with an on-delete action.
+        self.actions = actions(store.model.relations)
+        for (holder, member, target), action in self.actions.items():
+            store[target].write_checks.append(_on_delete(store, holder, member, target, action))
+
+
+#: Registered by :mod:`jarenlab.assembly`: every store enforces its relations' on-delete actions.
+SUBSYSTEM = Subsystem("relations", RelationActions, eager=True)

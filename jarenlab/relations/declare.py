@@ -1,0 +1,216 @@
+"""Declared relations between collections, checked with the model.
+
+A collection names its references to other collections under ``relations``:
+
+- **to-one** ``{"airline": {"to": "airlines", "via": "/carrier"}}`` on ``flights``: the member
+  ``/carrier`` of a flight holds the key of one airline;
+- **to-many** ``{"flights": {"to": "flights", "many": true, "via": "/carrier"}}`` on ``airlines``:
+  the member ``/carrier`` of each flight holds this airline's key (the inverse);
+- ``on_delete`` (``restrict``, ``cascade``, ``set_null``): what deleting the referenced document
+  does to the documents that reference it, enforced inside the write transaction
+  (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference.
+
+Both sides of one reference (a to-one and its inverse) may be declared; they must agree. Every
+failure is a coded :class:`~jarenlab.errors.ModelError` with the ``doc_path`` of the declaration:
+JD0030 (malformed), JD0070 (unknown collection), JD0071 (the member's type is not the key's),
+JD0031 (two declarations of one reference disagree), JD0040 (cascading deletes in a cycle).
+
+>>> specs = {"f": {"key": "/id", "schema": {"properties": {"id": {"type": "integer"}, "c": {"type": "string"}}}},
+...          "a": {"key": "/c", "schema": {"properties": {"c": {"type": "string"}}}}}
+>>> rels = check({"f": {"airline": {"to": "a", "via": "/c"}}, "a": {"fs": {"to": "f", "many": True, "via": "/c"}}}, specs)
+>>> r = rels["a"]["fs"]
+>>> r.holder, r.member, r.target, r.many
+('f', 'c', 'a', True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jarenlab import pointer
+from jarenlab.errors import ModelError
+
+#: The members a relation declaration may have.
+MEMBERS = frozenset({"to", "via", "many", "on_delete"})
+#: What deleting a referenced document does to the documents referencing it.
+ACTIONS = ("restrict", "cascade", "set_null")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One declared relation, read from ``collection`` (the declaring side).
+
+    ``holder`` is the collection whose documents hold the reference in ``member`` (a top-level
+    member); ``target`` is the collection whose key it holds. For a to-one relation the holder is
+    the declaring collection; for a to-many one it is ``to``.
+    """
+
+    name: str
+    collection: str
+    to: str
+    many: bool
+    holder: str
+    member: str
+    target: str
+    on_delete: str | None
+    doc_path: str
+
+    @property
+    def reference(self) -> tuple[str, str, str]:
+        """What both sides of one reference share: (holder, member, target)."""
+        return (self.holder, self.member, self.target)
+
+
+def _fail(code: str, reason: str, doc_path: str) -> ModelError:
+    return ModelError(code, reason, doc_path=doc_path)
+
+
+def _spec(specs: Mapping[str, Any], name: str) -> tuple[dict[str, Any], str | None]:
+    spec = specs[name]
+    if isinstance(spec, dict):
+        return spec.get("schema") or {}, spec.get("key")
+    return spec.schema, spec.key
+
+
+def _key_type(specs: Mapping[str, Any], name: str) -> str:
+    spec = specs[name]
+    if isinstance(spec, dict):
+        schema, key = _spec(specs, name)
+        if key is None:
+            return "string" if spec.get("identity") == "uuid" else "integer"
+        return str((schema.get("properties") or {}).get(key[1:], {}).get("type"))
+    return "string" if spec.key_type is str else "integer"
+
+
+def _types(schema: dict[str, Any], member: str) -> set[str] | None:
+    declared = (schema.get("properties") or {}).get(member)
+    if not isinstance(declared, dict):
+        return None
+    t = declared.get("type")
+    return {t} if isinstance(t, str) else set(t) if isinstance(t, list) else set()
+
+
+def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: str) -> Relation:
+    if not isinstance(decl, dict):
+        raise _fail("JD0030", f'relation {name!r} is an object such as {{"to": ..., "via": "/member"}}', at)
+    unknown = sorted(set(decl) - MEMBERS)
+    if unknown:
+        raise _fail(
+            "JD0030",
+            f"unknown member {unknown[0]!r} in relation {name!r} (allowed: {', '.join(sorted(MEMBERS))})",
+            f"{at}/{pointer.escape(unknown[0])}",
+        )
+    to = decl.get("to")
+    if not isinstance(to, str) or to not in specs:
+        raise _fail(
+            "JD0070",
+            f"relation {name!r} goes to {to!r}, which the model does not declare (declared: {', '.join(specs)})",
+            f"{at}/to",
+        )
+    many = decl.get("many", False)
+    if type(many) is not bool:
+        raise _fail("JD0030", "many is true or false", f"{at}/many")
+    via = decl.get("via")
+    if not isinstance(via, str) or not re.fullmatch(r"/[^/~]+", via):
+        raise _fail(
+            "JD0030", 'via is a JSON Pointer to one top-level member, such as "/carrier"', f"{at}/via"
+        )
+    action = decl.get("on_delete")
+    if action is not None and action not in ACTIONS:
+        raise _fail("JD0030", f"on_delete is one of {', '.join(ACTIONS)}, not {action!r}", f"{at}/on_delete")
+    holder, target = (to, collection) if many else (collection, to)
+    member = via[1:]
+    schema, _ = _spec(specs, holder)
+    types = _types(schema, member)
+    key = _key_type(specs, target)
+    side = f"{holder!r}'s member {via}"
+    if types is None:
+        raise _fail("JD0030", f"relation {name!r}: {side} is not declared in its schema", f"{at}/via")
+    if key not in types:
+        raise _fail(
+            "JD0071",
+            f"relation {name!r}: {side} is typed {sorted(types) or 'any'}, but {target!r}'s key is {key}",
+            f"{at}/via",
+        )
+    if action == "set_null" and "null" not in types:
+        raise _fail(
+            "JD0030",
+            f"relation {name!r}: on_delete set_null needs {side} to accept null (type [{key!r}, 'null'])",
+            f"{at}/on_delete",
+        )
+    return Relation(name, collection, to, many, holder, member, target, action, at)
+
+
+def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, dict[str, Relation]]:
+    """Check every collection's ``relations`` (``{collection: {name: declaration}}``) against the
+    collections (``specs``: normalized specs, or the model's declarations); return them normalized."""
+    out: dict[str, dict[str, Relation]] = {}
+    by_reference: dict[tuple[str, str, str], Relation] = {}
+    for collection, decls in declarations.items():
+        at = pointer.join(pointer.join("/collections", collection), "relations")
+        if not isinstance(decls, dict):
+            raise _fail("JD0030", "relations is an object of relation names to declarations", at)
+        for name, decl in decls.items():
+            here = pointer.join(at, name)
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise _fail("JD0030", f"relation name {name!r} must match [A-Za-z_][A-Za-z0-9_]*", here)
+            rel = _one(collection, name, decl, specs, here)
+            other = by_reference.get(rel.reference)
+            if other is not None:
+                if other.collection == rel.collection:
+                    raise _fail(
+                        "JD0031",
+                        f"relations {other.name!r} and {name!r} declare the same reference twice",
+                        here,
+                    )
+                if other.on_delete and rel.on_delete and other.on_delete != rel.on_delete:
+                    raise _fail(
+                        "JD0031",
+                        f"relation {name!r} says on_delete {rel.on_delete}, its inverse "
+                        f"{other.collection}.{other.name} says {other.on_delete}",
+                        f"{here}/on_delete",
+                    )
+            else:
+                by_reference[rel.reference] = rel
+            out.setdefault(collection, {})[name] = rel
+    _no_cascade_cycle(out)
+    return out
+
+
+def actions(relations: Mapping[str, Mapping[str, Relation]]) -> dict[tuple[str, str, str], str]:
+    """Every reference with an on-delete action, once: (holder, member, target) -> action."""
+    found: dict[tuple[str, str, str], str] = {}
+    for rels in relations.values():
+        for rel in rels.values():
+            if rel.on_delete is not None:
+                found[rel.reference] = rel.on_delete
+    return found
+
+
+def _no_cascade_cycle(relations: Mapping[str, Mapping[str, Relation]]) -> None:
+    """JD0040 when deleting a document could cascade back into its own collection."""
+    edges: dict[str, set[str]] = {}
+    where: dict[tuple[str, str], str] = {}
+    for rels in relations.values():
+        for rel in rels.values():
+            if rel.on_delete == "cascade":
+                edges.setdefault(rel.target, set()).add(rel.holder)
+                where[(rel.target, rel.holder)] = rel.doc_path
+    for start in edges:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in edges.get(node, ()):
+                if nxt == start:
+                    cycle = " -> ".join([*path, nxt])
+                    raise _fail(
+                        "JD0040",
+                        f"deletes cascade in a cycle ({cycle}); declare one of them restrict or set_null",
+                        where[(node, nxt)] + "/on_delete",
+                    )
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))

@@ -1,0 +1,135 @@
+"""Emit a graph load as ONE statement of correlated subqueries, only through the dialect.
+
+Each level reads its collection through a derived table ``l<n>`` selecting ``p`` (storage order),
+``d`` (the document), ``k`` (the key), ``c`` (the member a to-many include is joined on),
+``r<i>``/``g<i>`` (the member child ``i`` of a to-one include points with, and its kind test
+where the schema does not type it) and ``o<i>`` (ordering keys), filtered by the level's own
+conditions. A level's item is ``[doc, include, ...]`` built as JSON in SQL; a to-many include is
+``(SELECT <array of items in order> FROM (SELECT item, row_number() ... WHERE l<n>.c = parent.k
+ORDER BY ... LIMIT ...))``, a to-one include ``(SELECT item ... WHERE l<n>.k = parent.r<i>)``
+(``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from jarenlab.query.preds import Const
+from jarenlab.query.sql import Emitter, Statement
+from jarenlab.relations.load import Level, member_field
+
+if TYPE_CHECKING:
+    from jarenlab.backends.base import Dialect
+    from jarenlab.model import CollectionSpec
+
+
+class _Writer:
+    def __init__(self, dialect: Dialect, specs: Mapping[str, CollectionSpec]) -> None:
+        self.d = dialect
+        self.e = Emitter(dialect)
+        self.specs = specs
+        self.aliases = 0
+
+    def key_family(self, collection: str) -> str:
+        return "string" if self.specs[collection].key_type is str else "number"
+
+    def derived(self, level: Level, alias: str) -> str:
+        """The level's collection as a derived table with the names the statement reads."""
+        d, e = self.d, self.e
+        spec = self.specs[level.collection]
+        cols = [d.aliased(d.storage_order(), "p"), d.aliased(d.document(), "d"), d.aliased(d.key(), "k")]
+        conds = [] if level.where == Const(True) else [e.pred(level.where)]
+        if level.relation is not None and level.relation.many:
+            member = level.relation.member
+            f = member_field(spec, member, d)
+            family = self.key_family(level.relation.target)
+            cols.append(d.aliased(e.value(f, family), "c"))
+            conds += e.guard(f, family)
+        for i, (_, child) in enumerate(level.children):
+            rel = child.relation
+            if rel is not None and not rel.many:
+                f = member_field(spec, rel.member, d)
+                family = self.key_family(rel.target)
+                cols.append(d.aliased(e.value(f, family), f"r{i}"))
+                guard = e.guard(f, family)
+                if guard:
+                    cols.append(d.aliased(d.all_of(guard), f"g{i}"))
+        for i, key in enumerate(level.order):
+            assert key.field is not None
+            cols.append(
+                d.aliased(e.value(key.field, "string" if key.field.family == "string" else "number"), f"o{i}")
+            )
+        text = d.select(cols, level.collection)
+        if conds:
+            text += d.where(d.all_of(conds))
+        return d.derived(text, alias)
+
+    def terms(self, level: Level, alias: str) -> list[str]:
+        d = self.d
+        out = []
+        for i, key in enumerate(level.order):
+            empty_first = (not key.desc and not key.empty_greatest) or (key.desc and key.empty_greatest)
+            out.append(d.order_term(d.qualified(alias, f"o{i}"), key.desc, empty_first))
+        return [*out, d.qualified(alias, "p")]
+
+    def item(self, level: Level, alias: str) -> str:
+        """The JSON item of one row of ``alias``: ``[doc, include, ...]``."""
+        d = self.d
+        parts = [d.json_document(d.qualified(alias, "d"))]
+        for i, (_, child) in enumerate(level.children):
+            parts.append(self.include(child, alias, i))
+        return d.json_list(parts)
+
+    def match(self, child: Level, alias: str, parent: str, index: int) -> str:
+        """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
+        d, e = self.d, self.e
+        rel = child.relation
+        assert rel is not None
+        if rel.many:
+            return d.compare(d.qualified(alias, "c"), "eq", d.qualified(parent, "k"))
+        match = d.compare(d.qualified(alias, "k"), "eq", d.qualified(parent, f"r{index}"))
+        member = member_field(self.specs[rel.holder], rel.member, d)
+        if e.guard(member, self.key_family(rel.target)):
+            match = d.all_of([match, d.qualified(parent, f"g{index}")])
+        return match
+
+    def include(self, child: Level, parent: str, index: int) -> str:
+        d, e = self.d, self.e
+        self.aliases += 1
+        alias = f"l{self.aliases}"
+        rel = child.relation
+        assert rel is not None
+        source = self.derived(child, alias)
+        match = self.match(child, alias, parent, index)
+        if child.count:
+            return d.scalar(d.select_from([d.count_rows()], [source]) + d.where(match))
+        if not rel.many:
+            inner = d.select_from([self.item(child, alias)], [source]) + d.where(match)
+            return d.json_document(d.scalar(inner))
+        terms = self.terms(child, alias)
+        if child.take is not None or child.skip:
+            # Pick the window's rows first (positions only), then build items for those alone.
+            pick = f"w{self.aliases}"
+            chosen = d.select_from([d.qualified(pick, "p")], [self.derived(child, pick)])
+            chosen += d.where(self.match(child, pick, parent, index))
+            chosen += d.order_by(self.terms(child, pick)) + e.window(child.skip, child.take)
+            match = d.is_in(d.qualified(alias, "p"), chosen)
+        rows = d.select_from(
+            [d.aliased(self.item(child, alias), "x"), d.aliased(d.row_number(terms), "n")], [source]
+        )
+        rows += d.where(match) + d.order_by(terms)
+        ordered = d.derived(rows, f"s{self.aliases}")
+        item = d.json_document(d.qualified(f"s{self.aliases}", "x"))
+        agg = d.select_from([d.json_aggregate(item, d.qualified(f"s{self.aliases}", "n"))], [ordered])
+        return d.json_document(d.scalar(agg))
+
+
+def select_load(dialect: Dialect, root: Level, specs: Mapping[str, CollectionSpec]) -> Statement:
+    """The one statement of a graph load: one row per root document, its item as JSON text."""
+    w = _Writer(dialect, specs)
+    d = dialect
+    source = w.derived(root, "l0")
+    text = d.select_from([w.item(root, "l0")], [source])
+    text += d.order_by(w.terms(root, "l0")) + w.e.window(root.skip, root.take)
+    return w.e.statement(text)

