@@ -4,7 +4,7 @@
 // bounded whatever the row count. Cell text follows jarenlab.live.render.cell.
 
 const FULL = 60; // up to this many rows, every row is in the DOM
-const NODE_BUDGET = 1500; // cells drawn at most (about), whatever the window size
+const NODE_BUDGET = 800; // cells drawn at most (about), whatever the window size
 const DATETIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]\d\d:\d\d)?$/;
 
 function number(v) {
@@ -130,6 +130,10 @@ function render({ model, el: host }) {
   }
 
   function drawHead() {
+    // Fixed layout with the table's width the sum of its columns: each column is as wide as its
+    // content says (jarenlab.live.render.layout), and a longer value is cut with an ellipsis.
+    const chars = st.layout.reduce((sum, c) => sum + c.width + 1, 0);
+    table.style.width = `calc(${chars}ch + ${st.layout.length * 16}px)`;
     colgroup.replaceChildren(
       ...st.layout.map((c) => {
         const col = el("col");
