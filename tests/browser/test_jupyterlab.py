@@ -1,0 +1,212 @@
+"""The live-windows tutorial in a real JupyterLab under a real headless Chromium.
+
+One JupyterLab server and one browser for the whole file (all browser tests live in this file, so
+``--dist loadfile`` keeps them on one worker, in order). The tutorial (a copy, in the server's own
+root) runs cell by cell through JupyterLab's own commands; then the page's live table is compared
+with the kernel's ``live.rows`` after a write from the kernel, after a write from another process
+(a real subprocess writing to the same store file), after moving the bound dropdown and slider
+in the page, and after saving and reloading the page; the closing cells run last and the table
+must say ``closed``. Any console error or uncaught page error fails the test that caused it.
+
+Without Playwright, JupyterLab or a Chromium binary the tests skip, saying which is missing;
+with ``JARENLAB_REQUIRE_BROWSER=1`` (CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from .lab import Lab, Notebook, chromium, find_browser
+
+REPO = Path(__file__).resolve().parents[2]
+TUTORIAL = "03_live_windows.ipynb"
+TABLE_CELL = "table = live.widget()"  # the cell whose output holds the table and its controls
+CLOSING = "## Closing"  # the tutorial's last section: it closes the query and the store
+
+pytestmark = pytest.mark.slow
+
+
+def _browser_or_skip() -> str:
+    path, missing = find_browser()
+    if path is None:
+        if os.environ.get("JARENLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"JARENLAB_REQUIRE_BROWSER=1 and {missing}", pytrace=False)
+        pytest.skip(f"no real browser here: {missing}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook]:
+    """The tutorial open in JupyterLab, every cell above its closing section run."""
+    path = _browser_or_skip()
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(REPO / "notebooks" / TUTORIAL, root / TUTORIAL)
+    lab = Lab(root)
+    try:
+        with chromium(path) as browser:
+            nb = Notebook(browser, lab, TUTORIAL)
+            nb.run_above(CLOSING)
+            yield nb
+            nb.close()
+    finally:
+        lab.stop()
+
+
+@pytest.fixture
+def nb(tutorial: Notebook) -> Iterator[Notebook]:
+    """The tutorial; the test fails if the page logged an error while it ran."""
+    tutorial.console_errors.clear()
+    yield tutorial
+    assert tutorial.console_errors == []
+
+
+def kernel_view(nb: Notebook) -> dict[str, Any]:
+    return dict(nb.kernel_json('{"rows": live.rows, "externals": live.externals, "closed": live.closed}'))
+
+
+def same_table(nb: Notebook) -> dict[str, Any] | None:
+    """The kernel's view when the page's table shows exactly the kernel's rows, else None."""
+    kernel = kernel_view(nb)
+    page = nb.table(TABLE_CELL)
+    if page is None or page["state"] is None:
+        return None
+    state = page["state"]
+    cols = state["columns"]
+    want = [[row.get(c) for c in cols] for row in kernel["rows"]]
+    if state["rows"] != want or len(state["keys"]) != len(want):
+        return None
+    # every row is drawn (the window is small), in the model's order, with its values
+    if [r["key"] for r in page["rendered"]] != [str(k) for k in state["keys"]]:
+        return None
+    for row, drawn in zip(kernel["rows"], page["rendered"]):
+        if row["carrier"] not in drawn["cells"] or row["dest"] not in drawn["cells"]:
+            return None
+    return kernel
+
+
+def wait_same(nb: Notebook, what: str) -> dict[str, Any]:
+    return dict(
+        nb.wait_for(lambda: same_table(nb), what=f"the page's table to show the kernel's rows {what}")
+    )
+
+
+def test_the_tutorial_runs_in_jupyterlab_and_its_table_shows_the_kernels_rows(nb: Notebook) -> None:
+    assert nb.output_errors() == []
+    kernel = wait_same(nb, "after running the tutorial")
+    assert kernel["externals"] == {"origin": "LGA", "min_delay": 800}  # the cells set the controls
+    assert 0 < len(kernel["rows"]) <= 8
+    page = nb.table(TABLE_CELL)
+    assert page is not None
+    assert page["state"]["status"] == "live"
+    assert page["status"].startswith("live")
+    assert f"{len(kernel['rows'])} rows" in page["status"]
+
+
+def test_a_write_from_the_kernel_reaches_the_table(nb: Notebook) -> None:
+    nb.exec(
+        'late = flights.insert({**flights.get(1), "origin": "LGA", "carrier": "WN", "flight": 9101, '
+        '"dest": "MDW", "dep_delay": 1290})'
+    )
+    kernel = wait_same(nb, "after an insert from the kernel")
+    assert kernel["rows"][0]["flight"] == 9101
+    nb.exec("flights.delete(late)")
+    kernel = wait_same(nb, "after a delete from the kernel")
+    assert 9101 not in [r["flight"] for r in kernel["rows"]]
+
+
+WRITER = """
+import sys
+import jarenlab as jl
+
+store = jl.open(sys.argv[1])
+flights = store["flights"]
+key = flights.insert({**flights.get(1), "origin": "LGA", "carrier": "UA", "flight": 9202, "dest": "ORD",
+                      "dep_delay": 1250})
+print(key)
+store.close()
+"""
+
+
+def test_a_write_from_another_process_reaches_the_table(nb: Notebook) -> None:
+    path = nb.kernel_json("store.path")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", WRITER, path], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    key = json.loads(done.stdout)
+    kernel = wait_same(nb, "after an insert from another process")
+    assert kernel["rows"][0]["flight"] == 9202
+    nb.exec(f"flights.delete({key!r})")
+    kernel = wait_same(nb, "after deleting the other process's row")
+    assert 9202 not in [r["flight"] for r in kernel["rows"]]
+
+
+def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
+    cell = nb.page.locator(".jp-Cell", has_text=TABLE_CELL)
+    before = kernel_view(nb)["rows"]
+
+    cell.locator(".widget-dropdown select").select_option("JFK")
+    kernel = wait_same(nb, "after choosing JFK in the dropdown")
+    assert kernel["externals"]["origin"] == "JFK"
+    assert kernel["rows"] != before
+
+    handle = cell.locator(".widget-slider .noUi-handle")
+    handle.focus()
+    for _ in range(3):
+        handle.press("ArrowLeft")
+    nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 770, what="the slider's arrow keys")
+    wait_same(nb, "after moving the slider by keyboard")
+
+    readout = cell.locator(".widget-slider .widget-readout")
+    readout.click()
+    nb.page.keyboard.press("Control+A")
+    nb.page.keyboard.type("1000")
+    nb.page.keyboard.press("Enter")
+    nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 1000, what="the typed slider value")
+    kernel = wait_same(nb, "after typing a slider value")
+    assert all(r["delay"] >= 1000 for r in kernel["rows"])
+
+
+def test_after_save_and_reload_the_page_shows_the_current_rows(nb: Notebook) -> None:
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    nb.wait_for(lambda: not nb.js("(t) => t.panel().context.model.dirty"), what="the notebook to save")
+    saved = nbformat.read(nb.lab.root / TUTORIAL, as_version=4)
+    cell = next(c for c in saved.cells if TABLE_CELL in c.source)
+    html = "".join(o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
+    rows = kernel_view(nb)["rows"]
+    assert all(r["dest"] in html for r in rows), "the saved output carries the rows as static HTML"
+
+    nb.open(reload=True)
+    kernel = wait_same(nb, "after reloading the page")
+    page = nb.table(TABLE_CELL)
+    assert page is not None and page["state"]["status"] == "live"
+    assert page["state"]["age_s"] >= 0
+    nb.exec('late = flights.insert({**flights.get(1), "origin": "JFK", "flight": 9303, "dep_delay": 1350})')
+    kernel = wait_same(nb, "after a write following the reload")
+    assert kernel["rows"][0]["flight"] == 9303
+    nb.exec("flights.delete(late)")
+    wait_same(nb, "after deleting that row")
+
+
+def test_the_closing_cells_leave_the_table_closed_with_its_last_rows(nb: Notebook) -> None:
+    last = kernel_view(nb)["rows"]
+    nb.run_from(CLOSING)
+    assert nb.output_errors() == []
+    page = nb.wait_for(
+        lambda: (t := nb.table(TABLE_CELL)) and t["state"]["status"] == "closed" and t,
+        what="the table to say closed",
+    )
+    assert page["status"].startswith("closed")
+    cols = page["state"]["columns"]
+    assert page["state"]["rows"] == [[r.get(c) for c in cols] for r in last]
