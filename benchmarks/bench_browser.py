@@ -219,15 +219,38 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             out["kind"] = page.evaluate("() => window.jlBench.find()")
             nb.wait_idle()
             out["models"] = nb.kernel_json("len(_ipyw._instances) - models_before")
-            out["nodes"] = page.evaluate("() => window.jlBench.nodes()")
             if ms is None:
                 out["note"] = f"the table did not render within {timeout:.0f} s"
                 return out
+            out["nodes"] = page.evaluate("() => window.jlBench.nodes()")
 
-            stage(n, f"rendered in {ms:.0f} ms; the burst")
+            stage(n, f"rendered in {ms:.0f} ms; scrolling")
+            center = page.evaluate("() => window.jlBench.center()")
+            page.mouse.move(center["x"], center["y"])
+            s0 = page.evaluate("() => window.jlBench.now()")
+            page.evaluate("() => window.jlBench.framesStart()")
+            for _ in range(40):
+                page.mouse.wheel(0, 300)
+                time.sleep(0.025)
+            time.sleep(0.3)
+            gaps = page.evaluate("() => window.jlBench.framesStop()")
+            s1 = page.evaluate("() => window.jlBench.now()")
+            gaps = sorted(gaps) or [0.0]
+            out["scroll_frames"] = len(gaps)
+            out["scroll_p95_ms"] = gaps[int(0.95 * (len(gaps) - 1))]
+            out["scroll_max_ms"] = gaps[-1]
+            scroll_long = long_over(page.evaluate("() => window.jlBench.longtasks"), s0, s1)
+            out["scroll_longtasks"] = len(scroll_long)
+            stage(n, "the burst")
             page.evaluate("() => window.jlBench.watch()")
             t0 = page.evaluate("() => window.jlBench.now()")
-            res = json.loads(nb.exec(BURST.format(burst=burst)).strip().splitlines()[-1])
+            try:
+                printed = nb.exec(BURST.format(burst=burst), timeout=timeout)
+            except Exception as exc:  # the kernel hung or failed: say so, keep the other figures
+                out["note"] = f"the burst did not finish: {str(exc).splitlines()[0]}"
+                out["kernel_stderr"] = nb.stderr()
+                return out
+            res = json.loads(printed.strip().splitlines()[-1])
             stage(n, "burst done in the kernel; waiting for the page")
             out["burst_kernel_s"] = res["end"] - res["start"]
             out["models_after_burst"] = res["models"]
@@ -248,23 +271,6 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             out["burst_longest_ms"] = max(burst_long, default=0.0)
             out["nodes_after_burst"] = page.evaluate("() => window.jlBench.nodes()")
 
-            stage(n, "on screen; scrolling")
-            center = page.evaluate("() => window.jlBench.center()")
-            page.mouse.move(center["x"], center["y"])
-            s0 = page.evaluate("() => window.jlBench.now()")
-            page.evaluate("() => window.jlBench.framesStart()")
-            for _ in range(40):
-                page.mouse.wheel(0, 300)
-                time.sleep(0.025)
-            time.sleep(0.3)
-            gaps = page.evaluate("() => window.jlBench.framesStop()")
-            s1 = page.evaluate("() => window.jlBench.now()")
-            gaps = sorted(gaps) or [0.0]
-            out["scroll_frames"] = len(gaps)
-            out["scroll_p95_ms"] = gaps[int(0.95 * (len(gaps) - 1))]
-            out["scroll_max_ms"] = gaps[-1]
-            scroll_long = long_over(page.evaluate("() => window.jlBench.longtasks"), s0, s1)
-            out["scroll_longtasks"] = len(scroll_long)
             out["console_errors"] = nb.console_errors
             out["kernel_stderr"] = nb.stderr()
             nb.close()
@@ -278,7 +284,9 @@ def fmt(v: Any, unit: str = "") -> str:
         return "-"
     if isinstance(v, float):
         return f"{v:,.0f}{unit}" if v >= 100 else f"{v:,.2f}{unit}"
-    return f"{v:,}{unit}"
+    if isinstance(v, int):
+        return f"{v:,}{unit}"
+    return f"{v}{unit}"
 
 
 def report(results: list[dict[str, Any]]) -> None:
@@ -314,8 +322,8 @@ def report(results: list[dict[str, Any]]) -> None:
             print(f"{r['rows']:,} rows: {r['note']}")
         if r.get("console_errors"):
             print(f"{r['rows']:,} rows: console errors: {r['console_errors'][:3]}")
-        if r.get("kernel_stderr"):
-            print(f"{r['rows']:,} rows: the kernel wrote to stderr: {''.join(r['kernel_stderr'])[:300]!r}")
+        for chunk in r.get("kernel_stderr") or []:
+            print(f"{r['rows']:,} rows: the kernel wrote to stderr: {chunk.strip().splitlines()[-1][:200]}")
 
 
 def main() -> None:
@@ -335,9 +343,9 @@ def main() -> None:
         for n in (int(s) for s in args.sizes.split(",")):
             results.append(measure_size(browser, n, args.burst, args.timeout))
             print(json.dumps(results[-1]), flush=True)
-    report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
+    report(results)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ PAGE_HELPERS = r"""
       const k = p && p.sessionContext.session && p.sessionContext.session.kernel;
       return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
     },
-    exec: async (code) => {
+    exec: async (code, timeoutMs) => {
       const fut = kernel().requestExecute({code, silent: false, store_history: false});
       let out = '';
       let err = null;
@@ -61,7 +61,15 @@ PAGE_HELPERS = r"""
         if (t === 'stream' && msg.content.name === 'stderr') window.jlTest.stderr.push(msg.content.text);
         if (t === 'error') err = msg.content.ename + ': ' + msg.content.evalue;
       };
-      await fut.done;
+      if (timeoutMs) {
+        let timer = null;
+        const late = new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the kernel ran past ${timeoutMs} ms`)), timeoutMs);
+        });
+        await Promise.race([fut.done, late]).finally(() => clearTimeout(timer));
+      } else {
+        await fut.done;
+      }
       if (err !== null) throw new Error(err);
       return out;
     },
@@ -152,6 +160,7 @@ class Lab:
         env = {
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(config),
+            "JUPYTER_DATA_DIR": str(home / "data"),  # kernelspecs: the server's own Python (python3)
             "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
             "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
             "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
@@ -281,12 +290,14 @@ class Notebook:
     def output_errors(self) -> list[str]:
         return list(self.js("(t) => t.errors()"))
 
-    def exec(self, code: str) -> str:
+    def exec(self, code: str, *, timeout: float | None = None) -> str:
         """Run ``code`` in the notebook's kernel (not in a cell) and return what it printed.
 
-        What it wrote to stderr is kept in the page (``stderr()``); an exception raises here.
+        What it wrote to stderr is kept in the page (``stderr()``); an exception, or the kernel
+        still busy after ``timeout`` seconds, raises here.
         """
-        return str(self.js("(t, code) => t.exec(code)", code))
+        ms = None if timeout is None else int(timeout * 1000)
+        return str(self.js("(t, a) => t.exec(a.code, a.ms)", {"code": code, "ms": ms}))
 
     def stderr(self) -> list[str]:
         """What code run by :meth:`exec` wrote to stderr since the page loaded."""

@@ -168,6 +168,18 @@ def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
     nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 770, what="the slider's arrow keys")
     wait_same(nb, "after moving the slider by keyboard")
 
+    box = handle.bounding_box()
+    assert box is not None
+    nb.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    nb.page.mouse.down()
+    nb.page.mouse.move(box["x"] + box["width"] / 2 - 40, box["y"] + box["height"] / 2, steps=5)
+    nb.page.mouse.up()
+    dragged = nb.wait_for(
+        lambda: (v := kernel_view(nb)["externals"]["min_delay"]) < 770 and v, what="the dragged slider"
+    )
+    kernel = wait_same(nb, "after dragging the slider")
+    assert all(r["delay"] >= dragged for r in kernel["rows"])
+
     readout = cell.locator(".widget-slider .widget-readout")
     readout.click()
     nb.page.keyboard.press("Control+A")
