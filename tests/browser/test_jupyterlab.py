@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,6 +114,14 @@ def test_the_tutorial_runs_in_jupyterlab_and_its_table_shows_the_kernels_rows(nb
     assert f"{len(kernel['rows'])} rows" in page["status"]
 
 
+def status_age(nb: Notebook) -> float:
+    page = nb.table(TABLE_CELL)
+    assert page is not None
+    found = re.search(r"updated ([0-9.]+) s ago", page["status"])
+    assert found, page["status"]
+    return float(found.group(1))
+
+
 def test_a_write_from_the_kernel_reaches_the_table(nb: Notebook) -> None:
     nb.exec(
         'late = flights.insert({**flights.get(1), "origin": "LGA", "carrier": "WN", "flight": 9101, '
@@ -119,6 +129,10 @@ def test_a_write_from_the_kernel_reaches_the_table(nb: Notebook) -> None:
     )
     kernel = wait_same(nb, "after an insert from the kernel")
     assert kernel["rows"][0]["flight"] == 9101
+    # the status line tells the real age of the last change, and it ticks
+    first = status_age(nb)
+    time.sleep(2.2)
+    assert status_age(nb) >= first + 1.0
     nb.exec("flights.delete(late)")
     kernel = wait_same(nb, "after a delete from the kernel")
     assert 9101 not in [r["flight"] for r in kernel["rows"]]
@@ -188,6 +202,28 @@ def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
     nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 1000, what="the typed slider value")
     kernel = wait_same(nb, "after typing a slider value")
     assert all(r["delay"] >= 1000 for r in kernel["rows"])
+
+
+def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_order(nb: Notebook) -> None:
+    kernel = wait_same(nb, "before sorting")
+    header = nb.page.locator(".jp-Cell", has_text=TABLE_CELL).locator("table.jl-grid th", has_text="dest")
+    header.click()
+    page = nb.wait_for(
+        lambda: (t := nb.table(TABLE_CELL)) and t["state"]["sort"] == {"column": "dest", "desc": False} and t,
+        what="the table to sort by dest",
+    )
+    dest = page["state"]["columns"].index("dest")
+    shown = [r[dest] for r in page["state"]["rows"]]
+    assert shown == sorted(r["dest"] for r in kernel["rows"])
+    assert [r["cells"][dest] for r in page["rendered"]] == shown
+    header.click()
+    nb.wait_for(
+        lambda: nb.table(TABLE_CELL)["state"]["sort"] == {"column": "dest", "desc": True}, what="desc"
+    )
+    header.click()
+    nb.wait_for(lambda: nb.table(TABLE_CELL)["state"]["sort"] is None, what="the query's order back")
+    assert kernel_view(nb)["rows"] == kernel["rows"]  # sorting is the page's alone
+    wait_same(nb, "after clearing the sort")
 
 
 def test_after_save_and_reload_the_page_shows_the_current_rows(nb: Notebook) -> None:
