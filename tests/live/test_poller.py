@@ -66,4 +66,6 @@ def test_a_burst_from_another_writer_arrives_without_a_reseed(open_store: Any) -
     with hub.lock:
         hub._drain(check_log=True)
     assert reseeds == []
-    assert sorted(live.rows) == sorted([f"b{i:03}" for i in range(300)] + [f"a{i:03}" for i in range(0, 300, 3)])
+    assert sorted(live.rows) == sorted(
+        [f"b{i:03}" for i in range(300)] + [f"a{i:03}" for i in range(0, 300, 3)]
+    )
