@@ -19,9 +19,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import print_machine
-
 import ipywidgets
+from common import print_machine
 
 import jarenlab as jl
 from jarenlab import it
