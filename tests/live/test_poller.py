@@ -10,12 +10,8 @@ from .conftest import MODEL
 ALL = {"$for": {"r": "$[*]"}, "$return": "$r.id"}
 
 
-def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store: Any) -> None:
-    a = open_store(MODEL)
-    b = open_store.reopen(a, MODEL)  # another writer of the same store (as another process is)
-    hub = a.changes
-    hub.poll_interval = 3600  # drive delivery by hand
-    live = a["items"].live(ALL)
+def _count_reseeds(hub: Any) -> list[int]:
+    """The watermarks the hub re-seeds at, as it does."""
     reseeds: list[int] = []
     reseed = hub._reseed_all
 
@@ -23,7 +19,17 @@ def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store
         reseeds.append(high)
         reseed(high)
 
-    hub._reseed_all = counted  # type: ignore[method-assign]
+    hub._reseed_all = counted
+    return reseeds
+
+
+def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store: Any) -> None:
+    a = open_store(MODEL)
+    b = open_store.reopen(a, MODEL)  # another writer of the same store (as another process is)
+    hub = a.changes
+    hub.poll_interval = 3600  # drive delivery by hand
+    live = a["items"].live(ALL)
+    reseeds = _count_reseeds(hub)
     real_read = hub.log.read
     b.changes.log.retention = 2  # b prunes behind every commit it makes
 
@@ -50,14 +56,7 @@ def test_a_burst_from_another_writer_arrives_without_a_reseed(open_store: Any) -
     a = open_store(MODEL)
     b = open_store.reopen(a, MODEL)
     hub = a.changes
-    reseeds: list[int] = []
-    reseed = hub._reseed_all
-
-    def counted(high: int) -> None:
-        reseeds.append(high)
-        reseed(high)
-
-    hub._reseed_all = counted  # type: ignore[method-assign]
+    reseeds = _count_reseeds(hub)
     live = a["items"].live(ALL)
     for i in range(300):
         b["items"].put({"id": f"b{i:03}"})
