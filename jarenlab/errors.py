@@ -111,6 +111,10 @@ CODES: dict[str, tuple[str, str]] = {
         "A retry-safe transaction's result is not exact JSON or is over 16 KiB.",
     ),
     "JD2094": ("owner_forbidden", "The owner view cannot read or write this record."),
+    "JD2130": (
+        "widgets_missing",
+        "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",
+    ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",

@@ -317,6 +317,9 @@ class LiveQuery:
     def widget(self, **options: Any) -> Any:
         """A live table (one anywidget; see :mod:`jarenlab.widgets.live`) that applies each patch
         in the browser, and shows its last rows as static HTML where no kernel runs."""
+        from jarenlab.widgets import require_anywidget
+
+        require_anywidget()
         from jarenlab.widgets.live import LiveTable
 
         return LiveTable(self, **options)

@@ -37,7 +37,7 @@ def test_applying_the_ops_gives_the_new_rows() -> None:
 
 def test_a_row_moving_far_down_or_up_is_two_ops() -> None:
     old = [(i, object()) for i in range(10_000)]
-    down = old[1:6000] + [old[0]] + old[6000:]
+    down = [*old[1:6000], old[0], *old[6000:]]
     up = [old[9000], *old[:9000], *old[9001:]]
     assert [op["op"] for op in diff_keyed(old, down)] == ["remove", "add"]
     assert [op["op"] for op in diff_keyed(old, up)] == ["remove", "add"]

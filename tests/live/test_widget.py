@@ -299,3 +299,20 @@ def test_bind_drives_an_external(store: Any) -> None:
     live.close()
     dropdown.value = "a"
     assert live.rows[-1] == "k9"
+
+
+def test_without_anywidget_the_table_says_what_to_install(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from jarenlab.errors import JarenlabError
+
+    live = store["items"].live(ROWS)
+    monkeypatch.setitem(sys.modules, "anywidget", None)  # what an install without the extra looks like
+    with pytest.raises(JarenlabError) as err:
+        live.widget()
+    assert err.value.code == "JD2130" and "jarenlab[widgets]" in str(err.value)
+    with pytest.raises(JarenlabError) as err:
+        store.jobs.widget(refresh=None)
+    assert err.value.code == "JD2130"
