@@ -157,6 +157,9 @@ class Lab:
                 }
             )
         )
+        news = home / "settings" / "@jupyterlab" / "apputils-extension"
+        news.mkdir(parents=True, exist_ok=True)
+        (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
         env = {
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(config),

@@ -48,20 +48,27 @@ def _browser_or_skip() -> str:
 
 
 @pytest.fixture(scope="session")
-def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook]:
-    """The tutorial open in JupyterLab, every cell above its closing section run."""
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, Any]]:
+    """One JupyterLab server (over a copy of the tutorial) and one headless Chromium for the run."""
     path = _browser_or_skip()
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(REPO / "notebooks" / TUTORIAL, root / TUTORIAL)
-    lab = Lab(root)
+    server = Lab(root)
     try:
         with chromium(path) as browser:
-            nb = Notebook(browser, lab, TUTORIAL)
-            nb.run_above(CLOSING)
-            yield nb
-            nb.close()
+            yield server, browser
     finally:
-        lab.stop()
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def tutorial(lab: tuple[Lab, Any]) -> Iterator[Notebook]:
+    """The tutorial open in JupyterLab, every cell above its closing section run."""
+    server, browser = lab
+    nb = Notebook(browser, server, TUTORIAL)
+    nb.run_above(CLOSING)
+    yield nb
+    nb.close()
 
 
 @pytest.fixture
@@ -207,15 +214,18 @@ def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
 def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_order(nb: Notebook) -> None:
     kernel = wait_same(nb, "before sorting")
     header = nb.page.locator(".jp-Cell", has_text=TABLE_CELL).locator("table.jl-grid th", has_text="dest")
+    want = sorted(r["dest"] for r in kernel["rows"])
+
+    def sorted_by_dest() -> dict[str, Any] | None:
+        t = nb.table(TABLE_CELL)
+        if not t or t["state"]["sort"] != {"column": "dest", "desc": False}:
+            return None
+        at = t["state"]["columns"].index("dest")
+        drawn = [r["cells"][at] for r in t["rendered"]]  # drawn at the next animation frame
+        return t if [r[at] for r in t["state"]["rows"]] == want and drawn == want else None
+
     header.click()
-    page = nb.wait_for(
-        lambda: (t := nb.table(TABLE_CELL)) and t["state"]["sort"] == {"column": "dest", "desc": False} and t,
-        what="the table to sort by dest",
-    )
-    dest = page["state"]["columns"].index("dest")
-    shown = [r[dest] for r in page["state"]["rows"]]
-    assert shown == sorted(r["dest"] for r in kernel["rows"])
-    assert [r["cells"][dest] for r in page["rendered"]] == shown
+    nb.wait_for(sorted_by_dest, what="the table's model and its drawn rows to sort by dest")
     header.click()
     nb.wait_for(
         lambda: nb.table(TABLE_CELL)["state"]["sort"] == {"column": "dest", "desc": True}, what="desc"
@@ -258,3 +268,89 @@ def test_the_closing_cells_leave_the_table_closed_with_its_last_rows(nb: Noteboo
     assert page["status"].startswith("closed")
     cols = page["state"]["columns"]
     assert page["state"]["rows"] == [[r.get(c) for c in cols] for r in last]
+
+
+DASHBOARD = [
+    """\
+import jarenlab as jl
+
+store = jl.open(model={"$model": "0.1", "collections": {
+    "notes": {"schema": {"type": "object"}, "key": None, "identity": "integer"}}})
+jobs = store.jobs
+
+
+@jobs.handler("echo", max_attempts=1)
+def echo(payload, ctx):
+    if payload.get("fail"):
+        raise ValueError(payload["fail"])
+    return payload["n"]
+""",
+    "dash = jobs.widget(refresh=0.2)\ndash",
+]
+LONG_ID = "nightly-report-" + "x" * 60
+LONG_ERROR = "the upstream service answered 503 " * 20
+
+#: The dashboard as the page shows it: its counts strip, the failures' id and error cells.
+READ_DASHBOARD = """() => {
+  const root = document.querySelector('[data-jl-widget="jobs"]');
+  if (!root) return null;
+  const counts = {};
+  for (const td of root.querySelectorAll('td')) {
+    const b = td.querySelector(':scope > b'), small = td.querySelector(':scope > small');
+    if (b && small && small.textContent !== 'settled') counts[small.textContent] = Number(b.textContent.replace(/,/g, ''));
+  }
+  const idCell = root.querySelector('td.jl-id');
+  const id = idCell && (idCell.querySelector('[title]') || idCell);
+  const err = root.querySelector('td.jl-err');
+  return {
+    counts, text: root.textContent, live: !root.querySelector('button').disabled,
+    id: id && {title: id.title || id.textContent,
+          lines: new Set([...id.getClientRects()].map((r) => Math.round(r.top))).size},
+    err: err && {text: err.textContent, title: err.querySelector('[title]') ? err.querySelector('[title]').title : '',
+                 overflows: err.scrollWidth > err.clientWidth + 1, lines: err.getBoundingClientRect().height},
+  };
+}"""
+
+
+def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_store_closes(
+    lab: tuple[Lab, Any],
+) -> None:
+    server, browser = lab
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    book.cells = [nbformat.v4.new_code_cell(src) for src in DASHBOARD]
+    nbformat.write(book, server.root / "dashboard.ipynb")
+    nb = Notebook(browser, server, "dashboard.ipynb")
+    try:
+        nb.run_from("import jarenlab")
+        assert nb.output_errors() == []
+        nb.wait_for(lambda: nb.page.evaluate(READ_DASHBOARD), what="the dashboard")
+
+        nb.exec(
+            "for n in range(5):\n    jobs.enqueue('echo', {'n': n})\n"
+            f"jobs.enqueue('echo', {{'fail': {LONG_ERROR!r}}}, id={LONG_ID!r})\n"
+            "jobs.run_until_idle(progress=False)"
+        )
+        kernel = nb.kernel_json("jobs.counts()")
+        assert kernel["done"] == 5 and kernel["dead"] == 1
+        page = nb.wait_for(
+            lambda: (d := nb.page.evaluate(READ_DASHBOARD)) and d["counts"] == kernel and d["err"] and d,
+            what="the dashboard to show the kernel's counts and the failure",
+        )
+        assert page["id"]["title"] == LONG_ID  # cut on screen, whole in its tooltip
+        assert page["id"]["lines"] == 1  # the id stays on one line
+        assert LONG_ERROR[:100] in page["err"]["text"]  # cut on screen, whole in its tooltip
+        assert LONG_ERROR.strip() in page["err"]["title"]
+        assert not page["err"]["overflows"]  # the error wraps instead of running out of its cell
+        assert page["err"]["lines"] > 30  # over several lines
+
+        nb.exec("store.close()")
+        closed = nb.wait_for(
+            lambda: (d := nb.page.evaluate(READ_DASHBOARD)) and not d["live"] and d,
+            what="the dashboard to say the store closed",
+        )
+        assert closed["counts"] == kernel  # the last view stays
+        assert "store closed" in closed["text"]
+        assert nb.console_errors == []
+    finally:
+        nb.close()
