@@ -366,6 +366,9 @@ class LiveQuery:
         }
 
     def _repr_html_(self) -> str:
+        import html
+
         from jarenlab.live.render import static_html
 
-        return static_html(self.rows, self.status(), limit=20)
+        head = f"<code>{html.escape(repr(self))}</code>"
+        return head + static_html(self.rows, self.status(), limit=20)
