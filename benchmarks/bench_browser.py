@@ -13,7 +13,9 @@ For a live window of N rows (N = 1,000 and 10,000, over 2N documents; ``order_by
   over 100 ms from the burst's start to the table settling;
 - **DOM nodes** in the table, and in the whole page;
 - **scrolling**: 40 wheel steps of 300 px over the table, the frame gaps meanwhile (p95, max) and the
-  long tasks over 100 ms.
+  long tasks over 100 ms;
+- **idle**: the long tasks over 100 ms in 10 s when nothing changes, the floor that a busy machine
+  alone produces (a long task is wall time: a renderer waiting for a CPU counts too).
 
 Bars (from the DESIGN's widget goals): first render 1 s, a handful of models (10), on screen 0.3 s
 after the burst, no long task over 100 ms, 2,000 DOM nodes. The table is found by its contract
@@ -41,6 +43,8 @@ import nbformat
 from browser.lab import Lab, Notebook, chromium, find_browser
 from common import print_machine
 
+#: Seconds of doing nothing, to count the long tasks a busy machine causes on its own (the noise floor).
+IDLE_S = 10.0
 BARS = {"render_ms": 1000, "models": 10, "lag_ms": 300, "longtasks": 0, "nodes": 2000}
 
 SETUP = """\
@@ -241,6 +245,13 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             out["scroll_max_ms"] = gaps[-1]
             scroll_long = long_over(page.evaluate("() => window.jlBench.longtasks"), s0, s1)
             out["scroll_longtasks"] = len(scroll_long)
+            stage(n, "idle (the noise floor)")
+            i0 = page.evaluate("() => window.jlBench.now()")
+            time.sleep(IDLE_S)
+            i1 = page.evaluate("() => window.jlBench.now()")
+            idle_long = long_over(page.evaluate("() => window.jlBench.longtasks"), i0, i1)
+            out["idle_longtasks"] = len(idle_long)
+            out["idle_longest_ms"] = max(idle_long, default=0.0)
             stage(n, "the burst")
             page.evaluate("() => window.jlBench.watch()")
             t0 = page.evaluate("() => window.jlBench.now()")
@@ -305,6 +316,8 @@ def report(results: list[dict[str, Any]]) -> None:
         ("DOM nodes in the table", ("nodes", "table"), "", BARS["nodes"]),
         ("DOM nodes in the page", ("nodes", "page"), "", None),
         ("DOM nodes in the table after", ("nodes_after_burst", "table"), "", BARS["nodes"]),
+        ("idle 10 s: long tasks > 100 ms", "idle_longtasks", "", None),
+        ("idle 10 s: longest task (ms)", "idle_longest_ms", "", None),
         ("scroll: frames", "scroll_frames", "", None),
         ("scroll: p95 frame gap (ms)", "scroll_p95_ms", "", None),
         ("scroll: longest frame gap (ms)", "scroll_max_ms", "", None),
