@@ -214,6 +214,10 @@ CODES: dict[str, tuple[str, str]] = {
         "mixed_column",
         "A DataFrame or Arrow column mixes kinds of values that cannot be stored faithfully; the column is named.",
     ),
+    "JD2130": (
+        "widgets_missing",
+        "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",
+    ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",

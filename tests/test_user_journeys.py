@@ -225,7 +225,7 @@ def test_live_subscribe_checks_callables_and_renders(store: Any) -> None:
     live = store["notes"].where(it.n > param("lo")).live(lo=0)
     coded("JD2010", live.subscribe, 5)
     coded("JD2010", live.subscribe, lambda p, s: None, on_error="print")
-    assert "LiveQuery" in live._repr_html_() and "{&quot;id&quot;:&quot;a&quot;" in live._repr_html_()
+    assert "LiveQuery" in live._repr_html_() and "<tr data-key='0'><td" in live._repr_html_()
     seen: list[Any] = []
     live.subscribe(lambda patch, seq: seen.append(patch))
     store["notes"].insert({"id": "d", "n": 5})

@@ -590,6 +590,9 @@ class Jobs:
 
     def widget(self, *, refresh: float | None = 2.0) -> JobsDashboard:
         """A dashboard (counts by state, throughput, recent failures) refreshing every ``refresh`` s."""
+        from jarenlab.widgets import require_anywidget
+
+        require_anywidget()
         from jarenlab.widgets.jobs import JobsDashboard
 
         return JobsDashboard(self, refresh=refresh)

@@ -9,8 +9,9 @@ the NOTIFY of each commit and at least every second anyway, or polls when opened
 ``notify=False``; it looks every ``poll_interval`` seconds, or every 0.1 s if that is sooner, so
 closing the store stops it promptly) and reads the log since the last delivered seq, so other
 processes' commits arrive too. Delivery is serialised by one lock and strictly in seq order; a
-record that is missing locally is read from the log; a gap past retention (or a compact record)
-re-seeds the affected queries from a fresh run. A subscriber that writes does not recurse: its
+record that is missing locally is read from the log, together with the high watermark in one
+snapshot; a gap past retention (or a compact record) re-seeds the affected queries from a fresh
+run. A subscriber that writes does not recurse: its
 commit is queued and delivered after the current record reached everyone. Closing the store
 stops the poller and closes its watch.
 
@@ -244,14 +245,13 @@ class ChangeHub:
                 if not self._pending and not check_log:
                     return
                 check_log = False
-                db = self.store.db
-                records = self.log.read(db, after=last, limit=256)
+                records, high = self._read_after(last)
                 if not records:
-                    if self.log.pruned(db, last):
-                        self._reseed_all()
+                    if high > last:  # committed records after ``last`` that the log no longer holds
+                        self._reseed_all(high)
                     continue
                 if records[0].seq != nxt:
-                    self._reseed_all()
+                    self._reseed_all(high)
                     continue
                 for rec in records:
                     if rec.seq in self._skip:
@@ -268,17 +268,31 @@ class ChangeHub:
         finally:
             self._delivering = False
 
+    def _read_after(self, last: int) -> tuple[list[Record], int]:
+        """The next records after ``last`` and the high watermark, read in ONE snapshot.
+
+        In one snapshot the log is one contiguous run of seqs, so a first record past ``last + 1``
+        (or no record while the watermark is past ``last``) can only mean that ``last + 1`` was
+        pruned: a real gap. Read apart, a commit landing between the two reads looked like one.
+        """
+        db = self.store.db
+        with db.snapshot():  # the poller and after-commit delivery run outside any transaction
+            return self.log.read(db, after=last, limit=256), self.log.high_watermark(db)
+
     def _deliver(self, rec: Record) -> None:
         for q in list(self.queries):
             q.receive(rec)
         self._last = rec.seq
 
-    def _reseed_all(self) -> None:
-        """A gap past retention: every query re-seeds from a fresh run (JD2128 is never guessed over)."""
-        hw = self.log.high_watermark(self.store.db)
+    def _reseed_all(self, high: int) -> None:
+        """A gap past retention: every query re-seeds from a fresh run (JD2128 is never guessed over).
+
+        ``high`` is the watermark read with the gap; each re-seed reads its own snapshot, at or
+        after it, and ignores the records it already holds.
+        """
         for q in list(self.queries):
             q.reseed()
-        self._last = hw
+        self._last = high
 
     # -- registration ----------------------------------------------------------------------------
     def register(self, query: LiveQuery) -> None:

@@ -115,6 +115,7 @@ class LiveQuery:
         self._maintainer: Sorted | Accumulator | Groups | None = None
         self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
         self._observed: list[tuple[Any, Callable[..., Any]]] = []
+        self._on_close: list[Callable[[], Any]] = []
         self.rows: list[Any] = []
         self.seq = 0
         self.error: JarenlabError | None = None
@@ -249,11 +250,18 @@ class LiveQuery:
             warnings.warn(f"live query closed: {err}", RuntimeWarning, stacklevel=2)
 
     # -- public surface --------------------------------------------------------------------------
-    def subscribe(self, fn: Subscriber, *, on_error: ErrorHandler | None = None) -> Callable[[], None]:
+    def subscribe(
+        self,
+        fn: Subscriber,
+        *,
+        on_error: ErrorHandler | None = None,
+        on_close: Callable[[], Any] | None = None,
+    ) -> Callable[[], None]:
         """Call ``fn(patch, seq)`` once per commit that changes the result; return ``unsubscribe``.
 
         ``patch`` is a list of RFC 6902 ops on ``/rows/i``. A coded error that closes the query
-        (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``.
+        (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``;
+        ``on_close()`` runs once when the query closes (``close()``, an error, the store closing).
         Raises JD2127 on a closed query.
         """
         if self.closed:
@@ -267,12 +275,30 @@ class LiveQuery:
             )
         entry = (fn, on_error)
         self._subscribers.append(entry)
+        if on_close is not None:
+            self._on_close.append(on_close)
 
         def unsubscribe() -> None:
             if entry in self._subscribers:
                 self._subscribers.remove(entry)
+            if on_close in self._on_close:
+                self._on_close.remove(on_close)
 
         return unsubscribe
+
+    def follow(
+        self,
+        fn: Subscriber,
+        *,
+        on_error: ErrorHandler | None = None,
+        on_close: Callable[[], Any] | None = None,
+    ) -> tuple[list[Any], int, Callable[[], None]]:
+        """:meth:`subscribe`, and the ``(rows, seq)`` the first patch applies to, taken together
+        under the store's delivery lock, so no patch falls between them (what a view needs to
+        start from). Returns ``(rows, seq, unsubscribe)``.
+        """
+        with self._hub.lock:
+            return self.rows, self.seq, self.subscribe(fn, on_error=on_error, on_close=on_close)
 
     def set_externals(self, **values: Any) -> None:
         """Change externals and re-seed from a fresh run (emits the difference as one patch)."""
@@ -314,7 +340,11 @@ class LiveQuery:
         return pd.DataFrame({"value": rows})
 
     def widget(self, **options: Any) -> Any:
-        """An ipywidgets table that applies row-level changes (see :mod:`jarenlab.widgets.live`)."""
+        """A live table (one anywidget; see :mod:`jarenlab.widgets.live`) that applies each patch
+        in the browser, and shows its last rows as static HTML where no kernel runs."""
+        from jarenlab.widgets import require_anywidget
+
+        require_anywidget()
         from jarenlab.widgets.live import LiveTable
 
         return LiveTable(self, **options)
@@ -330,6 +360,12 @@ class LiveQuery:
         self._hub.unregister(self)
         self._subscribers.clear()
         self._maintainer = None
+        closers, self._on_close = self._on_close, []
+        for fn in closers:
+            try:
+                fn()
+            except Exception as exc:  # a listener must not keep the query (or the store) open
+                warnings.warn(f"a live query close listener raised {exc!r}", RuntimeWarning, stacklevel=2)
 
     def __enter__(self) -> LiveQuery:
         return self
@@ -341,15 +377,23 @@ class LiveQuery:
         state = "closed" if self.closed else f"{len(self.rows)} rows at seq {self.seq}"
         return f"<jarenlab.LiveQuery {self.collection.name!r} {self.mode} ({state})>"
 
+    def status(self, *, age_s: float | None = None) -> dict[str, Any]:
+        """What a status line says: ``state`` (live/closed), ``rows``, ``seq``, ``strategy``,
+        ``age_s`` (given by the caller, who knows its clock) and ``error`` (code and name)."""
+        err = self.error
+        return {
+            "state": "closed" if self.closed else "live",
+            "rows": len(self.rows),
+            "seq": self.seq,
+            "strategy": str(self.mode),
+            "age_s": age_s,
+            "error": f"{err.code} {err.name}" if err else None,
+        }
+
     def _repr_html_(self) -> str:
         import html
 
-        head = html.escape(repr(self))
-        if self.closed:
-            return f"<code>{head}</code>"
-        shown = self.rows[:20]
-        more = f"<small>... {len(self.rows) - 20:,} more rows</small>" if len(self.rows) > 20 else ""
-        body = "".join(
-            f"<tr><td><code>{html.escape(orjson.dumps(r).decode())}</code></td></tr>" for r in shown
-        )
-        return f"<div><code>{head}</code><table>{body}</table>{more}</div>"
+        from jarenlab.live.render import static_html
+
+        head = f"<code>{html.escape(repr(self))}</code>"
+        return head + static_html(self.rows, self.status(), limit=20)

@@ -1,24 +1,40 @@
-"""Pure data shaping for the live table widget: columns, row HTML, row messages, freshness.
+"""Pure data shaping for the live table: columns, cell text, column layout, the columnar snapshot,
+encoded patches, the status line and the static HTML a saved notebook shows.
 
-The widget (:mod:`jarenlab.widgets.live`) only moves these strings into ipywidgets; everything
-it shows is computed here and tested without a kernel.
+The widget (:mod:`jarenlab.widgets.live`) only moves these values to its front end; everything it
+shows is computed here (the front end formats visible cells by the same rules as :func:`cell`)
+and tested without a kernel or a browser.
+
+A row is a dict (one column per member, in first-seen order) or a scalar (one ``value`` column).
+A member a row lacks is **missing**, which is not ``null``: the snapshot lists missing cells per
+column, a patched row lists its missing column indexes, and both render differently.
 
 >>> columns([{"a": 1}, {"a": 2, "b": "x"}])
 ['a', 'b']
+>>> cell("2013-01-09T14:00:00Z")
+('2013-01-09 14:00 UTC', 'date', '2013-01-09T14:00:00Z')
+>>> encode_row({"a": None, "c": 3}, ["a", "b", "c"])
+([None, None, 3], [1])
 >>> row_messages([{"op": "remove", "path": "/rows/2"}, {"op": "replace", "path": "/rows/0", "value": 1}])
 [('delete', 2, None), ('set', 0, 1)]
->>> freshness_text(seq=7, updated_at=100.0, now=102.5, strategy="window", rows=3)
+>>> status_text({"state": "live", "rows": 3, "seq": 7, "age_s": 2.5, "strategy": "window"})
 'live · 3 rows · seq 7 · updated 2.5 s ago · window'
 """
 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import orjson
 
-CELL = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap;padding:1px 6px"
+#: Missing, as opposed to ``null`` (a cell of a row that lacks the member).
+MISSING: Any = object()
+#: Column widths, in characters, are the longest cell text clamped to this range.
+MIN_WIDTH, MAX_WIDTH = 3, 40
+#: An ISO 8601 date-time, shown as ``YYYY-MM-DD HH:MM[:SS] [UTC|±hh:mm]``.
+_DATETIME = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]\d\d:\d\d)?")
 
 
 def columns(rows: list[Any]) -> list[str]:
@@ -32,33 +48,110 @@ def columns(rows: list[Any]) -> list[str]:
     return list(out)
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if type(value) is str:
-        return html.escape(value)
-    return html.escape(orjson.dumps(value).decode())
+def grow_columns(cols: list[str], rows: list[Any]) -> list[str]:
+    """``cols`` with the members of ``rows`` it lacks appended (columns only grow between snapshots).
 
-
-def _grid(cols: int) -> str:
-    return f"display:grid;grid-template-columns:repeat({max(cols, 1)},minmax(6em,1fr));font-family:monospace"
-
-
-def row_html(row: Any, cols: list[str]) -> str:
-    """One row as a small HTML grid line (the unit a one-row change sends).
-
-    >>> row_html({"a": 1, "b": "<x>"}, ["a", "b"]).count("<div")
-    3
+    >>> grow_columns(["a"], [{"b": 1, "a": 2}])
+    ['a', 'b']
     """
-    values = [row.get(c) for c in cols] if type(row) is dict else [row]
-    cells = "".join(f"<div style='{CELL}'>{_cell(v)}</div>" for v in values)
-    return f"<div style='{_grid(len(cols))}'>{cells}</div>"
+    extra = [c for c in columns(rows) if c not in cols]
+    return cols + extra if extra else cols
 
 
-def header_html(cols: list[str]) -> str:
-    """The header line, aligned with :func:`row_html`."""
-    cells = "".join(f"<div style='{CELL};font-weight:bold'>{html.escape(c)}</div>" for c in cols)
-    return f"<div style='{_grid(len(cols))};border-bottom:1px solid #999'>{cells}</div>"
+def cells(row: Any, cols: list[str]) -> list[Any]:
+    """A row's cells in column order; a member it lacks is :data:`MISSING`."""
+    if type(row) is dict:
+        return [row.get(c, MISSING) for c in cols]
+    return [row if c == "value" else MISSING for c in cols]
+
+
+def encode_row(row: Any, cols: list[str]) -> tuple[list[Any], list[int]]:
+    """A row for the front end: cell values (missing as ``None``) and the missing column indexes."""
+    values = cells(row, cols)
+    missing = [i for i, v in enumerate(values) if v is MISSING]
+    return [None if v is MISSING else v for v in values], missing
+
+
+def _number(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    return f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def cell(value: Any) -> tuple[str, str, str | None]:
+    """``(text, kind, title)`` of one cell: what it shows, its kind (``number``, ``date``, ``text``,
+    ``bool``, ``json``, ``null``, ``missing``) and the full value as a tooltip where the text is not it.
+
+    >>> cell(3.14159265), cell(None)[1], cell(MISSING)[1], cell({"a": [1]})
+    (('3.1416', 'number', '3.14159265'), 'null', 'missing', ('{"a":[1]}', 'json', None))
+    """
+    if value is MISSING:
+        return "", "missing", "missing"
+    if value is None:
+        return "null", "null", None
+    kind = type(value)
+    if kind is bool:
+        return ("true" if value else "false"), "bool", None
+    if kind is int:
+        return str(value), "number", None
+    if kind is float:
+        text = _number(value)
+        return text, "number", (None if text == repr(value) else repr(value))
+    if kind is str:
+        m = _DATETIME.fullmatch(value)
+        if m is None:
+            return value, "text", None
+        day, hm, secs, zone = m.groups()
+        shown = f"{day} {hm}{'' if secs in (None, ':00') else secs}"
+        if zone:
+            shown += " UTC" if zone == "Z" else f" {zone}"
+        return shown, "date", value
+    return orjson.dumps(value).decode(), "json", None
+
+
+def layout(
+    cols: list[str], rows: list[Any], previous: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Per column ``{"name", "numeric", "width"}``: right-aligned when every value is a number,
+    ``width`` the longest cell text in characters (header included, clamped to 3..40).
+
+    With ``previous`` (the layout so far) only ``rows`` are measured and widths only grow, so a
+    patch never narrows a column under the reader's eyes.
+
+    >>> layout(["id", "n"], [{"id": "abcdef", "n": 5}, {"id": "x", "n": 12345}])
+    [{'name': 'id', 'numeric': False, 'width': 6}, {'name': 'n', 'numeric': True, 'width': 5}]
+    """
+    known = {c["name"]: c for c in previous or []}
+    out = []
+    for i, name in enumerate(cols):
+        prior = known.get(name)
+        width = prior["width"] if prior else min(max(len(name), MIN_WIDTH), MAX_WIDTH)
+        numeric = prior["numeric"] if prior else None
+        for row in rows:
+            text, kind, _ = cell(cells(row, cols)[i] if type(row) is not dict else row.get(name, MISSING))
+            if kind in ("null", "missing"):
+                continue
+            width = max(width, min(len(text), MAX_WIDTH))
+            numeric = (numeric is not False) and kind == "number"
+        out.append({"name": name, "numeric": bool(numeric), "width": width})
+    return out
+
+
+def snapshot(rows: list[Any], keys: list[int], cols: list[str]) -> dict[str, Any]:
+    """The window in compact columnar form: one value list per column, missing cells listed apart.
+
+    >>> snapshot([{"a": 1}, {"a": 2, "b": None}], [7, 8], ["a", "b"])
+    {'columns': ['a', 'b'], 'keys': [7, 8], 'data': [[1, 2], [None, None]], 'missing': [[], [0]]}
+    """
+    data: list[list[Any]] = [[] for _ in cols]
+    missing: list[list[int]] = [[] for _ in cols]
+    for r, row in enumerate(rows):
+        for c, value in enumerate(cells(row, cols)):
+            if value is MISSING:
+                missing[c].append(r)
+                value = None
+            data[c].append(value)
+    return {"columns": cols, "keys": keys, "data": data, "missing": missing}
 
 
 def row_messages(patch: list[dict[str, Any]]) -> list[tuple[str, int, Any]]:
@@ -67,15 +160,64 @@ def row_messages(patch: list[dict[str, Any]]) -> list[tuple[str, int, Any]]:
     return [(kinds[op["op"]], int(op["path"].rsplit("/", 1)[1]), op.get("value")) for op in patch]
 
 
-def freshness_text(
-    *, seq: int, updated_at: float | None, now: float, strategy: str, rows: int, error: str | None = None
-) -> str:
-    """How fresh the table is, for its status line (``now`` and ``updated_at`` from one clock)."""
-    if error:
-        return f"closed · {error}"
-    if updated_at is None:
-        age = "no change yet"
+def status_text(status: dict[str, Any]) -> str:
+    """The status line: state, rows, seq, age of the last change, strategy (or the closing error).
+
+    >>> status_text({"state": "closed", "rows": 2, "seq": 9, "age_s": 200, "strategy": "rows"})
+    'closed · 2 rows · seq 9 · updated 3 min ago · rows'
+    """
+    age = status.get("age_s")
+    if age is None:
+        when = "no change yet"
     else:
-        secs = max(now - updated_at, 0.0)
-        age = f"updated {secs:.1f} s ago" if secs < 120 else f"updated {secs / 60:.0f} min ago"
-    return f"live · {rows} rows · seq {seq} · {age} · {strategy}"
+        secs = max(float(age), 0.0)
+        when = f"updated {secs:.1f} s ago" if secs < 120 else f"updated {secs / 60:.0f} min ago"
+    parts = [status["state"], f"{status['rows']:,} rows", f"seq {status['seq']}", when, status["strategy"]]
+    if status.get("error"):
+        parts.append(status["error"])
+    return " · ".join(parts)
+
+
+#: The static table's look, the same classes as the live front end (``live_table.css``).
+STATIC_STYLE = (
+    "<style>.jl-live table.jl-grid{border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,12px)}.jl-live .jl-grid th,.jl-live .jl-grid td{padding:1px 8px;"
+    "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-bottom:1px solid "
+    "var(--jp-border-color2,#e0e0e0);text-align:left}.jl-live .jl-grid td.jl-num{text-align:right}"
+    ".jl-live .jl-null{color:var(--jp-content-font-color3,#999);font-style:italic}.jl-live .jl-missing"
+    "{background:var(--jp-layout-color2,#f3f3f3)}.jl-live .jl-status{color:var(--jp-ui-font-color2,#666);"
+    "font-size:90%}</style>"
+)
+
+
+def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50) -> str:
+    """The table as plain HTML (at most ``limit`` rows, then a count of the rest): what a saved
+    notebook, GitHub, nbviewer or an HTML export shows without a kernel.
+
+    >>> "<td class='jl-num' style='max-width:4ch'>1</td>" in static_html([{"a": 1}], {"state": "live", "rows": 1, "seq": 0,
+    ...     "age_s": None, "strategy": "rows"})
+    True
+    """
+    cols = columns(rows)
+    widths = {c["name"]: c["width"] for c in layout(cols, rows[:limit])}
+    head = "".join(f"<th style='max-width:{widths[c] + 1}ch'>{html.escape(c)}</th>" for c in cols)
+    body = []
+    for key, row in enumerate(rows[:limit]):
+        tds = []
+        for c, value in zip(cols, cells(row, cols)):
+            text, kind, title = cell(value)
+            cls = {"number": "jl-num", "null": "jl-null", "missing": "jl-missing"}.get(kind)
+            if title is None and len(text) > widths[c]:
+                title = text
+            attrs = (f" class='{cls}'" if cls else "") + (
+                f" title='{html.escape(title, quote=True)}'" if title else ""
+            )
+            tds.append(f"<td{attrs} style='max-width:{widths[c] + 1}ch'>{html.escape(text)}</td>")
+        body.append(f"<tr data-key='{key}'>{''.join(tds)}</tr>")
+    more = len(rows) - limit
+    tail = f"<div class='jl-status'>… {more:,} more rows</div>" if more > 0 else ""
+    return (
+        f"<div class='jl-live' data-jl-static='live-table'>{STATIC_STYLE}"
+        f"<div class='jl-status'>{html.escape(status_text(status))}</div>"
+        f"<table class='jl-grid'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{tail}</div>"
+    )

@@ -159,9 +159,13 @@ def diff_keyed(old: list[tuple[Any, Any]], new: list[tuple[Any, Any]], base: str
     cur = list(old[p : n0 - s])
     mid = new[p : n1 - s]
     ops: list[Op] = []
-    wanted = {k for k, _ in mid}
+    # Rows that keep their relative order stay put: the longest run of old positions that increases
+    # along the new order. Every other old row is removed, and every new place filled by an add, so
+    # a row moving d places costs one remove and one add, not d pairs.
+    where = {k: i for i, (k, _) in enumerate(cur)}
+    staying = _increasing([where[k] for k, _ in mid if k in where])
     for i in range(len(cur) - 1, -1, -1):
-        if cur[i][0] not in wanted:
+        if i not in staying:
             ops.append({"op": "remove", "path": f"{base}{p + i}"})
             del cur[i]
     for i, (k, item) in enumerate(mid):
@@ -170,14 +174,44 @@ def diff_keyed(old: list[tuple[Any, Any]], new: list[tuple[Any, Any]], base: str
                 ops.append({"op": "replace", "path": f"{base}{p + i}", "value": item})
                 cur[i] = (k, item)
             continue
-        for j in range(i + 1, len(cur)):
-            if cur[j][0] == k:
-                ops.append({"op": "remove", "path": f"{base}{p + j}"})
-                del cur[j]
-                break
         ops.append({"op": "add", "path": f"{base}{p + i}", "value": item})
         cur.insert(i, (k, item))
     return ops
+
+
+def _increasing(seq: list[int]) -> set[int]:
+    """The values of one longest strictly increasing subsequence of ``seq`` (patience sorting).
+
+    >>> sorted(_increasing([1, 2, 3, 0])), sorted(_increasing([3, 0, 1, 2]))
+    ([1, 2, 3], [0, 1, 2])
+    """
+    tails: list[int] = []  # tails[L]: index in seq of the smallest tail of a run of length L + 1
+    back: list[int] = []
+    for i, v in enumerate(seq):
+        lo = _bisect_tails(seq, tails, v)
+        back.append(tails[lo - 1] if lo else -1)
+        if lo == len(tails):
+            tails.append(i)
+        else:
+            tails[lo] = i
+    out: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        out.add(seq[i])
+        i = back[i]
+    return out
+
+
+def _bisect_tails(seq: list[int], tails: list[int], v: int) -> int:
+    """The first run length whose tail is not below ``v``."""
+    lo, hi = 0, len(tails)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if seq[tails[mid]] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def diff_values(old: list[Any], new: list[Any], base: str = "/rows/") -> tuple[list[Op], list[Any]]:

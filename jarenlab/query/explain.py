@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.query.diagnose import index_suggestions
+from jarenlab.query.plan_tree import plan_tree, tree_html
 from jarenlab.query.preds import EXTERNAL_SLOTS, Reason, fields_of
 from jarenlab.query.profile import Profile
 from jarenlab.query.run import Trace, check_externals, divert_reason, prepare, register_functions, run_query
@@ -107,13 +108,30 @@ class Explain:
 
         return pd.DataFrame(self.rows(), columns=["field", "value"])
 
+    def tree(self) -> dict[str, Any]:
+        """The plan as nested nodes, the result at the root (:func:`jarenlab.query.plan_tree.plan_tree`)."""
+        return plan_tree(
+            mode=self.mode,
+            database=self.database,
+            indexes=self.indexes,
+            residual=self.residual,
+            diverted=self.diverted,
+            engine_plan=self.engine_plan,
+            rows_read=self.rows_read,
+            rows_returned=self.rows_returned,
+            phases=self.phases,
+        )
+
     def _repr_html_(self) -> str:
         body = "".join(
             f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(k)}</th>"
             f"<td style='text-align:left'><code style='white-space:pre-wrap'>{html.escape(v)}</code></td></tr>"
             for k, v in self.rows()
         )
-        return f"<div class='jarenlab-explain'><b>explain</b> <i>{html.escape(self.mode)}</i><table>{body}</table></div>"
+        return (
+            f"<div class='jarenlab-explain'><b>explain</b> <i>{html.escape(self.mode)}</i>{tree_html(self.tree())}"
+            f"<details><summary>SQL, parameters and every field</summary><table>{body}</table></details></div>"
+        )
 
     def __repr__(self) -> str:
         return "\n".join(f"{k}: {v}" for k, v in self.rows())

@@ -1,6 +1,11 @@
-"""The jobs dashboard: counts by state, throughput and recent failures, refreshing itself.
+"""The jobs dashboard: counts by state, throughput and failures over time, recent failures.
 
-What it shows comes from :mod:`jarenlab.jobs.views`; this module only holds widgets and a timer.
+One anywidget whose content is HTML computed by :func:`jarenlab.jobs.views.dashboard_html` (pure,
+tested without a browser); a daemon timer refreshes it. When the store closes the timer stops and
+the dashboard keeps its last view, saying so. Its display also carries the same HTML as
+``text/html``, so a saved notebook shows the last view without a kernel.
+
+DOM contract: the root element has ``data-jl-widget="jobs"``.
 
 Example::
 
@@ -13,69 +18,108 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as widgets
+import anywidget
+import traitlets
 
-from jarenlab.jobs.views import counts_html, failures_html, throughput
+from jarenlab.errors import JarenlabError
+from jarenlab.jobs.views import Sample, dashboard_html, throughput
 
 if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
 
+STATIC = Path(__file__).parent / "static"
+VIEW = "application/vnd.jupyter.widget-view+json"
+#: Samples kept for the chart (at the default 2 s refresh: the last four minutes).
+HISTORY = 120
 
-class JobsDashboard(widgets.VBox):
-    """Counts by state, settled-per-second and the latest failures of one store's job queue.
+
+class JobsDashboard(anywidget.AnyWidget):
+    """Counts by state, settled-per-second, a chart of throughput and failures, the latest failures.
 
     Args:
         jobs: the queue to watch. refresh: seconds between refreshes (None: only by hand or button).
         failures: how many recent failures to list.
     """
 
+    _esm = STATIC / "jobs.js"
+    _css = STATIC / "jobs.css"
+    html = traitlets.Unicode("").tag(sync=True)
+    live = traitlets.Bool(True).tag(sync=True)
+
     def __init__(self, jobs: Jobs, *, refresh: float | None = 2.0, failures: int = 5) -> None:
+        super().__init__()
         self.jobs = jobs
         self.failures_shown = failures
-        self.counts_view = widgets.HTML()
-        self.failures_view = widgets.HTML()
-        self.status = widgets.HTML()
-        self.button = widgets.Button(description="Refresh", icon="refresh", layout={"width": "110px"})
-        self.button.on_click(lambda _: self.refresh())
-        title = widgets.HTML(
-            f"<b>jobs</b> <small>{', '.join(jobs.handlers.kinds) or 'no handlers here'}</small>"
-        )
-        super().__init__(
-            [widgets.HBox([title, self.button]), self.counts_view, self.failures_view, self.status]
-        )
         self.counts: dict[str, int] = {}
         self.rate: float | None = None
-        self._sample: tuple[float, int] | None = None
+        self.samples: list[Sample] = []
+        self.failures: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
+        self.on_msg(self._on_message)
         self.refresh()
+        jobs.store.on_close(self._store_closed)
         if refresh:
             threading.Thread(
                 target=self._tick, args=(refresh,), name="jarenlab-jobs-widget", daemon=True
             ).start()
-            jobs.store.on_close(self.close)
 
     def refresh(self) -> None:
-        """Read the queue once and update every view."""
-        counts = self.jobs.counts()
-        sample = (self.jobs.clock(), counts["done"] + counts["dead"])
-        self.rate = throughput(self._sample, sample)
-        self._sample = sample
-        self.counts = counts
-        self.counts_view.value = counts_html(counts, self.rate)
-        self.failures_view.value = failures_html(self.jobs.recent_failures(self.failures_shown))
-        self.status.value = f"<small>updated {time.strftime('%H:%M:%S')}</small>"
+        """Read the queue once and redraw (a closed store leaves the last view as it was)."""
+        with self._lock:
+            if not self.live:
+                return
+            counts = self.jobs.counts()
+            failures = self.jobs.recent_failures(self.failures_shown)
+            now = self.jobs.clock()
+            sample = (now, counts["done"] + counts["dead"], counts["failed"] + counts["dead"])
+            self.rate = throughput(self.samples[-1][:2] if self.samples else None, sample[:2])
+            self.samples = [*self.samples, sample][-HISTORY:]
+            self.counts, self.failures = counts, failures
+            self._draw(f"updated {time.strftime('%H:%M:%S')}")
+
+    def _draw(self, status: str) -> None:
+        self.html = dashboard_html(
+            kinds=list(self.jobs.handlers.kinds),
+            counts=self.counts,
+            rate=self.rate,
+            samples=self.samples,
+            failures=self.failures,
+            status=status,
+        )
+
+    def _on_message(self, _: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "refresh":
+            self.refresh()
 
     def _tick(self, every: float) -> None:
         while not self._stop.wait(every):
             try:
                 self.refresh()
-            except Exception:  # the store closed: stop refreshing
+            except JarenlabError:  # the store closed between the check and the read
                 return
 
+    def _store_closed(self) -> None:
+        """Stop refreshing and keep the last view, saying the store closed."""
+        self._stop.set()
+        with self._lock:
+            if self.live:
+                self.live = False
+                self._draw(f"store closed at {time.strftime('%H:%M:%S')}: the last view is kept")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The widget view and, beside it, the same dashboard as static HTML (data, metadata)."""
+        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": self.html}
+        view = super()._repr_mimebundle_() if self.comm is not None else None
+        if view is not None:
+            bundle[VIEW] = view[0][VIEW]
+        return bundle, {}
+
     def close(self) -> None:
-        """Stop refreshing and close the widgets."""
+        """Stop refreshing and close the widget."""
         self._stop.set()
         super().close()
 

@@ -1,29 +1,68 @@
-"""LiveTable: an ipywidgets table over a live query that applies row-level changes.
+"""LiveTable: one anywidget per live query, whose front end applies the query's patches itself.
 
-Each row is its own ``HTML`` widget, so a one-row change sends one small message (that row's
-HTML), never the table. Redraws are throttled: patches arriving within ``min_interval`` seconds
-of the last redraw are queued and applied together by one scheduled flush. The status line
-shows the freshness text of :func:`jarenlab.live.render.freshness_text`. The clock and the
-scheduler are injectable, so tests run without a kernel, a browser or sleeping.
+The rows go to the browser once, in compact columnar form (:func:`jarenlab.live.render.snapshot`),
+when a view asks for them (a view's first render, a page reload, a missed message); after that each
+flush sends one message with the row-level changes since the last one. The front end
+(``static/live_table.js``, an ES module shipped in the package: no build step) keeps the row model,
+renders only the visible rows once a table is large (virtual scrolling: the DOM stays bounded
+whatever the row count), sizes columns to their content, right-aligns numbers, shows dates
+readably, tells ``null`` from missing, keeps the header in view, follows JupyterLab's theme and
+sorts by a header click. The status line ticks the real age of the last change and says
+``closed`` when the query closes. Every widget mutation (a flush, a snapshot, the status, closing)
+runs under one lock, so concurrent patches never interleave.
+
+Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's ``text/html``
+shows the rows as they were (bounded; :func:`jarenlab.live.render.static_html`); when the query
+closes, the display is updated to its last rows.
+
+DOM contract (what browser tests read):
+
+- the root element has ``data-jl-widget="live-table"`` and a property ``root.jlState``:
+  ``{columns: [...], rows: [[...], ...], keys: [...], status: "live" | "closed", age_s: number,
+  sort: null | {column, desc}, seq: number}``; ``rows`` is the full row model in the current
+  display order (the query's order, or the header sort the reader chose), cells as JSON values
+  (a missing member reads as ``null`` there; the grid shows it differently); ``keys`` are the
+  rows' identities in the same order (a row keeps its key while it stays in the table);
+- rendered rows are ``tr[data-key]`` inside a ``table.jl-grid``; the status line is ``.jl-status``.
+
+Messages (kernel to browser): ``{"type": "snapshot", "v", "columns", "layout", "keys", "data",
+"missing", "status"}`` and ``{"type": "patch", "v", "ops", "columns"?, "layout"?, "status"}`` with ops
+``["+", index, key, cells, missing]``, ``["-", index]``, ``["=", index, cells, missing]``;
+``{"type": "status", "status"}``. Browser to kernel: ``{"type": "sync"}`` (send a snapshot).
 
 >>> # live.widget() in a notebook; LiveTable(live, clock=..., schedule=...) in tests
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets as w
+import anywidget
+from IPython.display import display, update_display
 
-from jarenlab.live.render import columns, freshness_text, header_html, row_html, row_messages
+from jarenlab.live.render import (
+    columns,
+    encode_row,
+    grow_columns,
+    layout,
+    row_messages,
+    snapshot,
+    static_html,
+)
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
 
 Schedule = Callable[[float, Callable[[], None]], Any]
+STATIC = Path(__file__).parent / "static"
+VIEW = "application/vnd.jupyter.widget-view+json"
+#: How many rows the static HTML of a display shows.
+STATIC_ROWS = 50
 
 
 def _timer(delay: float, fn: Callable[[], None]) -> Any:
@@ -33,8 +72,17 @@ def _timer(delay: float, fn: Callable[[], None]) -> Any:
     return t
 
 
-class LiveTable(w.VBox):
-    """A table widget bound to ``live``; ``close()`` unsubscribes (the query stays open)."""
+class LiveTable(anywidget.AnyWidget):
+    """A table bound to ``live``; ``close()`` unsubscribes (the query stays open).
+
+    Args:
+        live: the live query. min_interval: seconds between flushes (patches in between are sent
+        together). clock: seconds, for ages and throttling. schedule: ``schedule(delay, fn)`` runs
+        ``fn`` later (a daemon timer; tests pass their own).
+    """
+
+    _esm = STATIC / "live_table.js"
+    _css = STATIC / "live_table.css"
 
     def __init__(
         self,
@@ -44,82 +92,158 @@ class LiveTable(w.VBox):
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = _timer,
     ) -> None:
+        super().__init__()
         self.live = live
         self.min_interval = min_interval
         self.clock = clock
         self.schedule = schedule
-        self.status = w.HTML()
-        self.header = w.HTML()
-        self.body = w.VBox()
-        super().__init__([self.status, self.header, self.body])
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # every mutation of the widget and its messages
         self._queued: list[tuple[str, int, Any]] = []
         self._scheduled = False
         self._last_flush = float("-inf")
-        self._updated_at: float | None = None
+        self._updated_at = clock()
+        self._ids = itertools.count()
+        self._closed = False
+        self._displays: list[str] = []
+        #: How many patch messages were sent (one per flush that changed something).
         self.redraws = 0
-        self._render_all()
-        self._unsubscribe = live.subscribe(self._on_patch, on_error=lambda err: self._refresh_status())
-
-    def _render_all(self) -> None:
-        rows = self.live.rows
-        self._cols = columns(rows)
-        self.header.value = header_html(self._cols)
-        self.body.children = tuple(w.HTML(row_html(r, self._cols)) for r in rows)
-        self._refresh_status()
-
-    def _refresh_status(self) -> None:
-        err = self.live.error
-        self.status.value = freshness_text(
-            seq=self.live.seq,
-            updated_at=self._updated_at,
-            now=self.clock(),
-            strategy=str(self.live.mode),
-            rows=len(self.body.children),
-            error=f"{err.code} {err.name}" if err else None,
-        )
-
-    def _on_patch(self, patch: list[dict[str, Any]], seq: int) -> None:
-        now = self.clock()
+        self.version = 0
         with self._lock:
+            rows, _, self._unsubscribe = live.follow(
+                self._on_patch, on_error=self._failed, on_close=self._ended
+            )
+            self._reset(rows)
+        self.on_msg(self._on_message)
+
+    # -- the row model (kernel side) -----------------------------------------------------------
+    def _reset(self, rows: list[Any]) -> None:
+        self.rows = list(rows)
+        self.row_keys = [next(self._ids) for _ in self.rows]
+        self.columns = columns(self.rows)
+        self.grid = layout(self.columns, self.rows)
+
+    def status(self) -> dict[str, Any]:
+        """The status the front end shows (``age_s``: seconds since the last change or the start)."""
+        status = self.live.status(age_s=round(max(self.clock() - self._updated_at, 0.0), 3))
+        status["rows"] = len(self.rows)
+        return status
+
+    def snapshot_message(self) -> dict[str, Any]:
+        """The whole table as the front end receives it first (columnar)."""
+        with self._lock:
+            return {
+                "type": "snapshot",
+                "v": self.version,
+                **snapshot(self.rows, list(self.row_keys), self.columns),
+                "layout": self.grid,
+                "status": self.status(),
+            }
+
+    def _on_message(self, _: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "sync":
+            with self._lock:
+                if not self._closed_widget():
+                    self.send(self.snapshot_message())
+
+    def _closed_widget(self) -> bool:
+        return self.comm is None
+
+    # -- patches -------------------------------------------------------------------------------
+    def _on_patch(self, patch: list[dict[str, Any]], seq: int) -> None:
+        with self._lock:
+            now = self.clock()
             self._queued.extend(row_messages(patch))
             self._updated_at = now
             due = now - self._last_flush >= self.min_interval
             if not due and not self._scheduled:
                 self._scheduled = True
                 self.schedule(self.min_interval - (now - self._last_flush), self.flush)
-        if due:
-            self.flush()
+            if due:
+                self.flush()
 
     def flush(self) -> None:
-        """Apply every queued row message (one redraw)."""
+        """Apply every queued change to the row model and send them as one message."""
         with self._lock:
             queued, self._queued, self._scheduled = self._queued, [], False
             self._last_flush = self.clock()
-        if not queued:
-            return
-        self.redraws += 1
-        if columns(self.live.rows) != self._cols:
-            self._render_all()  # a new member: the header and every row change anyway
-            return
-        children = list(self.body.children)
-        structural = False
+            if not queued:
+                return
+            message = self._apply(queued)
+            self.version += 1
+            self.redraws += 1
+            if not self._closed_widget():
+                self.send({"type": "patch", "v": self.version, **message, "status": self.status()})
+
+    def _apply(self, queued: list[tuple[str, int, Any]]) -> dict[str, Any]:
+        touched = [value for kind, _, value in queued if kind != "delete"]
+        cols = grow_columns(self.columns, touched)
+        message: dict[str, Any] = {}
+        if cols is not self.columns:
+            self.columns = message["columns"] = cols
+        wider = layout(cols, touched, self.grid)
+        if wider != self.grid:
+            self.grid = message["layout"] = wider
+        ops: list[list[Any]] = []
         for kind, i, value in queued:
-            if kind == "set":
-                children[i].value = row_html(value, self._cols)
-            elif kind == "insert":
-                children.insert(i, w.HTML(row_html(value, self._cols)))
-                structural = True
+            if kind == "insert":
+                key = next(self._ids)
+                self.rows.insert(i, value)
+                self.row_keys.insert(i, key)
+                ops.append(["+", i, key, *encode_row(value, cols)])
+            elif kind == "delete":
+                del self.rows[i]
+                del self.row_keys[i]
+                ops.append(["-", i])
             else:
-                children.pop(i).close()
-                structural = True
-        if structural:
-            self.body.children = tuple(children)
-        self._refresh_status()
+                self.rows[i] = value
+                ops.append(["=", i, *encode_row(value, cols)])
+        message["ops"] = ops
+        return message
+
+    def _failed(self, err: Any) -> None:
+        """The error that closed the query shows in the status (``_ended`` runs as it closes)."""
+
+    def _ended(self) -> None:
+        """The query closed (or failed): flush what is queued, say so, and leave the last rows."""
+        with self._lock:
+            self.flush()
+            if not self._closed_widget():
+                self.send({"type": "status", "status": self.status()})
+            bundle = self._bundle()
+            for display_id in self._displays:
+                update_display(bundle, raw=True, display_id=display_id)
+
+    # -- display -------------------------------------------------------------------------------
+    def static_html(self) -> str:
+        """The current rows as static HTML (bounded): what shows where no kernel runs."""
+        with self._lock:
+            return static_html(self.rows, self.status(), limit=STATIC_ROWS)
+
+    def _bundle(self) -> dict[str, Any]:
+        bundle = {"text/plain": repr(self), "text/html": self.static_html()}
+        if not self._closed_widget():
+            view = super()._repr_mimebundle_()
+            if view is not None:
+                bundle[VIEW] = view[0][VIEW]
+        return bundle
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The widget view and, beside it, the rows as static HTML (data, metadata)."""
+        return self._bundle(), {}
+
+    def _ipython_display_(self) -> None:
+        handle = display(self._bundle(), raw=True, display_id=True)
+        if handle is not None:
+            self._displays.append(handle.display_id)
 
     def close(self) -> None:
-        """Unsubscribe and close the row widgets (the live query stays open)."""
-        self._unsubscribe()
-        for child in self.body.children:
-            child.close()
-        super().close()
+        """Unsubscribe and close the widget (the live query stays open)."""
+        with self._lock:
+            self._unsubscribe()
+            super().close()
+
+    def __repr__(self) -> str:
+        return f"<jarenlab.LiveTable {len(self.rows):,} rows × {len(self.columns)} columns>"
+
+
+__all__ = ["LiveTable"]

@@ -1,4 +1,5 @@
-"""The dashboard without a browser: its widget state after the queue changes, and the pure views."""
+"""The dashboard without a browser: its HTML after the queue changes, the store closing, and the
+pure views (failures laid out and clipped before escaping, the throughput and failures chart)."""
 
 from __future__ import annotations
 
@@ -10,28 +11,65 @@ def test_the_dashboard_shows_counts_throughput_and_failures(jobs: Jobs, clock: V
     jobs.handler("ok")(lambda p, c: p)
     jobs.handler("bad", max_attempts=1)(lambda p, c: (_ for _ in ()).throw(ValueError(f"bad <{p}>")))
     dash = jobs.widget(refresh=None)
-    assert dash.counts["pending"] == 0 and "no recent failures" in dash.failures_view.value
+    assert dash.counts["pending"] == 0 and "no recent failures" in dash.html
     jobs.enqueue_many(
         [{"kind": "ok", "payload": n} for n in range(8)] + [{"kind": "bad", "payload": 1, "id": "b1"}]
     )
     jobs.enqueue("ok", None, delay=100)
+    clock.advance(1)
     dash.refresh()
-    assert dash.counts["pending"] == 10 and "<b>10</b>" in dash.counts_view.value
+    assert dash.counts["pending"] == 10 and "<b>10</b>" in dash.html
     jobs.run_until_idle(progress=False)
     clock.advance(3)
     dash.refresh()
     assert dash.counts == {"pending": 1, "leased": 0, "failed": 0, "done": 8, "dead": 1, "cancelled": 0}
-    assert dash.rate == 3.0 and "3.0/s" in dash.counts_view.value
-    assert "b1" in dash.failures_view.value and "bad &lt;1&gt;" in dash.failures_view.value
-    dash.button.click()
+    assert dash.rate == 3.0 and "3.0/s" in dash.html
+    assert "b1" in dash.html and "bad &lt;1&gt;" in dash.html
+    assert "<svg" in dash.html and "1 failure over 3 s" in dash.html  # the chart: 2 intervals
+    dash._on_message(dash, {"type": "refresh"}, [])  # the front end's refresh button
     assert dash.rate is None  # no virtual time passed between the two samples
+    bundle, _ = dash._repr_mimebundle_()
+    assert bundle["text/html"] == dash.html and "application/vnd.jupyter.widget-view+json" in bundle
     dash.close()
 
 
-def test_a_refreshing_dashboard_stops_with_the_store(store: jl.Store) -> None:
+def test_the_dashboard_keeps_its_last_view_when_the_store_closes(store: jl.Store) -> None:
+    store.jobs.handler("ok")(lambda p, c: p)
+    store.jobs.enqueue("ok", 1)
     dash = store.jobs.widget(refresh=0.01)
+    last = dash.counts
     store.close()
-    assert dash._stop.is_set()
+    assert dash._stop.is_set() and not dash.live
+    assert dash.comm is not None and dash.counts == last and "<b>1</b>" in dash.html
+    assert "store closed" in dash.html
+    dash.refresh()  # nothing to read any more: the view stays
+    assert "store closed" in dash.html
+    dash.close()
+
+
+def test_failures_clip_before_escaping_and_keep_ids_on_one_line() -> None:
+    html = views.failures_html([{"id": "<x>", "kind": "k", "state": "dead", "attempts": 5, "max_attempts": 5,
+                                 "last_error": "E: <script>"}])  # fmt: skip
+    assert "&lt;x&gt;" in html and "<script>" not in html and "5/5" in html
+    long_id, error = "job-" + "9" * 80, "Traceback: " + "<&>" * 200
+    html = views.failures_html(
+        [
+            {
+                "id": long_id,
+                "kind": "k",
+                "state": "failed",
+                "attempts": 1,
+                "max_attempts": 3,
+                "last_error": error,
+            }
+        ]
+    )
+    shown = html.split("<td class='jl-err'>")[1].split("</span>")[0]
+    assert shown.endswith("…") and "&lt;&amp;&gt;" in shown
+    for cut in ("&l…", "&am…", "&a…", "&g…", "&…"):
+        assert cut not in shown  # an entity is never cut in half
+    assert f"title='{long_id}'" in html and "class='jl-id'" in html  # the whole id as a tooltip
+    assert "<th>id</th><th>kind</th><th>state</th><th>attempts</th><th>last error</th>" in html
 
 
 def test_views_are_pure() -> None:
@@ -39,6 +77,9 @@ def test_views_are_pure() -> None:
     assert views.throughput((1.0, 5), (1.0, 9)) is None
     assert views.throughput((0.0, 5), (4.0, 13)) == 2.0
     assert list(views.counts_by_state([])) == ["pending", "leased", "failed", "done", "dead", "cancelled"]
-    html = views.failures_html([{"id": "<x>", "kind": "k", "state": "dead", "attempts": 5, "max_attempts": 5,
-                                 "last_error": "E: <script>"}])  # fmt: skip
-    assert "&lt;x&gt;" in html and "<script>" not in html and "5/5" in html
+    assert views.clip("x" * 10, 5) == "xxxx…" and views.clip("xx", 5) == "xx"
+    samples = [(0.0, 0, 0), (1.0, 10, 0), (2.0, 10, 2), (3.0, 30, 2)]
+    assert views.history_rates(samples) == [(1.0, 10.0, 0), (2.0, 0.0, 2), (3.0, 20.0, 0)]
+    svg = views.history_svg(samples)
+    assert svg.count("<rect") == 1 and "peak 20.0/s · 2 failures over 2 s" in svg
+    assert "appear after" in views.history_svg(samples[:2])

@@ -81,9 +81,9 @@ def test_followers_see_every_committed_record_once_in_order(open_store: Any) -> 
         delivered.append(rec)
         deliver(rec)
 
-    def spy_reseed_all() -> None:
+    def spy_reseed_all(high: int) -> None:
         reseeds.append(len(delivered))
-        reseed_all()
+        reseed_all(high)
 
     hub._deliver, hub._reseed_all = spy_deliver, spy_reseed_all  # type: ignore[method-assign]
     live = store["items"].live({"$for": {"r": "$[*]"}, "$return": "$r.id"})

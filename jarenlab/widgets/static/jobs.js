@@ -1,0 +1,30 @@
+// The jobs dashboard's front end (an anywidget ES module): the kernel renders the dashboard as
+// HTML (jarenlab.jobs.views.dashboard_html); this shows it under a root the page can find, with a
+// refresh button that asks the kernel for a fresh view.
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "jl-jobs";
+  root.dataset.jlWidget = "jobs";
+  const button = document.createElement("button");
+  button.className = "jl-refresh jupyter-button";
+  button.textContent = "Refresh";
+  button.title = "read the queue now";
+  button.addEventListener("click", () => model.send({ type: "refresh" }));
+  const view = document.createElement("div");
+  root.append(button, view);
+  el.append(root);
+  const draw = () => {
+    view.innerHTML = model.get("html");
+    button.disabled = !model.get("live");
+  };
+  model.on("change:html", draw);
+  model.on("change:live", draw);
+  draw();
+  return () => {
+    model.off("change:html", draw);
+    model.off("change:live", draw);
+  };
+}
+
+export default { render };

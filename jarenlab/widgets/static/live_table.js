@@ -1,0 +1,305 @@
+// The live table's front end (an anywidget ES module, no build step). It keeps the row model the
+// kernel sends (one columnar snapshot, then patches), and draws it as one table: every row while
+// the table is small, only the visible rows (plus a few) once it is large, so the DOM stays
+// bounded whatever the row count. Cell text follows jarenlab.live.render.cell.
+
+const FULL = 60; // up to this many rows, every row is in the DOM
+const NODE_BUDGET = 800; // cells drawn at most (about), whatever the window size
+const DATETIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]\d\d:\d\d)?$/;
+
+function number(v) {
+  if (!Number.isFinite(v)) return String(v);
+  if (Number.isInteger(v)) return String(v);
+  return v.toFixed(4).replace(/0+$/, "").replace(/\.$/, "");
+}
+
+// [text, class, title] of one cell, as jarenlab.live.render.cell says.
+function cell(v, missing) {
+  if (missing) return ["", "jl-missing", "missing"];
+  if (v === null || v === undefined) return ["null", "jl-null", null];
+  if (typeof v === "boolean") return [v ? "true" : "false", "", null];
+  if (typeof v === "number") {
+    const t = number(v);
+    return [t, "jl-num", t === String(v) ? null : String(v)];
+  }
+  if (typeof v === "string") {
+    const m = DATETIME.exec(v);
+    if (!m) return [v, "", null];
+    let t = `${m[1]} ${m[2]}${m[3] && m[3] !== ":00" ? m[3] : ""}`;
+    if (m[4]) t += m[4] === "Z" ? " UTC" : ` ${m[4]}`;
+    return [t, "jl-date", v];
+  }
+  return [JSON.stringify(v), "jl-json", null];
+}
+
+function rank(v, missing) {
+  if (missing) return 5;
+  if (v === null) return 4;
+  if (typeof v === "number") return 0;
+  if (typeof v === "string") return 1;
+  if (typeof v === "boolean") return 2;
+  return 3;
+}
+
+function compare(a, am, b, bm) {
+  const ra = rank(a, am);
+  const rb = rank(b, bm);
+  if (ra !== rb) return ra - rb;
+  if (ra === 0 || ra === 2) return a - b;
+  if (ra === 1) return a < b ? -1 : a > b ? 1 : 0;
+  if (ra === 3) {
+    const x = JSON.stringify(a);
+    const y = JSON.stringify(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return 0;
+}
+
+function statusText(s, age) {
+  if (!s) return "waiting for the kernel…";
+  const when =
+    age === null
+      ? "no change yet"
+      : age < 120
+        ? `updated ${age.toFixed(1)} s ago`
+        : `updated ${Math.round(age / 60)} min ago`;
+  const parts = [s.state, `${s.rows.toLocaleString("en-US")} rows`, `seq ${s.seq}`, when, s.strategy];
+  if (s.error) parts.push(s.error);
+  return parts.join(" · ");
+}
+
+function el(tag, cls) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function render({ model, el: host }) {
+  const st = {
+    v: null, columns: [], layout: [], keys: [], rows: [], missing: [],
+    status: null, receivedAt: 0, sort: null, order: null, rowH: 22,
+  };
+  const root = el("div", "jl-live");
+  root.dataset.jlWidget = "live-table";
+  const status = el("div", "jl-status");
+  const scroller = el("div", "jl-scroll");
+  const table = el("table", "jl-grid");
+  const colgroup = el("colgroup");
+  const thead = el("thead");
+  const tbody = el("tbody");
+  table.append(colgroup, thead, tbody);
+  scroller.append(table);
+  root.append(status, scroller);
+  host.append(root);
+
+  const isMissing = (r, c) => c >= st.rows[r].length || (st.missing[r] !== null && st.missing[r].has(c));
+  const age = () =>
+    st.status && st.status.age_s !== null ? st.status.age_s + (performance.now() - st.receivedAt) / 1000 : null;
+
+  function order() {
+    if (!st.sort) return null;
+    if (st.order) return st.order;
+    const c = st.columns.indexOf(st.sort.column);
+    const idx = st.rows.map((_, i) => i);
+    if (c < 0) return null;
+    const sign = st.sort.desc ? -1 : 1;
+    idx.sort((i, j) => sign * compare(st.rows[i][c], isMissing(i, c), st.rows[j][c], isMissing(j, c)) || i - j);
+    st.order = idx;
+    return idx;
+  }
+
+  Object.defineProperty(root, "jlState", {
+    get() {
+      const idx = order() || st.rows.map((_, i) => i);
+      const n = st.columns.length;
+      return {
+        columns: st.columns.slice(),
+        rows: idx.map((r) => Array.from({ length: n }, (_, c) => (isMissing(r, c) ? null : st.rows[r][c]))),
+        keys: idx.map((r) => st.keys[r]),
+        status: st.status ? st.status.state : "live",
+        age_s: age() ?? 0,
+        sort: st.sort ? { ...st.sort } : null,
+        seq: st.status ? st.status.seq : null,
+      };
+    },
+  });
+
+  function drawStatus() {
+    status.textContent = statusText(st.status, age());
+    root.classList.toggle("jl-closed", !!st.status && st.status.state === "closed");
+  }
+
+  function drawHead() {
+    // Fixed layout with the table's width the sum of its columns: each column is as wide as its
+    // content says (jarenlab.live.render.layout), and a longer value is cut with an ellipsis.
+    const chars = st.layout.reduce((sum, c) => sum + c.width + 1, 0);
+    table.style.width = `calc(${chars}ch + ${st.layout.length * 16}px)`;
+    colgroup.replaceChildren(
+      ...st.layout.map((c) => {
+        const col = el("col");
+        col.style.width = `calc(${c.width + 1}ch + 16px)`;
+        return col;
+      }),
+    );
+    const tr = el("tr");
+    st.layout.forEach((c) => {
+      const th = el("th", c.numeric ? "jl-num" : "");
+      const mark = st.sort && st.sort.column === c.name ? (st.sort.desc ? " ▼" : " ▲") : "";
+      th.textContent = c.name + mark;
+      th.title = `${c.name}: click to sort`;
+      th.dataset.column = c.name;
+      tr.append(th);
+    });
+    thead.replaceChildren(tr);
+  }
+
+  function drawRows() {
+    const n = st.rows.length;
+    const idx = order();
+    const ncols = Math.max(st.columns.length, 1);
+    let start = 0;
+    let end = n;
+    if (n > FULL) {
+      const h = scroller.clientHeight || 420;
+      const visible = Math.ceil(h / st.rowH) + 1;
+      const budget = Math.max(visible + 4, Math.floor(NODE_BUDGET / (ncols + 1)));
+      const over = Math.max(2, Math.floor((budget - visible) / 2));
+      start = Math.max(0, Math.floor(scroller.scrollTop / st.rowH) - over);
+      end = Math.min(n, start + visible + 2 * over);
+    }
+    const frag = document.createDocumentFragment();
+    const pad = (rows) => {
+      const tr = el("tr", "jl-pad");
+      const td = el("td");
+      td.colSpan = ncols;
+      td.style.height = `${rows * st.rowH}px`;
+      tr.append(td);
+      return tr;
+    };
+    if (start > 0) frag.append(pad(start));
+    for (let p = start; p < end; p++) {
+      const r = idx ? idx[p] : p;
+      const tr = el("tr");
+      tr.dataset.key = String(st.keys[r]);
+      for (let c = 0; c < st.columns.length; c++) {
+        const [text, cls, title] = cell(st.rows[r][c], isMissing(r, c));
+        const td = el("td", cls);
+        td.textContent = text;
+        const width = st.layout[c] ? st.layout[c].width : 40;
+        if (title !== null || text.length > width) td.title = title ?? text;
+        tr.append(td);
+      }
+      frag.append(tr);
+    }
+    if (end < n) frag.append(pad(n - end));
+    tbody.replaceChildren(frag);
+    const first = tbody.querySelector("tr[data-key]");
+    const h = first ? first.getBoundingClientRect().height : 0;
+    if (h > 0 && Math.abs(h - st.rowH) > 0.5) {
+      st.rowH = h;
+      if (n > FULL) schedule(false);
+    }
+  }
+
+  let pending = null;
+  let headDirty = true;
+  function schedule(head) {
+    headDirty = headDirty || head;
+    if (pending !== null) return;
+    const run = () => {
+      pending = null;
+      if (headDirty) drawHead();
+      headDirty = false;
+      drawRows();
+      drawStatus();
+    };
+    pending = typeof requestAnimationFrame === "function" ? requestAnimationFrame(run) : setTimeout(run, 0);
+  }
+
+  function setStatus(s) {
+    st.status = s;
+    st.receivedAt = performance.now();
+  }
+
+  function load(msg) {
+    st.v = msg.v;
+    st.columns = msg.columns;
+    st.layout = msg.layout;
+    st.keys = msg.keys.slice();
+    const n = st.keys.length;
+    st.rows = Array.from({ length: n }, (_, r) => msg.data.map((col) => col[r]));
+    st.missing = Array.from({ length: n }, () => null);
+    msg.missing.forEach((rows, c) =>
+      rows.forEach((r) => {
+        if (st.missing[r] === null) st.missing[r] = new Set();
+        st.missing[r].add(c);
+      }),
+    );
+    st.order = null;
+    setStatus(msg.status);
+  }
+
+  function apply(msg) {
+    if (msg.columns) st.columns = msg.columns;
+    if (msg.layout) st.layout = msg.layout;
+    for (const op of msg.ops) {
+      if (op[0] === "+") {
+        st.rows.splice(op[1], 0, op[3]);
+        st.keys.splice(op[1], 0, op[2]);
+        st.missing.splice(op[1], 0, op[4].length ? new Set(op[4]) : null);
+      } else if (op[0] === "-") {
+        st.rows.splice(op[1], 1);
+        st.keys.splice(op[1], 1);
+        st.missing.splice(op[1], 1);
+      } else {
+        st.rows[op[1]] = op[2];
+        st.missing[op[1]] = op[3].length ? new Set(op[3]) : null;
+      }
+    }
+    st.v = msg.v;
+    st.order = null;
+    setStatus(msg.status);
+  }
+
+  function onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "snapshot") {
+      load(msg);
+      schedule(true);
+    } else if (msg.type === "patch") {
+      if (st.v === null || msg.v <= st.v) return; // before the snapshot, or already in it
+      if (msg.v !== st.v + 1) {
+        st.v = null; // a message went missing: start again from a snapshot
+        model.send({ type: "sync" });
+        return;
+      }
+      apply(msg);
+      schedule(!!(msg.columns || msg.layout));
+    } else if (msg.type === "status") {
+      setStatus(msg.status);
+      drawStatus();
+    }
+  }
+
+  thead.addEventListener("click", (event) => {
+    const th = event.target.closest("th");
+    if (!th) return;
+    const column = th.dataset.column;
+    if (!st.sort || st.sort.column !== column) st.sort = { column, desc: false };
+    else if (!st.sort.desc) st.sort = { column, desc: true };
+    else st.sort = null;
+    st.order = null;
+    schedule(true);
+  });
+  scroller.addEventListener("scroll", () => schedule(false), { passive: true });
+  model.on("msg:custom", onMessage);
+  const ticker = setInterval(drawStatus, 1000);
+  drawStatus();
+  model.send({ type: "sync" });
+  return () => {
+    clearInterval(ticker);
+    model.off("msg:custom", onMessage);
+  };
+}
+
+export default { render };

@@ -1,0 +1,356 @@
+"""The live-windows tutorial in a real JupyterLab under a real headless Chromium.
+
+One JupyterLab server and one browser for the whole file (all browser tests live in this file, so
+``--dist loadfile`` keeps them on one worker, in order). The tutorial (a copy, in the server's own
+root) runs cell by cell through JupyterLab's own commands; then the page's live table is compared
+with the kernel's ``live.rows`` after a write from the kernel, after a write from another process
+(a real subprocess writing to the same store file), after moving the bound dropdown and slider
+in the page, and after saving and reloading the page; the closing cells run last and the table
+must say ``closed``. Any console error or uncaught page error fails the test that caused it.
+
+Without Playwright, JupyterLab or a Chromium binary the tests skip, saying which is missing;
+with ``JARENLAB_REQUIRE_BROWSER=1`` (CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from .lab import Lab, Notebook, chromium, find_browser
+
+REPO = Path(__file__).resolve().parents[2]
+TUTORIAL = "03_live_windows.ipynb"
+TABLE_CELL = "table = live.widget()"  # the cell whose output holds the table and its controls
+CLOSING = "## Closing"  # the tutorial's last section: it closes the query and the store
+
+pytestmark = pytest.mark.slow
+
+
+def _browser_or_skip() -> str:
+    path, missing = find_browser()
+    if path is None:
+        if os.environ.get("JARENLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"JARENLAB_REQUIRE_BROWSER=1 and {missing}", pytrace=False)
+        pytest.skip(f"no real browser here: {missing}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, Any]]:
+    """One JupyterLab server (over a copy of the tutorial) and one headless Chromium for the run."""
+    path = _browser_or_skip()
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(REPO / "notebooks" / TUTORIAL, root / TUTORIAL)
+    server = Lab(root)
+    try:
+        with chromium(path) as browser:
+            yield server, browser
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def tutorial(lab: tuple[Lab, Any]) -> Iterator[Notebook]:
+    """The tutorial open in JupyterLab, every cell above its closing section run."""
+    server, browser = lab
+    nb = Notebook(browser, server, TUTORIAL)
+    nb.run_above(CLOSING)
+    yield nb
+    nb.close()
+
+
+@pytest.fixture
+def nb(tutorial: Notebook) -> Iterator[Notebook]:
+    """The tutorial; the test fails if the page logged an error while it ran."""
+    tutorial.console_errors.clear()
+    yield tutorial
+    assert tutorial.console_errors == []
+
+
+def kernel_view(nb: Notebook) -> dict[str, Any]:
+    return dict(nb.kernel_json('{"rows": live.rows, "externals": live.externals, "closed": live.closed}'))
+
+
+def same_table(nb: Notebook) -> dict[str, Any] | None:
+    """The kernel's view when the page's table shows exactly the kernel's rows, else None."""
+    kernel = kernel_view(nb)
+    page = nb.table(TABLE_CELL)
+    if page is None or page["state"] is None:
+        return None
+    state = page["state"]
+    cols = state["columns"]
+    want = [[row.get(c) for c in cols] for row in kernel["rows"]]
+    if state["rows"] != want or len(state["keys"]) != len(want):
+        return None
+    # every row is drawn (the window is small), in the model's order, with its values
+    if [r["key"] for r in page["rendered"]] != [str(k) for k in state["keys"]]:
+        return None
+    for row, drawn in zip(kernel["rows"], page["rendered"]):
+        if row["carrier"] not in drawn["cells"] or row["dest"] not in drawn["cells"]:
+            return None
+    return kernel
+
+
+def wait_same(nb: Notebook, what: str) -> dict[str, Any]:
+    return dict(
+        nb.wait_for(lambda: same_table(nb), what=f"the page's table to show the kernel's rows {what}")
+    )
+
+
+def test_the_tutorial_runs_in_jupyterlab_and_its_table_shows_the_kernels_rows(nb: Notebook) -> None:
+    assert nb.output_errors() == []
+    kernel = wait_same(nb, "after running the tutorial")
+    assert kernel["externals"] == {"origin": "LGA", "min_delay": 800}  # the cells set the controls
+    assert 0 < len(kernel["rows"]) <= 8
+    page = nb.table(TABLE_CELL)
+    assert page is not None
+    assert page["state"]["status"] == "live"
+    assert page["status"].startswith("live")
+    assert f"{len(kernel['rows'])} rows" in page["status"]
+
+
+def status_age(nb: Notebook) -> float:
+    page = nb.table(TABLE_CELL)
+    assert page is not None
+    found = re.search(r"updated ([0-9.]+) s ago", page["status"])
+    assert found, page["status"]
+    return float(found.group(1))
+
+
+def test_a_write_from_the_kernel_reaches_the_table(nb: Notebook) -> None:
+    nb.exec(
+        'late = flights.insert({**flights.get(1), "origin": "LGA", "carrier": "WN", "flight": 9101, '
+        '"dest": "MDW", "dep_delay": 1290})'
+    )
+    kernel = wait_same(nb, "after an insert from the kernel")
+    assert kernel["rows"][0]["flight"] == 9101
+    # the status line tells the real age of the last change, and it ticks
+    first = status_age(nb)
+    time.sleep(2.2)
+    assert status_age(nb) >= first + 1.0
+    nb.exec("flights.delete(late)")
+    kernel = wait_same(nb, "after a delete from the kernel")
+    assert 9101 not in [r["flight"] for r in kernel["rows"]]
+
+
+WRITER = """
+import sys
+import jarenlab as jl
+
+store = jl.open(sys.argv[1])
+flights = store["flights"]
+key = flights.insert({**flights.get(1), "origin": "LGA", "carrier": "UA", "flight": 9202, "dest": "ORD",
+                      "dep_delay": 1250})
+print(key)
+store.close()
+"""
+
+
+def test_a_write_from_another_process_reaches_the_table(nb: Notebook) -> None:
+    path = nb.kernel_json("store.path")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", WRITER, path], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    key = json.loads(done.stdout)
+    kernel = wait_same(nb, "after an insert from another process")
+    assert kernel["rows"][0]["flight"] == 9202
+    nb.exec(f"flights.delete({key!r})")
+    kernel = wait_same(nb, "after deleting the other process's row")
+    assert 9202 not in [r["flight"] for r in kernel["rows"]]
+
+
+def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
+    cell = nb.page.locator(".jp-Cell", has_text=TABLE_CELL)
+    before = kernel_view(nb)["rows"]
+
+    cell.locator(".widget-dropdown select").select_option("JFK")
+    kernel = wait_same(nb, "after choosing JFK in the dropdown")
+    assert kernel["externals"]["origin"] == "JFK"
+    assert kernel["rows"] != before
+
+    handle = cell.locator(".widget-slider .noUi-handle")
+    handle.focus()
+    for _ in range(3):
+        handle.press("ArrowLeft")
+    nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 770, what="the slider's arrow keys")
+    wait_same(nb, "after moving the slider by keyboard")
+
+    box = handle.bounding_box()
+    assert box is not None
+    nb.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    nb.page.mouse.down()
+    nb.page.mouse.move(box["x"] + box["width"] / 2 - 40, box["y"] + box["height"] / 2, steps=5)
+    nb.page.mouse.up()
+    dragged = nb.wait_for(
+        lambda: (v := kernel_view(nb)["externals"]["min_delay"]) < 770 and v, what="the dragged slider"
+    )
+    kernel = wait_same(nb, "after dragging the slider")
+    assert all(r["delay"] >= dragged for r in kernel["rows"])
+
+    readout = cell.locator(".widget-slider .widget-readout")
+    readout.click()
+    nb.page.keyboard.press("Control+A")
+    nb.page.keyboard.type("1000")
+    nb.page.keyboard.press("Enter")
+    nb.wait_for(lambda: kernel_view(nb)["externals"]["min_delay"] == 1000, what="the typed slider value")
+    kernel = wait_same(nb, "after typing a slider value")
+    assert all(r["delay"] >= 1000 for r in kernel["rows"])
+
+
+def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_order(nb: Notebook) -> None:
+    kernel = wait_same(nb, "before sorting")
+    header = nb.page.locator(".jp-Cell", has_text=TABLE_CELL).locator("table.jl-grid th", has_text="dest")
+    want = sorted(r["dest"] for r in kernel["rows"])
+
+    def sorted_by_dest() -> dict[str, Any] | None:
+        t = nb.table(TABLE_CELL)
+        if not t or t["state"]["sort"] != {"column": "dest", "desc": False}:
+            return None
+        at = t["state"]["columns"].index("dest")
+        drawn = [r["cells"][at] for r in t["rendered"]]  # drawn at the next animation frame
+        return t if [r[at] for r in t["state"]["rows"]] == want and drawn == want else None
+
+    header.click()
+    nb.wait_for(sorted_by_dest, what="the table's model and its drawn rows to sort by dest")
+    header.click()
+    nb.wait_for(
+        lambda: nb.table(TABLE_CELL)["state"]["sort"] == {"column": "dest", "desc": True}, what="desc"
+    )
+    header.click()
+    nb.wait_for(lambda: nb.table(TABLE_CELL)["state"]["sort"] is None, what="the query's order back")
+    assert kernel_view(nb)["rows"] == kernel["rows"]  # sorting is the page's alone
+    wait_same(nb, "after clearing the sort")
+
+
+def test_after_save_and_reload_the_page_shows_the_current_rows(nb: Notebook) -> None:
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    nb.wait_for(lambda: not nb.js("(t) => t.panel().context.model.dirty"), what="the notebook to save")
+    saved = nbformat.read(nb.lab.root / TUTORIAL, as_version=4)
+    cell = next(c for c in saved.cells if TABLE_CELL in c.source)
+    html = "".join(o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
+    rows = kernel_view(nb)["rows"]
+    assert all(r["dest"] in html for r in rows), "the saved output carries the rows as static HTML"
+
+    nb.open(reload=True)
+    kernel = wait_same(nb, "after reloading the page")
+    page = nb.table(TABLE_CELL)
+    assert page is not None and page["state"]["status"] == "live"
+    assert page["state"]["age_s"] >= 0
+    nb.exec('late = flights.insert({**flights.get(1), "origin": "JFK", "flight": 9303, "dep_delay": 1350})')
+    kernel = wait_same(nb, "after a write following the reload")
+    assert kernel["rows"][0]["flight"] == 9303
+    nb.exec("flights.delete(late)")
+    wait_same(nb, "after deleting that row")
+
+
+def test_the_closing_cells_leave_the_table_closed_with_its_last_rows(nb: Notebook) -> None:
+    last = kernel_view(nb)["rows"]
+    nb.run_from(CLOSING)
+    assert nb.output_errors() == []
+    page = nb.wait_for(
+        lambda: (t := nb.table(TABLE_CELL)) and t["state"]["status"] == "closed" and t,
+        what="the table to say closed",
+    )
+    assert page["status"].startswith("closed")
+    cols = page["state"]["columns"]
+    assert page["state"]["rows"] == [[r.get(c) for c in cols] for r in last]
+
+
+DASHBOARD = [
+    """\
+import jarenlab as jl
+
+store = jl.open(model={"$model": "0.1", "collections": {
+    "notes": {"schema": {"type": "object"}, "key": None, "identity": "integer"}}})
+jobs = store.jobs
+
+
+@jobs.handler("echo", max_attempts=1)
+def echo(payload, ctx):
+    if payload.get("fail"):
+        raise ValueError(payload["fail"])
+    return payload["n"]
+""",
+    "dash = jobs.widget(refresh=0.2)\ndash",
+]
+LONG_ID = "nightly-report-" + "x" * 60
+LONG_ERROR = "the upstream service answered 503 " * 20
+
+#: The dashboard as the page shows it: its counts strip, the failures' id and error cells.
+READ_DASHBOARD = """() => {
+  const root = document.querySelector('[data-jl-widget="jobs"]');
+  if (!root) return null;
+  const counts = {};
+  for (const td of root.querySelectorAll('td')) {
+    const b = td.querySelector(':scope > b'), small = td.querySelector(':scope > small');
+    if (b && small && small.textContent !== 'settled') counts[small.textContent] = Number(b.textContent.replace(/,/g, ''));
+  }
+  const idCell = root.querySelector('td.jl-id');
+  const id = idCell && (idCell.querySelector('[title]') || idCell);
+  const err = root.querySelector('td.jl-err');
+  return {
+    counts, text: root.textContent, live: !root.querySelector('button').disabled,
+    id: id && {title: id.title || id.textContent,
+          lines: new Set([...id.getClientRects()].map((r) => Math.round(r.top))).size},
+    err: err && {text: err.textContent, title: err.querySelector('[title]') ? err.querySelector('[title]').title : '',
+                 overflows: err.scrollWidth > err.clientWidth + 1, lines: err.getBoundingClientRect().height},
+  };
+}"""
+
+
+def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_store_closes(
+    lab: tuple[Lab, Any],
+) -> None:
+    server, browser = lab
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    book.cells = [nbformat.v4.new_code_cell(src) for src in DASHBOARD]
+    nbformat.write(book, server.root / "dashboard.ipynb")
+    nb = Notebook(browser, server, "dashboard.ipynb")
+    try:
+        nb.run_from("import jarenlab")
+        assert nb.output_errors() == []
+        nb.wait_for(lambda: nb.page.evaluate(READ_DASHBOARD), what="the dashboard")
+
+        nb.exec(
+            "for n in range(5):\n    jobs.enqueue('echo', {'n': n})\n"
+            f"jobs.enqueue('echo', {{'fail': {LONG_ERROR!r}}}, id={LONG_ID!r})\n"
+            "jobs.run_until_idle(progress=False)"
+        )
+        kernel = nb.kernel_json("jobs.counts()")
+        assert kernel["done"] == 5 and kernel["dead"] == 1
+        page = nb.wait_for(
+            lambda: (d := nb.page.evaluate(READ_DASHBOARD)) and d["counts"] == kernel and d["err"] and d,
+            what="the dashboard to show the kernel's counts and the failure",
+        )
+        assert page["id"]["title"] == LONG_ID  # cut on screen, whole in its tooltip
+        assert page["id"]["lines"] == 1  # the id stays on one line
+        assert LONG_ERROR[:100] in page["err"]["text"]  # cut on screen, whole in its tooltip
+        assert LONG_ERROR.strip() in page["err"]["title"]
+        assert not page["err"]["overflows"]  # the error wraps instead of running out of its cell
+        assert page["err"]["lines"] > 30  # over several lines
+
+        nb.exec("store.close()")
+        closed = nb.wait_for(
+            lambda: (d := nb.page.evaluate(READ_DASHBOARD)) and not d["live"] and d,
+            what="the dashboard to say the store closed",
+        )
+        assert closed["counts"] == kernel  # the last view stays
+        assert "store closed" in closed["text"]
+        assert nb.console_errors == []
+    finally:
+        nb.close()
