@@ -35,8 +35,8 @@ from jarenlab.query.engine import CompiledQuery, compile_query, shape
 from jarenlab.query.join_plan import JoinPlan, analyze
 from jarenlab.query.join_sql import is_key, select_join
 from jarenlab.query.plan import Plan
-from jarenlab.query.preds import EXTERNAL_SLOTS, Const, Reason
-from jarenlab.query.run import Trace, check_externals, divert_reason, run_query
+from jarenlab.query.preds import Const, Reason
+from jarenlab.query.run import Trace, bound_externals, check_externals, divert_reason, run_query
 from jarenlab.query.sql import Layout, Statement, select_candidates
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ class JoinPrepared:
     candidates: dict[str, Statement]
     whole: dict[str, Statement]
     externals_in_sql: tuple[str, ...]
+    lists_in_sql: tuple[str, ...]
     join: list[dict[str, Any]]
 
 
@@ -103,11 +104,13 @@ def _build(store: Store, document: Any, compiled: CompiledQuery, *, pushdown: bo
     whole = {n: select_candidates(dialect, n, Const(True), None) for n in names}
     candidates = {n: select_candidates(dialect, n, p, None) for n, p in plan.narrow.items()}
     used = [s for stmt in ([main] if main is not None else list(candidates.values())) for s in stmt.slots]
-    ext = tuple(sorted({s.value for s in used if s.kind in EXTERNAL_SLOTS}))
+    ext, lists = bound_externals(used)
     ret = (
         compile_query(row_document(plan, compiled), operators=store.operators) if plan.mode == "row" else None
     )
-    return JoinPrepared(dialect, plan, compiled, ret, main, candidates, whole, ext, _join_rows(store, plan))
+    return JoinPrepared(
+        dialect, plan, compiled, ret, main, candidates, whole, ext, lists, _join_rows(store, plan)
+    )
 
 
 def row_document(plan: JoinPlan, compiled: CompiledQuery) -> Any:

@@ -20,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,18 @@ from jarenlab.query.document import Call, canonical, parse, walk
 from jarenlab.query.engine import CompiledQuery, compile_query
 from jarenlab.query.functions import exact_sum
 from jarenlab.query.plan import Plan, analyze, conjoin, touched_fields
-from jarenlab.query.preds import EXTERNAL_SLOTS, AggOut, And, Const, DocOut, Exists, FieldOut, Pred, Reason
+from jarenlab.query.preds import (
+    EXTERNAL_SLOTS,
+    AggOut,
+    And,
+    Const,
+    DocOut,
+    Exists,
+    FieldOut,
+    Pred,
+    Reason,
+    Slot,
+)
 from jarenlab.query.profile import Profile
 from jarenlab.query.residual import run_rows, run_set
 from jarenlab.query.sql import (
@@ -320,8 +331,7 @@ def _build(
         compile_query(plan.row_document, operators=ops, limits=limits) if plan.mode == "row" else None
     )
     used_stmt = main if main is not None else candidates
-    ext = tuple(sorted({s.value for s in used_stmt.slots if s.kind in EXTERNAL_SLOTS - {"list-external"}}))
-    lists = tuple(sorted({s.value for s in used_stmt.slots if s.kind == "list-external"}))
+    ext, lists = bound_externals(used_stmt.slots)
     touched = {f.column for f in touched_fields(plan) if f.column}
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
@@ -347,6 +357,13 @@ def _build(
         diagnostics=found,
         float_sums=float_sums,
     )
+
+
+def bound_externals(slots: Iterable[Slot]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The externals a statement binds: (compared as scalars, compared as one bound list)."""
+    scalars = {s.value for s in slots if s.kind in EXTERNAL_SLOTS and s.kind != "list-external"}
+    lists = {s.value for s in slots if s.kind == "list-external"}
+    return tuple(sorted(scalars)), tuple(sorted(lists))
 
 
 # -- running -------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import orjson
 
 from jarenlab.errors import PlanError
 from jarenlab.query.preds import EXTERNAL_SLOTS
-from jarenlab.query.run import check_externals, divert_reason
+from jarenlab.query.run import bound_externals, check_externals, divert_reason
 from jarenlab.relations.load import Level, levels, plan_load
 from jarenlab.relations.load_sql import select_load
 
@@ -44,6 +44,7 @@ class _Checked:
 
     dialect: Any
     externals_in_sql: tuple[str, ...]
+    lists_in_sql: tuple[str, ...]
 
 
 def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
@@ -70,8 +71,9 @@ def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
 
 def _bind(coll: Collection, stmt: Statement, externals: Any) -> list[Any]:
     ext = check_externals(externals)
-    names = tuple(sorted({s.value for s in stmt.slots if s.kind in EXTERNAL_SLOTS}))
-    why = divert_reason(cast("Prepared", _Checked(coll.store.backend.dialect, names)), ext)
+    why = divert_reason(
+        cast("Prepared", _Checked(coll.store.backend.dialect, *bound_externals(stmt.slots))), ext
+    )
     if why is not None:
         raise PlanError(
             "JD0032",
