@@ -375,6 +375,9 @@ class Dialect(Protocol):
     date_parts: frozenset[str]
     #: Whether :meth:`float_sum` sums numbers as the engine's ``$sum`` does (correctly rounded).
     sums_floats_exactly: bool
+    #: True when :meth:`json_aggregate` takes its rows in the order an ordered subquery delivers
+    #: them (SQLite); False when it must be told the order, as a numbered column (PostgreSQL).
+    aggregates_in_row_order: bool
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -607,18 +610,20 @@ class Dialect(Protocol):
         ...
 
     def json_document(self, column: str) -> str:
-        """A stored document as a JSON value inside JSON built in SQL, its text kept exactly:
-        ``t.d`` -> SQLite ``json(t.d)``; PostgreSQL ``t.d`` (a ``json`` column already)."""
+        """A stored document (or JSON built by a subquery, NULL when it found no row) as a JSON value
+        inside JSON built in SQL, its text kept exactly: SQLite ``coalesce(t.d, 'null')`` (JSON text);
+        PostgreSQL ``t.d`` (a ``json`` value already)."""
         ...
 
     def json_list(self, items: Sequence[str]) -> str:
-        """A JSON array of JSON values: SQLite ``json_array(a, b)``; PostgreSQL ``json_build_array(a, b)``."""
+        """A JSON array of JSON values: SQLite ``'[' || a || ',' || b || ']'``; PostgreSQL
+        ``json_build_array(a, b)``."""
         ...
 
-    def json_aggregate(self, item: str, order: str) -> str:
-        """The rows' JSON values as one JSON array, in ``order`` (a column of the rows): SQLite
-        ``json_group_array(item)`` (over rows already in that order); PostgreSQL
-        ``json_agg(item ORDER BY order)``; an empty set gives ``[]``."""
+    def json_aggregate(self, item: str, order: str | None) -> str:
+        """The rows' JSON values as one JSON array (``[]`` for none): SQLite concatenates the rows
+        in the order they arrive (``order`` is None, see :attr:`aggregates_in_row_order`);
+        PostgreSQL ``json_agg(item ORDER BY order)``, ``order`` a numbered column of the rows."""
         ...
 
     def row_number(self, order: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ Each level reads its collection through a derived table ``l<n>`` selecting ``p``
 ``r<i>``/``g<i>`` (the member child ``i`` of a to-one include points with, and its kind test
 where the schema does not type it) and ``o<i>`` (ordering keys), filtered by the level's own
 conditions. A level's item is ``[doc, include, ...]`` built as JSON in SQL; a to-many include is
-``(SELECT <array of items in order> FROM (SELECT item, row_number() ... WHERE l<n>.c = parent.k
+``(SELECT <array of items in order> FROM (SELECT item[, row_number() ...] WHERE l<n>.c = parent.k
 ORDER BY ... LIMIT ...))``, a to-one include ``(SELECT item ... WHERE l<n>.k = parent.r<i>)``
 (``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
 """
@@ -115,13 +115,15 @@ class _Writer:
             chosen += d.where(self.match(child, pick, parent, index))
             chosen += d.order_by(self.terms(child, pick)) + e.window(child.skip, child.take)
             match = d.is_in(d.qualified(alias, "p"), chosen)
-        rows = d.select_from(
-            [d.aliased(self.item(child, alias), "x"), d.aliased(d.row_number(terms), "n")], [source]
-        )
-        rows += d.where(match) + d.order_by(terms)
-        ordered = d.derived(rows, f"s{self.aliases}")
-        item = d.json_document(d.qualified(f"s{self.aliases}", "x"))
-        agg = d.select_from([d.json_aggregate(item, d.qualified(f"s{self.aliases}", "n"))], [ordered])
+        ordered_alias = f"s{self.aliases}"
+        cols = [d.aliased(self.item(child, alias), "x")]
+        order = None
+        if not d.aggregates_in_row_order:
+            cols.append(d.aliased(d.row_number(terms), "n"))
+            order = d.qualified(ordered_alias, "n")
+        rows = d.select_from(cols, [source]) + d.where(match) + d.order_by(terms)
+        item = d.json_document(d.qualified(ordered_alias, "x"))
+        agg = d.select_from([d.json_aggregate(item, order)], [d.derived(rows, ordered_alias)])
         return d.json_document(d.scalar(agg))
 
 

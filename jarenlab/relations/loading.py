@@ -84,7 +84,9 @@ def _bind(coll: Collection, stmt: Statement, externals: Any) -> list[Any]:
 
 
 def _rebuild(level: Level, item: Any) -> Any:
-    doc = dict(item[0])
+    """The document of a decoded ``[doc, include, ...]`` item with its includes as members (the
+    decoded document is this load's own, so it takes them in place)."""
+    doc = item[0]
     for (name, child), value in zip(level.children, item[1:]):
         if child.count:
             doc[name] = int(value)

@@ -115,6 +115,8 @@ class PostgresDialect(StandardSQL):
     #: numeric sums the decimals as written, the engine the floats they are read as: float sums stay
     #: in the engine.
     sums_floats_exactly = False
+    #: ``json_agg`` orders its rows itself (``ORDER BY`` a numbered column).
+    aggregates_in_row_order = False
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
 
@@ -382,7 +384,7 @@ class PostgresDialect(StandardSQL):
         """A JSON array of JSON values: ``["a", "b"]`` -> ``json_build_array(a, b)``."""
         return f"json_build_array({', '.join(items)})"
 
-    def json_aggregate(self, item: str, order: str) -> str:
+    def json_aggregate(self, item: str, order: str | None) -> str:
         """The rows' JSON values as one array in ``order`` (``[]`` for none):
         ``coalesce(json_agg(item ORDER BY order), '[]'::json)``."""
         return f"coalesce(json_agg({item} ORDER BY {order}), '[]'::json)"
