@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from jarenlab import pointer
 from jarenlab.errors import QueryError, StoreError
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
-from jarenlab.query.plan import conjoin
+from jarenlab.query.plan import conjoin, subsequence_window
 from jarenlab.query.preds import ArrOut, Const, Field, FieldOut, LitOut, MapOut, OrderKey, Out, Pred, Reason
 from jarenlab.query.translate import Context, can_raise, field_of, translate, value_raises
 
@@ -202,12 +202,6 @@ class _Shape:
     windowed: bool = False
 
 
-def _int(node: Node) -> int | None:
-    if isinstance(node, Lit) and type(node.value) in (int, float) and float(node.value).is_integer():
-        return int(node.value)
-    return None
-
-
 def _shape(root: Node, target: Flwor) -> _Shape | None:
     """``[ $subsequence [F, s, l] ]``, ``$count F`` or ``F`` itself around the join FLWOR."""
     wrap = False
@@ -219,13 +213,10 @@ def _shape(root: Node, target: Flwor) -> _Shape | None:
         if root.name == "count":
             return _Shape(wrap, count=True)
         if root.name == "subsequence":
-            start = _int(root.args[1])
-            length = _int(root.args[2]) if len(root.args) > 2 else None
-            if start is None or (len(root.args) > 2 and length is None):
+            window = subsequence_window(root)
+            if window is None:
                 return None
-            lo = max(start, 0)
-            hi = None if length is None else max(start + length, 0)
-            return _Shape(wrap, offset=lo, limit=None if hi is None else max(hi - lo, 0), windowed=True)
+            return _Shape(wrap, offset=window[0], limit=window[1], windowed=True)
     return None
 
 

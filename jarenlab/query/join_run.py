@@ -211,15 +211,7 @@ def run(
             trace.fallback = why
             items = _set(store, prepared, ext, trace, narrowed=False)
             trace.mode = "set"
-    wrapped = plan.wrap and len(items) == 1 and isinstance(items[0], list)
-    trace.rows_returned = len(items[0]) if wrapped else len(items)
-    state.count(
-        **{trace.mode: 1},
-        diverted=int(trace.diverted is not None),
-        fallbacks=int(trace.fallback is not None),
-        rows_read=trace.rows_read,
-        rows_returned=trace.rows_returned,
-    )
+    trace.finish(items, plan.wrap, state)
     return items, trace, prepared
 
 

@@ -180,6 +180,18 @@ def _int_literal(node: Node) -> int | None:
     return None
 
 
+def subsequence_window(call: Call) -> tuple[int, int | None] | None:
+    """A ``$subsequence [X, start, length]`` with literal integers as ``(offset, limit)`` (limit None:
+    to the end), or None when start or length is not a literal integer."""
+    start = _int_literal(call.args[1])
+    length = _int_literal(call.args[2]) if len(call.args) > 2 else None
+    if start is None or (len(call.args) > 2 and length is None):
+        return None
+    lo = max(start, 0)
+    hi = None if length is None else max(start + length, 0)
+    return lo, None if hi is None else max(hi - lo, 0)
+
+
 @dataclass
 class _Shape:
     flwor: Flwor
@@ -198,13 +210,10 @@ def _shape(node: Node, target: Flwor) -> _Shape | None:
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and node.args[0] is target:
         return _Shape(target, wrap, aggregate=node.name)
     if isinstance(node, Call) and not node.host and node.name == "subsequence" and node.args[0] is target:
-        start = _int_literal(node.args[1])
-        length = _int_literal(node.args[2]) if len(node.args) > 2 else None
-        if start is None or (len(node.args) > 2 and length is None):
+        window = subsequence_window(node)
+        if window is None:
             return None
-        lo = max(start, 0)
-        hi = None if length is None else max(start + length, 0)
-        return _Shape(target, wrap, offset=lo, limit=None if hi is None else max(hi - lo, 0), windowed=True)
+        return _Shape(target, wrap, offset=window[0], limit=window[1], windowed=True)
     return _Shape(target, wrap) if node is target else None
 
 

@@ -147,6 +147,19 @@ class Trace:
     statement: Statement | None = None
     params: list[Any] = field(default_factory=list)
 
+    def finish(self, items: list[Any], wrap: bool, state: PlannerState) -> None:
+        """Count the rows a finished run returns (a document wrapped in an array constructor, as
+        every builder query is, returns one list: its rows) and tally the run in ``state``."""
+        wrapped = wrap and len(items) == 1 and isinstance(items[0], list)
+        self.rows_returned = len(items[0]) if wrapped else len(items)
+        state.count(
+            **{self.mode: 1},
+            diverted=int(self.diverted is not None),
+            fallbacks=int(self.fallback is not None),
+            rows_read=self.rows_read,
+            rows_returned=self.rows_returned,
+        )
+
 
 # -- preparing -----------------------------------------------------------------------------------
 def check_externals(externals: Any) -> dict[str, Any]:
@@ -553,16 +566,7 @@ def run_query(
             trace.mode = "set"
         if plan.wrap and trace.mode != "set":
             items = [items]
-    # A document wrapped in an array constructor (every builder query) returns one list: count its rows.
-    wrapped = plan.wrap and len(items) == 1 and isinstance(items[0], list)
-    trace.rows_returned = len(items[0]) if wrapped else len(items)
-    state.count(
-        **{trace.mode: 1},
-        diverted=int(trace.diverted is not None),
-        fallbacks=int(trace.fallback is not None),
-        rows_read=trace.rows_read,
-        rows_returned=trace.rows_returned,
-    )
+    trace.finish(items, plan.wrap, state)
     return items, trace, prepared
 
 
