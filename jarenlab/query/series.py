@@ -35,6 +35,7 @@ before it (``"previous"``), or takes one constant for every computed member (``{
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -285,10 +286,10 @@ def _time(v: list[Any], where: str) -> int | None:
 
 
 def _key(values: list[list[Any]], paths: list[str]) -> tuple[Any, ...]:
-    return tuple(
-        hash_key(x) if x is not None else ("empty",)
-        for x in (_one(v, p, "a series key") for v, p in zip(values, paths))
-    )
+    """A partition's key: deep equality of each key's one item (an empty key is a value of its own)."""
+    for v, p in zip(values, paths):
+        _one(v, p, "a series key")
+    return tuple(hash_key(v[0]) if v else ("empty",) for v in values)
 
 
 def _aggregate(fn: str, pooled: list[Any], where: str) -> list[Any]:
@@ -356,9 +357,13 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
             t = _time(time_fn(e), time_at)
             if t is None:
                 continue
-            keys = {n: _one(f(e), p, "a $by key") for n, f, p in by}
-            k = tuple(hash_key(v) if v is not None else ("empty",) for v in keys.values())
-            group = groups.setdefault(k, ({n: v for n, v in keys.items() if v is not None}, {}))
+            keys = {}
+            for n, f, p in by:
+                v = f(e)
+                _one(v, p, "a $by key")
+                keys[n] = v
+            k = tuple(hash_key(v[0]) if v else ("empty",) for v in keys.values())
+            group = groups.setdefault(k, ({n: v[0] for n, v in keys.items() if v}, {}))
             group[1].setdefault(origin + (t - origin) // width * width, []).append(e)
         filling = node.fill != "drop"
         if filling:
@@ -370,7 +375,8 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
                     "narrow the rows first or take a wider width",
                     doc_path=where,
                 )
-        constant = None if fill_fn is None else _one(fill_fn(env), fill_at, "the $fill value")
+        constant = [] if fill_fn is None else fill_fn(env)
+        _one(constant, fill_at, "the $fill value")
         out: list[Any] = []
         for keys, buckets in groups.values():
             starts = sorted(buckets)
@@ -389,7 +395,7 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
                 elif node.fill == "previous":
                     computed = dict(previous)
                 else:
-                    computed = {} if constant is None else {f.name: constant for f, _ in fns}
+                    computed = {f.name: copy.deepcopy(constant[0]) for f, _ in fns} if constant else {}
                 row.update(computed)
                 out.append(row)
         return out
