@@ -37,12 +37,23 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError
-from jarenlab.query.dates import DEFAULT_ORIGIN, add_duration, epoch_ms, format_ms, parse_duration
+from jarenlab.query.dates import (
+    DAY,
+    DEFAULT_ORIGIN,
+    HOUR,
+    MINUTE,
+    SECOND,
+    add_duration,
+    epoch_ms,
+    format_ms,
+    parse_duration,
+)
 from jarenlab.query.functions import FUNCTIONS
 from jarenlab.query.path import VAR_NAME
 from jarenlab.query.values import hash_key, kind
@@ -297,6 +308,29 @@ def _aggregate(fn: str, pooled: list[Any], where: str) -> list[Any]:
     return out
 
 
+def _copy(value: Any) -> Any:
+    """A fill constant for one row: containers copied, so no two results share one."""
+    return copy.deepcopy(value) if type(value) in (dict, list) else value
+
+
+def _stamper(where: str) -> Callable[[int], str]:
+    """:func:`format_ms` for a run of intervals: each day's date is computed once."""
+    days: dict[int, str] = {}
+
+    def stamp(ms: int) -> str:
+        day, rest = divmod(ms, DAY)
+        date = days.get(day)
+        if date is None:
+            date = days[day] = format_ms(day * DAY, where)[:11]
+        if rest % SECOND:
+            return format_ms(ms, where)
+        h, rest = divmod(rest, HOUR)
+        m, rest = divmod(rest, MINUTE)
+        return f"{date}{h:02d}:{m:02d}:{rest // SECOND:02d}Z"
+
+    return stamp
+
+
 def compile_rolling(node: Rolling, c: Compiler) -> SeqFn:
     """The closure of a ``$rolling`` node (see the module docstring)."""
     items_fn, time_fn = c.seq(node.seq), c.seq(node.time)
@@ -350,6 +384,7 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
     var, where, time_at, name = node.var, node.path, node.time.path, node.name
 
     def run(env: Env) -> list[Any]:
+        stamp = _stamper(where)
         groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, list[Env]]]] = {}
         for x in items_fn(env):
             e = dict(env)
@@ -358,8 +393,8 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
             if t is None:
                 continue
             keys = {}
-            for n, f, p in by:
-                v = f(e)
+            for n, key_fn, p in by:
+                v = key_fn(e)
                 _one(v, p, "a $by key")
                 keys[n] = v
             k = tuple(hash_key(v[0]) if v else ("empty",) for v in keys.values())
@@ -383,7 +418,7 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
             span = range(starts[0], starts[-1] + width, width) if filling else starts
             previous: dict[str, Any] = {}
             for b in span:
-                row = {**keys, name: format_ms(b, where)}
+                row = {**keys, name: stamp(b)}
                 rows = buckets.get(b)
                 if rows is not None:
                     computed = {}
@@ -395,7 +430,7 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
                 elif node.fill == "previous":
                     computed = dict(previous)
                 else:
-                    computed = {f.name: copy.deepcopy(constant[0]) for f, _ in fns} if constant else {}
+                    computed = {f.name: _copy(constant[0]) for f, _ in fns} if constant else {}
                 row.update(computed)
                 out.append(row)
         return out

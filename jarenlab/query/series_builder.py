@@ -98,7 +98,7 @@ def resample_spec(
     spec["$compute"] = _compute(compute, "resample")
     if isinstance(fill, str) and fill not in FILLS:
         raise QueryError("JQ0023", f'fill is "drop", "previous" or a constant such as 0, not {fill!r}')
-    if fill != "drop":
+    if isinstance(fill, Expr) or fill != "drop":
         spec["$fill"] = fill if isinstance(fill, str) else {"$value": lit(fill)}
     name = member_name(time)
     if name is not None and name != DEFAULT_AS:
