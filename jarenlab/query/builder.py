@@ -621,18 +621,9 @@ class Queryable:
         """See :meth:`Query.rolling`."""
         return Query(self).rolling(time, width, partition=partition, **compute)
 
-    def resample(
-        self,
-        time: Any,
-        width: str,
-        *,
-        by: Any = None,
-        origin: str | None = None,
-        fill: Any = "drop",
-        **compute: Any,
-    ) -> Query:
-        """See :meth:`Query.resample`."""
-        return Query(self).resample(time, width, by=by, origin=origin, fill=fill, **compute)
+    def resample(self, time: Any, width: str, **options: Any) -> Query:
+        """See :meth:`Query.resample` (``by``, ``origin``, ``fill`` and the computed members)."""
+        return Query(self).resample(time, width, **options)
 
     def count(self, **externals: Any) -> int:
         """See :meth:`Query.count`."""

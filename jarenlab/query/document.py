@@ -323,13 +323,7 @@ class _Parser:
         d = depth + 2
         seq = self.expr(value[var], pointer.join(here, var), scope, d)
         inner = scope | {var}
-        part = value.get("$partition", [])
-        part_at = pointer.join(here, "$partition")
-        parts = part if type(part) is list else [part]
-        partition = tuple(
-            self.expr(p, pointer.join(part_at, i) if type(part) is list else part_at, inner, d)
-            for i, p in enumerate(parts)
-        )
+        partition = self.partition(value, here, inner, d)
         orderby = (
             self.orderby(value["$orderby"], pointer.join(here, "$orderby"), inner, d)
             if "$orderby" in value
@@ -346,6 +340,16 @@ class _Parser:
             for n, spec in compute.items()
         )
         return Window(var, seq, partition, orderby, fns, at)
+
+    def partition(
+        self, value: dict[str, Any], here: str, scope: frozenset[str], depth: int
+    ) -> tuple[Node, ...]:
+        """The ``$partition`` keys of a ``$window`` or ``$rolling`` spec (one expression or a list)."""
+        part = value.get("$partition", [])
+        at = pointer.join(here, "$partition")
+        if type(part) is not list:
+            return (self.expr(part, at, scope, depth),)
+        return tuple(self.expr(p, pointer.join(at, i), scope, depth) for i, p in enumerate(part))
 
     def asof(self, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
         shape = '$asof takes {"<left>": items, "<right>": items, "$on": [left key, right key], "$by"?: [[l, r]], "$as": name}'

@@ -65,9 +65,13 @@ if TYPE_CHECKING:
 
 
 class Parser(Protocol):
-    """What the series parsers need of the document parser: an expression at a pointer."""
+    """What the series parsers need of the document parser: expressions at a pointer, partition keys."""
 
     def expr(self, doc: Any, at: str, scope: frozenset[str], depth: int) -> Node: ...
+
+    def partition(
+        self, value: dict[str, Any], here: str, scope: frozenset[str], depth: int
+    ) -> tuple[Node, ...]: ...
 
 
 #: The aggregates a series computes.
@@ -185,13 +189,7 @@ def parse_rolling(p: Parser, value: Any, at: str, here: str, scope: frozenset[st
     seq = p.expr(value[var], pointer.join(here, var), scope, d)
     time = p.expr(value["$time"], pointer.join(here, "$time"), inner, d)
     _width(value["$width"], pointer.join(here, "$width"), fixed=False)
-    part = value.get("$partition", [])
-    part_at = pointer.join(here, "$partition")
-    parts = part if type(part) is list else [part]
-    partition = tuple(
-        p.expr(x, pointer.join(part_at, i) if type(part) is list else part_at, inner, d)
-        for i, x in enumerate(parts)
-    )
+    partition = p.partition(value, here, inner, d)
     compute = _compute(p, value["$compute"], pointer.join(here, "$compute"), inner, d)
     return Rolling(var, seq, time, value["$width"], partition, compute, at)
 

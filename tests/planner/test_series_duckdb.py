@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 import jarenlab as jl
-from jarenlab.examples import flights_frames, flights_model, load_flights
+from jarenlab.examples import flights_model, load_flights
 from jarenlab.query import agg, evaluate, it
 from jarenlab.query.run import run_query
 from tests.planner.tally import TALLY, assert_floors
@@ -68,16 +68,9 @@ DEFAULT_ORIGIN = "2000-01-03T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def sample() -> Any:
-    frames = flights_frames()
-    frames["flights"] = frames["flights"].iloc[::67].reset_index(drop=True)
-    return frames
-
-
-@pytest.fixture(scope="module")
-def duck(sample: Any) -> Any:
+def duck(flights_sample: Any) -> Any:
     con = duckdb.connect()
-    f = sample["flights"][["time_hour", "dep_delay", "origin", "carrier"]].copy()
+    f = flights_sample["flights"][["time_hour", "dep_delay", "origin", "carrier"]].copy()
     f["rn"] = range(len(f))
     f["dep_delay"] = f["dep_delay"].astype("float64")
     con.register("f0", f)
@@ -90,7 +83,7 @@ def duck(sample: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def stores(request: pytest.FixtureRequest, sample: Any) -> Iterator[dict[str, Any]]:
+def stores(request: pytest.FixtureRequest, flights_sample: Any) -> Iterator[dict[str, Any]]:
     """The sample on SQLite and on PostgreSQL (a schema of this run's server)."""
     server = request.getfixturevalue("pg_server")
     opened = {
@@ -98,7 +91,7 @@ def stores(request: pytest.FixtureRequest, sample: Any) -> Iterator[dict[str, An
         "postgresql": jl.open(server.url(), flights_model(), schema="series_duckdb"),
     }
     for store in opened.values():
-        load_flights(store, frames=sample, progress=False)
+        load_flights(store, frames=flights_sample, progress=False)
     yield {name: store["flights"] for name, store in opened.items()}
     for store in opened.values():
         store.close()
