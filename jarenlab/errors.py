@@ -241,6 +241,11 @@ CODES: dict[str, tuple[str, str]] = {
         "A literal date unit, date part or window function is not one the operator takes.",
     ),
     "JQ0021": ("bad_window", "A `$window`, `$rolling`, `$resample` or `$asof` spec is malformed."),
+    "JQ0022": (
+        "bad_width",
+        "A `$rolling` or `$resample` width is not a positive ISO 8601 duration literal (`$resample`: no years or months).",
+    ),
+    "JQ0023": ("unknown_fill", 'A `$resample` `$fill` is not `"drop"`, `"previous"` or a constant `{"$value": ...}`.'),
     "JQ0030": (
         "impossible_path",
         "The query reads a member the collection's schema cannot hold (closed properties, or under a scalar).",
@@ -286,6 +291,10 @@ CODES: dict[str, tuple[str, str]] = {
     "JQ2023": (
         "stream_fallback",
         "A streamed result met a value only the engine reads exactly after batches were handed on.",
+    ),
+    "JQ2024": (
+        "too_many_intervals",
+        "A filled `$resample` would produce more than 1,000,000 intervals; nothing is built.",
     ),
 }
 

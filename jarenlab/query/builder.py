@@ -221,6 +221,46 @@ class Query:
         spec["$compute"] = out
         return Query(self._source, _Stage(source={"$window": spec}))
 
+    def rolling(self, time: Any, width: str, *, partition: Any = None, **compute: Any) -> Query:
+        """Add time-based moving aggregates to each result (``$rolling``): for a result at time
+        ``t``, ``name=agg.fn(...)`` over the results of its ``partition`` whose ``time`` is in
+        ``(t - width, t]`` (``width`` an ISO 8601 duration such as ``"P7D"``). Results keep their
+        order and the chain goes on over them; a result without a time gets no members.
+
+        >>> src = _Docs([{"t": "2013-01-01T00:00:00Z", "x": 1}, {"t": "2013-01-01T05:00:00Z", "x": 3}])
+        >>> src.rolling(it.t, "PT6H", s=agg.sum(it.x)).select(it.s).to_list()
+        [1, 4]
+        """
+        from jarenlab.query.series_builder import rolling_spec
+
+        return Query(self._source, _Stage(source=rolling_spec(self._expr(), time, width, partition, compute)))
+
+    def resample(
+        self,
+        time: Any,
+        width: str,
+        *,
+        by: Any = None,
+        origin: str | None = None,
+        fill: Any = "drop",
+        **compute: Any,
+    ) -> Query:
+        """One result per interval of ``width`` (a fixed ISO 8601 duration such as ``"PT1H"``, from
+        ``origin``) per ``by`` group (``it.origin``, a list, or ``{"name": expr}``), with
+        ``name=agg.fn(...)`` over the interval's results (``$resample``). An interval with no results
+        is dropped (``fill="drop"``), repeats the interval before it (``"previous"``) or takes a
+        constant (``fill=0``). Each result holds the ``by`` members, the interval's start (named
+        after the time member, e.g. ``time_hour``) and the computed members.
+
+        >>> src = _Docs([{"t": "2013-01-01T00:10:00Z"}, {"t": "2013-01-01T02:20:00Z"}])
+        >>> src.resample(it.t, "PT1H", n=agg.count(), fill=0).select(it.n).to_list()
+        [1, 0, 1]
+        """
+        from jarenlab.query.series_builder import resample_spec
+
+        spec = resample_spec(self._expr(), time, width, by, origin, fill, compute)
+        return Query(self._source, _Stage(source=spec))
+
     def distinct(self) -> Query:
         """Drop repeated results (deep equality, first occurrence kept)."""
         return self._with(post=(*self._stage.post, ("distinct",)))
@@ -576,6 +616,14 @@ class Queryable:
     def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
         """See :meth:`Query.window`."""
         return Query(self).window(partition=partition, order_by=order_by, **compute)
+
+    def rolling(self, time: Any, width: str, *, partition: Any = None, **compute: Any) -> Query:
+        """See :meth:`Query.rolling`."""
+        return Query(self).rolling(time, width, partition=partition, **compute)
+
+    def resample(self, time: Any, width: str, **options: Any) -> Query:
+        """See :meth:`Query.resample` (``by``, ``origin``, ``fill`` and the computed members)."""
+        return Query(self).resample(time, width, **options)
 
     def count(self, **externals: Any) -> int:
         """See :meth:`Query.count`."""

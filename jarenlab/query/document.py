@@ -21,6 +21,14 @@ from jarenlab import pointer
 from jarenlab.errors import QueryError
 from jarenlab.query.dates import DATE_ARITY, NAMED_ARGUMENT
 from jarenlab.query.path import VAR_NAME, Step, parse_path, path_text
+from jarenlab.query.series import (
+    Resample,
+    Rolling,
+    parse_resample,
+    parse_rolling,
+    series_kids,
+    unparse_series,
+)
 from jarenlab.query.values import check_json
 
 #: operator name -> (fewest, most) arguments; ``None`` means any number.
@@ -58,7 +66,7 @@ ARITY: dict[str, tuple[int, int | None]] = {
 }
 
 #: names the language knows but this engine does not run (``JQ0008``).
-UNSUPPORTED = frozenset({"fold", "as", "valid", "assert", "resample", "rolling", "overlaps", "similarity"})
+UNSUPPORTED = frozenset({"fold", "as", "valid", "assert", "overlaps", "similarity"})
 #: window function -> (fewest, most) arguments.
 WINDOW_FUNCTIONS = {
     "row-number": (0, 0),
@@ -193,7 +201,7 @@ class Asof:
     path: str
 
 
-Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window | Asof
+Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window | Asof | Rolling | Resample
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +291,10 @@ class _Parser:
             return self.window(value, at, here, scope, depth)
         if name == "asof":
             return self.asof(value, at, here, scope, depth)
+        if name == "rolling":
+            return parse_rolling(self, value, at, here, scope, depth)
+        if name == "resample":
+            return parse_resample(self, value, at, here, scope, depth)
         return self.call(name, value, at, here, scope, depth)
 
     def quant(self, name: str, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
@@ -311,13 +323,7 @@ class _Parser:
         d = depth + 2
         seq = self.expr(value[var], pointer.join(here, var), scope, d)
         inner = scope | {var}
-        part = value.get("$partition", [])
-        part_at = pointer.join(here, "$partition")
-        parts = part if type(part) is list else [part]
-        partition = tuple(
-            self.expr(p, pointer.join(part_at, i) if type(part) is list else part_at, inner, d)
-            for i, p in enumerate(parts)
-        )
+        partition = self.partition(value, here, inner, d)
         orderby = (
             self.orderby(value["$orderby"], pointer.join(here, "$orderby"), inner, d)
             if "$orderby" in value
@@ -334,6 +340,16 @@ class _Parser:
             for n, spec in compute.items()
         )
         return Window(var, seq, partition, orderby, fns, at)
+
+    def partition(
+        self, value: dict[str, Any], here: str, scope: frozenset[str], depth: int
+    ) -> tuple[Node, ...]:
+        """The ``$partition`` keys of a ``$window`` or ``$rolling`` spec (one expression or a list)."""
+        part = value.get("$partition", [])
+        at = pointer.join(here, "$partition")
+        if type(part) is not list:
+            return (self.expr(part, at, scope, depth),)
+        return tuple(self.expr(p, pointer.join(at, i), scope, depth) for i, p in enumerate(part))
 
     def asof(self, value: Any, at: str, here: str, scope: frozenset[str], depth: int) -> Node:
         shape = '$asof takes {"<left>": items, "<right>": items, "$on": [left key, right key], "$by"?: [[l, r]], "$as": name}'
@@ -652,6 +668,8 @@ def walk(node: Node) -> list[Node]:
     elif isinstance(node, Window):
         kids = [node.seq, *node.partition, *(s.key for s in node.orderby)]
         kids += [a for f in node.compute for a in f.args]
+    elif isinstance(node, Rolling | Resample):
+        kids = series_kids(node)
     else:
         kids = []
     for k in kids:
@@ -698,6 +716,8 @@ def unparse(node: Node) -> Any:
             doc["$by"] = [[unparse(a), unparse(b)] for a, b in node.by]
         doc["$as"] = node.name
         return {"$asof": doc}
+    if isinstance(node, Rolling | Resample):
+        return unparse_series(node, unparse)
     if isinstance(node, Window):
         spec: dict[str, Any] = {node.var: unparse(node.seq)}
         if node.partition:

@@ -53,6 +53,7 @@ from jarenlab.query.document import (
 from jarenlab.query.flwor import compile_flwor
 from jarenlab.query.functions import FUNCTIONS, range_bounds
 from jarenlab.query.path import VAR_NAME
+from jarenlab.query.series import Resample, Rolling, compile_resample, compile_rolling
 from jarenlab.query.values import check_json, ebv
 from jarenlab.query.windows import compile_asof, compile_window
 
@@ -137,6 +138,10 @@ class Compiler:
             return compile_window(node, self)
         if isinstance(node, Asof):
             return compile_asof(node, self)
+        if isinstance(node, Rolling):
+            return compile_rolling(node, self)
+        if isinstance(node, Resample):
+            return compile_resample(node, self)
         return compile_flwor(node, self)
 
     def quant(self, node: Quant) -> BoolFn:

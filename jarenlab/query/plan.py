@@ -57,6 +57,7 @@ from jarenlab.query.preds import (
     fields_of,
     slots_of,
 )
+from jarenlab.query.series import Resample, Rolling
 from jarenlab.query.translate import Context, can_raise, date_key, field_of, translate, value_raises
 
 if TYPE_CHECKING:
@@ -385,11 +386,21 @@ def analyze(
     shape = _shape(root, target)
     if shape is None and any(isinstance(n, Window) for n in walk(root)):
         reasons.append(Reason("$window", "window functions run in the engine, over the rows SQL narrowed"))
+    elif shape is None and (series := _series(root)) is not None:
+        reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
     elif shape is None:
         reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
     return _finish(base, shape, ctx)
+
+
+def _series(root: Node) -> str | None:
+    """The first ``$rolling``/``$resample`` of a document, by name (None without one)."""
+    for n in walk(root):
+        if isinstance(n, Rolling | Resample):
+            return "$rolling" if isinstance(n, Rolling) else "$resample"
+    return None
 
 
 def has_udf(p: Pred) -> bool:

