@@ -428,6 +428,12 @@ class Dialect(Protocol):
         """The member's JSON type, NULL when missing: ``?`` -> ``json_type(doc, ?)``."""
         ...
 
+    def written_float(self, member: str) -> str:
+        """The member holds a number written as a float (``2.0``, ``2.5``, ``1e16``), so an integer
+        sum or key over it is not the engine's: SQLite ``json_type(doc, ?) = 'real'``; PostgreSQL
+        reads it from ``jsonb``'s decimal (a scale, or a magnitude of 2^53 or more)."""
+        ...
+
     def json_value(self, path: str) -> str:
         """The member's SQL value, NULL when missing: ``?`` -> ``json_extract(doc, ?)``."""
         ...

@@ -82,14 +82,20 @@ def _items(
     return agg[out]
 
 
+def _integer(v: Any) -> Any:
+    """An integer the database computed as a decimal (PostgreSQL's ``numeric``) as a Python int; a
+    decimal with a fraction means a float was summed, which a real-flag sends to the engine."""
+    return int(v) if type(v) is Decimal and v == v.to_integral_value() else v
+
+
 def _aggregate(a: AggOut, cells: list[Any]) -> list[Any]:
     if a.fn == "count":
         return [cells[0]]
     if a.fn == "sum":
-        return [0 if cells[0] is None else cells[0]]
+        return [0 if cells[0] is None else _integer(cells[0])]
     if a.fn == "avg":
-        return [] if not cells[1] else [cells[0] / cells[1]]
-    return [] if cells[0] is None else [cells[0]]
+        return [] if not cells[1] else [_integer(cells[0]) / cells[1]]
+    return [] if cells[0] is None else [_integer(cells[0])]
 
 
 def _read_aggs(layout: Layout, row: tuple[Any, ...], start: int) -> tuple[dict[AggOut, list[Any]], int]:

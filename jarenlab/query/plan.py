@@ -65,8 +65,6 @@ if TYPE_CHECKING:
 
 AGGREGATES = ("count", "sum", "avg", "min", "max")
 TRUE = Const(True)
-#: Why integer aggregates stay in the engine on a backend whose JSON numbers lose ``2.0`` vs ``2``.
-_NO_REALS = "the backend's JSON does not tell 2.0 from 2, so only the engine gives the exact result"
 #: Why a projection of numbers runs in the engine there (it reads each document's exact text).
 _NO_REAL_ITEMS = "the projection reads numbers and the backend's JSON does not tell 2.0 from 2"
 
@@ -448,8 +446,6 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
         ordered = tuple(dict.fromkeys(k.agg for k in order if k.agg is not None))
         checks = _real_checks(out) + tuple(f for a in ordered for f in _real_checks(a))
         checks += tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
-        if checks and not ctx.dialect.keeps_integers_apart:
-            return replace(set_plan, reasons=(Reason("$groupby", _NO_REALS),))
         dates = tuple(dict.fromkeys(k.field for k in keys if isinstance(k, DateKey)))
         return replace(
             common,
@@ -518,8 +514,6 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
         ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):
             checks = (f,) if f.family == "integer" and fn != "count" else ()
-            if checks and not ctx.dialect.keeps_integers_apart:
-                return replace(set_plan, reasons=(Reason(f"${fn}", _NO_REALS),))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
     if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
         return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))

@@ -410,7 +410,7 @@ def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
 
 
 def _real_flags(e: Emitter, checks: tuple[Field, ...]) -> list[str]:
-    return [e.dialect.any_row(e.kinds(f, ("float",))) for f in checks]
+    return [e.dialect.any_row(e.dialect.written_float(e.path(f))) for f in checks]
 
 
 def select_aggregate(

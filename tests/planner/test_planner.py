@@ -249,6 +249,50 @@ def test_typed_members_need_no_json_type_guard(store: Any) -> None:
         )
 
 
+GROUPED = [
+    {
+        "$for": {"it": "$[*]"},
+        "$groupby": {"k": "$it.s"},
+        "$return": {
+            "k": "$k",
+            "sum": {"$sum": "$it.i"},
+            "avg": {"$avg": "$it.i"},
+            "min": {"$min": "$it.i"},
+            "max": {"$max": "$it.i"},
+            "n": {"$count": "$it.i"},
+        },
+    },
+    {"$for": {"it": "$[*]"}, "$groupby": {"k": "$it.i"}, "$return": {"k": "$k", "n": {"$count": "$it"}}},
+    [{"$sum": {"$for": {"it": "$[*]"}, "$return": "$it.i"}}],
+    [{"$avg": {"$for": {"it": "$[*]"}, "$return": "$it.i"}}],
+]
+
+
+@pytest.mark.parametrize("written", [2.0, 1e16, -7.0])
+def test_integer_aggregates_over_a_stored_float_are_the_engines(open_store: Any, written: float) -> None:
+    """JSON Schema's ``integer`` takes ``2.0``, and the engine's sum over it is a float, its group key
+    ``2.0``. SQL flags such a value (SQLite's ``json_type``; PostgreSQL's ``jsonb`` scale, or a
+    magnitude of 2^53 or more for ``1e16``, which ``jsonb`` reads as an integer) and the engine
+    answers; without one, sums, averages, minima, maxima and integer group keys stay in SQL."""
+    docs: list[dict[str, Any]] = [{"id": "a", "s": "x", "i": 2}, {"id": "b", "s": "y", "i": 3}]
+    with open_store(MODEL) as s:
+        s["docs"].insert_many(docs)
+        for doc in GROUPED:
+            ex = s["docs"].explain(doc, analyze=True)
+            assert (ex.mode, ex.fallback) == ("native", None), doc
+            assert s["docs"]._run_query(doc, {}) == evaluate(doc, docs, {})
+        s["docs"].insert({"id": "c", "s": "x", "i": written})
+        docs.append(s["docs"].get("c"))
+        assert type(docs[-1]["i"]) is float
+        for doc in GROUPED:
+            ex = s["docs"].explain(doc, analyze=True)
+            assert ex.fallback in (
+                "real values in an integer-typed path",
+                "a sum of 2^53 or more: the ordering by its average may differ",
+            ), doc
+            assert s["docs"]._run_query(doc, {}) == evaluate(doc, docs, {})
+
+
 @pytest.mark.postgresql_only("numeric compares a stored float as the decimal it is written as")
 @pytest.mark.xfail(
     strict=True,

@@ -183,6 +183,22 @@ class PostgresDialect(StandardSQL):
         """
         return f"(CASE jsonb_typeof({path}) WHEN 'boolean' THEN ({path})::text ELSE jsonb_typeof({path}) END)"
 
+    def written_float(self, member: str) -> str:
+        """The member holds a number written as a float. ``jsonb`` keeps a decimal's scale (``2.0``
+        has scale 1) but reads an exponent as an integer (``1e16`` is 10000000000000000); the store
+        writes every float with a point or an exponent, and with an exponent only from 1e16 up or
+        below 1e-4 (which has a scale), so a float is a scale or a magnitude of 2^53 or more (an
+        integer that large is flagged too: the engine then decides, which is never wrong).
+
+        >>> print(PostgresDialect().written_float("body->'n'"))
+        (CASE WHEN jsonb_typeof(body->'n') = 'number' THEN scale((body->'n')::numeric) > 0 OR abs((body->'n')::numeric) >= 9007199254740992 END)
+        """
+        value = f"({member})::numeric"
+        return (
+            f"(CASE WHEN jsonb_typeof({member}) = 'number' THEN scale({value}) > 0 "
+            f"OR abs({value}) >= {2**53} END)"
+        )
+
     def json_value(self, path: str) -> str:
         """The member itself, a jsonb value (NULL when missing): ``body->'a'`` -> ``(body->'a')``.
 

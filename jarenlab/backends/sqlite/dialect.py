@@ -163,6 +163,10 @@ class SQLiteDialect(StandardSQL):
         """The JSON type of the member at ``path`` (NULL when missing): ``?`` -> ``json_type(doc, ?)``."""
         return f"json_type({self.document()}, {path})"
 
+    def written_float(self, member: str) -> str:
+        """The member holds a number written as a float: ``?`` -> ``json_type(doc, ?) = 'real'``."""
+        return self.kind_in(self.json_type(member), ("float",))
+
     def json_value(self, path: str) -> str:
         """The SQL value of the member at ``path``: ``?`` -> ``json_extract(doc, ?)``."""
         return f"json_extract({self.document()}, {path})"
