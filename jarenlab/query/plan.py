@@ -199,21 +199,32 @@ class _Shape:
     offset: int = 0
     limit: int | None = None
     windowed: bool = False
+    distinct: bool = False
+
+
+def _call(node: Node, name: str) -> bool:
+    return isinstance(node, Call) and not node.host and node.name == name and bool(node.args)
 
 
 def _shape(node: Node, target: Flwor) -> _Shape | None:
-    """Recognise ``[ $subsequence [F, s, l] ]``, ``$count F`` ... around the target FLWOR."""
+    """Recognise ``[ $subsequence [$distinct F, s, l] ]``, ``$count F`` ... around the target FLWOR."""
     wrap = False
     if isinstance(node, ArrayCons) and len(node.items) == 1:
         wrap, node = True, node.items[0]
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and node.args[0] is target:
         return _Shape(target, wrap, aggregate=node.name)
-    if isinstance(node, Call) and not node.host and node.name == "subsequence" and node.args[0] is target:
+    shape = _Shape(target, wrap)
+    if _call(node, "subsequence"):
+        assert isinstance(node, Call)
         window = subsequence_window(node)
         if window is None:
             return None
-        return _Shape(target, wrap, offset=window[0], limit=window[1], windowed=True)
-    return _Shape(target, wrap) if node is target else None
+        shape.offset, shape.limit, shape.windowed = window[0], window[1], True
+        node = node.args[0]
+    if _call(node, "distinct"):
+        assert isinstance(node, Call)
+        shape.distinct, node = True, node.args[0]
+    return shape if node is target else None
 
 
 def _target(root: Node) -> Flwor | Reason:
@@ -432,6 +443,8 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     if isinstance(order, Reason):
         return replace(set_plan, reasons=(_float_sums(flwor, ctx) or order,))
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
+    if shape.distinct:
+        return _distinct(common, set_plan, flwor, ctx)
     if kvars:
         keys: list[GroupKey] = []
         for _, node in flwor.groupby:
@@ -475,6 +488,26 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
     why = f"{_NO_REAL_ITEMS}: the engine runs it, row by row" if numbers else ""
     reason = Reason("$return", why or "the projection runs in the engine, row by row")
     return replace(common, mode="row", row_document=row_doc, return_path=flwor.path, reasons=(reason,))
+
+
+def _distinct(common: Plan, set_plan: Plan, flwor: Flwor, ctx: Context) -> Plan:
+    """``$distinct F`` where F returns a schema-typed string or integer member, in storage order: a
+    group-by on that member (its groups in first-appearance order are the first occurrences), over
+    the documents that have it (a missing member returns nothing, so it must not take a place in a
+    window). An integer key carries the float flag (``2.0`` equals ``2`` and the first one written
+    is the one kept: the engine decides then)."""
+    f = field_of(flwor.ret, ctx)
+    if flwor.groupby or flwor.orderby or not isinstance(f, Field) or f.family not in ("string", "integer"):
+        why = "distinct values other than a schema-typed string or integer member in storage order"
+        return replace(set_plan, reasons=(Reason("$distinct", why),))
+    return replace(
+        common,
+        mode="native",
+        where=conjoin([common.where, Exists(f)]),
+        group=(f,),
+        output=KeyOut(0),
+        real_checks=(f,) if f.family == "integer" else (),
+    )
 
 
 def _group_key(node: Node, ctx: Context) -> GroupKey | Reason:

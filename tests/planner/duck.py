@@ -160,10 +160,28 @@ def sql_for(query: Any, ext: dict[str, Any]) -> tuple[str, str] | None:
         if not all(type(v) is int for v in bounds):
             return None
         window = bounds
+    elif isinstance(q, list) and len(q) == 1 and isinstance(q[0], dict) and set(q[0]) == {"$distinct"}:
+        q = q[0]
+    distinct = isinstance(q, dict) and set(q) == {"$distinct"}
+    if distinct:
+        q = q["$distinct"]
     if not isinstance(q, dict) or set(q) - {"$for", "$where", "$orderby", "$return"}:
         return None
     binding, src = next(iter(q["$for"].items()))
-    if src != "$[*]" or len(q["$for"]) != 1 or q["$return"] not in (f"${binding}.id", f"${binding}"):
+    if src != "$[*]" or len(q["$for"]) != 1:
+        return None
+    if distinct:
+        # The first occurrence of each string value (its first row), strings only, in storage order.
+        try:
+            c = _field(q["$return"], binding)
+            where = cond(q["$where"], binding, ext) if "$where" in q else "true"
+        except Unsupported:
+            return None
+        if c not in ("s", "o_t") or "$orderby" in q:
+            return None
+        sql = f"SELECT {c}_str FROM docs WHERE ({where}) AND {c}_t = 'text' GROUP BY {c}_str ORDER BY min(rid)"
+        return sql + _limit(window), "value"
+    if q["$return"] not in (f"${binding}.id", f"${binding}"):
         return None
     try:
         where = cond(q["$where"], binding, ext) if "$where" in q else "true"
@@ -181,11 +199,16 @@ def sql_for(query: Any, ext: dict[str, Any]) -> tuple[str, str] | None:
     except Unsupported:
         return None
     sql = f"SELECT id_str, doc FROM docs WHERE {where} ORDER BY {', '.join([*order, 'rid'])}"
-    if window:
-        start = max(window[0], 0)
-        stop = None if len(window) == 1 else max(window[0] + window[1], 0)
-        sql += f" LIMIT {max(stop - start, 0) if stop is not None else 1 << 62} OFFSET {start}"
-    return sql, ("id" if q["$return"].endswith(".id") else "doc")
+    return sql + _limit(window), ("id" if q["$return"].endswith(".id") else "doc")
+
+
+def _limit(window: list[int] | None) -> str:
+    """``$subsequence``'s start and length as LIMIT/OFFSET (nothing without a window)."""
+    if not window:
+        return ""
+    start = max(window[0], 0)
+    stop = None if len(window) == 1 else max(window[0] + window[1], 0)
+    return f" LIMIT {max(stop - start, 0) if stop is not None else 1 << 62} OFFSET {start}"
 
 
 def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any] | None:
@@ -203,7 +226,7 @@ def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any
     con = duckdb.connect()
     con.register("docs", to_arrow(docs))
     rows = con.execute(sql).fetchall()
-    items = [r[0] for r in rows] if kind == "id" else [json.loads(r[1]) for r in rows]
+    items = [r[0] for r in rows] if kind in ("id", "value") else [json.loads(r[1]) for r in rows]
     return [items] if isinstance(query, list) else items
 
 
