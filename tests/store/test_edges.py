@@ -115,6 +115,9 @@ def worker_store(tmp_path: Path) -> Path:
             NUMBER = 7
 
             def register(jobs):
+                # The worker runs the store's own queue (one queue object), with the CLI's options.
+                assert jobs is jobs.store.jobs, "the worker made a second queue beside store.jobs"
+                assert (jobs.lease, jobs.poll) == (12.0, 0.2), (jobs.lease, jobs.poll)
                 jobs.handlers.register("double", double)
                 jobs.handlers.register("triple", triple)
 
@@ -130,7 +133,8 @@ def worker_store(tmp_path: Path) -> Path:
 def _worker(path: Path, spec: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path.parent), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(
-        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle"],
+        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle"]
+        + ["--lease", "12", "--poll", "0.2"],
         capture_output=True,
         text=True,
         timeout=60,
