@@ -130,11 +130,14 @@ def worker_store(tmp_path: Path) -> Path:
     return path
 
 
+#: Worker options the registering function checks it was set up with.
+OPTIONS = ("--lease", "12", "--poll", "0.2")
+
+
 def _worker(path: Path, spec: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path.parent), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(
-        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle"]
-        + ["--lease", "12", "--poll", "0.2"],
+        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle", *OPTIONS],
         capture_output=True,
         text=True,
         timeout=60,
