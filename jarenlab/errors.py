@@ -206,8 +206,9 @@ CODES: dict[str, tuple[str, str]] = {
     "JD2127": ("live_closed", "The live query is closed."),
     "JD2128": (
         "reset_required",
-        "The change log no longer holds what the cursor asks for (pruned by retention); re-seed from a "
-        "snapshot and follow on from the high watermark.",
+        "The change log no longer holds what the cursor asks for (pruned by retention, or kept only in "
+        "compact form: a bulk write, or records of an earlier version); re-seed from a snapshot and "
+        "follow on from the high watermark.",
     ),
     "JD2129": ("change_cursor_invalid", "A change-feed cursor is malformed, of another store, or ahead of the log."),
     "JD2135": (

@@ -44,6 +44,7 @@ from jarenlab.arguments import is_count
 from jarenlab.errors import PlanError
 from jarenlab.query.document import ArrayCons, Flwor, parse, unparse
 from jarenlab.query.engine import compile_query
+from jarenlab.query.plan import conjoin
 from jarenlab.query.preds import Const, OrderKey
 from jarenlab.query.run import check_externals, divert_reason, prepare
 from jarenlab.query.sql import Emitter, Statement
@@ -220,7 +221,9 @@ def page(coll: Collection, document: Any, limit: Any, after: Any = None, externa
     ordering = _ordering(coll, order)
     keys = cast("PageKeys", coll.store.subsystem("pages"))
     position = None if after is None else decode(keys.secret, after, ordering)
-    stmt = _statement(coll, None if plan.where == Const(True) else plan.where, order, limit, position)
+    # An owner view's scope (prepared.mandatory) narrows every page: no other owner's row is read.
+    where = plan.where if prepared.mandatory is None else conjoin([plan.where, prepared.mandatory])
+    stmt = _statement(coll, None if where == Const(True) else where, order, limit, position)
     db = coll.store.db
     with db.translating(collection=coll.name):
         rows = db.query(stmt.sql, stmt.bind(ext))

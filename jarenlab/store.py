@@ -139,10 +139,22 @@ class Store:
             conn = self.db.connection()
             self._capabilities = self.backend.probe(conn)
             self.model = self._open_model(conn, checked)
-            if not read_only:
+            internal = ["collection", *self._subsystems]
+            if read_only:
+                if self.backend.internal_upgrades(conn, internal):
+                    raise ModelError(
+                        "JD0002",
+                        f"{self.backend.target} was made by an earlier version of jarenlab and needs its "
+                        "internal tables upgraded: open it once without read_only=True (nothing was altered)",
+                    )
+            else:
                 with self.db.transaction():
                     self.db.serialize("ddl")
-                    for statement in self.backend.internal_ddl(["collection", *self._subsystems]):
+                    # A store made by an earlier version is upgraded in place (columns added, the data
+                    # that version wrote made readable), then every table is made as this version makes it.
+                    for statement in self.backend.internal_upgrades(conn, internal):
+                        self.backend.execute(self.db.connection(), statement)
+                    for statement in self.backend.internal_ddl(internal):
                         self.backend.execute(self.db.connection(), statement)
         except BaseException:
             self.db.release()

@@ -57,6 +57,7 @@ Row = tuple[Any, ...]
 Fill = str | int | tuple[str, ...]
 
 _NAME = re.compile(r"^--\s*name:\s*([a-z][a-z0-9_]*)\s*$")
+_ADD_COLUMN = re.compile(r"ALTER TABLE ([a-z_][a-z0-9_]*) ADD COLUMN ([a-z_][a-z0-9_]*) ")
 
 #: How a collection's rows lie when a query asks for no order (**storage order**): ``"key"``, in
 #: ascending key order; ``"insertion"``, a new key after every stored row, keeping that place
@@ -254,6 +255,41 @@ class Catalogue:
     def schema(self) -> list[str]:
         """The statements that create this subsystem's tables: those named ``create_*``, in file order."""
         return [s.template for n, s in self._statements.items() if n.startswith("create_")]
+
+    def columns_added(self) -> list[tuple[str, str, str]]:
+        """``(table, column, statement)`` of each ``upgrade_column_*`` statement, in file order: an
+        ``ALTER TABLE <table> ADD COLUMN <column> ...`` that brings a table made by an earlier
+        version up to its ``create_*`` shape (JD0003 for one of another form)."""
+        added = []
+        for name, stmt in self._statements.items():
+            if name.startswith("upgrade_column_"):
+                match = _ADD_COLUMN.match(stmt.template)
+                if match is None:
+                    raise StoreError(
+                        "JD0003", f"{self.name}.{name} is not ALTER TABLE <t> ADD COLUMN <c> ..."
+                    )
+                added.append((match[1], match[2], stmt.template))
+        return added
+
+    def earlier_data(self) -> list[str]:
+        """The ``upgrade_earlier_*`` statements, in file order: they run once, when an upgrade finds
+        a store made by an earlier version, on data that version wrote (see :func:`upgrades`)."""
+        return [s.template for n, s in self._statements.items() if n.startswith("upgrade_earlier_")]
+
+
+def upgrades(catalogues: Sequence[Catalogue], columns: Callable[[str], set[str]]) -> list[str]:
+    """The statements that upgrade the internal tables of a store made by an earlier version, in
+    order: every ``upgrade_column_*`` whose table exists without its column (``columns(table)``:
+    the table's columns, empty when there is no table: a fresh table is made whole), then, when
+    there was any, every ``upgrade_earlier_*``. Nothing for a store of this version.
+    """
+    added = []
+    for catalogue in catalogues:
+        for table, column, sql in catalogue.columns_added():
+            have = columns(table)
+            if have and column not in have:
+                added.append(sql)
+    return [*added, *(sql for c in catalogues for sql in c.earlier_data())] if added else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,6 +808,11 @@ class Backend(Protocol):
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
         """The statements (``CREATE ... IF NOT EXISTS``) that create the named subsystems' tables."""
+        ...
+
+    def internal_upgrades(self, conn: Any, subsystems: Sequence[str]) -> list[str]:
+        """The statements that bring the named subsystems' tables, made by an earlier version, up
+        to what :meth:`internal_ddl` makes (:func:`upgrades`); empty for a store of this version."""
         ...
 
     def shape(self, conn: Any) -> dict[str, str]:

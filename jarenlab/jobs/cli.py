@@ -3,7 +3,8 @@
 ``STORE`` is what :func:`jarenlab.open` takes: a store file, or a ``postgresql://`` URL with
 ``--schema`` naming the store's schema (``--no-notify`` turns the NOTIFY wake-ups off: the worker
 polls). ``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry, a function taking the
-worker's ``Jobs`` and registering handlers on it, or a plain mapping ``{kind: function}``. Handlers
+store's queue (``store.jobs``, the one queue object of the store, set up with the options given
+here) and registering handlers on it, or a plain mapping ``{kind: function}``. Handlers
 defined in a notebook cannot be imported here: put them in a module the worker can import.
 
 Example::
@@ -128,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
             raise StoreError("JD2010", f"no store file at {path!r}")
     store = jl.open(args.db, **options)
     try:
-        jobs = Jobs(store, lease=args.lease, poll=args.poll, close_grace=args.grace)
+        jobs = store.jobs.configure(lease=args.lease, poll=args.poll, close_grace=args.grace)
         for spec in args.handlers:
             found = load(spec)
             if isinstance(found, Handlers):

@@ -147,7 +147,7 @@ class ChangeHub:
                 if not read:
                     raise _reset(
                         f"commit {number} was recorded compactly (more than {self.log.inline_limit} "
-                        "documents), without its patches"
+                        "documents, or written by an earlier version of jarenlab), without its patches"
                     )
                 break
             items.extend(document_changes(number, at_ms, ops, key_types))

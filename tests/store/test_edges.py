@@ -115,6 +115,9 @@ def worker_store(tmp_path: Path) -> Path:
             NUMBER = 7
 
             def register(jobs):
+                # The worker runs the store's own queue (one queue object), with the CLI's options.
+                assert jobs is jobs.store.jobs, "the worker made a second queue beside store.jobs"
+                assert (jobs.lease, jobs.poll) == (12.0, 0.2), (jobs.lease, jobs.poll)
                 jobs.handlers.register("double", double)
                 jobs.handlers.register("triple", triple)
 
@@ -127,10 +130,14 @@ def worker_store(tmp_path: Path) -> Path:
     return path
 
 
+#: Worker options the registering function checks it was set up with.
+OPTIONS = ("--lease", "12", "--poll", "0.2")
+
+
 def _worker(path: Path, spec: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path.parent), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(
-        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle"],
+        [sys.executable, "-m", "jarenlab", "worker", str(path), "--handlers", spec, "--until-idle", *OPTIONS],
         capture_output=True,
         text=True,
         timeout=60,

@@ -36,6 +36,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    upgrades,
 )
 from jarenlab.backends.postgres import ddl, intervals
 from jarenlab.backends.postgres.clock import ServerClock
@@ -341,6 +342,18 @@ class PostgresBackend:
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
         return [sql for name in subsystems for sql in catalogue(name).schema()]
+
+    def internal_upgrades(self, conn: Any, subsystems: Sequence[str]) -> list[str]:
+        return upgrades([catalogue(name) for name in subsystems], lambda table: self._columns(conn, table))
+
+    def _columns(self, conn: Any, table: str) -> set[str]:
+        """The columns of ``table`` (empty: no such table)."""
+        with translating():
+            rows = conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                (self.schema, table),
+            ).fetchall()
+        return {r[0] for r in rows}
 
     def holds_tables(self, conn: psycopg.Connection[Any]) -> list[str]:
         with translating():

@@ -28,6 +28,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    upgrades,
 )
 from jarenlab.backends.sqlite import ddl, intervals, paths
 from jarenlab.backends.sqlite.dialect import SQLiteDialect
@@ -267,6 +268,14 @@ class SQLiteBackend:
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
         return [sql for name in subsystems for sql in catalogue(name).schema()]
+
+    def internal_upgrades(self, conn: Any, subsystems: Sequence[str]) -> list[str]:
+        return upgrades([catalogue(name) for name in subsystems], lambda table: self._columns(conn, table))
+
+    def _columns(self, conn: Any, table: str) -> set[str]:
+        """The columns of ``table`` (empty: no such table)."""
+        with translating():
+            return {r[1] for r in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
 
     def holds_tables(self, conn: sqlite3.Connection) -> list[str]:
         with translating():

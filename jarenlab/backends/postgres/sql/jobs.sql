@@ -29,6 +29,14 @@ CREATE TABLE IF NOT EXISTS _jl_jobs (
     timeout double precision
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_cost_delay = 0)
 
+-- name: upgrade_column_jobs_source_event
+-- A queue made before jobs recorded the event that enqueued them: the column, empty for its jobs.
+ALTER TABLE _jl_jobs ADD COLUMN source_event bigint
+
+-- name: upgrade_column_jobs_timeout
+-- A queue made before per-job handler timeouts: the column, empty (the kind's timeout applies).
+ALTER TABLE _jl_jobs ADD COLUMN timeout double precision
+
 -- name: create_jobs_due
 CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS NOT NULL
 

@@ -11,6 +11,13 @@ CREATE TABLE IF NOT EXISTS _jl_changes (
     patch TEXT
 )
 
+-- name: upgrade_earlier_changes
+-- Records an earlier version wrote hold whole documents (an update as an `add`, a put that changed
+-- nothing, a `remove` of a document inserted in the same commit), not the minimal patches the feed
+-- serves: they become compact (patch NULL), so the feed asks a reader behind them to reset (JD2128)
+-- and live queries re-seed, as for a bulk write.
+UPDATE _jl_changes SET patch = NULL WHERE patch IS NOT NULL
+
 -- name: append
 -- One record; seq is max(rowid) + 1.
 INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq
