@@ -299,9 +299,9 @@ class Query:
 
         return page(self._source, self.document, limit, after, externals)  # type: ignore[arg-type]
 
-    def _aggregate(self, name: str, expr: Any, externals: dict[str, Any]) -> Any:
+    def _aggregate(self, name: str, expr: Any, externals: dict[str, Any], *more: Any) -> Any:
         q = self if expr is None else self.select(expr)
-        out = self._run({f"${name}": [q._expr()]}, externals)
+        out = self._run({f"${name}": [q._expr(), *more]}, externals)
         return out[0] if out else None
 
     def count(self, **externals: Any) -> int:
@@ -324,35 +324,14 @@ class Query:
         """The greatest ``expr`` (None when there are no results)."""
         return self._aggregate("max", expr, externals)
 
-    def _numbers(self, expr: Any, what: str, externals: dict[str, Any]) -> list[float]:
-        items = (self if expr is None else self.select(expr)).to_list(**externals)
-        for item in items:
-            if type(item) not in (int, float):
-                raise QueryError("JQ2004", f"{what}() takes numbers, got {type(item).__name__} {item!r}")
-        return items
-
     def median(self, expr: Any = None, **externals: Any) -> Any:
-        """The median of ``expr`` over the results (None when there are none).
-
-        Not an aggregate of the language: computed here over the selected values, after the query.
-        """
-        import statistics
-
-        values = self._numbers(expr, "median", externals)
-        return statistics.median(values) if values else None
+        """The median of ``expr`` (``$median``: a float; None when there are no results)."""
+        return self._aggregate("median", expr, externals)
 
     def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
-        """The standard deviation of ``expr`` (pandas' default ``ddof=1``; None with too few values).
-
-        Not an aggregate of the language: computed here over the selected values, after the query.
-        """
-        import math
-
-        values = self._numbers(expr, "std", externals)
-        if len(values) <= ddof:
-            return None
-        mean = math.fsum(values) / len(values)
-        return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - ddof))
+        """The standard deviation of ``expr`` (``$stddev``; pandas' default ``ddof=1``, the sample
+        one; None with ``ddof`` results or fewer)."""
+        return self._aggregate("stddev", expr, externals, ddof)
 
     def first(self, **externals: Any) -> Any:
         """The first result, or None."""
