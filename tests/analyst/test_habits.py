@@ -87,8 +87,17 @@ def test_abs_between_round_median_std(lab: Any) -> None:
     assert prices.where(it.symbol == "none").median(it.close) is None
     assert refused(lambda: prices.median(it.symbol)).code == "JQ2004"
     assert prices.group_by(it.symbol).select({"s": key("key"), "n": agg.count()}).count() == 3
-    per = prices.group_by(it.symbol).order_by(key("key")).select(
-        {"s": key("key"), "m": agg.median(it.close), "sd": agg.std(it.close), "pop": agg.std(it.close, ddof=0)}
+    per = (
+        prices.group_by(it.symbol)
+        .order_by(key("key"))
+        .select(
+            {
+                "s": key("key"),
+                "m": agg.median(it.close),
+                "sd": agg.std(it.close),
+                "pop": agg.std(it.close, ddof=0),
+            }
+        )
     )
     aapl = pd.Series([300.35, 297.43])
     assert per.to_list()[0] == {"s": "AAPL", "m": 298.89, "sd": aapl.std(), "pop": aapl.std(ddof=0)}
