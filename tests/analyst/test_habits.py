@@ -142,3 +142,30 @@ def test_python_values_are_literals_and_parameters_as_writes_convert_them(lab: A
     assert refused(lambda: t.count(c=float("nan"))).code in ("JQ2011", "JQ2006")
     assert refused(lambda: t.where(it.close == param("c")).count(c=float("nan"))).code == "JQ2011"
     assert refused(lambda: it.close == {1, 2}).code == "JQ0010"
+
+
+def test_live_groups_keep_median_and_std_equal_to_a_fresh_run(lab: Any) -> None:
+    store = lab()
+    prices = store["prices"]
+    q = prices.group_by(it.symbol).select(
+        {"s": key("key"), "m": agg.median(it.close), "sd": agg.std(it.close), "r": agg.avg(it.close).round(1)}
+    )
+    live = q.live()
+    try:
+        for close in (1.0, 2.675, -0.5, 400.25):
+            prices.insert({"symbol": "AAPL", "date": "2020-01-06", "close": close})
+            assert live.rows == q.to_list()
+        prices.where(it.symbol == "XOM").delete()
+        assert live.rows == q.to_list() and [r["s"] for r in live.rows] == ["AAPL", "MSFT"]
+    finally:
+        live.close()
+
+
+def test_round_is_half_away_from_zero_on_the_decimal_where_numpy_rounds_halves_to_even(lab: Any) -> None:
+    prices = lab()["prices"]
+    ties = [0.125, -1.005, 2.675, 2.5, -0.5]
+    prices.insert_many([{"symbol": "T", "date": "2021-01-01", "close": x} for x in ties])
+    got = prices.where(it.symbol == "T").select(it.close.round(2)).to_list()
+    assert got == [0.13, -1.01, 2.68, 2.5, -0.5]
+    assert prices.where(it.symbol == "T").select(it.close.round()).to_list() == [0.0, -1.0, 3.0, 3.0, -1.0]
+    assert pd.Series(ties).round(2).tolist() == [0.12, -1.0, 2.68, 2.5, -0.5]  # the documented difference
