@@ -276,6 +276,8 @@ class _Walker:
             for path, lit, flipped in ((a, b, False), (b, a, True)):
                 if isinstance(path, PathRef) and isinstance(lit, Lit):
                     self.compare(c, path, lit, docs, flipped)
+                elif isinstance(path, PathRef) and c.name == "eq" and _literals(lit):
+                    self.compare_each(c, path, lit.args, docs)  # type: ignore[union-attr]
         elif c.name in ("search", "match") and not c.host and isinstance(c.args[1], Lit):
             pattern = c.args[1].value
             if type(pattern) is str and (pattern.startswith("^") or pattern.endswith("$")):
@@ -286,6 +288,25 @@ class _Walker:
                     c.args[1].path,
                     "warning",
                 )
+
+    def compare_each(self, c: Call, path: PathRef, items: tuple[Node, ...], docs: frozenset[str]) -> None:
+        """``it.x.isin([...])`` (``$eq`` with a ``$seq`` of literals): never true when no item can be."""
+        kept = self.found, self.seen
+        verdicts = []
+        for item in items:
+            self.found, self.seen = [], set()
+            self.compare(c, path, item, docs, False)  # type: ignore[arg-type]
+            verdicts.append(self.found)
+        self.found, self.seen = kept
+        if verdicts and all(v and v[0].code == "JQ0031" for v in verdicts):
+            values = ", ".join("None" if x.value is None else repr(x.value) for x in items)  # type: ignore[attr-defined]
+            why = verdicts[0][0].reason.partition(" is never true: ")[2]
+            self.add(
+                "JQ0031",
+                f"{_show(path.var, path.steps)}.isin([{values}]) is never true: {why}",
+                c.path,
+                "error",
+            )
 
     def compare(self, c: Call, path: PathRef, lit: Lit, docs: frozenset[str], flipped: bool) -> None:
         target = self.path(path, docs)
@@ -310,7 +331,10 @@ class _Walker:
                 "error",
             )
             return
-        if kind in types or (kind == "number" and "integer" in types):
+        fraction = kind == "number" and not lit.value.is_integer()
+        if kind in types or (
+            kind == "number" and "integer" in types and not (fraction and c.name in ("eq", "ne"))
+        ):
             return
         if kind == "integer" and "number" in types:
             return
@@ -321,10 +345,10 @@ class _Walker:
         value = "None" if lit.value is None else repr(lit.value)
         advice = _advice(shown, kind, types, lit.value, op)
         if c.name == "ne":
-            reason = f"{shown} {op} {value} holds for every stored {shown} (a {_kinds(types)}){advice}"
+            reason = f"{shown} {op} {value} holds for every stored {shown} ({_a(types)}){advice}"
             self.add("JQ0037", reason, c.path, "warning")
         else:
-            reason = f"{shown} {op} {value} is never true: {shown} is a {_kinds(types)}{advice}"
+            reason = f"{shown} {op} {value} is never true: {shown} is {_a(types)}{advice}"
             self.add("JQ0031", reason, c.path, "error")
 
 
@@ -356,6 +380,16 @@ def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     return None
 
 
+def _literals(node: Node) -> bool:
+    """A ``$seq`` of literals (what ``isin([...])`` writes)."""
+    return (
+        isinstance(node, Call)
+        and node.name == "seq"
+        and not node.host
+        and all(isinstance(x, Lit) for x in node.args)
+    )
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a JSON-safe value, telling ``integer`` from ``number`` (as JSON Schema does)."""
     if value is None:
@@ -375,8 +409,14 @@ def _kinds(types: frozenset[str]) -> str:
     return " or ".join(sorted(types))
 
 
+def _a(types: frozenset[str]) -> str:
+    """``a number``, ``an integer``."""
+    text = _kinds(types)
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
 def _under_scalar(shown: str, name: str, types: frozenset[str]) -> str:
-    base = f"{shown} is a {_kinds(types)}: it has no member {name}"
+    base = f"{shown} is {_a(types)}: it has no member {name}"
     if name in ("year", "month", "day", "hour", "minute", "second", "date", "weekday", "dayofweek"):
         return base + f"; for a date part write {shown}.dt.{name}"
     if name in ("str", "dt"):
@@ -397,6 +437,8 @@ def _advice(shown: str, kind: str, types: frozenset[str], value: Any, op: str) -
             return ""
         shown_number = int(number) if number.is_integer() else number
         return f"; compare with a number: {shown} {op} {shown_number}"
+    if kind == "number" and "integer" in types:
+        return f"; an integer never equals {value}"
     if kind in ("integer", "number") and "string" in types:
         return f"; compare with a string: {shown} {op} {str(value)!r}"
     return ""

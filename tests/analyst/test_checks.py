@@ -136,3 +136,26 @@ class _NoSource:
 
     def _run_query(self, document: Any, externals: dict[str, Any]) -> list[Any]:
         return []
+
+
+def test_isin_of_values_none_of_which_can_match_is_an_error(lab: Any) -> None:
+    prices = lab()["prices"]
+    with pytest.raises(jl.QueryError) as info:
+        prices.where(it.close.isin(["1", "2"])).to_list()
+    assert info.value.code == "JQ0031" and "it.close.isin(['1', '2']) is never true" in info.value.reason
+    assert "compare with a number" in info.value.reason and info.value.doc_path == "/0/$where"
+    assert prices.where(it.close.isin(["1", 160.62])).count() == 1  # one value can match: no finding
+    assert prices.where(it.symbol.isin(["AAPL", "XOM"])).count() == 3
+    assert code_of(lambda: prices.where(it.volume.isin([1.5, 2.5])).count()) == "JQ0031"
+
+
+def test_an_integer_member_never_equals_a_fraction(lab: Any) -> None:
+    prices = lab()["prices"]
+    with pytest.raises(jl.QueryError) as info:
+        prices.where(it.volume == 1.5).to_list()
+    assert info.value.code == "JQ0031" and info.value.reason.startswith(
+        "it.volume == 1.5 is never true: it.volume is an integer; an integer never equals 1.5"
+    )
+    rows, found = warned(lambda: prices.where(it.volume != 7.5).count())
+    assert rows == 4 and [w.code for w in found] == ["JQ0037"]
+    assert prices.where(it.volume == 12.0).count() == 1 and prices.where(it.volume < 7.5).count() == 2
