@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import JarenlabError, QueryError
+from jarenlab.errors import JarenlabError, QueryError, QueryWarning
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param, win
 from jarenlab.query.join_builder import JoinQuery, start
 
@@ -484,7 +485,9 @@ class Query:
         body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
         doc = f"<details><summary>query document</summary><pre>{body}</pre></details>"
         try:
-            rows = self.take(PREVIEW_ROWS + 1).to_list()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", QueryWarning)  # shown here every time, not once per place
+                rows = self.take(PREVIEW_ROWS + 1).to_list()
         except (
             JarenlabError
         ) as err:  # an external not bound yet, a checked mistake: say so, show the document
@@ -503,7 +506,13 @@ class Query:
             )
             table = f"<ul>{items}</ul>" if rows else "<p>no rows</p>"
         head = f"first {PREVIEW_ROWS} rows" if more else f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
-        return f"<div><b>query</b> over <code>{name}</code> ({head})</div>{table}{doc}"
+        found = ""
+        for w in caught:
+            if isinstance(w.message, QueryWarning):
+                found += f"<p>&#9888; warning <code>{html.escape(str(w.message))}</code></p>"
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return f"<div><b>query</b> over <code>{name}</code> ({head})</div>{found}{table}{doc}"
 
 
 def _check_count(n: Any, what: str) -> None:
