@@ -295,11 +295,14 @@ def round_half_away(x: int | float, digits: int, where: str = "/") -> int | floa
     decimal form (the shortest text that reads back as the same float, which is what a document
     stores), so ``2.675`` rounds to ``2.68`` and ``0.49999999999999994`` to ``0.0``. An integer
     stays an integer (``digits < 0`` rounds it to tens, hundreds, ...); a float gives the float
-    nearest the rounded decimal; infinities and NaN are themselves; JQ2010 when the rounded
+    nearest the rounded decimal, and a zero is ``0.0`` (a decimal zero has no sign, so ``-0.4``
+    rounds to ``0.0``, not ``-0.0``); infinities and NaN are themselves; JQ2010 when the rounded
     value is beyond the largest float.
 
     >>> round_half_away(2.675, 2), round_half_away(-2.5, 0), round_half_away(1250, -2), round_half_away(0.5, 0)
     (2.68, -3.0, 1300, 1.0)
+    >>> round_half_away(-0.4, 0), round_half_away(-0.0, 2), round_half_away(-1.5, -2)
+    (0.0, 0.0, 0.0)
     """
     if type(x) is int:
         if digits >= 0:
@@ -312,14 +315,14 @@ def round_half_away(x: int | float, digits: int, where: str = "/") -> int | floa
         return x
     d = decimal.Decimal(repr(x))
     if d.as_tuple().exponent >= -digits:  # type: ignore[operator]
-        return x  # no more places than that: nothing to round
+        return x + 0.0  # no more places than that: nothing to round (+ 0.0: -0.0 is 0.0)
     if digits < -400:  # every float is below half of 10**400
-        return math.copysign(0.0, x)
+        return 0.0
     ctx = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)  # ROUND_HALF_UP: away from zero
     out = float(d.quantize(decimal.Decimal(1).scaleb(-digits), context=ctx))
     if math.isinf(out):
         raise QueryError("JQ2010", "$round result is out of range", doc_path=where)
-    return out
+    return out + 0.0
 
 
 def _round(args: Seqs, where: str) -> list[Any]:

@@ -78,6 +78,8 @@ def test_abs_between_round_median_std(lab: Any) -> None:
     assert prices.select(it.close.round()).to_list() == [300.0, 297.0, 161.0, -2.0]  # halves away from 0
     assert prices.select(it.volume.round(-1)).to_list() == [10, 10, 10, 0]  # an integer stays one
     assert prices.where(it.close.round() == 300).count() == 1
+    hundreds = prices.select(it.close.round(-2)).to_list()
+    assert hundreds == [300.0, 300.0, 200.0, 0.0] and str(hundreds[3]) == "0.0"  # never -0.0
     assert refused(lambda: prices.select(it.symbol.round()).to_list()).code == "JQ2004"
     assert prices.where(it.close.between(160.62, 297.43)).count() == 2
     closes = [300.35, 297.43, 160.62, -1.5]
