@@ -276,8 +276,8 @@ class _Walker:
             for path, lit, flipped in ((a, b, False), (b, a, True)):
                 if isinstance(path, PathRef) and isinstance(lit, Lit):
                     self.compare(c, path, lit, docs, flipped)
-                elif isinstance(path, PathRef) and c.name == "eq" and _literals(lit):
-                    self.compare_each(c, path, lit.args, docs)  # type: ignore[union-attr]
+                elif isinstance(path, PathRef) and c.name == "eq" and (items := _literals(lit)):
+                    self.compare_each(c, path, items, docs)
         elif c.name in ("search", "match") and not c.host and isinstance(c.args[1], Lit):
             pattern = c.args[1].value
             if type(pattern) is str and (pattern.startswith("^") or pattern.endswith("$")):
@@ -289,17 +289,17 @@ class _Walker:
                     "warning",
                 )
 
-    def compare_each(self, c: Call, path: PathRef, items: tuple[Node, ...], docs: frozenset[str]) -> None:
+    def compare_each(self, c: Call, path: PathRef, items: tuple[Lit, ...], docs: frozenset[str]) -> None:
         """``it.x.isin([...])`` (``$eq`` with a ``$seq`` of literals): never true when no item can be."""
         kept = self.found, self.seen
         verdicts = []
         for item in items:
             self.found, self.seen = [], set()
-            self.compare(c, path, item, docs, False)  # type: ignore[arg-type]
+            self.compare(c, path, item, docs, False)
             verdicts.append(self.found)
         self.found, self.seen = kept
         if verdicts and all(v and v[0].code == "JQ0031" for v in verdicts):
-            values = ", ".join("None" if x.value is None else repr(x.value) for x in items)  # type: ignore[attr-defined]
+            values = ", ".join("None" if x.value is None else repr(x.value) for x in items)
             why = verdicts[0][0].reason.partition(" is never true: ")[2]
             self.add(
                 "JQ0031",
@@ -380,14 +380,12 @@ def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     return None
 
 
-def _literals(node: Node) -> bool:
-    """A ``$seq`` of literals (what ``isin([...])`` writes)."""
-    return (
-        isinstance(node, Call)
-        and node.name == "seq"
-        and not node.host
-        and all(isinstance(x, Lit) for x in node.args)
-    )
+def _literals(node: Node) -> tuple[Lit, ...]:
+    """The items of a ``$seq`` of literals (what ``isin([...])`` writes), else ``()``."""
+    if isinstance(node, Call) and node.name == "seq" and not node.host:
+        items = tuple(x for x in node.args if isinstance(x, Lit))
+        return items if len(items) == len(node.args) else ()
+    return ()
 
 
 def json_kind(value: Any) -> str:
