@@ -5,6 +5,8 @@ A store holds 20,000 typed documents (SQLite file, indexed ``symbol``). Each rou
 - raw ``sqlite3`` running the same indexed SELECT (the floor);
 - the same builder query, repeated (a statement-cache hit), on stores opened with ``checks="default"``
   and with ``checks="off"``: checking adds nothing when the findings are already in the cache entry;
+- the same query with the symbol as an external (``param("s")``), ``checks="default"`` and ``"off"``:
+  a comparison with an external is checked when its value is bound (one test of the value's kind);
 - a repeated query WITH a finding (`symbol != 5`, an always-true `!=`: a warning, filtered to "ignore"
   so no output is timed; the same rows come back);
 - ``diagnose()`` alone on the document (what a cache miss pays once), next to ``compile_query``.
@@ -21,7 +23,7 @@ from typing import Any
 from common import Row, measure_rounds, print_machine, print_table
 
 import jarenlab as jl
-from jarenlab import it
+from jarenlab import it, param
 from jarenlab.query.diagnose import diagnose
 from jarenlab.query.engine import compile_query
 
@@ -60,9 +62,13 @@ def main() -> None:
     clean = default["prices"].where(it.symbol == "S007").select(it.close)
     clean_off = off["prices"].where(it.symbol == "S007").select(it.close)
     flagged = default["prices"].where((it.symbol == "S007") & (it.symbol != 5)).select(it.close)
+    bound = default["prices"].where(it.symbol == param("s")).select(it.close)
+    bound_off = off["prices"].where(it.symbol == param("s")).select(it.close)
     warnings.simplefilter("ignore", jl.QueryWarning)
     for q in (clean, clean_off, flagged):
         q.to_list()  # prepared once: every timed call is a cache hit
+    for q in (bound, bound_off):
+        q.to_list(s="S007")
     raw = sqlite3.connect(default.path)
     sql = "SELECT json_extract(doc, '$.close') FROM \"prices\" WHERE gx_symbol = ?"
     assert len(raw.execute(sql, ("S007",)).fetchall()) == len(clean.to_list()) == N // 500
@@ -77,6 +83,14 @@ def main() -> None:
             "raw sqlite3 (floor)": (loop(lambda: raw.execute(sql, ("S007",)).fetchall()), None),
             "jarenlab, checks='default' (cache hit)": (loop(clean.to_list), None),
             "jarenlab, checks='off' (cache hit)": (loop(clean_off.to_list), None),
+            "jarenlab, param('s'), checks='default' (cache hit)": (
+                loop(lambda: bound.to_list(s="S007")),
+                None,
+            ),
+            "jarenlab, param('s'), checks='off' (cache hit)": (
+                loop(lambda: bound_off.to_list(s="S007")),
+                None,
+            ),
             "jarenlab, a warning finding (cache hit)": (loop(flagged.to_list), None),
             "diagnose() alone (a cache miss pays it once)": (loop(lambda: diagnose(document, schema)), None),
             "compile_query() alone (for scale)": (loop(lambda: compile_query(document)), None),
@@ -89,10 +103,12 @@ def main() -> None:
     print_table(f"{LOOPS} repeated queries over {N:,} documents (20 rows each)", table)
     per = {n: sorted(t)[len(t) // 2] / LOOPS * 1e6 for n, t in times.items()}
     print("\nper call (us): " + ", ".join(f"{n}: {v:.1f}" for n, v in per.items()))
-    hit, hit_off = per[names[1]], per[names[2]]
-    print(
-        f"checking on a cache hit: {hit - hit_off:+.1f} us per query ({(hit / hit_off - 1) * 100:+.1f}%, noise level)"
-    )
+    for what, on, off_ in (
+        ("checking", names[1], names[2]),
+        ("checking a bound external", names[3], names[4]),
+    ):
+        hit, hit_off = per[on], per[off_]
+        print(f"{what} on a cache hit: {hit - hit_off:+.1f} us per query ({(hit / hit_off - 1) * 100:+.1f}%)")
     default.close()
     off.close()
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import re
@@ -192,6 +193,44 @@ def _check_schema(schema: Any, doc_path: str) -> None:
         jsonschema_rs.validator_for(schema)
     except Exception as exc:  # the validator's own error type varies by version
         raise _fail(f"schema does not compile: {exc}", doc_path) from exc
+    for at, name in _formats(schema, doc_path):
+        _check_format(name, at)
+
+
+#: The formats jsonschema-rs checks (named in a near miss's advice; the validator decides).
+FORMATS = (
+    "date", "date-time", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+    "uri", "uri-reference", "iri", "iri-reference", "uri-template", "json-pointer", "relative-json-pointer",
+    "regex", "uuid",
+)  # fmt: skip
+#: Keywords whose values are data, not schemas (a "format" member inside them is not a keyword).
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _formats(schema: Any, doc_path: str) -> list[tuple[str, str]]:
+    """Every ``format`` keyword in a schema, with its JSON Pointer: ``[(doc_path, name), ...]``."""
+    out: list[tuple[str, str]] = []
+    if isinstance(schema, list):
+        for i, item in enumerate(schema):
+            out += _formats(item, pointer.join(doc_path, i))
+    elif isinstance(schema, dict):
+        for k, v in schema.items():
+            if k == "format" and isinstance(v, str):
+                out.append((pointer.join(doc_path, k), v))
+            elif k not in _DATA_KEYWORDS:
+                out += _formats(v, pointer.join(doc_path, k))
+    return out
+
+
+@functools.cache
+def _check_format(name: str, at: str) -> None:
+    """JD0005 for a format the validator does not know: it would check nothing, silently."""
+    try:
+        jsonschema_rs.validator_for({"format": name}, validate_formats=True, ignore_unknown_formats=False)
+    except Exception:  # the validator's own error type varies by version
+        near = difflib.get_close_matches(name.lower().replace("_", "-"), FORMATS, n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(FORMATS)})"
+        raise _fail(f"unknown format {name!r}: nothing would be checked{hint}", at) from None
 
 
 def _check_event(declared: Any, doc_path: str) -> None:

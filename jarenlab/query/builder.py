@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import JarenlabError, QueryError
+from jarenlab.errors import JarenlabError, QueryError, QueryWarning
 from jarenlab.query.expr import Expr, OrderKey, agg, it, key, lit, param, win
 from jarenlab.query.join_builder import JoinQuery, start
 
@@ -339,9 +340,9 @@ class Query:
 
         return page(self._source, self.document, limit, after, externals)  # type: ignore[arg-type]
 
-    def _aggregate(self, name: str, expr: Any, externals: dict[str, Any]) -> Any:
+    def _aggregate(self, name: str, expr: Any, externals: dict[str, Any], *more: Any) -> Any:
         q = self if expr is None else self.select(expr)
-        out = self._run({f"${name}": [q._expr()]}, externals)
+        out = self._run({f"${name}": [q._expr(), *more]}, externals)
         return out[0] if out else None
 
     def count(self, **externals: Any) -> int:
@@ -364,35 +365,14 @@ class Query:
         """The greatest ``expr`` (None when there are no results)."""
         return self._aggregate("max", expr, externals)
 
-    def _numbers(self, expr: Any, what: str, externals: dict[str, Any]) -> list[float]:
-        items = (self if expr is None else self.select(expr)).to_list(**externals)
-        for item in items:
-            if type(item) not in (int, float):
-                raise QueryError("JQ2004", f"{what}() takes numbers, got {type(item).__name__} {item!r}")
-        return items
-
     def median(self, expr: Any = None, **externals: Any) -> Any:
-        """The median of ``expr`` over the results (None when there are none).
-
-        Not an aggregate of the language: computed here over the selected values, after the query.
-        """
-        import statistics
-
-        values = self._numbers(expr, "median", externals)
-        return statistics.median(values) if values else None
+        """The median of ``expr`` (``$median``: a float; None when there are no results)."""
+        return self._aggregate("median", expr, externals)
 
     def std(self, expr: Any = None, *, ddof: int = 1, **externals: Any) -> Any:
-        """The standard deviation of ``expr`` (pandas' default ``ddof=1``; None with too few values).
-
-        Not an aggregate of the language: computed here over the selected values, after the query.
-        """
-        import math
-
-        values = self._numbers(expr, "std", externals)
-        if len(values) <= ddof:
-            return None
-        mean = math.fsum(values) / len(values)
-        return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - ddof))
+        """The standard deviation of ``expr`` (``$stddev``; pandas' default ``ddof=1``, the sample
+        one; None with ``ddof`` results or fewer)."""
+        return self._aggregate("stddev", expr, externals, ddof)
 
     def first(self, **externals: Any) -> Any:
         """The first result, or None."""
@@ -545,7 +525,9 @@ class Query:
         body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
         doc = f"<details><summary>query document</summary><pre>{body}</pre></details>"
         try:
-            rows = self.take(PREVIEW_ROWS + 1).to_list()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", QueryWarning)  # shown here every time, not once per place
+                rows = self.take(PREVIEW_ROWS + 1).to_list()
         except (
             JarenlabError
         ) as err:  # an external not bound yet, a checked mistake: say so, show the document
@@ -564,7 +546,13 @@ class Query:
             )
             table = f"<ul>{items}</ul>" if rows else "<p>no rows</p>"
         head = f"first {PREVIEW_ROWS} rows" if more else f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
-        return f"<div><b>query</b> over <code>{name}</code> ({head})</div>{table}{doc}"
+        found = ""
+        for w in caught:
+            if isinstance(w.message, QueryWarning):
+                found += f"<p>&#9888; warning <code>{html.escape(str(w.message))}</code></p>"
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return f"<div><b>query</b> over <code>{name}</code> ({head})</div>{found}{table}{doc}"
 
 
 def _check_count(n: Any, what: str) -> None:

@@ -65,6 +65,33 @@ class Diagnostic:
     reason: str
     doc_path: str
     severity: str
+    #: For a comparison with an external (severity ``bind``): (external, declared types, the path as
+    #: shown, the operator), decided by :meth:`bound` when a value is bound.
+    bind: tuple[str, frozenset[str], str, str] | None = None
+
+    def bound(self, externals: dict[str, Any]) -> Diagnostic | None:
+        """This finding for the bound externals: a ``bind`` one becomes JQ0031 (JQ0037 for ``!=``)
+        when the external's value is of a kind the member never holds, else None; others are
+        themselves. None, booleans and lists are left alone (they divert to the engine at bind time)."""
+        if self.bind is None:
+            return self
+        name, types, shown, op = self.bind
+        value = externals.get(name)
+        kind = json_kind(value)
+        if kind not in ("string", "integer", "number") or _fits(kind, types, value, op):
+            return None
+        text = f"{shown} {_COMPARE[op]} {name}={value!r}"
+        advice = _advice(shown, kind, types, value, _COMPARE[op])
+        if op == "ne":
+            return Diagnostic(
+                "JQ0037",
+                f"{text} holds for every stored {shown} ({_a(types)}){advice}",
+                self.doc_path,
+                "warning",
+            )
+        return Diagnostic(
+            "JQ0031", f"{text} is never true: {shown} is {_a(types)}{advice}", self.doc_path, "error"
+        )
 
     def text(self) -> str:
         """One line: code, severity, reason and where."""
@@ -94,10 +121,18 @@ def check_switch(value: Any) -> str:
     return str(value)
 
 
-def report(found: tuple[Diagnostic, ...], checks: str, collection: str) -> None:
+def bound(found: tuple[Diagnostic, ...], externals: dict[str, Any]) -> tuple[Diagnostic, ...]:
+    """The findings for these bound externals (see :meth:`Diagnostic.bound`)."""
+    return tuple(b for d in found if (b := d.bound(externals)) is not None)
+
+
+def report(
+    found: tuple[Diagnostic, ...], checks: str, collection: str, externals: dict[str, Any] | None = None
+) -> None:
     """Act on findings under the ``checks`` switch: raise the first error, warn the rest."""
     if checks == "off":
         return
+    found = bound(found, externals or {})
     for d in found:
         if d.severity == "error" or checks == "strict":
             raise d.error(collection)
@@ -145,16 +180,17 @@ def diagnose(
     document: Any, schema: dict[str, Any], *, operators: frozenset[str] | None = None
 ) -> tuple[Diagnostic, ...]:
     """Every finding for ``document`` over documents valid under ``schema`` (see the module docstring)."""
-    node = parse(document, operators=operators).node
+    parsed = parse(document, operators=operators)
     found: list[Diagnostic] = []
-    _Walker(schema, found).node(node, frozenset())
+    _Walker(schema, found, parsed.externals).node(parsed.node, frozenset())
     return tuple(found)
 
 
 class _Walker:
-    def __init__(self, schema: dict[str, Any], found: list[Diagnostic]) -> None:
+    def __init__(self, schema: dict[str, Any], found: list[Diagnostic], externals: frozenset[str]) -> None:
         self.schema = schema
         self.found = found
+        self.externals = externals
         self.seen: set[tuple[str, str]] = set()
 
     def add(self, code: str, reason: str, at: str, severity: str) -> None:
@@ -276,6 +312,15 @@ class _Walker:
             for path, lit, flipped in ((a, b, False), (b, a, True)):
                 if isinstance(path, PathRef) and isinstance(lit, Lit):
                     self.compare(c, path, lit, docs, flipped)
+                elif isinstance(path, PathRef) and c.name == "eq" and (items := _literals(lit)):
+                    self.compare_each(c, path, items, docs)
+                elif isinstance(path, PathRef) and isinstance(lit, PathRef) and self._external(lit):
+                    op = (
+                        {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(c.name, c.name)
+                        if flipped
+                        else c.name
+                    )
+                    self.compare_later(c, path, str(lit.var), op, docs)
         elif c.name in ("search", "match") and not c.host and isinstance(c.args[1], Lit):
             pattern = c.args[1].value
             if type(pattern) is str and (pattern.startswith("^") or pattern.endswith("$")):
@@ -286,6 +331,41 @@ class _Walker:
                     c.args[1].path,
                     "warning",
                 )
+
+    def compare_each(self, c: Call, path: PathRef, items: tuple[Lit, ...], docs: frozenset[str]) -> None:
+        """``it.x.isin([...])`` (``$eq`` with a ``$seq`` of literals): never true when no item can be."""
+        kept = self.found, self.seen
+        verdicts = []
+        for item in items:
+            self.found, self.seen = [], set()
+            self.compare(c, path, item, docs, False)
+            verdicts.append(self.found)
+        self.found, self.seen = kept
+        if verdicts and all(v and v[0].code == "JQ0031" for v in verdicts):
+            values = ", ".join("None" if x.value is None else repr(x.value) for x in items)
+            why = verdicts[0][0].reason.partition(" is never true: ")[2]
+            self.add(
+                "JQ0031",
+                f"{_show(path.var, path.steps)}.isin([{values}]) is never true: {why}",
+                c.path,
+                "error",
+            )
+
+    def _external(self, p: PathRef) -> bool:
+        return p.var is not None and not p.steps and p.var in self.externals
+
+    def compare_later(self, c: Call, path: PathRef, name: str, op: str, docs: frozenset[str]) -> None:
+        """A comparison with an external: decided when its value is bound (:meth:`Diagnostic.bound`)."""
+        target = self.path(path, docs)
+        if target is None:
+            return
+        types = _types(target)
+        if types is None or any(k in target for k in _OPAQUE) or "enum" in target or "const" in target:
+            return
+        shown = _show(path.var, path.steps)
+        self.found.append(
+            Diagnostic("JQ0031", f"{shown} against ${name}", c.path, "bind", (name, types, shown, op))
+        )
 
     def compare(self, c: Call, path: PathRef, lit: Lit, docs: frozenset[str], flipped: bool) -> None:
         target = self.path(path, docs)
@@ -310,9 +390,7 @@ class _Walker:
                 "error",
             )
             return
-        if kind in types or (kind == "number" and "integer" in types):
-            return
-        if kind == "integer" and "number" in types:
+        if _fits(kind, types, lit.value, c.name):
             return
         if "enum" in target or "const" in target:
             return
@@ -321,10 +399,10 @@ class _Walker:
         value = "None" if lit.value is None else repr(lit.value)
         advice = _advice(shown, kind, types, lit.value, op)
         if c.name == "ne":
-            reason = f"{shown} {op} {value} holds for every stored {shown} (a {_kinds(types)}){advice}"
+            reason = f"{shown} {op} {value} holds for every stored {shown} ({_a(types)}){advice}"
             self.add("JQ0037", reason, c.path, "warning")
         else:
-            reason = f"{shown} {op} {value} is never true: {shown} is a {_kinds(types)}{advice}"
+            reason = f"{shown} {op} {value} is never true: {shown} is {_a(types)}{advice}"
             self.add("JQ0031", reason, c.path, "error")
 
 
@@ -356,6 +434,14 @@ def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     return None
 
 
+def _literals(node: Node) -> tuple[Lit, ...]:
+    """The items of a ``$seq`` of literals (what ``isin([...])`` writes), else ``()``."""
+    if isinstance(node, Call) and node.name == "seq" and not node.host:
+        items = tuple(x for x in node.args if isinstance(x, Lit))
+        return items if len(items) == len(node.args) else ()
+    return ()
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a JSON-safe value, telling ``integer`` from ``number`` (as JSON Schema does)."""
     if value is None:
@@ -371,12 +457,27 @@ def json_kind(value: Any) -> str:
     return "array" if type(value) is list else "object"
 
 
+def _fits(kind: str, types: frozenset[str], value: Any, op: str) -> bool:
+    """Whether a value of this JSON kind can compare true (``op``) with a member of these types: an
+    integer against a number, a number against an integer (but never equal to a fraction)."""
+    if kind in types or (kind == "integer" and "number" in types):
+        return True
+    fraction = kind == "number" and not float(value).is_integer()
+    return kind == "number" and "integer" in types and not (fraction and op in ("eq", "ne"))
+
+
 def _kinds(types: frozenset[str]) -> str:
     return " or ".join(sorted(types))
 
 
+def _a(types: frozenset[str]) -> str:
+    """``a number``, ``an integer``."""
+    text = _kinds(types)
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
 def _under_scalar(shown: str, name: str, types: frozenset[str]) -> str:
-    base = f"{shown} is a {_kinds(types)}: it has no member {name}"
+    base = f"{shown} is {_a(types)}: it has no member {name}"
     if name in ("year", "month", "day", "hour", "minute", "second", "date", "weekday", "dayofweek"):
         return base + f"; for a date part write {shown}.dt.{name}"
     if name in ("str", "dt"):
@@ -397,6 +498,8 @@ def _advice(shown: str, kind: str, types: frozenset[str], value: Any, op: str) -
             return ""
         shown_number = int(number) if number.is_integer() else number
         return f"; compare with a number: {shown} {op} {shown_number}"
+    if kind == "number" and "integer" in types:
+        return f"; an integer never equals {value}"
     if kind in ("integer", "number") and "string" in types:
         return f"; compare with a string: {shown} {op} {str(value)!r}"
     return ""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.diagnose import index_suggestions
+from jarenlab.query.diagnose import bound, index_suggestions
 from jarenlab.query.plan_tree import plan_tree, tree_html
 from jarenlab.query.preds import EXTERNAL_SLOTS, Reason, fields_of
 from jarenlab.query.profile import Profile
@@ -195,7 +195,7 @@ def explain(
         engine_plan=engine_plan,
         externals=sorted(prepared.compiled.externals),
         database=prepared.dialect.name,
-        diagnostics=[d.as_dict() for d in prepared.diagnostics],
+        diagnostics=[d.as_dict() for d in bound(prepared.diagnostics, ext)],
         suggested_indexes=suggested,
         rows_fetched=fetched if analyze else None,
         **traced(trace, plan.reasons, analyze),

@@ -205,6 +205,15 @@ class Expr:
         """
         return Expr({"$if": [_op("lt", self, 0).document, _op("neg", self).document, self._doc]})
 
+    def round(self, digits: int = 0) -> Expr:
+        """``$round``: to ``digits`` decimal places, halves away from zero on the number's decimal
+        form (``2.675`` is ``2.68``; see :func:`jarenlab.query.functions.round_half_away`).
+
+        >>> it.close.round(2).document
+        {'$round': ['$it.close', 2]}
+        """
+        return _op("round", self, digits)
+
     def between(self, low: Any, high: Any) -> Expr:
         """``low <= x <= high`` (pandas' ``between``, both ends included).
 
@@ -403,6 +412,16 @@ class agg:
     def max(expr: Any) -> Expr:
         """``$max``."""
         return _op("max", expr)
+
+    @staticmethod
+    def median(expr: Any) -> Expr:
+        """``$median`` (a float; missing when empty)."""
+        return _op("median", expr)
+
+    @staticmethod
+    def std(expr: Any, *, ddof: int = 1) -> Expr:
+        """``$stddev``: the sample standard deviation (``ddof=0``: the population one)."""
+        return _op("stddev", expr, ddof)
 
 
 class win:

@@ -13,9 +13,11 @@ engine instead.
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from jarenlab.errors import QueryError
@@ -288,6 +290,104 @@ def _extreme(pick: Callable[..., Any]) -> Function:
     return run
 
 
+def round_half_away(x: int | float, digits: int, where: str = "/") -> int | float:
+    """``$round``: ``x`` rounded to ``digits`` decimal places, halves away from zero, on the number's
+    decimal form (the shortest text that reads back as the same float, which is what a document
+    stores), so ``2.675`` rounds to ``2.68`` and ``0.49999999999999994`` to ``0.0``. An integer
+    stays an integer (``digits < 0`` rounds it to tens, hundreds, ...); a float gives the float
+    nearest the rounded decimal, and a zero is ``0.0`` (a decimal zero has no sign, so ``-0.4``
+    rounds to ``0.0``, not ``-0.0``); infinities and NaN are themselves; JQ2010 when the rounded
+    value is beyond the largest float.
+
+    >>> round_half_away(2.675, 2), round_half_away(-2.5, 0), round_half_away(1250, -2), round_half_away(0.5, 0)
+    (2.68, -3.0, 1300, 1.0)
+    >>> round_half_away(-0.4, 0), round_half_away(-0.0, 2), round_half_away(-1.5, -2)
+    (0.0, 0.0, 0.0)
+    """
+    if type(x) is int:
+        if digits >= 0:
+            return x
+        unit = 10**-digits
+        q, r = divmod(abs(x), unit)
+        q += 2 * r >= unit
+        return q * unit if x >= 0 else -q * unit
+    if not math.isfinite(x):
+        return x
+    d = decimal.Decimal(repr(x))
+    if d.as_tuple().exponent >= -digits:  # type: ignore[operator]
+        return x + 0.0  # no more places than that: nothing to round (+ 0.0: -0.0 is 0.0)
+    if digits < -400:  # every float is below half of 10**400
+        return 0.0
+    ctx = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)  # ROUND_HALF_UP: away from zero
+    out = float(d.quantize(decimal.Decimal(1).scaleb(-digits), context=ctx))
+    if math.isinf(out):
+        raise QueryError("JQ2010", "$round result is out of range", doc_path=where)
+    return out + 0.0
+
+
+def _round(args: Seqs, where: str) -> list[Any]:
+    x = _number(args[0], where, "$round")
+    digits = _integer(args[1], where, "$round digits") if len(args) > 1 else 0
+    if digits is _MISSING:
+        raise QueryError("JQ2004", "$round digits is empty", doc_path=where)
+    return [] if x is _MISSING else [round_half_away(x, digits, where)]
+
+
+def _numbers(seq: list[Any], where: str, what: str) -> list[Any]:
+    for x in seq:
+        if not is_num(x):
+            raise QueryError("JQ2004", f"{what} takes numbers, got {kind(x)}", doc_path=where)
+    return seq
+
+
+def _median(args: Seqs, where: str) -> list[Any]:
+    """``$median``: the middle item of the sorted numbers, or the mean of the two middle ones, as a
+    float (the float nearest the exact value; empty for no items).
+
+    >>> _median([[3, 1, 2]], "/"), _median([[1, 2, 4, 8]], "/"), _median([[]], "/")
+    ([2.0], [3.0], [])
+    """
+    seq = _numbers(args[0], where, "$median")
+    if not seq:
+        return []
+    s = sorted(seq, key=order_key(seq, where))
+    mid = len(s) // 2
+    if len(s) % 2:
+        return [float(s[mid])]
+    a, b = s[mid - 1], s[mid]
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return [(a + b) / 2]
+    return [float((Fraction(a) + Fraction(b)) / 2)]
+
+
+def _stddev(args: Seqs, where: str) -> list[Any]:
+    """``$stddev``: the sample standard deviation (``ddof`` 1, pandas' default; a second argument
+    ``0`` gives the population one), as a float; empty when there are ``ddof`` items or fewer.
+    Computed from the exact sums, so the order of the items cannot change it; NaN when an item is
+    infinite or NaN.
+
+    >>> _stddev([[2, 4, 4, 4, 5, 5, 7, 9]], "/"), _stddev([[2, 4, 4, 4, 5, 5, 7, 9], [0]], "/")
+    ([2.138089935299395], [2.0])
+    """
+    seq = _numbers(args[0], where, "$stddev")
+    ddof = _integer(args[1], where, "$stddev ddof") if len(args) > 1 else 1
+    if ddof is _MISSING or ddof < 0:
+        raise QueryError("JQ2004", "$stddev ddof is a whole number, 0 or more", doc_path=where)
+    n = len(seq)
+    if n <= ddof:
+        return []
+    if not all(math.isfinite(x) for x in seq):
+        return [math.nan]
+    ratios = [x.as_integer_ratio() for x in seq]
+    scale = max(q for _, q in ratios)  # a power of two: every item is an integer count of 1/scale
+    units = [p * (scale // q) for p, q in ratios]
+    s1, s2 = sum(units), sum(u * u for u in units)
+    try:
+        return [math.sqrt((n * s2 - s1 * s1) / (n * (n - ddof) * scale * scale))]
+    except OverflowError:
+        raise QueryError("JQ2010", "$stddev result is out of range", doc_path=where) from None
+
+
 def _distinct(args: Seqs, where: str) -> list[Any]:
     seen: set[Any] = set()
     out = []
@@ -409,6 +509,7 @@ FUNCTIONS: dict[str, Function] = {
     "idiv": _by_zero(_idiv, "$idiv"),
     "mod": _by_zero(_mod, "$mod"),
     "neg": _neg,
+    "round": _round,
     "concat": _concat,
     "string-join": _string_join,
     "substring": _substring,
@@ -427,6 +528,8 @@ FUNCTIONS: dict[str, Function] = {
     "avg": _avg,
     "min": _extreme(min),
     "max": _extreme(max),
+    "median": _median,
+    "stddev": _stddev,
     "distinct": _distinct,
     "reverse": lambda args, where: args[0][::-1],
     "sort": _sort,

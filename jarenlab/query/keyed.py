@@ -43,7 +43,7 @@ def matching(
     document = where_document(conditions)
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
     if prepared.diagnostics:
-        report(prepared.diagnostics, coll.store.planner.checks, coll.name)
+        report(prepared.diagnostics, coll.store.planner.checks, coll.name, ext)
     rows = narrowed_rows(coll, document, ext) if conditions else None
     if rows is None:
         keys, texts = coll.texts()

@@ -516,7 +516,7 @@ def run_query(
     plan = prepared.plan
     state: PlannerState = coll.store.planner
     if prepared.diagnostics:
-        report(prepared.diagnostics, state.checks, coll.name)
+        report(prepared.diagnostics, state.checks, coll.name, ext)
     trace = Trace(mode=plan.mode, cache="hit" if hit else "miss")
     t1 = time.perf_counter()
     trace.phases["plan"] = t1 - t0

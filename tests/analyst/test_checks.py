@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import jarenlab as jl
-from jarenlab import it
+from jarenlab import it, param
 from jarenlab.query.diagnose import diagnose
 
 
@@ -136,3 +136,53 @@ class _NoSource:
 
     def _run_query(self, document: Any, externals: dict[str, Any]) -> list[Any]:
         return []
+
+
+def test_isin_of_values_none_of_which_can_match_is_an_error(lab: Any) -> None:
+    prices = lab()["prices"]
+    with pytest.raises(jl.QueryError) as info:
+        prices.where(it.close.isin(["1", "2"])).to_list()
+    assert info.value.code == "JQ0031" and "it.close.isin(['1', '2']) is never true" in info.value.reason
+    assert "compare with a number" in info.value.reason and info.value.doc_path == "/0/$where"
+    assert prices.where(it.close.isin(["1", 160.62])).count() == 1  # one value can match: no finding
+    assert prices.where(it.symbol.isin(["AAPL", "XOM"])).count() == 3
+    assert code_of(lambda: prices.where(it.volume.isin([1.5, 2.5])).count()) == "JQ0031"
+
+
+def test_an_integer_member_never_equals_a_fraction(lab: Any) -> None:
+    prices = lab()["prices"]
+    with pytest.raises(jl.QueryError) as info:
+        prices.where(it.volume == 1.5).to_list()
+    assert info.value.code == "JQ0031" and info.value.reason.startswith(
+        "it.volume == 1.5 is never true: it.volume is an integer; an integer never equals 1.5"
+    )
+    rows, found = warned(lambda: prices.where(it.volume != 7.5).count())
+    assert rows == 4 and [w.code for w in found] == ["JQ0037"]
+    assert prices.where(it.volume == 12.0).count() == 1 and prices.where(it.volume < 7.5).count() == 2
+
+
+def test_an_external_of_a_kind_the_member_never_holds_is_refused_when_bound(lab: Any) -> None:
+    prices = lab()["prices"]
+    q = prices.where(it.close > param("c"))
+    with pytest.raises(jl.QueryError) as info:
+        q.count(c="100")
+    assert info.value.code == "JQ0031"
+    assert (
+        "it.close > c='100' is never true: it.close is a number; compare with a number" in info.value.reason
+    )
+    assert q.count(c=100) == 3 and q.count(c=200.5) == 2  # the same cached statement, values that fit
+    assert code_of(lambda: prices.where(param("s") < it.volume).count(s="5")) == "JQ0031"
+    with pytest.raises(jl.QueryError) as info:
+        prices.where(param("s") < it.volume).count(s="5")
+    assert "it.volume > s='5'" in info.value.reason  # flipped, as the member's side reads it
+    assert code_of(lambda: prices.where(it.volume == param("v")).count(v=1.5)) == "JQ0031"
+    rows, found = warned(lambda: prices.where(it.symbol != param("s")).count(s=5))
+    assert rows == 4 and [w.code for w in found] == ["JQ0037"]
+    # None and booleans divert to the engine at bind time, as documented: no finding.
+    assert prices.where(it.note == param("n")).count(n=None) == 1
+    assert prices.where(it.close > param("c")).explain(c="100").diagnostics[0]["code"] == "JQ0031"
+    assert prices.where(it.close > param("c")).explain(c=5).diagnostics == []
+    assert code_of(lambda: prices.where(it.close > param("c")).delete(c="1")) == "JQ0031"
+    assert prices.count() == 4
+    off = lab(checks="off", name="off")["prices"]
+    assert off.where(it.close > param("c")).count(c="100") == 0  # off: the engine's answer

@@ -44,3 +44,12 @@ def test_a_query_previews_its_first_rows_in_a_notebook(lab: Any) -> None:
     waiting = prices.where(it.close > param("lo"))._repr_html_()
     assert "no preview" in waiting and "JQ2006" in waiting and "$where" in waiting
     assert "no rows" in prices.where(it.symbol == "none")._repr_html_()
+
+
+def test_a_previewed_query_shows_its_warnings_every_time(lab: Any) -> None:
+    prices = lab()["prices"]
+    q = prices.where(it.Symbol == "AAPL")
+    for _ in range(2):  # a warning is shown by each display, not once per place in the code
+        shown = q._repr_html_()
+        assert "no rows" in shown and "JQ0036" in shown and "did you mean symbol?" in shown
+    assert "warning" not in prices.where(it.symbol == "AAPL")._repr_html_()

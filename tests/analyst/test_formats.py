@@ -53,3 +53,43 @@ def test_exports_give_date_time_members_as_utc_timestamps(open_store: Any) -> No
     picked = q.select({"when": it.at, "s": it.symbol}).to_pandas()
     assert picked["when"].iloc[0] == paris
     assert q.select({"text": it.symbol}).to_pandas()["text"].tolist() == ["A"]
+
+
+def test_the_other_formats_jsonschema_rs_knows_are_enforced_too(open_store: Any) -> None:
+    formats = {"e": "email", "u": "uuid", "ip": "ipv4", "t": "time", "r": "regex", "w": "uri"}
+    model = {
+        "$model": "0.1",
+        "collections": {
+            "c": {
+                "schema": {
+                    "type": "object",
+                    "properties": {k: {"type": "string", "format": f} for k, f in formats.items()},
+                },
+                "key": None,
+                "identity": "integer",
+            }
+        },
+    }
+    c = open_store(model)["c"]
+    bad = {"e": "nope", "u": "xyz", "ip": "999.1.1.1", "t": "25:99:00", "r": "(", "w": "not a uri"}
+    for member, value in bad.items():
+        assert code_of(lambda m=member, v=value: c.insert({m: v})) == "JD2003", member
+    good = {"e": "a@b.co", "u": "12345678-1234-1234-1234-123456789012", "ip": "1.2.3.4"}
+    c.insert({**good, "t": "10:00:00Z", "r": "a+", "w": "https://example.org/x"})
+    assert c.count() == 1
+
+
+def test_a_format_the_validator_does_not_know_is_refused_with_a_near_miss() -> None:
+    def model(fmt: str) -> dict[str, Any]:
+        props = {"at": {"type": "string", "format": fmt}, "v": {"const": {"format": "data, not a keyword"}}}
+        schema = {"type": "object", "properties": props}
+        return {"$model": "0.1", "collections": {"c": {"schema": schema, "key": None, "identity": "integer"}}}
+
+    with pytest.raises(jl.ModelError) as info:
+        jl.open(model=model("datetime"))
+    assert info.value.code == "JD0005" and "did you mean 'date-time'?" in info.value.reason
+    assert info.value.doc_path == "/collections/c/schema/properties/at/format"
+    with pytest.raises(jl.ModelError) as info:
+        jl.open(model=model("made-up"))
+    assert "nothing would be checked" in info.value.reason and "uuid" in info.value.reason
+    jl.open(model=model("uuid")).close()

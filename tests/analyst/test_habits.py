@@ -41,7 +41,7 @@ def test_pandas_method_names_never_become_member_paths() -> None:
         (lambda: it.close.mean(), "q.avg(it.x)"),
         (lambda: it.close.median(), "q.median(it.x)"),
         (lambda: it.close.std(), "q.std(it.x)"),
-        (lambda: it.close.round(2), "to_pandas().round(2)"),
+        (lambda: it.close.var(), "agg.std(it.x) ** 2"),
         (lambda: it.note.isna(), "is_empty()"),
         (lambda: it.note.notnull(), "exists()"),
         (lambda: it.symbol.unique(), "distinct()"),
@@ -71,9 +71,16 @@ def test_select_a_list_of_member_names(lab: Any) -> None:
     assert prices.where(it.symbol == "MSFT").select([it.symbol, 1]).to_list() == [["MSFT", 1]]
 
 
-def test_abs_between_median_std(lab: Any) -> None:
+def test_abs_between_round_median_std(lab: Any) -> None:
     prices = lab()["prices"]
     assert prices.where(it.close.abs() == 1.5).select(it.symbol).to_list() == ["XOM"]
+    assert prices.select(it.close.round(1)).to_list() == [300.4, 297.4, 160.6, -1.5]
+    assert prices.select(it.close.round()).to_list() == [300.0, 297.0, 161.0, -2.0]  # halves away from 0
+    assert prices.select(it.volume.round(-1)).to_list() == [10, 10, 10, 0]  # an integer stays one
+    assert prices.where(it.close.round() == 300).count() == 1
+    hundreds = prices.select(it.close.round(-2)).to_list()
+    assert hundreds == [300.0, 300.0, 200.0, 0.0] and str(hundreds[3]) == "0.0"  # never -0.0
+    assert refused(lambda: prices.select(it.symbol.round()).to_list()).code == "JQ2004"
     assert prices.where(it.close.between(160.62, 297.43)).count() == 2
     closes = [300.35, 297.43, 160.62, -1.5]
     assert prices.median(it.close) == pytest.approx(float(np.median(closes)))
@@ -82,6 +89,21 @@ def test_abs_between_median_std(lab: Any) -> None:
     assert prices.where(it.symbol == "none").median(it.close) is None
     assert refused(lambda: prices.median(it.symbol)).code == "JQ2004"
     assert prices.group_by(it.symbol).select({"s": key("key"), "n": agg.count()}).count() == 3
+    per = (
+        prices.group_by(it.symbol)
+        .order_by(key("key"))
+        .select(
+            {
+                "s": key("key"),
+                "m": agg.median(it.close),
+                "sd": agg.std(it.close),
+                "pop": agg.std(it.close, ddof=0),
+            }
+        )
+    )
+    aapl = pd.Series([300.35, 297.43])
+    assert per.to_list()[0] == {"s": "AAPL", "m": 298.89, "sd": aapl.std(), "pop": aapl.std(ddof=0)}
+    assert per.to_list()[1] == {"s": "MSFT", "m": 160.62, "pop": 0.0}  # one value: no sample std
 
 
 def test_python_values_are_literals_and_parameters_as_writes_convert_them(lab: Any) -> None:
@@ -122,3 +144,30 @@ def test_python_values_are_literals_and_parameters_as_writes_convert_them(lab: A
     assert refused(lambda: t.count(c=float("nan"))).code in ("JQ2011", "JQ2006")
     assert refused(lambda: t.where(it.close == param("c")).count(c=float("nan"))).code == "JQ2011"
     assert refused(lambda: it.close == {1, 2}).code == "JQ0010"
+
+
+def test_live_groups_keep_median_and_std_equal_to_a_fresh_run(lab: Any) -> None:
+    store = lab()
+    prices = store["prices"]
+    q = prices.group_by(it.symbol).select(
+        {"s": key("key"), "m": agg.median(it.close), "sd": agg.std(it.close), "r": agg.avg(it.close).round(1)}
+    )
+    live = q.live()
+    try:
+        for close in (1.0, 2.675, -0.5, 400.25):
+            prices.insert({"symbol": "AAPL", "date": "2020-01-06", "close": close})
+            assert live.rows == q.to_list()
+        prices.where(it.symbol == "XOM").delete()
+        assert live.rows == q.to_list() and [r["s"] for r in live.rows] == ["AAPL", "MSFT"]
+    finally:
+        live.close()
+
+
+def test_round_is_half_away_from_zero_on_the_decimal_where_numpy_rounds_halves_to_even(lab: Any) -> None:
+    prices = lab()["prices"]
+    ties = [0.125, -1.005, 2.675, 2.5, -0.5]
+    prices.insert_many([{"symbol": "T", "date": "2021-01-01", "close": x} for x in ties])
+    got = prices.where(it.symbol == "T").select(it.close.round(2)).to_list()
+    assert got == [0.13, -1.01, 2.68, 2.5, -0.5]
+    assert prices.where(it.symbol == "T").select(it.close.round()).to_list() == [0.0, -1.0, 3.0, 3.0, -1.0]
+    assert pd.Series(ties).round(2).tolist() == [0.12, -1.0, 2.68, 2.5, -0.5]  # the documented difference
