@@ -159,10 +159,11 @@ class ChangeHub:
         """The change-feed cursor of the newest commit: ``store.changes(after=...)`` gives what follows."""
         return encode_cursor(self.log.high_watermark(self.store.db))
 
-    def snapshot(self, collections: Iterable[str] | None = None) -> tuple[dict[str, dict[Any, Any]], str]:
+    def snapshot(self, collections: Iterable[str] | None = None) -> tuple[dict[str, dict[str, Any]], str]:
         """A copy of the documents (``{collection: {key: document}}``, every collection unless named)
         and the change-feed cursor of the same state, read in one snapshot: the starting point of a
-        follower, and what a reset re-seeds from."""
+        follower, and what a reset re-seeds from. Keys are written as the feed's JSON Pointers
+        address them (``str(key)``: ``/flights/7/...``), so ``apply_patch(copy, page.patch)`` works."""
         store = self.store
         names = list(store.collections) if collections is None else list(collections)
         colls = [store.collection(name) for name in names]
@@ -173,7 +174,7 @@ class ChangeHub:
             data = {}
             for coll in colls:
                 keys, texts = coll.texts()
-                data[coll.name] = {k: loads(t) for k, t in zip(keys, texts)}
+                data[coll.name] = {str(k): loads(t) for k, t in zip(keys, texts)}
         return data, encode_cursor(high)
 
     def _before_commit(self, changes: list[Change]) -> None:
