@@ -70,7 +70,9 @@ function statusText(s, age) {
 
 // A view hides its widget's static copy (jarenlab.widgets.display.StaticCopy: the text/html output
 // beside the view, for readers without a kernel) while it is on the page, with one style rule per
-// widget; the last view to go shows the copy again.
+// widget; the last view to go shows the copy again. The rule names the copy itself, not an output
+// that :has() it: a :has() rule over output areas would be re-checked on every change the live
+// table makes to its own output's subtree.
 const hidden = new Map();
 
 function hideStaticCopy(anchor) {
@@ -78,8 +80,7 @@ function hideStaticCopy(anchor) {
   let entry = hidden.get(anchor);
   if (!entry) {
     const style = document.createElement("style");
-    const copy = `[data-jl-static-for="${anchor}"]`;
-    style.textContent = `.jp-OutputArea-child:has(${copy}), ${copy} { display: none; }`;
+    style.textContent = `[data-jl-static-for="${anchor}"] { display: none; }`;
     document.head.append(style);
     entry = { style, views: 0 };
     hidden.set(anchor, entry);
