@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
-
 from jarenlab.live.live import LiveQuery
 from jarenlab.live.render import MAX_WIDTH, static_html
 from jarenlab.stats import stats_html, stats_sections
@@ -87,29 +85,9 @@ def test_stats_are_grouped_by_section_with_grouped_digits() -> None:
     assert "table.jl-stats th,table.jl-stats td{text-align:left" in page  # not the page's default
 
 
-MODEL = {
-    "$model": "0.1",
-    "collections": {
-        "items": {
-            "schema": {
-                "type": "object",
-                "required": ["id"],
-                "properties": {"id": {"type": "string"}, "n": {"type": "integer"}},
-            },
-            "key": "/id",
-        }
-    },
-}
-
-
-@pytest.fixture
-def store(open_store: Any) -> Any:
-    return open_store(MODEL)
-
-
-def test_a_live_querys_repr_names_its_collection_and_the_real_age(store: Any) -> None:
+def test_a_live_querys_repr_names_its_collection_and_the_real_age(live_store: Any) -> None:
     now = [100.0]
-    coll = store["items"]
+    coll = live_store["items"]
     live = LiveQuery(coll, {"$for": {"r": "$[*]"}, "$return": "$r.id"}, {}, clock=lambda: now[0])
     assert "no change yet" in live._repr_html_()
     coll.insert({"id": "a", "n": 1})

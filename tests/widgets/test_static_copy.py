@@ -18,6 +18,7 @@ from IPython.testing.globalipapp import get_ipython
 from IPython.utils.capture import capture_output
 
 from jarenlab.widgets.live import STATIC_ROWS, LiveTable
+from tests.live.test_widget import Clock
 
 VIEW = "application/vnd.jupyter.widget-view+json"
 ROWS = {
@@ -25,14 +26,6 @@ ROWS = {
     "$orderby": {"$key": "$r.n", "$dir": "desc"},
     "$return": {"id": "$r.id", "n": "$r.n"},
 }
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 50.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class Timers:
@@ -50,26 +43,6 @@ class Timers:
             fn()
 
 
-MODEL = {
-    "$model": "0.1",
-    "collections": {
-        "items": {
-            "schema": {
-                "type": "object",
-                "required": ["id"],
-                "properties": {"id": {"type": "string"}, "n": {"type": "integer"}, "s": {"type": "string"}},
-            },
-            "key": "/id",
-        }
-    },
-}
-
-
-@pytest.fixture
-def store(open_store: Any) -> Any:
-    return open_store(MODEL)
-
-
 @pytest.fixture
 def shell() -> Iterator[Any]:
     """IPython's test shell: ``capture_output`` puts its capturing display publisher in place."""
@@ -85,8 +58,10 @@ def copies(outputs: list[Any]) -> list[Any]:
     return [o for o in outputs if "text/html" in o.data]
 
 
-def test_the_copy_follows_the_rows_throttled_and_ends_with_the_last_state(store: Any, shell: Any) -> None:
-    coll = store["items"]
+def test_the_copy_follows_the_rows_throttled_and_ends_with_the_last_state(
+    live_store: Any, shell: Any
+) -> None:
+    coll = live_store["items"]
     coll.insert_many([{"id": f"k{i:03}", "n": i} for i in range(10)])
     live = coll.live(ROWS)
     clock, timers = Clock(), Timers()
@@ -129,8 +104,8 @@ def test_the_copy_follows_the_rows_throttled_and_ends_with_the_last_state(store:
     table.close()
 
 
-def test_the_copy_is_bounded_and_says_how_many_rows_it_leaves_out(store: Any, shell: Any) -> None:
-    coll = store["items"]
+def test_the_copy_is_bounded_and_says_how_many_rows_it_leaves_out(live_store: Any, shell: Any) -> None:
+    coll = live_store["items"]
     coll.insert_many([{"id": f"k{i:03}", "n": i, "s": "<&>"} for i in range(STATIC_ROWS + 30)])
     live = coll.live(ROWS)
     table = LiveTable(live, min_interval=0.0, static_interval=0.0, schedule=Timers())
@@ -143,8 +118,8 @@ def test_the_copy_is_bounded_and_says_how_many_rows_it_leaves_out(store: Any, sh
     table.close()
 
 
-def test_closing_the_view_leaves_the_copy_with_the_last_rows(store: Any, shell: Any) -> None:
-    coll = store["items"]
+def test_closing_the_view_leaves_the_copy_with_the_last_rows(live_store: Any, shell: Any) -> None:
+    coll = live_store["items"]
     coll.insert({"id": "a", "n": 1})
     live = coll.live(ROWS)
     clock, timers = Clock(), Timers()
@@ -161,8 +136,8 @@ def test_closing_the_view_leaves_the_copy_with_the_last_rows(store: Any, shell: 
     assert not live.closed
 
 
-def test_a_table_never_displayed_publishes_nothing(store: Any, shell: Any) -> None:
-    coll = store["items"]
+def test_a_table_never_displayed_publishes_nothing(live_store: Any, shell: Any) -> None:
+    coll = live_store["items"]
     live = coll.live(ROWS)
     table = LiveTable(live, min_interval=0.0, static_interval=0.0)
     with capture_output() as cap:
@@ -171,10 +146,10 @@ def test_a_table_never_displayed_publishes_nothing(store: Any, shell: Any) -> No
     assert cap.outputs == [] and table.static.refreshes == 0
 
 
-def test_a_closed_query_disables_its_bound_controls_and_refuses_new_ones(store: Any) -> None:
+def test_a_closed_query_disables_its_bound_controls_and_refuses_new_ones(live_store: Any) -> None:
     from jarenlab.errors import JarenlabError
 
-    coll = store["items"]
+    coll = live_store["items"]
     coll.insert_many([{"id": f"k{i}", "n": i} for i in range(4)])
     live = coll.live({"$for": {"r": "$[*]"}, "$where": {"$ge": ["$r.n", "$min"]}, "$return": "$r.id"}, min=0)
     slider = ipywidgets.IntSlider(value=0, min=0, max=3)
