@@ -4,7 +4,7 @@
 // bounded whatever the row count. Cell text follows jarenlab.live.render.cell.
 
 const FULL = 60; // up to this many rows, every row is in the DOM
-const NODE_BUDGET = 800; // cells drawn at most (about), whatever the window size
+const OVERSCAN = 8; // rows drawn above and below the visible ones (at least; half a screen when taller)
 const DATETIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]\d\d:\d\d)?$/;
 
 function number(v) {
@@ -243,9 +243,10 @@ function render({ model, el: host }) {
     let end = n;
     if (n > FULL) {
       const h = scroller.clientHeight || 420;
+      // The visible rows and a margin: a redraw lays out every drawn row, so the margin is kept
+      // small (a scroll redraws in the same frame, before it is painted).
       const visible = Math.ceil(h / st.rowH) + 1;
-      const budget = Math.max(visible + 4, Math.floor(NODE_BUDGET / (ncols + 1)));
-      const over = Math.max(2, Math.floor((budget - visible) / 2));
+      const over = Math.max(OVERSCAN, Math.ceil(visible / 2));
       start = Math.max(0, Math.floor(scroller.scrollTop / st.rowH) - over);
       end = Math.min(n, start + visible + 2 * over);
     }
