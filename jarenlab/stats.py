@@ -139,7 +139,7 @@ def stats_html(data: dict[str, Any]) -> str:
         head = f"<tr><th scope='rowgroup' rowspan='{len(rows)}'>{html.escape(section)}</th>"
         groups.append(f"<tbody>{head}{'<tr>'.join(rows)}</tbody>")
     return (
-        f"<div class='jarenlab-stats'>{STATS_STYLE}<b>store stats</b><table class='jl-stats'><thead><tr>"
+        f"<div class='jarenlab-stats tex2jax_ignore mathjax_ignore'>{STATS_STYLE}<b>store stats</b><table class='jl-stats'><thead><tr>"
         f"<th>section</th><th>metric</th><th class='jl-num'>value</th></tr></thead>{''.join(groups)}</table></div>"
     )
 

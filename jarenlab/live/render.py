@@ -204,7 +204,8 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
     Columns are sized as the live front end sizes them (:func:`layout`; a fixed table layout with
     one width per column, so a notebook's equal-width default never applies), a cut value has
     its whole text as a tooltip, numbers and their headers are right-aligned. ``title`` (HTML)
-    goes above the status line.
+    goes above the status line. The root is marked for notebooks' LaTeX typesetters to skip: a
+    value with dollar signs is data, not mathematics.
 
     >>> page = static_html([{"a": 1, "b": "x" * 60}], {"state": "live", "rows": 1, "seq": 0,
     ...     "age_s": None, "strategy": "rows"})
@@ -236,7 +237,7 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
     tail = f"<div class='jl-status'>… {more:,} more rows</div>" if more > 0 else ""
     caption = f"<div class='jl-title'>{title}</div>" if title else ""
     return (
-        f"<div class='jl-live' data-jl-static='live-table'>{STATIC_STYLE}{caption}"
+        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{STATIC_STYLE}{caption}"
         f"<div class='jl-status'>{html.escape(status_text(status))}</div>"
         f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px)'>"
         f"<colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"

@@ -97,3 +97,10 @@ def test_a_live_querys_repr_names_its_collection_and_the_real_age(live_store: An
     assert "live · 1 rows · seq" in page and "updated 42.5 s ago" in page
     live.close()
     assert "closed · 1 rows" in live._repr_html_()
+
+
+def test_dollar_signs_in_values_are_data_not_mathematics() -> None:
+    """A notebook runs its LaTeX typesetter over HTML outputs; these reprs ask it to skip them."""
+    page = static_html([{"price": "$5 and $6"}], {**STATUS, "rows": 1})
+    assert page.startswith("<div class='jl-live tex2jax_ignore mathjax_ignore'") and "$5 and $6" in page
+    assert stats_html({"jobs": {"note": "$x$"}}).startswith("<div class='jarenlab-stats tex2jax_ignore")
