@@ -15,7 +15,10 @@ For a live window of N rows (N = 1,000 and 10,000, over 2N documents; ``order_by
 - **scrolling**: 40 wheel steps of 300 px over the table, the frame gaps meanwhile (p95, max) and the
   long tasks over 100 ms;
 - **idle**: the long tasks over 100 ms in 10 s when nothing changes, the floor that a busy machine
-  alone produces (a long task is wall time: a renderer waiting for a CPU counts too).
+  alone produces (a long task is wall time: a renderer waiting for a CPU counts too);
+- **the page's work** during the burst and the scrolling, from Chromium's own counters
+  (``Performance.getMetrics``): layouts and style recalculations (counts, which a busy machine does
+  not change) and the time spent in them and in script.
 
 Bars (from the DESIGN's widget goals): first render 1 s, a handful of models (10), on screen 0.3 s
 after the burst, no long task over 100 ms, 2,000 DOM nodes. The table is found by its contract
@@ -45,6 +48,8 @@ from common import print_machine
 
 #: Seconds of doing nothing, to count the long tasks a busy machine causes on its own (the noise floor).
 IDLE_S = 10.0
+#: Chromium's page counters the benchmark reports for the burst and the scrolling (durations in s).
+WORK = ("LayoutCount", "RecalcStyleCount", "LayoutDuration", "RecalcStyleDuration", "ScriptDuration")
 BARS = {"render_ms": 1000, "models": 10, "lag_ms": 300, "longtasks": 0, "nodes": 2000}
 
 SETUP = """\
@@ -191,6 +196,21 @@ def long_over(tasks: list[dict[str, float]], start: float, end: float, ms: float
     return [t["ms"] for t in tasks if t["ms"] > ms and start <= t["at"] <= end]
 
 
+class PageWork:
+    """Chromium's performance counters for one page (through the DevTools protocol)."""
+
+    def __init__(self, page: Any) -> None:
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Performance.enable")
+
+    def read(self) -> dict[str, float]:
+        return {m["name"]: m["value"] for m in self.cdp.send("Performance.getMetrics")["metrics"]}
+
+    @staticmethod
+    def since(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+        return {k: after.get(k, 0.0) - before.get(k, 0.0) for k in WORK}
+
+
 def stage(n: int, what: str, t0: float = time.monotonic()) -> None:
     print(f"  [{time.monotonic() - t0:7.1f} s] {n:,} rows: {what}", file=sys.stderr, flush=True)
 
@@ -208,6 +228,7 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             nb = Notebook(browser, lab, name, timeout=timeout)
             page = nb.page
             page.evaluate(PAGE)
+            work = PageWork(page)
             nb.run_above("table = live.widget()")
             if nb.output_errors():
                 raise RuntimeError(f"the benchmark's setup cell failed: {nb.output_errors()}")
@@ -232,12 +253,14 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             center = page.evaluate("() => window.jlBench.center()")
             page.mouse.move(center["x"], center["y"])
             s0 = page.evaluate("() => window.jlBench.now()")
+            w0 = work.read()
             page.evaluate("() => window.jlBench.framesStart()")
             for _ in range(40):
                 page.mouse.wheel(0, 300)
                 time.sleep(0.025)
             time.sleep(0.3)
             gaps = page.evaluate("() => window.jlBench.framesStop()")
+            out["scroll_work"] = PageWork.since(w0, work.read())
             s1 = page.evaluate("() => window.jlBench.now()")
             gaps = sorted(gaps) or [0.0]
             out["scroll_frames"] = len(gaps)
@@ -255,6 +278,7 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
             stage(n, "the burst")
             page.evaluate("() => window.jlBench.watch()")
             t0 = page.evaluate("() => window.jlBench.now()")
+            w0 = work.read()
             try:
                 printed = nb.exec(BURST.format(burst=burst), timeout=timeout)
             except Exception as exc:  # the kernel hung or failed: say so, keep the other figures
@@ -263,6 +287,7 @@ def measure_size(browser: Any, n: int, burst: int, timeout: float) -> dict[str, 
                 return out
             res = json.loads(printed.strip().splitlines()[-1])
             stage(n, "burst done in the kernel; waiting for the page")
+            out["burst_work"] = PageWork.since(w0, work.read())  # before the checks below read the page
             out["burst_kernel_s"] = res["end"] - res["start"]
             out["models_after_burst"] = res["models"]
             deadline = time.monotonic() + timeout
@@ -313,6 +338,10 @@ def report(results: list[dict[str, Any]]) -> None:
         ("burst: on screen after (ms)", "lag_ms", "", BARS["lag_ms"]),
         ("burst: long tasks > 100 ms", "burst_longtasks", "", BARS["longtasks"]),
         ("burst: longest task (ms)", "burst_longest_ms", "", None),
+        ("burst: page layouts", ("burst_work", "LayoutCount"), "", None),
+        ("burst: page style recalcs", ("burst_work", "RecalcStyleCount"), "", None),
+        ("burst: layout + style (s)", ("burst_work", "layout_style_s"), "", None),
+        ("burst: script (s)", ("burst_work", "ScriptDuration"), "", None),
         ("DOM nodes in the table", ("nodes", "table"), "", BARS["nodes"]),
         ("DOM nodes in the page", ("nodes", "page"), "", None),
         ("DOM nodes in the table after", ("nodes_after_burst", "table"), "", BARS["nodes"]),
@@ -322,7 +351,13 @@ def report(results: list[dict[str, Any]]) -> None:
         ("scroll: p95 frame gap (ms)", "scroll_p95_ms", "", None),
         ("scroll: longest frame gap (ms)", "scroll_max_ms", "", None),
         ("scroll: long tasks > 100 ms", "scroll_longtasks", "", BARS["longtasks"]),
+        ("scroll: page layouts", ("scroll_work", "LayoutCount"), "", None),
+        ("scroll: layout + style (s)", ("scroll_work", "layout_style_s"), "", None),
     ]
+    for r in results:
+        for k in ("burst_work", "scroll_work"):
+            if k in r:
+                r[k]["layout_style_s"] = r[k]["LayoutDuration"] + r[k]["RecalcStyleDuration"]
     for label, key, unit, bar in lines:
         cells = []
         for r in results:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import StoreError
 from jarenlab.model import index_name
-from jarenlab.reprs import table
 from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
@@ -80,14 +79,68 @@ class Stats:
         )
 
 
+def shown(value: Any) -> tuple[str, bool]:
+    """A metric's value as text, and whether it is a number (right-aligned, digits grouped).
+
+    >>> shown(1234567), shown(0.5), shown(2.0), shown(True), shown(None), shown("dbstat unavailable")
+    (('1,234,567', True), ('0.5', True), ('2', True), ('true', False), ('—', False), ('dbstat unavailable', False))
+    """
+    if isinstance(value, bool):
+        return ("true" if value else "false"), False
+    if isinstance(value, int):
+        return f"{value:,}", True
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip("."), True
+    if value is None:
+        return "—", False
+    if isinstance(value, str):
+        return value, False
+    return json.dumps(value, default=str), False
+
+
+def stats_sections(data: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, bool]]]]:
+    """The stats grouped for display: per section, ``(metric, shown value, numeric)`` rows.
+
+    >>> stats_sections({"queries": {"native": 1200, "rows_read": 0}, "jobs": {"by_state": {"done": 1}}})
+    [('queries', [('native', '1,200', True), ('rows_read', '0', True)]), ('jobs', [('by_state.done', '1', True)])]
+    """
+    out: list[tuple[str, list[tuple[str, str, bool]]]] = []
+    for section, metric, value in flat_rows(data):
+        if not out or out[-1][0] != section:
+            out.append((section, []))
+        out[-1][1].append((metric, *shown(value)))
+    return out
+
+
+#: The stats table's look: left-aligned names, right-aligned numbers, a section per row group,
+#: whatever the page's default table style (a notebook centres tables and right-aligns every cell).
+STATS_STYLE = (
+    "<style>table.jl-stats{border-collapse:collapse;table-layout:auto;margin:0;"
+    "font-size:var(--jp-ui-font-size1,13px)}table.jl-stats th,table.jl-stats td{text-align:left;"
+    "vertical-align:top;padding:1px 10px;white-space:nowrap;border-bottom:1px solid "
+    "var(--jp-border-color2,#e0e0e0)}table.jl-stats .jl-num{text-align:right;"
+    "font-variant-numeric:tabular-nums}table.jl-stats tbody th{font-weight:600}</style>"
+)
+
+
 def stats_html(data: dict[str, Any]) -> str:
-    """The stats as an HTML table grouped by section."""
-    rows = "".join(
-        f"<tr><td>{html.escape(s)}</td><td>{html.escape(m)}</td><td style='text-align:right'>{html.escape(str(v))}</td></tr>"
-        for s, m, v in flat_rows(data)
-    )
+    """The stats as an HTML table: one row group per section (its name once), one row per metric.
+
+    >>> page = stats_html({"statement_cache": {"hits": 12000, "misses": 3}})
+    >>> "<th scope='rowgroup' rowspan='2'>statement_cache</th><td><code>hits</code></td><td class='jl-num'>12,000</td>" in page
+    True
+    """
+    groups = []
+    for section, metrics in stats_sections(data):
+        rows = []
+        for metric, text, numeric in metrics:
+            cls = " class='jl-num'" if numeric else ""
+            rows.append(f"<td><code>{html.escape(metric)}</code></td><td{cls}>{html.escape(text)}</td></tr>")
+        head = f"<tr><th scope='rowgroup' rowspan='{len(rows)}'>{html.escape(section)}</th>"
+        groups.append(f"<tbody>{head}{'<tr>'.join(rows)}</tbody>")
     return (
-        f"<div class='jarenlab-stats'><b>store stats</b>{table(['section', 'metric', 'value'], rows)}</div>"
+        f"<div class='jarenlab-stats tex2jax_ignore mathjax_ignore'>{STATS_STYLE}<b>store stats</b><table class='jl-stats'><thead><tr>"
+        f"<th>section</th><th>metric</th><th class='jl-num'>value</th></tr></thead>{''.join(groups)}</table></div>"
     )
 
 

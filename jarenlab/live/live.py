@@ -313,7 +313,13 @@ class LiveQuery:
             self.reseed()
 
     def bind(self, **controls: Any) -> LiveQuery:
-        """Let ipywidgets controls drive externals: ``live.bind(o=dropdown)``; returns the query."""
+        """Let ipywidgets controls drive externals: ``live.bind(o=dropdown)``; returns the query.
+
+        When the query closes, its controls are released and disabled (a control that no longer
+        drives anything says so). Raises JD2127 on a closed query.
+        """
+        if self.closed:
+            raise LiveError("JD2127", "the live query is closed", collection=self.collection.name)
         for name, control in controls.items():
             if name not in self._names:
                 raise QueryError("JQ0005", f"${name} is not an external of this query")
@@ -350,12 +356,14 @@ class LiveQuery:
         return LiveTable(self, **options)
 
     def close(self) -> None:
-        """Stop maintaining; idempotent. Bound controls are released."""
+        """Stop maintaining; idempotent. Bound controls are released and disabled."""
         if self.closed:
             return
         self.closed = True
         for control, fn in self._observed:
             control.unobserve(fn, names="value")
+            if hasattr(control, "disabled"):
+                control.disabled = True
         self._observed.clear()
         self._hub.unregister(self)
         self._subscribers.clear()
@@ -391,9 +399,7 @@ class LiveQuery:
         }
 
     def _repr_html_(self) -> str:
-        import html
+        from jarenlab.live.render import live_html
 
-        from jarenlab.live.render import static_html
-
-        head = f"<code>{html.escape(repr(self))}</code>"
-        return head + static_html(self.rows, self.status(), limit=20)
+        age = None if self.updated_at is None else self.clock() - self.updated_at
+        return live_html(self.collection.name, self.rows, self.status(age_s=age), limit=20)

@@ -183,41 +183,76 @@ STATIC_STYLE = (
     "<style>.jl-live table.jl-grid{border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
     "font-size:var(--jp-code-font-size,12px)}.jl-live .jl-grid th,.jl-live .jl-grid td{padding:1px 8px;"
     "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-bottom:1px solid "
-    "var(--jp-border-color2,#e0e0e0);text-align:left}.jl-live .jl-grid td.jl-num{text-align:right}"
+    "var(--jp-border-color2,#e0e0e0);text-align:left}.jl-live .jl-grid .jl-num{text-align:right}"
     ".jl-live .jl-null{color:var(--jp-content-font-color3,#999);font-style:italic}.jl-live .jl-missing"
     "{background:var(--jp-layout-color2,#f3f3f3)}.jl-live .jl-status{color:var(--jp-ui-font-color2,#666);"
     "font-size:90%}</style>"
 )
 
 
-def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50) -> str:
-    """The table as plain HTML (at most ``limit`` rows, then a count of the rest): what a saved
-    notebook, GitHub, nbviewer or an HTML export shows without a kernel.
+def _header(column: dict[str, Any]) -> str:
+    name = column["name"]
+    cls = " class='jl-num'" if column["numeric"] else ""
+    tip = f" title='{html.escape(name, quote=True)}'" if len(name) > column["width"] else ""
+    return f"<th{cls}{tip}>{html.escape(name)}</th>"
 
-    >>> "<td class='jl-num' style='max-width:4ch'>1</td>" in static_html([{"a": 1}], {"state": "live", "rows": 1, "seq": 0,
+
+def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, title: str | None = None) -> str:
+    """The table as plain HTML (at most ``limit`` rows, then a count of the rest): what a saved
+    notebook, GitHub, nbviewer or an HTML export shows without a kernel, and a live query's repr.
+
+    Columns are sized as the live front end sizes them (:func:`layout`; a fixed table layout with
+    one width per column, so a notebook's equal-width default never applies), a cut value has
+    its whole text as a tooltip, numbers and their headers are right-aligned. ``title`` (HTML)
+    goes above the status line. The root is marked for notebooks' LaTeX typesetters to skip: a
+    value with dollar signs is data, not mathematics.
+
+    >>> page = static_html([{"a": 1, "b": "x" * 60}], {"state": "live", "rows": 1, "seq": 0,
     ...     "age_s": None, "strategy": "rows"})
+    >>> "<col style='width:calc(4ch + 16px)'>" in page, "<th class='jl-num'>a</th>" in page
+    (True, True)
+    >>> f"<td title='{'x' * 60}'>{'x' * 60}</td>" in page
     True
     """
-    cols = columns(rows)
-    widths = {c["name"]: c["width"] for c in layout(cols, rows[:limit])}
-    head = "".join(f"<th style='max-width:{widths[c] + 1}ch'>{html.escape(c)}</th>" for c in cols)
+    shown = rows[:limit]
+    cols = columns(shown)
+    grid = layout(cols, shown)
+    chars = sum(c["width"] + 1 for c in grid)
+    colgroup = "".join(f"<col style='width:calc({c['width'] + 1}ch + 16px)'>" for c in grid)
+    head = "".join(_header(c) for c in grid)
     body = []
-    for key, row in enumerate(rows[:limit]):
+    for key, row in enumerate(shown):
         tds = []
-        for c, value in zip(cols, cells(row, cols)):
-            text, kind, title = cell(value)
+        for c, value in zip(grid, cells(row, cols)):
+            text, kind, tip = cell(value)
             cls = {"number": "jl-num", "null": "jl-null", "missing": "jl-missing"}.get(kind)
-            if title is None and len(text) > widths[c]:
-                title = text
+            if tip is None and len(text) > c["width"]:
+                tip = text
             attrs = (f" class='{cls}'" if cls else "") + (
-                f" title='{html.escape(title, quote=True)}'" if title else ""
+                f" title='{html.escape(tip, quote=True)}'" if tip else ""
             )
-            tds.append(f"<td{attrs} style='max-width:{widths[c] + 1}ch'>{html.escape(text)}</td>")
+            tds.append(f"<td{attrs}>{html.escape(text)}</td>")
         body.append(f"<tr data-key='{key}'>{''.join(tds)}</tr>")
     more = len(rows) - limit
     tail = f"<div class='jl-status'>… {more:,} more rows</div>" if more > 0 else ""
+    caption = f"<div class='jl-title'>{title}</div>" if title else ""
     return (
-        f"<div class='jl-live' data-jl-static='live-table'>{STATIC_STYLE}"
+        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{STATIC_STYLE}{caption}"
         f"<div class='jl-status'>{html.escape(status_text(status))}</div>"
-        f"<table class='jl-grid'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{tail}</div>"
+        f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px)'>"
+        f"<colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+        f"</table>{tail}</div>"
+    )
+
+
+def live_html(name: str, rows: list[Any], status: dict[str, Any], *, limit: int = 20) -> str:
+    """A live query's repr: which collection it follows, its status line and its first rows.
+
+    >>> page = live_html("t<1>", [1, 2], {"state": "closed", "rows": 2, "seq": 4, "age_s": 3.0,
+    ...     "strategy": "rows"})
+    >>> "<b>live query</b> on <code>t&lt;1&gt;</code>" in page, "closed · 2 rows · seq 4 · updated 3.0 s ago" in page
+    (True, True)
+    """
+    return static_html(
+        rows, status, limit=limit, title=f"<b>live query</b> on <code>{html.escape(name)}</code>"
     )

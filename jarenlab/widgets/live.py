@@ -11,9 +11,11 @@ sorts by a header click. The status line ticks the real age of the last change a
 ``closed`` when the query closes. Every widget mutation (a flush, a snapshot, the status, closing)
 runs under one lock, so concurrent patches never interleave.
 
-Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's ``text/html``
-shows the rows as they were (bounded; :func:`jarenlab.live.render.static_html`); when the query
-closes, the display is updated to its last rows.
+Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
+shows the rows (bounded; :func:`jarenlab.live.render.static_html`): a ``text/html`` output beside
+the view, which a view on the page hides, refreshed as the rows change (at most once a second,
+always after the last change, and at once when the query closes;
+:class:`jarenlab.widgets.display.StaticCopy`), so a saved notebook shows the last state.
 
 DOM contract (what browser tests read):
 
@@ -38,12 +40,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
-from IPython.display import display, update_display
+import traitlets
+from IPython.display import display
 
 from jarenlab.live.render import (
     columns,
@@ -54,22 +58,15 @@ from jarenlab.live.render import (
     snapshot,
     static_html,
 )
+from jarenlab.widgets.display import Schedule, StaticCopy, timer
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
 
-Schedule = Callable[[float, Callable[[], None]], Any]
 STATIC = Path(__file__).parent / "static"
 VIEW = "application/vnd.jupyter.widget-view+json"
 #: How many rows the static HTML of a display shows.
 STATIC_ROWS = 50
-
-
-def _timer(delay: float, fn: Callable[[], None]) -> Any:
-    t = threading.Timer(delay, fn)
-    t.daemon = True
-    t.start()
-    return t
 
 
 class LiveTable(anywidget.AnyWidget):
@@ -77,22 +74,26 @@ class LiveTable(anywidget.AnyWidget):
 
     Args:
         live: the live query. min_interval: seconds between flushes (patches in between are sent
-        together). clock: seconds, for ages and throttling. schedule: ``schedule(delay, fn)`` runs
-        ``fn`` later (a daemon timer; tests pass their own).
+        together). static_interval: seconds between refreshes of the display's static copy.
+        clock: seconds, for ages and throttling. schedule: ``schedule(delay, fn)`` runs ``fn``
+        later (a daemon timer; tests pass their own).
     """
 
     _esm = STATIC / "live_table.js"
     _css = STATIC / "live_table.css"
+    #: What marks this table's static copy (the view hides the copy of its own table).
+    anchor = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
         live: LiveQuery,
         *,
         min_interval: float = 0.1,
+        static_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        schedule: Schedule = _timer,
+        schedule: Schedule = timer,
     ) -> None:
-        super().__init__()
+        super().__init__(anchor=uuid.uuid4().hex)
         self.live = live
         self.min_interval = min_interval
         self.clock = clock
@@ -103,8 +104,15 @@ class LiveTable(anywidget.AnyWidget):
         self._last_flush = float("-inf")
         self._updated_at = clock()
         self._ids = itertools.count()
-        self._closed = False
-        self._displays: list[str] = []
+        self.static = StaticCopy(
+            self._static_content,
+            lambda: repr(self),
+            anchor=self.anchor,
+            interval=static_interval,
+            clock=clock,
+            schedule=schedule,
+            lock=self._lock,
+        )
         #: How many patch messages were sent (one per flush that changed something).
         self.redraws = 0
         self.version = 0
@@ -173,6 +181,7 @@ class LiveTable(anywidget.AnyWidget):
             self.redraws += 1
             if not self._closed_widget():
                 self.send({"type": "patch", "v": self.version, **message, "status": self.status()})
+            self.static.changed()
 
     def _apply(self, queued: list[tuple[str, int, Any]]) -> dict[str, Any]:
         touched = [value for kind, _, value in queued if kind != "delete"]
@@ -209,37 +218,40 @@ class LiveTable(anywidget.AnyWidget):
             self.flush()
             if not self._closed_widget():
                 self.send({"type": "status", "status": self.status()})
-            bundle = self._bundle()
-            for display_id in self._displays:
-                update_display(bundle, raw=True, display_id=display_id)
+            self.static.publish()
 
     # -- display -------------------------------------------------------------------------------
     def static_html(self) -> str:
         """The current rows as static HTML (bounded): what shows where no kernel runs."""
+        return self.static.bundle()["text/html"]
+
+    def _static_content(self) -> str:
         with self._lock:
             return static_html(self.rows, self.status(), limit=STATIC_ROWS)
 
-    def _bundle(self) -> dict[str, Any]:
-        bundle = {"text/plain": repr(self), "text/html": self.static_html()}
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The widget view and the rows as static HTML in one bundle, for front ends that ask for
+        one (a notebook cell shows two outputs instead, see :meth:`_ipython_display_`)."""
+        bundle = self.static.bundle()
         if not self._closed_widget():
             view = super()._repr_mimebundle_()
             if view is not None:
                 bundle[VIEW] = view[0][VIEW]
-        return bundle
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The widget view and, beside it, the rows as static HTML (data, metadata)."""
-        return self._bundle(), {}
+        return bundle, {}
 
     def _ipython_display_(self) -> None:
-        handle = display(self._bundle(), raw=True, display_id=True)
-        if handle is not None:
-            self._displays.append(handle.display_id)
+        """Two outputs: the view, then the static copy that follows the rows."""
+        if not self._closed_widget():
+            view = super()._repr_mimebundle_()
+            if view is not None:
+                display({VIEW: view[0][VIEW]}, raw=True)
+        self.static.show()
 
     def close(self) -> None:
         """Unsubscribe and close the widget (the live query stays open)."""
         with self._lock:
             self._unsubscribe()
+            self.static.publish()  # the copy shows again where the view was: with the last rows
             super().close()
 
     def __repr__(self) -> str:

@@ -119,6 +119,13 @@ def test_the_tutorial_runs_in_jupyterlab_and_its_table_shows_the_kernels_rows(nb
     assert page["state"]["status"] == "live"
     assert page["status"].startswith("live")
     assert f"{len(kernel['rows'])} rows" in page["status"]
+    # the static copy (for readers without a kernel) is in the cell's outputs, hidden by the view
+    copy = nb.js(
+        """(t, needle) => [...t.cellOf(needle).node.querySelectorAll('[data-jl-static-for]')].map(
+             (e) => ({shown: e.getClientRects().length > 0, text: e.textContent}))""",
+        TABLE_CELL,
+    )
+    assert len(copy) == 1 and not copy[0]["shown"] and "rows" in copy[0]["text"]
 
 
 def status_age(nb: Notebook) -> float:
@@ -213,7 +220,7 @@ def test_the_bound_dropdown_and_slider_drive_the_table(nb: Notebook) -> None:
 
 def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_order(nb: Notebook) -> None:
     kernel = wait_same(nb, "before sorting")
-    header = nb.page.locator(".jp-Cell", has_text=TABLE_CELL).locator("table.jl-grid th", has_text="dest")
+    header = nb.page.locator(".jp-Cell", has_text=TABLE_CELL).locator("table.jl-grid th[data-column=dest]")
     want = sorted(r["dest"] for r in kernel["rows"])
 
     def sorted_by_dest() -> dict[str, Any] | None:
@@ -236,14 +243,32 @@ def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_ord
     wait_same(nb, "after clearing the sort")
 
 
-def test_after_save_and_reload_the_page_shows_the_current_rows(nb: Notebook) -> None:
+def saved_flights(nb: Notebook) -> list[int]:
+    """Save the notebook; the flights its table cell's static copy shows, in order."""
     nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     nb.wait_for(lambda: not nb.js("(t) => t.panel().context.model.dirty"), what="the notebook to save")
     saved = nbformat.read(nb.lab.root / TUTORIAL, as_version=4)
     cell = next(c for c in saved.cells if TABLE_CELL in c.source)
     html = "".join(o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
-    rows = kernel_view(nb)["rows"]
-    assert all(r["dest"] in html for r in rows), "the saved output carries the rows as static HTML"
+    # the columns are carrier, flight, ...: the second cell of each row
+    return [
+        int(f) for f in re.findall(r"<tr data-key='\d+'><td>[^<]*</td><td class='jl-num'>(\d+)</td>", html)
+    ]
+
+
+def test_after_save_and_reload_the_page_shows_the_current_rows(nb: Notebook) -> None:
+    # the saved output carries the LAST rows as static HTML (refreshed at most once a second)
+    nb.exec(
+        'top = flights.insert({**flights.get(1), "origin": live.externals["origin"], "flight": 9304, "dep_delay": 1400})'
+    )
+    kernel = wait_same(nb, "after an insert before saving")
+    want = [r["flight"] for r in kernel["rows"]]
+    assert want[0] == 9304
+    nb.wait_for(lambda: saved_flights(nb) == want, timeout=10, what="the saved static copy to show the rows")
+    nb.exec("flights.delete(top)")
+    kernel = wait_same(nb, "after deleting that row")
+    want = [r["flight"] for r in kernel["rows"]]
+    nb.wait_for(lambda: saved_flights(nb) == want, timeout=10, what="the saved copy to follow the delete")
 
     nb.open(reload=True)
     kernel = wait_same(nb, "after reloading the page")
@@ -268,6 +293,15 @@ def test_the_closing_cells_leave_the_table_closed_with_its_last_rows(nb: Noteboo
     assert page["status"].startswith("closed")
     cols = page["state"]["columns"]
     assert page["state"]["rows"] == [[r.get(c) for c in cols] for r in last]
+    # its bound controls say they no longer drive anything
+    cell = nb.page.locator(".jp-Cell", has_text=TABLE_CELL)
+    nb.wait_for(
+        lambda: (
+            cell.locator(".widget-dropdown select").is_disabled()
+            and cell.locator(".widget-slider .widget-readout").get_attribute("contenteditable") == "false"
+        ),
+        what="the bound dropdown and slider to be disabled",
+    )
 
 
 DASHBOARD = [

@@ -4,7 +4,7 @@
 // bounded whatever the row count. Cell text follows jarenlab.live.render.cell.
 
 const FULL = 60; // up to this many rows, every row is in the DOM
-const NODE_BUDGET = 800; // cells drawn at most (about), whatever the window size
+const OVERSCAN = 8; // rows drawn above and below the visible ones (at least; half a screen when taller)
 const DATETIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]\d\d:\d\d)?$/;
 
 function number(v) {
@@ -68,6 +68,33 @@ function statusText(s, age) {
   return parts.join(" · ");
 }
 
+// A view hides its widget's static copy (jarenlab.widgets.display.StaticCopy: the text/html output
+// beside the view, for readers without a kernel) while it is on the page, with one style rule per
+// widget; the last view to go shows the copy again. The rule names the copy itself, not an output
+// that :has() it: a :has() rule over output areas would be re-checked on every change the live
+// table makes to its own output's subtree.
+const hidden = new Map();
+
+function hideStaticCopy(anchor) {
+  if (!anchor) return () => {};
+  let entry = hidden.get(anchor);
+  if (!entry) {
+    const style = document.createElement("style");
+    style.textContent = `[data-jl-static-for="${anchor}"] { display: none; }`;
+    document.head.append(style);
+    entry = { style, views: 0 };
+    hidden.set(anchor, entry);
+  }
+  entry.views += 1;
+  return () => {
+    entry.views -= 1;
+    if (entry.views === 0) {
+      entry.style.remove();
+      hidden.delete(anchor);
+    }
+  };
+}
+
 function el(tag, cls) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -77,7 +104,7 @@ function el(tag, cls) {
 function render({ model, el: host }) {
   const st = {
     v: null, columns: [], layout: [], keys: [], rows: [], missing: [],
-    status: null, receivedAt: 0, sort: null, order: null, rowH: 22,
+    status: null, receivedAt: 0, sort: null, order: null, rowH: 22, rowMeasured: false,
   };
   const root = el("div", "jl-live");
   root.dataset.jlWidget = "live-table";
@@ -153,51 +180,96 @@ function render({ model, el: host }) {
     thead.replaceChildren(tr);
   }
 
+  // The drawn rows: a pool of <tr> slots between two spacer rows, reused from one redraw to the
+  // next. A slot is rewritten only when the row it shows changed (rows are replaced, never mutated,
+  // so a reference comparison says so), and a cell only when its text, class or tooltip did: a
+  // patch far from the viewport touches no node at all, and nothing is created or measured per
+  // redraw (the row height is measured once, when the first row is on screen).
+  const padTop = el("tr", "jl-pad");
+  const padBottom = el("tr", "jl-pad");
+  padTop.append(el("td"));
+  padBottom.append(el("td"));
+  const slots = [];
+  let drawnColumns = null; // the layout the slots were drawn with
+
+  function setPad(tr, rows, ncols) {
+    const td = tr.firstChild;
+    if (td.colSpan !== ncols) td.colSpan = ncols;
+    const h = `${rows * st.rowH}px`;
+    if (td.style.height !== h) td.style.height = h;
+    tr.hidden = rows === 0;
+  }
+
+  function drawSlot(slot, r) {
+    const row = st.rows[r];
+    const miss = st.missing[r];
+    const key = st.keys[r];
+    if (slot.row === row && slot.miss === miss && slot.key === key && slot.layout === drawnColumns) return;
+    slot.row = row;
+    slot.miss = miss;
+    slot.layout = drawnColumns;
+    if (slot.key !== key) {
+      slot.key = key;
+      slot.tr.dataset.key = String(key);
+    }
+    const tds = slot.tr.children;
+    for (let c = 0; c < st.columns.length; c++) {
+      const [text, cls, title] = cell(row[c], isMissing(r, c));
+      const td = tds[c];
+      const width = st.layout[c] ? st.layout[c].width : 40;
+      const tip = title !== null ? title : text.length > width ? text : "";
+      if (td.textContent !== text) td.textContent = text;
+      if (td.className !== cls) td.className = cls;
+      if (td.title !== tip) td.title = tip;
+    }
+  }
+
+  function newSlot(ncols) {
+    const tr = el("tr");
+    for (let c = 0; c < ncols; c++) tr.append(el("td"));
+    return { tr, row: undefined, miss: undefined, key: undefined, layout: null };
+  }
+
   function drawRows() {
     const n = st.rows.length;
     const idx = order();
     const ncols = Math.max(st.columns.length, 1);
+    if (drawnColumns !== st.layout) {
+      // new columns (or widths): start the pool again with the new cell count
+      drawnColumns = st.layout;
+      slots.length = 0;
+    }
     let start = 0;
     let end = n;
     if (n > FULL) {
       const h = scroller.clientHeight || 420;
+      // The visible rows and a margin: a redraw lays out every drawn row, so the margin is kept
+      // small (a scroll redraws in the same frame, before it is painted).
       const visible = Math.ceil(h / st.rowH) + 1;
-      const budget = Math.max(visible + 4, Math.floor(NODE_BUDGET / (ncols + 1)));
-      const over = Math.max(2, Math.floor((budget - visible) / 2));
+      const over = Math.max(OVERSCAN, Math.ceil(visible / 2));
       start = Math.max(0, Math.floor(scroller.scrollTop / st.rowH) - over);
       end = Math.min(n, start + visible + 2 * over);
     }
-    const frag = document.createDocumentFragment();
-    const pad = (rows) => {
-      const tr = el("tr", "jl-pad");
-      const td = el("td");
-      td.colSpan = ncols;
-      td.style.height = `${rows * st.rowH}px`;
-      tr.append(td);
-      return tr;
-    };
-    if (start > 0) frag.append(pad(start));
-    for (let p = start; p < end; p++) {
-      const r = idx ? idx[p] : p;
-      const tr = el("tr");
-      tr.dataset.key = String(st.keys[r]);
-      for (let c = 0; c < st.columns.length; c++) {
-        const [text, cls, title] = cell(st.rows[r][c], isMissing(r, c));
-        const td = el("td", cls);
-        td.textContent = text;
-        const width = st.layout[c] ? st.layout[c].width : 40;
-        if (title !== null || text.length > width) td.title = title ?? text;
-        tr.append(td);
-      }
-      frag.append(tr);
+    const count = end - start;
+    const fresh = slots.length === 0 && count > 0;
+    while (slots.length < count) slots.push(newSlot(st.columns.length));
+    if (fresh || tbody.childElementCount !== count + 2 || slots.length > count) {
+      slots.length = count;
+      tbody.replaceChildren(padTop, ...slots.map((s) => s.tr), padBottom);
     }
-    if (end < n) frag.append(pad(n - end));
-    tbody.replaceChildren(frag);
-    const first = tbody.querySelector("tr[data-key]");
-    const h = first ? first.getBoundingClientRect().height : 0;
-    if (h > 0 && Math.abs(h - st.rowH) > 0.5) {
-      st.rowH = h;
-      if (n > FULL) schedule(false);
+    setPad(padTop, start, ncols);
+    setPad(padBottom, n - end, ncols);
+    for (let p = start; p < end; p++) drawSlot(slots[p - start], idx ? idx[p] : p);
+    if (!st.rowMeasured && count > 0) {
+      // once a row is on screen: the height the theme gives it (the CSS asks for 22 px)
+      const h = slots[0].tr.getBoundingClientRect().height;
+      if (h > 0) {
+        st.rowMeasured = true;
+        if (Math.abs(h - st.rowH) > 0.5) {
+          st.rowH = h;
+          if (n > FULL) schedule(false);
+        }
+      }
     }
   }
 
@@ -294,10 +366,12 @@ function render({ model, el: host }) {
   scroller.addEventListener("scroll", () => schedule(false), { passive: true });
   model.on("msg:custom", onMessage);
   const ticker = setInterval(drawStatus, 1000);
+  const showCopy = hideStaticCopy(model.get("anchor"));
   drawStatus();
   model.send({ type: "sync" });
   return () => {
     clearInterval(ticker);
+    showCopy();
     model.off("msg:custom", onMessage);
   };
 }
