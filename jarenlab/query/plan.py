@@ -52,6 +52,7 @@ from jarenlab.query.preds import (
     OrderKey,
     Out,
     Pred,
+    Ranking,
     Reason,
     Udf,
     fields_of,
@@ -394,7 +395,11 @@ def analyze(
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
     if shape is None and any(isinstance(n, Window) for n in walk(root)):
-        reasons.append(Reason("$window", "window functions run in the engine, over the rows SQL narrowed"))
+        ranked = _ranked(root, target, ctx)
+        if isinstance(ranked, Reason):
+            reasons.append(ranked)
+        elif not reasons:
+            return replace(base, mode="native", **ranked)
     elif shape is None and (series := _series(root)) is not None:
         reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
     elif shape is None:
@@ -402,6 +407,99 @@ def analyze(
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
     return _finish(base, shape, ctx)
+
+
+#: Why a ``$window`` stays in the engine when it is not the one shape SQL ranks exactly.
+_WINDOW_SHAPE = (
+    "window functions run in the engine, over the rows SQL narrowed, except row-number, rank and "
+    "dense-rank over one unordered FLWOR's whole documents (filtered on the ranks)"
+)
+_RANKS = {"row-number", "rank", "dense-rank"}
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+
+
+def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
+    """The native parts of a ``$window`` SQL ranks exactly as the engine, or the reason it cannot.
+
+    ``[$subsequence [{$for: {v: {$window: {w: F, ...}}}, $where: ranks vs integers, $return: $v}]]``
+    where ``F`` returns its whole documents in storage order (a pushed ``$where`` only), every
+    computed member is a ranking, and partition and order keys are schema-typed string or integer
+    paths. SQL partitions as the engine does (a missing key is one partition, as NULL is), orders
+    each partition as ``$orderby`` does (storage order breaks ties) and calls the same rows peers.
+    An integer-typed key carries the float flag (a ``2.0``, or an integer beyond
+    2^53, makes the engine decide).
+    """
+    outer = next(
+        (
+            n
+            for n in walk(root)
+            if isinstance(n, Flwor) and len(n.fors) == 1 and isinstance(n.fors[0][1], Window)
+        ),
+        None,
+    )
+    shape = _shape(root, outer) if outer is not None else None
+    if outer is None or shape is None or shape.aggregate or shape.distinct:
+        return Reason("$window", _WINDOW_SHAPE)
+    var, node, at = outer.fors[0]
+    assert isinstance(node, Window)
+    plain = not (target.lets or target.count or target.groupby or target.orderby)
+    whole = isinstance(target.ret, PathRef) and target.ret.var == ctx.binding and not target.ret.steps
+    if node.seq is not target or not plain or not whole or at is not None:
+        return Reason("$window", _WINDOW_SHAPE)
+    if outer.lets or outer.count or outer.groupby or outer.orderby or not _is_var(outer.ret, var):
+        return Reason("$window", _WINDOW_SHAPE)
+    if any(f.fn not in _RANKS for f in node.compute):
+        return Reason("$window", _WINDOW_SHAPE)
+    wctx = replace(ctx, binding=node.var)
+    parts = []
+    for p in node.partition:
+        f = field_of(p, wctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
+        parts.append(f)
+    order = []
+    for spec in node.orderby:
+        f = field_of(spec.key, wctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            # (a number path may hold floats and integers beyond 2^53, which SQL orders otherwise)
+            why = "a window ordering key that is not a schema-typed string or integer path"
+            return Reason("$orderby", why)
+        order.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
+    names = [f.name for f in node.compute]
+    keep = []
+    for c in _conjuncts(outer.where):
+        term = _rank_filter(c, var, names)
+        if term is None:
+            return Reason("$where", "a filter over a window other than its ranks against integers")
+        keep.append(term)
+    ranking = Ranking(tuple(parts), tuple(order), tuple((f.name, f.fn) for f in node.compute), tuple(keep))
+    checks = [f for f in (*parts, *(k.field for k in order)) if f is not None and f.family == "integer"]
+    return {
+        "output": ranking,
+        "offset": shape.offset,
+        "limit": shape.limit,
+        "wrap": shape.wrap,
+        "real_checks": tuple(dict.fromkeys(checks)),
+    }
+
+
+def _is_var(node: Node, var: str) -> bool:
+    return isinstance(node, PathRef) and node.var == var and not node.steps
+
+
+def _rank_filter(node: Node, var: str, names: list[str]) -> tuple[int, str, int] | None:
+    """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
+    if not isinstance(node, Call) or node.host or node.name not in _FLIP or len(node.args) != 2:
+        return None
+    a, b = node.args
+    op = node.name
+    if isinstance(a, Lit):
+        a, b, op = b, a, _FLIP[op]
+    if not isinstance(b, Lit) or type(b.value) is not int or not isinstance(a, PathRef) or a.var != var:
+        return None
+    if len(a.steps) != 1 or a.steps[0][0] != "member" or a.steps[0][1] not in names:
+        return None
+    return names.index(str(a.steps[0][1])), op, b.value
 
 
 def _series(root: Node) -> str | None:

@@ -292,7 +292,19 @@ class AggOut:
     field: Field | None
 
 
-Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """Whole documents in storage order with ranks SQL computes added as members (a ``$window`` of
+    ``$row-number``/``$rank``/``$dense-rank``): ``compute`` is ``(member, function)`` pairs, ``keep``
+    the filter over them (``(position in compute, op, integer)``, all of which hold)."""
+
+    partition: tuple[Field, ...]
+    order: tuple[OrderKey, ...]
+    compute: tuple[tuple[str, str], ...]
+    keep: tuple[tuple[int, str, int], ...]
+
+
+Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut | Ranking
 
 
 @dataclass(frozen=True, slots=True)

