@@ -121,7 +121,8 @@ def _avg_sums(layout: Layout, row: tuple[Any, ...]) -> dict[AggOut, list[Any]]:
 
 
 def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
-    """The flat item sequence of native rows; raises :class:`Fallback` on flagged floats."""
+    """The flat item sequence of native rows (a row plan's ranked documents); raises
+    :class:`Fallback` on flagged floats."""
     if plan.aggregate is not None:
         aggs, i = _read_aggs(layout, rows[0], 0)
         if any(rows[0][i:]):

@@ -399,7 +399,7 @@ def analyze(
         if isinstance(ranked, Reason):
             reasons.append(ranked)
         elif not reasons:
-            return replace(base, mode="native", **ranked)
+            return replace(base, **ranked)
     elif shape is None and (series := _series(root)) is not None:
         reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
     elif shape is None:
@@ -419,7 +419,7 @@ _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
 
 
 def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
-    """The native parts of a ``$window`` SQL ranks exactly as the engine, or the reason it cannot.
+    """The plan's parts for a ``$window`` SQL ranks exactly as the engine, or the reason it cannot.
 
     ``[$subsequence [{$for: {v: {$window: {w: F, ...}}}, $where: ranks vs integers, $return: $v}]]``
     where ``F`` returns its whole documents in storage order (a pushed ``$where`` only), every
@@ -427,7 +427,8 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     paths. SQL partitions as the engine does (a missing key is one partition, as NULL is), orders
     each partition as ``$orderby`` does (storage order breaks ties) and calls the same rows peers.
     An integer-typed key carries the float flag (a ``2.0``, or an integer beyond
-    2^53, makes the engine decide).
+    2^53, makes the engine decide). A ``$return`` other than ``$v`` makes it a row plan: the engine
+    computes each ranked document's return (one item each, under a ``$subsequence``).
     """
     outer = next(
         (
@@ -446,8 +447,11 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     whole = isinstance(target.ret, PathRef) and target.ret.var == ctx.binding and not target.ret.steps
     if node.seq is not target or not plain or not whole or at is not None:
         return Reason("$window", _WINDOW_SHAPE)
-    if outer.lets or outer.count or outer.groupby or outer.orderby or not _is_var(outer.ret, var):
+    if outer.lets or outer.count or outer.groupby or outer.orderby:
         return Reason("$window", _WINDOW_SHAPE)
+    whole_out = _is_var(outer.ret, var)
+    if shape.windowed and not whole_out and not _exactly_one(outer.ret, var):
+        return Reason("$return", "a window over a return of any number of items")
     if any(f.fn not in _RANKS for f in node.compute):
         return Reason("$window", _WINDOW_SHAPE)
     wctx = replace(ctx, binding=node.var)
@@ -474,12 +478,22 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
         keep.append(term)
     ranking = Ranking(tuple(parts), tuple(order), tuple((f.name, f.fn) for f in node.compute), tuple(keep))
     checks = [f for f in (*parts, *(k.field for k in order)) if f is not None and f.family == "integer"]
-    return {
+    parts_of = {
         "output": ranking,
         "offset": shape.offset,
         "limit": shape.limit,
         "wrap": shape.wrap,
         "real_checks": tuple(dict.fromkeys(checks)),
+    }
+    if whole_out:
+        return {"mode": "native", **parts_of}
+    # SQL ranks and filters; the engine computes each ranked document's return, row by row.
+    return {
+        "mode": "row",
+        "row_document": {"$for": {var: "$[*]"}, "$return": unparse(outer.ret)},
+        "return_path": outer.path,
+        "reasons": (Reason("$return", "the projection runs in the engine, row by row"),),
+        **parts_of,
     }
 
 

@@ -81,3 +81,20 @@ def test_other_window_functions_stay_in_the_engine(flights: Any) -> None:
     ex = q.explain()
     assert ex.mode == "set" and "row-number, rank and dense-rank" in ex.residual["reasons"][0]["reason"]
     assert q.to_list() == flights._run_query(q.document, {}, pushdown=False)[0]
+
+
+def test_a_projection_of_ranked_flights_runs_row_by_row_and_pages_refuse(flights: Any) -> None:
+    q = (
+        flights.window(partition=it.origin, order_by=it.dep_delay.desc(), rk=win.dense_rank())
+        .where(it.rk <= 2)
+        .select({"origin": it.origin, "delay": it.dep_delay, "rk": it.rk})
+    )
+    ex = q.explain()
+    assert ex.mode == "row" and "dense_rank() OVER (PARTITION BY" in ex.sql
+    got = q.to_list()
+    assert got == flights._run_query(q.document, {}, pushdown=False)[0]
+    assert [x["rk"] for x in got].count(1) >= 3
+    assert list(q.iter_batches(4)) and q.to_pandas().to_dict("records") == got
+    with pytest.raises(jl.JarenlabError) as err:
+        flights.window(order_by=it.dep_delay, rk=win.rank()).page(5)
+    assert err.value.code == "JD0032"
