@@ -4,14 +4,12 @@ flight of 2013), native on SQLite and on PostgreSQL, equal to the engine's answe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 import pytest
 
 import jarenlab as jl
-from jarenlab.examples import flights_model, load_flights
 from jarenlab.query import it
 from jarenlab.query.expr import win
 
@@ -26,18 +24,6 @@ def duck(flights_sample: Any) -> Any:
     f["rn"] = range(len(f))
     con.register("f", f)
     return con
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def flights(request: pytest.FixtureRequest, flights_sample: Any) -> Iterator[Any]:
-    if request.param == "sqlite":
-        store = jl.open(model=flights_model())
-    else:
-        server = request.getfixturevalue("pg_server")
-        store = jl.open(server.url(), flights_model(), schema="windows_duckdb")
-    load_flights(store, frames=flights_sample, progress=False)
-    yield store["flights"]
-    store.close()
 
 
 def _rows(items: list[dict[str, Any]], name: str) -> list[tuple[Any, ...]]:
