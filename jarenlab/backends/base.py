@@ -673,6 +673,13 @@ class Dialect(Protocol):
         ``rank() OVER (PARTITION BY c ORDER BY a DESC, k)``."""
         ...
 
+    def offset_value(
+        self, fn: str, args: Sequence[str], partition: Sequence[str], order: Sequence[str]
+    ) -> str:
+        """``lag``/``lead`` of ``args`` (value, offset rows, default or NULL beyond the ends) in the
+        partition's order: ``lag(v, ?, ?) OVER (PARTITION BY c ORDER BY a, k)``."""
+        ...
+
     def over_all(self, aggregate: str) -> str:
         """An aggregate over every row of the statement, on each row: ``max(c) OVER ()``."""
         ...

@@ -154,6 +154,20 @@ class StandardSQL:
         by = f"PARTITION BY {', '.join(partition)} " if partition else ""
         return f"{_RANKINGS[fn]}() OVER ({by}ORDER BY {', '.join(order)})"
 
+    def offset_value(
+        self, fn: str, args: Sequence[str], partition: Sequence[str], order: Sequence[str]
+    ) -> str:
+        """``lag``/``lead`` of ``args`` (value, offset rows, default or NULL beyond the ends) in the
+        partition's order: ``lag``, ``["v", "?"]`` -> ``lag(v, ?) OVER (ORDER BY ...)``.
+
+        >>> StandardSQL().offset_value("lead", ["v", "?", "?"], ["c"], ["a", "k"])
+        'lead(v, ?, ?) OVER (PARTITION BY c ORDER BY a, k)'
+        """
+        if fn not in ("lag", "lead"):
+            raise PlanError("JD0010", f"internal: no offset function {fn!r}")
+        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+        return f"{fn}({', '.join(args)}) OVER ({by}ORDER BY {', '.join(order)})"
+
     def over_all(self, aggregate: str) -> str:
         """An aggregate over every row of the statement, on each row: ``max(c)`` -> ``max(c) OVER ()``."""
         return f"{aggregate} OVER ()"

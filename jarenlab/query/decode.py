@@ -174,17 +174,19 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
 
 
 def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:
-    """Whole documents with their ranks added as the engine adds them (an existing member of the
-    name keeps its place, a new one goes last)."""
+    """Whole documents with their computed members added as the engine adds them (an existing
+    member of the name keeps its place, a new one goes last)."""
     loads = orjson.loads
-    names = [name for name, _ in ranking.compute]
+    names = [name for name, _, _ in ranking.compute]
     out = []
     for row in rows:
         if layout.real_flags and row[-1]:
             raise Fallback("real values in an integer-typed path")
         doc = loads(row[0])
         for i, name in enumerate(names):
-            doc[name] = row[1 + i]
+            v = row[1 + i]
+            if v is not None:  # an offset past the ends, or to a row without the member: no member
+                doc[name] = int(v) if type(v) is Decimal else v
         out.append(doc)
     return out
 

@@ -29,6 +29,7 @@ from jarenlab.query.document import (
     Node,
     PathRef,
     Window,
+    WindowFn,
     parse,
     unparse,
     walk,
@@ -452,9 +453,13 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     whole_out = _is_var(outer.ret, var)
     if shape.windowed and not whole_out and not _exactly_one(outer.ret, var):
         return Reason("$return", "a window over a return of any number of items")
-    if any(f.fn not in _RANKS for f in node.compute):
-        return Reason("$window", _WINDOW_SHAPE)
     wctx = replace(ctx, binding=node.var)
+    compute = []
+    for fn in node.compute:
+        got = _offset(fn, wctx) if fn.fn in ("lag", "lead") else None
+        if fn.fn not in _RANKS and got is None:
+            return Reason("$window", _WINDOW_SHAPE)
+        compute.append((fn.name, fn.fn, got))
     parts = []
     for p in node.partition:
         f = field_of(p, wctx)
@@ -469,15 +474,17 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
             why = "a window ordering key that is not a schema-typed string or integer path"
             return Reason("$orderby", why)
         order.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
-    names = [f.name for f in node.compute]
+    names = [f.name if f.fn in _RANKS else None for f in node.compute]
     keep = []
     for c in _conjuncts(outer.where):
         term = _rank_filter(c, var, names)
         if term is None:
             return Reason("$where", "a filter over a window other than its ranks against integers")
         keep.append(term)
-    ranking = Ranking(tuple(parts), tuple(order), tuple((f.name, f.fn) for f in node.compute), tuple(keep))
-    checks = [f for f in (*parts, *(k.field for k in order)) if f is not None and f.family == "integer"]
+    ranking = Ranking(tuple(parts), tuple(order), tuple(compute), tuple(keep))
+    values = [got[0] for _, _, got in compute if got is not None]
+    keys = (*parts, *(k.field for k in order), *values)
+    checks = [f for f in keys if f is not None and f.family == "integer"]
     parts_of = {
         "output": ranking,
         "offset": shape.offset,
@@ -497,11 +504,29 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     }
 
 
+def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
+    """``$lag``/``$lead`` of an integer-typed path, a literal offset of 1 or more and an optional
+    integer literal default, as ``(path, offset, default)``; None for anything else (a ``null``
+    default could not be told from a neighbour without the member)."""
+    f = field_of(fn.args[0], ctx)
+    offset = fn.args[1] if len(fn.args) > 1 else Lit(1, fn.path)
+    default = fn.args[2] if len(fn.args) > 2 else None
+    if not isinstance(f, Field) or f.family != "integer":
+        return None
+    if not isinstance(offset, Lit) or type(offset.value) is not int or offset.value < 1:
+        return None
+    if default is not None and (
+        not isinstance(default, Lit) or type(default.value) is not int or abs(default.value) >= 2**53
+    ):
+        return None
+    return f, offset.value, None if default is None else default.value
+
+
 def _is_var(node: Node, var: str) -> bool:
     return isinstance(node, PathRef) and node.var == var and not node.steps
 
 
-def _rank_filter(node: Node, var: str, names: list[str]) -> tuple[int, str, int] | None:
+def _rank_filter(node: Node, var: str, names: list[str | None]) -> tuple[int, str, int] | None:
     """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
     if not isinstance(node, Call) or node.host or node.name not in _FLIP or len(node.args) != 2:
         return None

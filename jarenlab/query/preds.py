@@ -295,12 +295,13 @@ class AggOut:
 @dataclass(frozen=True, slots=True)
 class Ranking:
     """Whole documents in storage order with ranks SQL computes added as members (a ``$window`` of
-    ``$row-number``/``$rank``/``$dense-rank``): ``compute`` is ``(member, function)`` pairs, ``keep``
-    the filter over them (``(position in compute, op, integer)``, all of which hold)."""
+    ``$row-number``/``$rank``/``$dense-rank``, and ``$lag``/``$lead`` of an integer path):
+    ``compute`` is ``(member, function, offset)`` (an offset: ``(path, rows, default or None)``),
+    ``keep`` the filter over the ranks (``(position in compute, op, integer)``, all of which hold)."""
 
     partition: tuple[Field, ...]
     order: tuple[OrderKey, ...]
-    compute: tuple[tuple[str, str], ...]
+    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | None], ...]
     keep: tuple[tuple[int, str, int], ...]
 
 

@@ -474,7 +474,14 @@ def select_ranked(
     d = dialect
     parts = [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
     order = e.order_terms(ranking.order)  # the storage order last: it numbers rows, never makes peers
-    ranks = [d.ranking(fn, parts, order if fn == "row-number" else order[:-1]) for _, fn in ranking.compute]
+    ranks = []
+    for _, fn, off in ranking.compute:
+        if off is None:
+            ranks.append(d.ranking(fn, parts, order if fn == "row-number" else order[:-1]))
+            continue
+        f, rows, default = off
+        args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
+        ranks.append(d.offset_value(fn, args, parts, order))
     cols = [d.aliased(d.document(), "jl_doc"), d.aliased(d.storage_order(), "jl_pos")]
     cols += [d.aliased(r, f"jl_r{i}") for i, r in enumerate(ranks)]
     flag = [d.written_float(e.path(f)) for f in checks]

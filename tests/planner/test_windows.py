@@ -50,6 +50,32 @@ def test_top_three_per_carrier_is_native_and_agrees(flights: Any, duck: Any, fn:
     assert len({x["carrier"] for x in got}) >= 10 and len(got) >= 30
 
 
+def test_lag_and_lead_of_an_integer_path_are_native(flights: Any, duck: Any) -> None:
+    q = flights.window(
+        partition=it.origin,
+        order_by=it.dep_delay.desc(),
+        rk=win.row_number(),
+        prev=win.lag(it.dep_delay),
+        next2=win.lead(it.dep_delay, 2, -1),
+    ).where(it.rk <= 4)
+    ex = q.explain()
+    assert ex.mode == "native" and "lead(" in ex.sql and "lag(" in ex.sql
+    got = q.to_list()
+    assert got == flights._run_query(q.document, {}, pushdown=False)[0]
+    want = duck.execute(
+        "SELECT * FROM (SELECT origin, flight, time_hour, row_number() OVER w AS rk, lag(dep_delay) OVER w AS p, "
+        "lead(dep_delay, 2, -1) OVER w AS n FROM f WINDOW w AS (PARTITION BY origin ORDER BY dep_delay DESC NULLS LAST, rn)) "
+        "WHERE rk <= 4 ORDER BY origin, rk"
+    ).fetchall()
+    mine = sorted(
+        (x["origin"], x["rk"], x["flight"], x["time_hour"], x.get("prev"), x.get("next2")) for x in got
+    )
+    assert mine == [
+        (o, rk, fl, t, None if p != p or p is None else int(p), None if n != n or n is None else int(n))
+        for o, fl, t, rk, p, n in want
+    ]
+
+
 def test_ranks_over_two_keys_with_a_pushed_filter(flights: Any) -> None:
     q = (
         flights.where(it.origin != "EWR")
@@ -63,7 +89,7 @@ def test_ranks_over_two_keys_with_a_pushed_filter(flights: Any) -> None:
 
 
 def test_other_window_functions_stay_in_the_engine(flights: Any) -> None:
-    q = flights.window(partition=it.carrier, order_by=it.dep_delay, prev=win.lag(it.dep_delay)).take(5)
+    q = flights.window(partition=it.carrier, order_by=it.dep_delay, total=win.sum(it.dep_delay)).take(5)
     ex = q.explain()
     assert ex.mode == "set" and "row-number, rank and dense-rank" in ex.residual["reasons"][0]["reason"]
     assert q.to_list() == flights._run_query(q.document, {}, pushdown=False)[0]
