@@ -143,7 +143,7 @@ def top_three(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     print("explain:", q.explain().mode, q.explain().residual)
     times = measure_rounds(
         {
-            "jarenlab ($window in the engine)": (lambda _: q.to_list(), None),
+            "jarenlab (ranks in SQL)": (lambda _: q.to_list(), None),
             "pandas sort + groupby.head(3)": (in_pandas, None),
             "DuckDB row_number()": (lambda _: duck.execute(dsql).fetchall(), None),
         },

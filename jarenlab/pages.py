@@ -45,7 +45,7 @@ from jarenlab.errors import PlanError
 from jarenlab.query.document import ArrayCons, Flwor, parse, unparse
 from jarenlab.query.engine import compile_query
 from jarenlab.query.plan import conjoin
-from jarenlab.query.preds import Const, OrderKey
+from jarenlab.query.preds import Const, OrderKey, Ranking
 from jarenlab.query.run import check_externals, divert_reason, prepare
 from jarenlab.query.sql import Emitter, Statement
 
@@ -214,6 +214,8 @@ def page(coll: Collection, document: Any, limit: Any, after: Any = None, externa
         raise PlanError(
             "JD0032", f"a page needs the query's conditions and ordering in SQL{detail}", collection=coll.name
         )
+    if isinstance(plan.output, Ranking):  # a page of ranked rows would rank only that page
+        raise PlanError("JD0032", "a page cannot continue a window's ranks", collection=coll.name)
     diverted = divert_reason(prepared, ext)
     if diverted is not None:
         raise PlanError("JD0032", f"{diverted}, which a page cannot bind in SQL", collection=coll.name)

@@ -668,8 +668,20 @@ class Dialect(Protocol):
         PostgreSQL ``json_agg(item ORDER BY order)``, ``order`` a numbered column of the rows."""
         ...
 
-    def row_number(self, order: Sequence[str]) -> str:
-        """The row's position in an ordering: ``row_number() OVER (ORDER BY a, b)``."""
+    def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:
+        """A row's ``row-number``/``rank``/``dense-rank`` within its partition in an ordering:
+        ``rank() OVER (PARTITION BY c ORDER BY a DESC, k)``."""
+        ...
+
+    def offset_value(
+        self, fn: str, args: Sequence[str], partition: Sequence[str], order: Sequence[str]
+    ) -> str:
+        """``lag``/``lead`` of ``args`` (value, offset rows, default or NULL beyond the ends) in the
+        partition's order: ``lag(v, ?, ?) OVER (PARTITION BY c ORDER BY a, k)``."""
+        ...
+
+    def over_all(self, aggregate: str) -> str:
+        """An aggregate over every row of the statement, on each row: ``max(c) OVER ()``."""
         ...
 
     # -- the database's own plan --------------------------------------------------------------------

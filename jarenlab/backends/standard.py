@@ -14,6 +14,7 @@ from jarenlab.errors import PlanError
 
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _AGGREGATES = frozenset({"count", "sum", "min", "max"})
+_RANKINGS = {"row-number": "row_number", "rank": "rank", "dense-rank": "dense_rank"}
 
 
 def identifier(name: str) -> str:
@@ -138,13 +139,38 @@ class StandardSQL:
         """``expr`` is one of a statement's values: ``p``, ``SELECT ...`` -> ``p IN (SELECT ...)``."""
         return f"{expr} IN ({select})"
 
-    def row_number(self, order: Sequence[str]) -> str:
-        """The row's position in an ordering: ``["a", "b"]`` -> ``row_number() OVER (ORDER BY a, b)``.
+    def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:
+        """A row's rank within its partition (``row-number``, ``rank`` or ``dense-rank``; peers are
+        rows equal on every ``order`` term): ``rank``, ``["c"]``, ``["a DESC", "k"]`` ->
+        ``rank() OVER (PARTITION BY c ORDER BY a DESC, k)``.
 
-        >>> StandardSQL().row_number(["a DESC", "k"])
+        >>> StandardSQL().ranking("row-number", [], ["a DESC", "k"])
         'row_number() OVER (ORDER BY a DESC, k)'
+        >>> StandardSQL().ranking("dense-rank", ["c", "d"], ["a"])
+        'dense_rank() OVER (PARTITION BY c, d ORDER BY a)'
         """
-        return f"row_number() OVER (ORDER BY {', '.join(order)})"
+        if fn not in _RANKINGS:
+            raise PlanError("JD0010", f"internal: no ranking {fn!r}")
+        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+        return f"{_RANKINGS[fn]}() OVER ({by}ORDER BY {', '.join(order)})"
+
+    def offset_value(
+        self, fn: str, args: Sequence[str], partition: Sequence[str], order: Sequence[str]
+    ) -> str:
+        """``lag``/``lead`` of ``args`` (value, offset rows, default or NULL beyond the ends) in the
+        partition's order: ``lag``, ``["v", "?"]`` -> ``lag(v, ?) OVER (ORDER BY ...)``.
+
+        >>> StandardSQL().offset_value("lead", ["v", "?", "?"], ["c"], ["a", "k"])
+        'lead(v, ?, ?) OVER (PARTITION BY c ORDER BY a, k)'
+        """
+        if fn not in ("lag", "lead"):
+            raise PlanError("JD0010", f"internal: no offset function {fn!r}")
+        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+        return f"{fn}({', '.join(args)}) OVER ({by}ORDER BY {', '.join(order)})"
+
+    def over_all(self, aggregate: str) -> str:
+        """An aggregate over every row of the statement, on each row: ``max(c)`` -> ``max(c) OVER ()``."""
+        return f"{aggregate} OVER ()"
 
     def aggregate(self, fn: str, expr: str) -> str:
         """An aggregate over non-NULL values (``count sum min max``): ``sum``, ``v`` -> ``sum(v)``.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.query.plan import Plan
-from jarenlab.query.preds import AggOut, ArrOut, DocOut, FieldOut, KeyOut, LitOut, MapOut, Out
+from jarenlab.query.preds import AggOut, ArrOut, DocOut, FieldOut, KeyOut, LitOut, MapOut, Out, Ranking
 from jarenlab.query.sql import Layout
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def _items(
     if isinstance(out, KeyOut):
         v = row[out.index]
         return [] if v is None else [int(v) if type(v) is Decimal else v]
-    assert agg is not None
+    assert agg is not None and isinstance(out, AggOut)
     return agg[out]
 
 
@@ -121,7 +121,8 @@ def _avg_sums(layout: Layout, row: tuple[Any, ...]) -> dict[AggOut, list[Any]]:
 
 
 def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
-    """The flat item sequence of native rows; raises :class:`Fallback` on flagged floats."""
+    """The flat item sequence of native rows (a row plan's ranked documents); raises
+    :class:`Fallback` on flagged floats."""
     if plan.aggregate is not None:
         aggs, i = _read_aggs(layout, rows[0], 0)
         if any(rows[0][i:]):
@@ -144,6 +145,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             raise Fallback("real values in an integer-typed path")
         return out
     output = plan.output
+    if isinstance(output, Ranking):
+        return _ranked(output, layout, rows)
     if isinstance(output, DocOut):
         loads = orjson.loads
         return [loads(r[0]) for r in rows]
@@ -168,6 +171,24 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
                 i += 2
         result.extend(build(values, row))
     return result
+
+
+def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:
+    """Whole documents with their computed members added as the engine adds them (an existing
+    member of the name keeps its place, a new one goes last)."""
+    loads = orjson.loads
+    names = [name for name, _, _ in ranking.compute]
+    out = []
+    for row in rows:
+        if layout.real_flags and row[-1]:
+            raise Fallback("real values in an integer-typed path")
+        doc = loads(row[0])
+        for i, name in enumerate(names):
+            v = row[1 + i]
+            if v is not None:  # an offset past the ends, or to a row without the member: no member
+                doc[name] = int(v) if type(v) is Decimal else v
+        out.append(doc)
+    return out
 
 
 Build = Callable[[list[Any], tuple[Any, ...]], list[Any]]

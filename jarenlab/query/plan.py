@@ -29,6 +29,7 @@ from jarenlab.query.document import (
     Node,
     PathRef,
     Window,
+    WindowFn,
     parse,
     unparse,
     walk,
@@ -52,6 +53,7 @@ from jarenlab.query.preds import (
     OrderKey,
     Out,
     Pred,
+    Ranking,
     Reason,
     Udf,
     fields_of,
@@ -394,7 +396,11 @@ def analyze(
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
     if shape is None and any(isinstance(n, Window) for n in walk(root)):
-        reasons.append(Reason("$window", "window functions run in the engine, over the rows SQL narrowed"))
+        ranked = _ranked(root, target, ctx)
+        if isinstance(ranked, Reason):
+            reasons.append(ranked)
+        elif not reasons:
+            return replace(base, **ranked)
     elif shape is None and (series := _series(root)) is not None:
         reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
     elif shape is None:
@@ -402,6 +408,137 @@ def analyze(
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
     return _finish(base, shape, ctx)
+
+
+#: Why a ``$window`` stays in the engine when it is not the one shape SQL ranks exactly.
+_WINDOW_SHAPE = (
+    "window functions run in the engine, over the rows SQL narrowed, except row-number, rank and "
+    "dense-rank over one unordered FLWOR's whole documents (filtered on the ranks)"
+)
+_RANKS = {"row-number", "rank", "dense-rank"}
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+
+
+def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
+    """The plan's parts for a ``$window`` SQL ranks exactly as the engine, or the reason it cannot.
+
+    ``[$subsequence [{$for: {v: {$window: {w: F, ...}}}, $where: ranks vs integers, $return: $v}]]``
+    where ``F`` returns its whole documents in storage order (a pushed ``$where`` only), every
+    computed member is a ranking, and partition and order keys are schema-typed string or integer
+    paths. SQL partitions as the engine does (a missing key is one partition, as NULL is), orders
+    each partition as ``$orderby`` does (storage order breaks ties) and calls the same rows peers.
+    An integer-typed key carries the float flag (a ``2.0``, or an integer beyond
+    2^53, makes the engine decide). A ``$return`` other than ``$v`` makes it a row plan: the engine
+    computes each ranked document's return (one item each, under a ``$subsequence``).
+    """
+    outer = next(
+        (
+            n
+            for n in walk(root)
+            if isinstance(n, Flwor) and len(n.fors) == 1 and isinstance(n.fors[0][1], Window)
+        ),
+        None,
+    )
+    shape = _shape(root, outer) if outer is not None else None
+    if outer is None or shape is None or shape.aggregate or shape.distinct:
+        return Reason("$window", _WINDOW_SHAPE)
+    var, node, at = outer.fors[0]
+    assert isinstance(node, Window)
+    plain = not (target.lets or target.count or target.groupby or target.orderby)
+    whole = isinstance(target.ret, PathRef) and target.ret.var == ctx.binding and not target.ret.steps
+    if node.seq is not target or not plain or not whole or at is not None:
+        return Reason("$window", _WINDOW_SHAPE)
+    if outer.lets or outer.count or outer.groupby or outer.orderby:
+        return Reason("$window", _WINDOW_SHAPE)
+    whole_out = _is_var(outer.ret, var)
+    if shape.windowed and not whole_out and not _exactly_one(outer.ret, var):
+        return Reason("$return", "a window over a return of any number of items")
+    wctx = replace(ctx, binding=node.var)
+    compute = []
+    for fn in node.compute:
+        got = _offset(fn, wctx) if fn.fn in ("lag", "lead") else None
+        if fn.fn not in _RANKS and got is None:
+            return Reason("$window", _WINDOW_SHAPE)
+        compute.append((fn.name, fn.fn, got))
+    parts = []
+    for p in node.partition:
+        f = field_of(p, wctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
+        parts.append(f)
+    order = []
+    for spec in node.orderby:
+        f = field_of(spec.key, wctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            # (a number path may hold floats and integers beyond 2^53, which SQL orders otherwise)
+            why = "a window ordering key that is not a schema-typed string or integer path"
+            return Reason("$orderby", why)
+        order.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
+    names = [f.name if f.fn in _RANKS else None for f in node.compute]
+    keep = []
+    for c in _conjuncts(outer.where):
+        term = _rank_filter(c, var, names)
+        if term is None:
+            return Reason("$where", "a filter over a window other than its ranks against integers")
+        keep.append(term)
+    ranking = Ranking(tuple(parts), tuple(order), tuple(compute), tuple(keep))
+    values = [got[0] for _, _, got in compute if got is not None]
+    keys = (*parts, *(k.field for k in order), *values)
+    checks = [f for f in keys if f is not None and f.family == "integer"]
+    parts_of = {
+        "output": ranking,
+        "offset": shape.offset,
+        "limit": shape.limit,
+        "wrap": shape.wrap,
+        "real_checks": tuple(dict.fromkeys(checks)),
+    }
+    if whole_out:
+        return {"mode": "native", **parts_of}
+    # SQL ranks and filters; the engine computes each ranked document's return, row by row.
+    return {
+        "mode": "row",
+        "row_document": {"$for": {var: "$[*]"}, "$return": unparse(outer.ret)},
+        "return_path": outer.path,
+        "reasons": (Reason("$return", "the projection runs in the engine, row by row"),),
+        **parts_of,
+    }
+
+
+def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
+    """``$lag``/``$lead`` of an integer-typed path, a literal offset of 1 or more and an optional
+    integer literal default, as ``(path, offset, default)``; None for anything else (a ``null``
+    default could not be told from a neighbour without the member)."""
+    f = field_of(fn.args[0], ctx)
+    offset = fn.args[1] if len(fn.args) > 1 else Lit(1, fn.path)
+    default = fn.args[2] if len(fn.args) > 2 else None
+    if not isinstance(f, Field) or f.family != "integer":
+        return None
+    if not isinstance(offset, Lit) or type(offset.value) is not int or offset.value < 1:
+        return None
+    if default is not None and (
+        not isinstance(default, Lit) or type(default.value) is not int or abs(default.value) >= 2**53
+    ):
+        return None
+    return f, offset.value, None if default is None else default.value
+
+
+def _is_var(node: Node, var: str) -> bool:
+    return isinstance(node, PathRef) and node.var == var and not node.steps
+
+
+def _rank_filter(node: Node, var: str, names: list[str | None]) -> tuple[int, str, int] | None:
+    """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
+    if not isinstance(node, Call) or node.host or node.name not in _FLIP or len(node.args) != 2:
+        return None
+    a, b = node.args
+    op = node.name
+    if isinstance(a, Lit):
+        a, b, op = b, a, _FLIP[op]
+    if not isinstance(b, Lit) or type(b.value) is not int or not isinstance(a, PathRef) or a.var != var:
+        return None
+    if len(a.steps) != 1 or a.steps[0][0] != "member" or a.steps[0][1] not in names:
+        return None
+    return names.index(str(a.steps[0][1])), op, b.value
 
 
 def _series(root: Node) -> str | None:

@@ -292,7 +292,20 @@ class AggOut:
     field: Field | None
 
 
-Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """Whole documents in storage order with ranks SQL computes added as members (a ``$window`` of
+    ``$row-number``/``$rank``/``$dense-rank``, and ``$lag``/``$lead`` of an integer path):
+    ``compute`` is ``(member, function, offset)`` (an offset: ``(path, rows, default or None)``),
+    ``keep`` the filter over the ranks (``(position in compute, op, integer)``, all of which hold)."""
+
+    partition: tuple[Field, ...]
+    order: tuple[OrderKey, ...]
+    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | None], ...]
+    keep: tuple[tuple[int, str, int], ...]
+
+
+Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut | Ranking
 
 
 @dataclass(frozen=True, slots=True)

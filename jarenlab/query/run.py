@@ -43,6 +43,7 @@ from jarenlab.query.preds import (
     Exists,
     FieldOut,
     Pred,
+    Ranking,
     Reason,
     Slot,
 )
@@ -55,6 +56,7 @@ from jarenlab.query.sql import (
     select_candidates,
     select_groups,
     select_keyed,
+    select_ranked,
     select_rows,
 )
 from jarenlab.query.translate import Context, beyond, list_item_reason, translate
@@ -334,6 +336,10 @@ def _build(
             plan.date_checks,
             plan.order_aggregates,
         )
+    elif plan.mode in ("native", "row") and isinstance(plan.output, Ranking):
+        main, layout = select_ranked(
+            dialect, coll.name, where, plan.output, plan.offset, limit, plan.real_checks
+        )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None
         main, layout = select_rows(dialect, coll.name, where, plan.order, plan.offset, limit, out)
@@ -547,9 +553,12 @@ def run_query(
             if plan.mode == "row":
                 assert prepared.row_compiled is not None
                 loads = orjson.loads
-                items = list(
-                    run_rows(prepared.row_compiled, (loads(r[0]) for r in rows), ext, plan.return_path)
+                docs = (
+                    decode(plan, prepared.layout, rows, prepared.dialect)
+                    if isinstance(plan.output, Ranking)
+                    else (loads(r[0]) for r in rows)
                 )
+                items = list(run_rows(prepared.row_compiled, docs, ext, plan.return_path))
                 trace.phases["residual"] = time.perf_counter() - t2
             else:
                 items = decode(plan, prepared.layout, rows, prepared.dialect)
@@ -591,6 +600,7 @@ def stream_query(
         plan.mode in ("native", "row")
         and plan.aggregate is None
         and plan.group is None
+        and not (plan.mode == "row" and isinstance(plan.output, Ranking))
         and profile is None
         and divert_reason(prepared, ext) is None
     )

@@ -57,6 +57,7 @@ from jarenlab.query.preds import (
     Out,
     Pred,
     Prefix,
+    Ranking,
     Slot,
     Suffix,
     Truthy,
@@ -230,6 +231,10 @@ class Emitter:
 
     def order(self, keys: tuple[OrderKey, ...], *, grouped: bool = False) -> str:
         """ORDER BY terms in the engine's order, the storage order breaking ties."""
+        return self.dialect.order_by(self.order_terms(keys, grouped=grouped))
+
+    def order_terms(self, keys: tuple[OrderKey, ...], *, grouped: bool = False) -> list[str]:
+        """The terms of :meth:`order`."""
         d = self.dialect
         terms = []
         for k in keys:
@@ -249,7 +254,7 @@ class Emitter:
             empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
             terms.append(d.order_term(expr, k.desc, empty_first))
         terms.append(d.first_in_storage_order() if grouped else d.storage_order())
-        return d.order_by(terms)
+        return terms
 
     def window(self, offset: int, limit: int | None) -> str:
         return self.dialect.window(limit, offset, self.literal)
@@ -448,6 +453,49 @@ def select_groups(
     text += e.order(order, grouped=True) + e.window(offset, limit)
     layout = Layout(aggregates=tuple(aggs), real_flags=len(checks), keys=len(keys), date_flags=len(dates))
     return e.statement(text), layout
+
+
+def select_ranked(
+    dialect: Dialect,
+    table: str,
+    where: Pred,
+    ranking: Ranking,
+    offset: int,
+    limit: int | None,
+    checks: tuple[Field, ...],
+) -> tuple[Statement, Layout]:
+    """Whole documents in storage order with their ranks (``ranking``), those the ranks keep.
+
+    The ranks are computed over every row ``where`` keeps, in a derived table the filter on them
+    reads; one more column says whether some row holds a float in an integer path (``checks``),
+    and every row passes when one does, so the decoder always sees it and the engine decides.
+    """
+    e = Emitter(dialect)
+    d = dialect
+    parts = [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
+    order = e.order_terms(ranking.order)  # the storage order last: it numbers rows, never makes peers
+    ranks = []
+    for _, fn, off in ranking.compute:
+        if off is None:
+            ranks.append(d.ranking(fn, parts, order if fn == "row-number" else order[:-1]))
+            continue
+        f, rows, default = off
+        args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
+        ranks.append(d.offset_value(fn, args, parts, order))
+    cols = [d.aliased(d.document(), "jl_doc"), d.aliased(d.storage_order(), "jl_pos")]
+    cols += [d.aliased(r, f"jl_r{i}") for i, r in enumerate(ranks)]
+    flag = [d.written_float(e.path(f)) for f in checks]
+    if flag:
+        cols.append(d.aliased(d.over_all(d.any_row(d.any_of(flag))), "jl_real"))
+    inner = d.select(cols, table) + e.where(where)
+    outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranking.compute))]
+    keep = [d.compare(d.qualified("w", f"jl_r{i}"), op, e.literal(n)) for i, op, n in ranking.keep]
+    if flag:
+        outer.append(d.qualified("w", "jl_real"))
+        keep = [d.any_of([d.all_of(keep), d.qualified("w", "jl_real")])] if keep else []
+    text = d.select_from(outer, [d.derived(inner, "w")]) + (d.where(d.all_of(keep)) if keep else "")
+    text += d.order_by([d.qualified("w", "jl_pos")]) + e.window(offset, limit)
+    return e.statement(text), Layout(real_flags=1 if flag else 0)
 
 
 def select_candidates(dialect: Dialect, table: str, where: Pred, bound: int | None) -> Statement:

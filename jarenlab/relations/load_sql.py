@@ -119,7 +119,7 @@ class _Writer:
         cols = [d.aliased(self.item(child, alias), "x")]
         order = None
         if not d.aggregates_in_row_order:
-            cols.append(d.aliased(d.row_number(terms), "n"))
+            cols.append(d.aliased(d.ranking("row-number", [], terms), "n"))
             order = d.qualified(ordered_alias, "n")
         rows = d.select_from(cols, [source]) + d.where(match) + d.order_by(terms)
         item = d.json_document(d.qualified(ordered_alias, "x"))

@@ -105,6 +105,22 @@ def flights_sample() -> dict[str, Any]:
     return frames
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def flights(request: pytest.FixtureRequest, flights_sample: dict[str, Any]) -> Iterator[Any]:
+    """The sample's flights collection in a new store on SQLite, and on PostgreSQL in a schema named
+    after the test module (``test_windows`` -> ``windows``)."""
+    from jarenlab.examples import flights_model, load_flights
+
+    if request.param == "sqlite":
+        store = jl.open(model=flights_model())
+    else:
+        schema = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+        store = jl.open(request.getfixturevalue("pg_server").url(), flights_model(), schema=schema)
+    load_flights(store, frames=flights_sample, progress=False)
+    yield store["flights"]
+    store.close()
+
+
 @pytest.fixture
 def store(open_store: Any) -> Any:
     """A fresh store on the test's backend holding the ``mix`` dataset."""

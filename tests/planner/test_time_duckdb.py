@@ -9,14 +9,11 @@ per key. The planner must push each case (SQLite keeps the ISO week number in th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 import pytest
 
-import jarenlab as jl
-from jarenlab.examples import flights_model, load_flights
 from jarenlab.query import agg, it, key
 
 UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
@@ -53,18 +50,6 @@ def duck(flights_sample: Any) -> Any:
         "CREATE TABLE f AS SELECT rn, strptime(time_hour, '%Y-%m-%dT%H:%M:%SZ') AS ts, dep_delay FROM f0"
     )
     return con
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def flights(request: pytest.FixtureRequest, flights_sample: Any) -> Iterator[Any]:
-    if request.param == "sqlite":
-        store = jl.open(model=flights_model())
-    else:
-        server = request.getfixturevalue("pg_server")
-        store = jl.open(server.url(), flights_model(), schema="time_duckdb")
-    load_flights(store, frames=flights_sample, progress=False)
-    yield store["flights"]
-    store.close()
 
 
 def _family() -> list[tuple[str, Any, str]]:
