@@ -225,7 +225,8 @@ def test_live_subscribe_checks_callables_and_renders(store: Any) -> None:
     live = store["notes"].where(it.n > param("lo")).live(lo=0)
     coded("JD2010", live.subscribe, 5)
     coded("JD2010", live.subscribe, lambda p, s: None, on_error="print")
-    assert "LiveQuery" in live._repr_html_() and "<tr data-key='0'><td" in live._repr_html_()
+    shown = live._repr_html_()
+    assert "<b>live query</b> on <code>notes</code>" in shown and "<tr data-key='0'><td>" in shown
     seen: list[Any] = []
     live.subscribe(lambda patch, seq: seen.append(patch))
     store["notes"].insert({"id": "d", "n": 5})
