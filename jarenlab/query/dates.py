@@ -284,18 +284,20 @@ def _name(seq: list[Any], where: str, what: str, names: tuple[str, ...]) -> str 
     return x
 
 
-def _instant(seq: list[Any], where: str, what: str) -> int | None:
+def instant(seq: list[Any], where: str, what: str) -> int | None:
+    """A date-time argument (one string item) in epoch milliseconds, None when empty: JQ2001 for
+    several items, JQ2004 for another kind, the date-time rules of :func:`epoch_ms`."""
     x = _arg(seq, where, what)
     return None if x is None else epoch_ms(x, where)
 
 
 def _epoch(args: list[list[Any]], where: str) -> list[Any]:
-    ms = _instant(args[0], where, "$epoch")
+    ms = instant(args[0], where, "$epoch")
     return [] if ms is None else [ms]
 
 
 def _date_add(args: list[list[Any]], where: str) -> list[Any]:
-    ms = _instant(args[0], where, "$date-add")
+    ms = instant(args[0], where, "$date-add")
     d = _arg(args[1], where, "$date-add duration")
     if ms is None or d is None:
         return []
@@ -303,8 +305,8 @@ def _date_add(args: list[list[Any]], where: str) -> list[Any]:
 
 
 def _date_diff(args: list[list[Any]], where: str) -> list[Any]:
-    a = _instant(args[0], where, "$date-diff")
-    b = _instant(args[1], where, "$date-diff")
+    a = instant(args[0], where, "$date-diff")
+    b = instant(args[1], where, "$date-diff")
     unit = _name(args[2], where, "a $date-diff unit", UNITS)
     if a is None or b is None or unit is None:
         return []
@@ -312,7 +314,7 @@ def _date_diff(args: list[list[Any]], where: str) -> list[Any]:
 
 
 def _date_trunc(args: list[list[Any]], where: str) -> list[Any]:
-    ms = _instant(args[0], where, "$date-trunc")
+    ms = instant(args[0], where, "$date-trunc")
     unit = _name(args[1], where, "a $date-trunc unit", UNITS)
     if ms is None or unit is None:
         return []
@@ -320,7 +322,7 @@ def _date_trunc(args: list[list[Any]], where: str) -> list[Any]:
 
 
 def _date_part(args: list[list[Any]], where: str) -> list[Any]:
-    ms = _instant(args[0], where, "$date-part")
+    ms = instant(args[0], where, "$date-part")
     name = _name(args[1], where, "a $date-part part", PARTS)
     if ms is None or name is None:
         return []
@@ -344,9 +346,9 @@ def bucket_width(text: str, where: str) -> int:
 
 
 def _time_bucket(args: list[list[Any]], where: str) -> list[Any]:
-    ms = _instant(args[0], where, "$time-bucket")
+    ms = instant(args[0], where, "$time-bucket")
     w = _arg(args[1], where, "$time-bucket width")
-    origin = _instant(args[2], where, "$time-bucket origin") if len(args) > 2 else epoch_ms(DEFAULT_ORIGIN)
+    origin = instant(args[2], where, "$time-bucket origin") if len(args) > 2 else epoch_ms(DEFAULT_ORIGIN)
     if ms is None or w is None or origin is None:
         return []
     width = bucket_width(w, where)

@@ -77,14 +77,15 @@ def _items(
         return [[x for m in out.items for x in _items(m, values, row, agg)]]
     if isinstance(out, KeyOut):
         v = row[out.index]
-        return [] if v is None else [int(v) if type(v) is Decimal else v]
+        return [] if v is None else [_integer(v)]
     assert agg is not None and isinstance(out, AggOut)
     return agg[out]
 
 
 def _integer(v: Any) -> Any:
-    """An integer the database computed as a decimal (PostgreSQL's ``numeric``) as a Python int; a
-    decimal with a fraction means a float was summed, which a real-flag sends to the engine."""
+    """An integer the database computed as a decimal (PostgreSQL's ``numeric``: sums, integer keys,
+    ranks, date parts) as a Python int; a decimal with a fraction comes only from a float in an
+    integer path, which a real-flag sends to the engine."""
     return int(v) if type(v) is Decimal and v == v.to_integral_value() else v
 
 
@@ -186,7 +187,7 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
         for i, name in enumerate(names):
             v = row[1 + i]
             if v is not None:  # an offset past the ends, or to a row without the member: no member
-                doc[name] = int(v) if type(v) is Decimal else v
+                doc[name] = _integer(v)
         out.append(doc)
     return out
 

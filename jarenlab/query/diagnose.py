@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jarenlab.errors import QueryError, QueryWarning
+from jarenlab.query.compare import FLIP
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse
 from jarenlab.query.path import Step, path_text
 
@@ -80,18 +81,7 @@ class Diagnostic:
         kind = json_kind(value)
         if kind not in ("string", "integer", "number") or _fits(kind, types, value, op):
             return None
-        text = f"{shown} {_COMPARE[op]} {name}={value!r}"
-        advice = _advice(shown, kind, types, value, _COMPARE[op])
-        if op == "ne":
-            return Diagnostic(
-                "JQ0037",
-                f"{text} holds for every stored {shown} ({_a(types)}){advice}",
-                self.doc_path,
-                "warning",
-            )
-        return Diagnostic(
-            "JQ0031", f"{text} is never true: {shown} is {_a(types)}{advice}", self.doc_path, "error"
-        )
+        return _mismatch(shown, op, f"{name}={value!r}", kind, types, value, self.doc_path)
 
     def text(self) -> str:
         """One line: code, severity, reason and where."""
@@ -315,12 +305,7 @@ class _Walker:
                 elif isinstance(path, PathRef) and c.name == "eq" and (items := _literals(lit)):
                     self.compare_each(c, path, items, docs)
                 elif isinstance(path, PathRef) and isinstance(lit, PathRef) and self._external(lit):
-                    op = (
-                        {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(c.name, c.name)
-                        if flipped
-                        else c.name
-                    )
-                    self.compare_later(c, path, str(lit.var), op, docs)
+                    self.compare_later(c, path, str(lit.var), FLIP[c.name] if flipped else c.name, docs)
         elif c.name in ("search", "match") and not c.host and isinstance(c.args[1], Lit):
             pattern = c.args[1].value
             if type(pattern) is str and (pattern.startswith("^") or pattern.endswith("$")):
@@ -394,16 +379,23 @@ class _Walker:
             return
         if "enum" in target or "const" in target:
             return
-        shown = _show(path.var, path.steps)
-        op = _COMPARE[c.name]
         value = "None" if lit.value is None else repr(lit.value)
-        advice = _advice(shown, kind, types, lit.value, op)
-        if c.name == "ne":
-            reason = f"{shown} {op} {value} holds for every stored {shown} ({_a(types)}){advice}"
-            self.add("JQ0037", reason, c.path, "warning")
-        else:
-            reason = f"{shown} {op} {value} is never true: {shown} is {_a(types)}{advice}"
-            self.add("JQ0031", reason, c.path, "error")
+        d = _mismatch(_show(path.var, path.steps), c.name, value, kind, types, lit.value, c.path)
+        self.add(d.code, d.reason, d.doc_path, d.severity)
+
+
+def _mismatch(
+    shown: str, op: str, value_text: str, kind: str, types: frozenset[str], value: Any, at: str
+) -> Diagnostic:
+    """A comparison of a member of these declared types with a value of another kind: never true
+    (JQ0031, an error), or for ``!=`` true of every stored member (JQ0037, a warning)."""
+    sign = _COMPARE[op]
+    advice = _advice(shown, kind, types, value, sign)
+    if op == "ne":
+        reason = f"{shown} {sign} {value_text} holds for every stored {shown} ({_a(types)}){advice}"
+        return Diagnostic("JQ0037", reason, at, "warning")
+    reason = f"{shown} {sign} {value_text} is never true: {shown} is {_a(types)}{advice}"
+    return Diagnostic("JQ0031", reason, at, "error")
 
 
 def index_suggestions(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.query.compare import FLIP
 from jarenlab.query.document import (
     ArrayCons,
     Call,
@@ -259,7 +260,7 @@ def _output(node: Node, ctx: Context, numbers: bool | None = None) -> Out | None
         numbers = ctx.dialect.keeps_integers_apart
     if isinstance(node, Lit):
         return LitOut(node.value)
-    if isinstance(node, PathRef) and node.var == ctx.binding and not node.steps:
+    if _is_var(node, ctx.binding):
         return DocOut()
     f = field_of(node, ctx)
     if isinstance(f, Field):
@@ -282,7 +283,7 @@ def _exactly_one(node: Node, binding: str) -> bool:
         return True
     if isinstance(node, Lit):
         return True
-    return isinstance(node, PathRef) and node.var == binding and not node.steps
+    return _is_var(node, binding)
 
 
 #: Why a float sum stays in the engine where the dialect's SQL does not sum floats as it does.
@@ -313,7 +314,7 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
         return KeyOut(kvars[node.var])
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
         arg = node.args[0]
-        if isinstance(arg, PathRef) and arg.var == ctx.binding and not arg.steps:
+        if _is_var(arg, ctx.binding):
             return AggOut("count", None) if node.name == "count" else None
         f = field_of(arg, ctx)
         if not isinstance(f, Field):
@@ -416,7 +417,8 @@ _WINDOW_SHAPE = (
     "dense-rank over one unordered FLWOR's whole documents (filtered on the ranks)"
 )
 _RANKS = {"row-number", "rank", "dense-rank"}
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+#: The comparisons a filter on ranks may use (SQL compares ranks as the engine does).
+_RANK_OPS = frozenset({"lt", "le", "gt", "ge", "eq"})
 
 
 def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
@@ -445,7 +447,7 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     var, node, at = outer.fors[0]
     assert isinstance(node, Window)
     plain = not (target.lets or target.count or target.groupby or target.orderby)
-    whole = isinstance(target.ret, PathRef) and target.ret.var == ctx.binding and not target.ret.steps
+    whole = _is_var(target.ret, ctx.binding)
     if node.seq is not target or not plain or not whole or at is not None:
         return Reason("$window", _WINDOW_SHAPE)
     if outer.lets or outer.count or outer.groupby or outer.orderby:
@@ -523,17 +525,18 @@ def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
 
 
 def _is_var(node: Node, var: str) -> bool:
+    """Whether ``node`` is the variable itself (``$v``: the whole item it is bound to)."""
     return isinstance(node, PathRef) and node.var == var and not node.steps
 
 
 def _rank_filter(node: Node, var: str, names: list[str | None]) -> tuple[int, str, int] | None:
     """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
-    if not isinstance(node, Call) or node.host or node.name not in _FLIP or len(node.args) != 2:
+    if not isinstance(node, Call) or node.host or node.name not in _RANK_OPS or len(node.args) != 2:
         return None
     a, b = node.args
     op = node.name
     if isinstance(a, Lit):
-        a, b, op = b, a, _FLIP[op]
+        a, b, op = b, a, FLIP[op]
     if not isinstance(b, Lit) or type(b.value) is not int or not isinstance(a, PathRef) or a.var != var:
         return None
     if len(a.steps) != 1 or a.steps[0][0] != "member" or a.steps[0][1] not in names:

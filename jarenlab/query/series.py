@@ -52,6 +52,7 @@ from jarenlab.query.dates import (
     add_duration,
     epoch_ms,
     format_ms,
+    instant,
     parse_duration,
 )
 from jarenlab.query.functions import FUNCTIONS
@@ -286,12 +287,7 @@ def _one(v: list[Any], where: str, what: str) -> Any:
 
 def _time(v: list[Any], where: str) -> int | None:
     """A row's instant in epoch milliseconds, or None for an empty or null time."""
-    x = _one(v, where, "a series time")
-    if x is None:
-        return None
-    if type(x) is not str:
-        raise QueryError("JQ2004", f"a series time is a date-time string, got {kind(x)}", doc_path=where)
-    return epoch_ms(x, where)
+    return instant([] if v == [None] else v, where, "a series time")
 
 
 def _key(values: list[list[Any]], paths: list[str]) -> tuple[Any, ...]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
+from jarenlab.query.compare import FLIP
 from jarenlab.query.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
 from jarenlab.query.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse, walk
 from jarenlab.query.path import sql_addressable
@@ -54,7 +55,6 @@ from jarenlab.query.preds import (
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
 
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 _IS = {
     "is-string": STRING_KINDS,
     "is-number": NUMBER_KINDS,
@@ -245,7 +245,7 @@ def _call(node: Call, ctx: Context) -> Pred | Reason:
         if isinstance(f, Field):
             return Types(f, _IS[name])
         return f or Reason(f"${name}", "the argument is not a singular path of the binding")
-    if name in _FLIP:
+    if name in FLIP:
         return _compare(node, ctx)
     if name in ("starts-with", "ends-with", "contains"):
         return _string_op(node, ctx)
@@ -256,7 +256,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     op = node.name
     a, b = node.args
     if not isinstance(field_of(a, ctx), Field) and isinstance(field_of(b, ctx), Field):
-        a, b, op = b, a, _FLIP[op]
+        a, b, op = b, a, FLIP[op]
     f = field_of(a, ctx)
     if isinstance(f, Reason):
         return f
