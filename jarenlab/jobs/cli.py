@@ -160,7 +160,10 @@ def _run(args: argparse.Namespace) -> int:
             signal.signal(sig, lambda *_: stop.set())
         worker = jobs.start(args.concurrency)
         print(f"jarenlab worker {jobs.owner}: running {', '.join(jobs.handlers.kinds)}", file=sys.stderr)
-        stop.wait()
+        # A signal may be delivered to any thread; Python runs its handler only once the main thread
+        # is back in the interpreter, which an untimed wait never is. So wait in short steps.
+        while not stop.wait(0.2):
+            pass
         stopped = worker.stop(grace=args.grace)
         print(f"jarenlab worker: stopped ({len(stopped.drained)} drained, {len(stopped.in_flight)} in flight)",
               file=sys.stderr)  # fmt: skip

@@ -8,6 +8,7 @@ so "settled exactly once" is a row count.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -60,7 +61,10 @@ def worker(db: dict[str, Any], *extra: str) -> subprocess.Popen[bytes]:
     if "schema" in db:
         command += ["--schema", db["schema"]]
     command += ["--handlers", "tests.jobs.handlers_module:jobs"]
-    return subprocess.Popen([*command, *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # SIGABRT prints every thread's stack
+    return subprocess.Popen(
+        [*command, *extra], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
 
 def settles(db: dict[str, Any]) -> Counter[str]:
@@ -152,6 +156,29 @@ def test_a_dag_killed_mid_graph_resumes_without_rerunning_finished_tasks(
         assert job["state"] == "done" and job["result"] == {"load": 60} and job["attempts"] == 2
         assert store.jobs.checkpoints("p1") == {}
     assert settles(db) == Counter({"p1": 1})
+
+
+def test_the_worker_command_stops_whichever_thread_the_signal_reaches(
+    db: dict[str, Any], tmp_path: Path
+) -> None:
+    """The kernel may hand a process's SIGTERM to any of its threads (on a busy machine often not the
+    main one); the worker still stops and says so."""
+    tgkill = getattr(ctypes.CDLL(None, use_errno=True), "tgkill", None)
+    if tgkill is None:
+        pytest.skip("this C library has no tgkill to signal one thread")
+    log = tmp_path / "slow.log"
+    with jl.open(**db) as store:
+        store.jobs.enqueue("slow", {"log": str(log), "seconds": 0.2}, id="s1")
+    proc = worker(db, "--concurrency", "2", "--lease", "1", "--poll", "0.05", "--grace", "1")
+    try:
+        wait_for(lambda: any(p[:2] == ["end", "s1"] for p in lines(log)))
+        others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        assert others, "the worker runs threads besides its main one"
+        assert tgkill(proc.pid, others[0], signal.SIGTERM) == 0, os.strerror(ctypes.get_errno())
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and b"jarenlab worker: stopped" in err, err.decode()
 
 
 def test_the_worker_command_reports_bad_handlers(db: dict[str, Any]) -> None:
