@@ -398,7 +398,7 @@ def analyze(
     if target.count is not None:
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
-    having: tuple[Node, str] | None = None
+    having: tuple[Node | None, str] | None = None
     if shape is None and any(isinstance(n, Window) for n in walk(root)):
         ranked = _ranked(root, target, ctx)
         if isinstance(ranked, Reason):
@@ -642,7 +642,7 @@ _HAVING = (
 )
 
 
-def _having(root: Node, target: Flwor) -> tuple[_Shape, tuple[Node, str]] | Reason | None:
+def _having(root: Node, target: Flwor) -> tuple[_Shape, tuple[Node | None, str]] | Reason | None:
     """A filter over a group-by's results, the builder's ``group_by(...).select({...}).where(...)``:
     ``[$subsequence [{$for: {g: [G]}, $where: W, $return: $g}]]`` where ``G`` is the group-by
     FLWOR over the collection; as G's shape and ``(W, g)`` (W translated against G's results by
@@ -673,13 +673,13 @@ def _having(root: Node, target: Flwor) -> tuple[_Shape, tuple[Node, str]] | Reas
     plain = not (outer.lets or outer.count is not None or outer.groupby or outer.orderby)
     if shape is None or shape.aggregate or shape.distinct or not plain or at is not None:
         return Reason("$where", _HAVING)
-    if outer.where is None or not _is_var(outer.ret, var):
+    if not _is_var(outer.ret, var):
         return Reason("$where", _HAVING)
     return replace(shape, flwor=target), (outer.where, var)
 
 
 def _having_terms(
-    having: tuple[Node, str], out: Out, keys: list[GroupKey]
+    having: tuple[Node | None, str], out: Out, keys: list[GroupKey]
 ) -> tuple[tuple[AggOut | KeyOut, str, Any], ...] | Reason:
     """Each conjunct of a filter over groups as ``(a key or aggregate of out, op, literal)``: the
     member compared is one of the results' keys (a typed path) or aggregates, the literal of its
@@ -714,7 +714,7 @@ def _having_terms(
     return tuple(terms)
 
 
-def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node, str] | None = None) -> Plan:
+def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, str] | None = None) -> Plan:
     """Choose native, row or set for a document whose conditions all pushed (``having``: a filter
     over its groups, see :func:`_having`)."""
     flwor = shape.flwor
