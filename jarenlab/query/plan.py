@@ -443,7 +443,7 @@ _FRAMED_FAMILIES = {
 }
 _RANKS = {"row-number", "rank", "dense-rank"}
 #: The comparisons a filter on ranks or on groups may use (SQL compares them as the engine does).
-_RANK_OPS = frozenset({"lt", "le", "gt", "ge", "eq"})
+_FILTER_OPS = frozenset({"lt", "le", "gt", "ge", "eq"})
 
 
 def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
@@ -583,7 +583,7 @@ def _is_var(node: Node, var: str) -> bool:
 def _member_compare(node: Node, var: str) -> tuple[str, str, Any] | None:
     """``$v.m <= 3`` (either way round) as ``("m", "le", 3)``: a member of the binding compared with
     a literal by ``< <= > >= =``; None for anything else."""
-    if not isinstance(node, Call) or node.host or node.name not in _RANK_OPS or len(node.args) != 2:
+    if not isinstance(node, Call) or node.host or node.name not in _FILTER_OPS or len(node.args) != 2:
         return None
     a, b = node.args
     op = node.name

@@ -499,7 +499,8 @@ def select_ranked(
     limit: int | None,
     checks: tuple[Field, ...],
 ) -> tuple[Statement, Layout]:
-    """Whole documents in storage order with their ranks (``ranking``), those the ranks keep.
+    """Whole documents in storage order with their computed members (``ranking``: ranks, offsets and
+    framed aggregates), those the ranks keep.
 
     The ranks are computed over every row ``where`` keeps, in a derived table the filter on them
     reads; one more column says whether some row holds a float in an integer path (``checks``),
