@@ -13,10 +13,16 @@ taken in turns:
   ``$window`` over the pushed filter), pandas (sort, ``groupby().head(3)``), DuckDB (``row_number()``);
 - each flight with the weather at its origin as of its scheduled hour: ``$asof`` (the weather as an
   external list), pandas ``merge_asof``, DuckDB's ``ASOF JOIN``;
+- a running total and a 3-flight moving average of ``dep_delay`` per origin in time order (``window``
+  with framed ``win.sum``/``win.avg``): pushed (SQL window functions), the engine alone, pandas
+  (``groupby().cumsum()`` / ``rolling(3)``), DuckDB;
+- the ``(origin, dest)`` routes with 1,000 flights or more and their average delay (a ``where`` after the
+  group's ``select``, SQL's ``HAVING``): pushed, the engine alone, pandas, DuckDB;
 - the peak memory of exporting every flight to pandas, streamed (``iter_batches`` -> Arrow ->
   DataFrame) against building it from one Python list, each in a fresh process.
 
-Prints Markdown rows for ``docs/benchmarks.md``.
+Prints Markdown rows for ``docs/benchmarks.md``. Section names as arguments run only those
+(``bench_analytics.py running_window having``).
 """
 
 from __future__ import annotations
@@ -152,6 +158,77 @@ def top_three(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     _table("top 3 delayed flights per carrier", times, "pandas sort + groupby.head(3)")
 
 
+def running_window(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.window(
+        partition=it.origin,
+        order_by=[it.time_hour, it.flight],
+        total=win.sum(it.dep_delay),
+        avg3=win.avg(it.dep_delay, frame=(-2, 0)),
+    ).select({"origin": it.origin, "flight": it.flight, "total": it.total, "avg3": it.avg3})
+    dsql = (
+        "SELECT origin, flight, coalesce(sum(dep_delay) OVER (w ROWS UNBOUNDED PRECEDING), 0) AS total, "
+        "avg(dep_delay) OVER (w ROWS 2 PRECEDING) AS avg3 FROM flights "
+        "WINDOW w AS (PARTITION BY origin ORDER BY time_hour, flight, rn) ORDER BY rn"
+    )
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        f = frame.sort_values(["origin", "time_hour", "flight"], kind="stable")
+        delay = f["dep_delay"]
+        out = f[["origin", "flight"]].assign(
+            total=delay.fillna(0).groupby(f["origin"]).cumsum(),  # a flight without a delay adds nothing
+            avg3=delay.groupby(f["origin"]).rolling(3, min_periods=1).mean().droplevel(0),
+        )
+        return out.sort_index()
+
+    got = q.to_pandas()
+    pd.testing.assert_frame_equal(got, duck.execute(dsql).df(), check_dtype=False)
+    pd.testing.assert_frame_equal(got, in_pandas(None).reset_index(drop=True), check_dtype=False)
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "pandas cumsum + rolling(3)": (in_pandas, None),
+            "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("running total and 3-flight moving average per origin", times, "jarenlab (pushed)")
+
+
+def having(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    q = (
+        flights.group_by(o=it.origin, d=it.dest)
+        .select({"origin": key("o"), "dest": key("d"), "n": agg.count(), "avg": agg.avg(it.dep_delay)})
+        .where(it.n >= 1000)
+    )
+    dsql = (
+        "SELECT origin, dest, count(*) AS n, avg(dep_delay) AS avg FROM flights GROUP BY 1, 2 "
+        "HAVING count(*) >= 1000"
+    )
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        g = frame.groupby(["origin", "dest"], as_index=False).agg(
+            n=("flight", "size"), avg=("dep_delay", "mean")
+        )
+        return g[g["n"] >= 1000]
+
+    got = q.to_pandas()
+    _same(got, in_pandas(None), ["origin", "dest"])
+    _same(got, duck.execute(dsql).df(), ["origin", "dest"])
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed, HAVING)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "pandas groupby + filter": (in_pandas, None),
+            "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("routes with 1,000 flights or more, with their average delay", times, "jarenlab (pushed, HAVING)")
+
+
 def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     """Each flight with the latest weather observation at its origin at or before its scheduled hour:
     ``$asof`` (the weather as an external list) against pandas ``merge_asof`` and DuckDB's ASOF JOIN."""
@@ -273,12 +350,20 @@ def main() -> None:
         duck.register("flights_frame", f)
         duck.execute("CREATE TABLE flights AS SELECT * FROM flights_frame")
         raw = sqlite3.connect(path)
-        group_by_two(flights, raw, frame, duck)
-        hour_of_day(flights, raw, frame, duck)
-        top_three(flights, frame, duck)
-        asof_weather(flights, frame, duck)
+        sections = {
+            "group_by_two": lambda: group_by_two(flights, raw, frame, duck),
+            "hour_of_day": lambda: hour_of_day(flights, raw, frame, duck),
+            "top_three": lambda: top_three(flights, frame, duck),
+            "asof_weather": lambda: asof_weather(flights, frame, duck),
+            "running_window": lambda: running_window(flights, frame, duck),
+            "having": lambda: having(flights, frame, duck),
+        }
+        chosen = sys.argv[1:] or list(sections)
+        for name in chosen:
+            sections[name]()
         raw.close()
-    export_memory(path)
+    if not sys.argv[1:] or "export_memory" in sys.argv[1:]:
+        export_memory(path)
     print(f"\nmax RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
 
 

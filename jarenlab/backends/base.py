@@ -680,6 +680,24 @@ class Dialect(Protocol):
         partition's order: ``lag(v, ?, ?) OVER (PARTITION BY c ORDER BY a, k)``."""
         ...
 
+    def framed(
+        self,
+        aggregate: str,
+        partition: Sequence[str],
+        order: Sequence[str],
+        start: int | None,
+        end: int | None,
+        literal: Callable[[Any], str],
+    ) -> str:
+        """An aggregate over the rows ``start`` to ``end`` from the current one in the partition's
+        order (None: unbounded), bounds bound with ``literal``:
+        ``sum(v) OVER (PARTITION BY c ORDER BY a, k ROWS BETWEEN ? PRECEDING AND CURRENT ROW)``."""
+        ...
+
+    def having(self, cond: str) -> str:
+        """A filter over a group-by's groups: `` HAVING cond``."""
+        ...
+
     def over_all(self, aggregate: str) -> str:
         """An aggregate over every row of the statement, on each row: ``max(c) OVER ()``."""
         ...

@@ -7,7 +7,8 @@ inherit them and spell the rest (JSON access, types, windows, plans) in their ow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from jarenlab.backends.base import IDENTIFIER
 from jarenlab.errors import PlanError
@@ -84,6 +85,10 @@ class StandardSQL:
     def where(self, cond: str) -> str:
         """A filter clause: ``x`` -> `` WHERE x``."""
         return f" WHERE {cond}"
+
+    def having(self, cond: str) -> str:
+        """A filter over a group-by's groups: ``x`` -> `` HAVING x``."""
+        return f" HAVING {cond}"
 
     def group_by_leading(self, n: int) -> str:
         """Group by the first ``n`` selected columns (the keys): ``2`` -> `` GROUP BY 1, 2``.
@@ -167,6 +172,35 @@ class StandardSQL:
             raise PlanError("JD0010", f"internal: no offset function {fn!r}")
         by = f"PARTITION BY {', '.join(partition)} " if partition else ""
         return f"{fn}({', '.join(args)}) OVER ({by}ORDER BY {', '.join(order)})"
+
+    def framed(
+        self,
+        aggregate: str,
+        partition: Sequence[str],
+        order: Sequence[str],
+        start: int | None,
+        end: int | None,
+        literal: Callable[[Any], str],
+    ) -> str:
+        """An aggregate over a frame of rows, ``start`` to ``end`` rows from the current one in the
+        partition's order (None: unbounded; the bounds are bound with ``literal``):
+        ``sum(v)``, ``["c"]``, ``["a", "k"]``, None, 0 -> ``sum(v) OVER (PARTITION BY c ORDER BY a,
+        k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)``.
+
+        >>> StandardSQL().framed("count(*)", [], ["k"], -2, 1, lambda v: "?")
+        'count(*) OVER (ORDER BY k ROWS BETWEEN ? PRECEDING AND ? FOLLOWING)'
+        """
+
+        def bound(n: int | None, unbounded: str) -> str:
+            if n is None:
+                return f"UNBOUNDED {unbounded}"
+            if n == 0:
+                return "CURRENT ROW"
+            return f"{literal(abs(n))} {'PRECEDING' if n < 0 else 'FOLLOWING'}"
+
+        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+        rows = f"ROWS BETWEEN {bound(start, 'PRECEDING')} AND {bound(end, 'FOLLOWING')}"
+        return f"{aggregate} OVER ({by}ORDER BY {', '.join(order)} {rows})"
 
     def over_all(self, aggregate: str) -> str:
         """An aggregate over every row of the statement, on each row: ``max(c)`` -> ``max(c) OVER ()``."""

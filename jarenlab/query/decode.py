@@ -24,7 +24,18 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.query.plan import Plan
-from jarenlab.query.preds import AggOut, ArrOut, DocOut, FieldOut, KeyOut, LitOut, MapOut, Out, Ranking
+from jarenlab.query.preds import (
+    AggOut,
+    ArrOut,
+    DocOut,
+    FieldOut,
+    Framed,
+    KeyOut,
+    LitOut,
+    MapOut,
+    Out,
+    Ranking,
+)
 from jarenlab.query.sql import Layout
 
 if TYPE_CHECKING:
@@ -138,7 +149,7 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             reals = reals or any(row[i : i + layout.real_flags])
             dates = dates or any(row[i + layout.real_flags :])
             if any(a.fn == "avg" and abs(v[0] or 0) >= 2**53 for a, v in _avg_sums(layout, row).items()):
-                raise Fallback("a sum of 2^53 or more: the ordering by its average may differ")
+                raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
             out.extend(_items(plan.output, {}, row, aggs))
         if dates:
             raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
@@ -178,18 +189,29 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
     """Whole documents with their computed members added as the engine adds them (an existing
     member of the name keeps its place, a new one goes last)."""
     loads = orjson.loads
-    names = [name for name, _, _ in ranking.compute]
     out = []
     for row in rows:
         if layout.real_flags and row[-1]:
             raise Fallback("real values in an integer-typed path")
         doc = loads(row[0])
-        for i, name in enumerate(names):
-            v = row[1 + i]
+        i = 1
+        for name, fn, arg in ranking.compute:
+            v = row[i]
+            i += 1
+            if isinstance(arg, Framed) and fn in ("sum", "avg", "count"):
+                v = 0 if v is None else _integer(v)  # the sum (count) of an empty frame is 0
+                if fn == "avg":
+                    v = _ratio(v, row[i])
+                    i += 1
             if v is not None:  # an offset past the ends, or to a row without the member: no member
                 doc[name] = _integer(v)
         out.append(doc)
     return out
+
+
+def _ratio(total: int, count: int) -> float | None:
+    """An average as ``$avg`` divides (the exact integer sum by the count), None over nothing."""
+    return total / count if count else None
 
 
 Build = Callable[[list[Any], tuple[Any, ...]], list[Any]]

@@ -45,6 +45,7 @@ from jarenlab.query.preds import (
     Exists,
     Field,
     FieldOut,
+    Framed,
     GroupKey,
     KeyOut,
     LitOut,
@@ -95,6 +96,7 @@ class Plan:
     date_checks: tuple[Field, ...] = ()
     order_aggregates: tuple[AggOut, ...] = ()
     udfs: dict[str, str] = field(default_factory=dict)
+    having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = ()
 
 
 # -- predicate rewrites: small pure functions applied in order ---------------------------------
@@ -396,6 +398,7 @@ def analyze(
     if target.count is not None:
         reasons.append(Reason("$count", "tuple numbering runs in the engine"))
     shape = _shape(root, target)
+    having: tuple[Node | None, str] | None = None
     if shape is None and any(isinstance(n, Window) for n in walk(root)):
         ranked = _ranked(root, target, ctx)
         if isinstance(ranked, Reason):
@@ -404,21 +407,43 @@ def analyze(
             return replace(base, **ranked)
     elif shape is None and (series := _series(root)) is not None:
         reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
+    elif shape is None and (grouped := _having(root, target)) is not None:
+        if isinstance(grouped, Reason):
+            reasons.append(grouped)
+        else:
+            shape, having = grouped
     elif shape is None:
         reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
     if reasons or shape is None:
         return replace(base, reasons=tuple(reasons) or (Reason("document", "not translatable"),))
-    return _finish(base, shape, ctx)
+    return _finish(base, shape, ctx, having)
 
 
 #: Why a ``$window`` stays in the engine when it is not the one shape SQL ranks exactly.
 _WINDOW_SHAPE = (
-    "window functions run in the engine, over the rows SQL narrowed, except row-number, rank and "
-    "dense-rank over one unordered FLWOR's whole documents (filtered on the ranks)"
+    "window functions run in the engine, over the rows SQL narrowed, except row-number, rank, "
+    "dense-rank, lag/lead and framed aggregates over one unordered FLWOR's whole documents "
+    "(filtered on the ranks)"
 )
+#: Why a framed aggregate stays in the engine: SQL adds floats otherwise (the engine's running sum
+#: and its frames' sums are not what a SQL window sums), and a member without a schema type may be
+#: anything.
+_FRAMED = (
+    "a framed aggregate SQL computes exactly is a $count of a typed path or of the rows, a $sum or "
+    "$avg of an integer-typed path, or a $min or $max of a string- or integer-typed one, over a "
+    "frame of fewer than 2^31 rows either way"
+)
+#: The schema families each framed aggregate takes in SQL.
+_FRAMED_FAMILIES = {
+    "count": ("string", "integer", "number"),
+    "sum": ("integer",),
+    "avg": ("integer",),
+    "min": ("string", "integer"),
+    "max": ("string", "integer"),
+}
 _RANKS = {"row-number", "rank", "dense-rank"}
-#: The comparisons a filter on ranks may use (SQL compares ranks as the engine does).
-_RANK_OPS = frozenset({"lt", "le", "gt", "ge", "eq"})
+#: The comparisons a filter on ranks or on groups may use (SQL compares them as the engine does).
+_FILTER_OPS = frozenset({"lt", "le", "gt", "ge", "eq"})
 
 
 def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
@@ -456,11 +481,17 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     if shape.windowed and not whole_out and not _exactly_one(outer.ret, var):
         return Reason("$return", "a window over a return of any number of items")
     wctx = replace(ctx, binding=node.var)
-    compute = []
+    compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | None]] = []
     for fn in node.compute:
-        got = _offset(fn, wctx) if fn.fn in ("lag", "lead") else None
-        if fn.fn not in _RANKS and got is None:
-            return Reason("$window", _WINDOW_SHAPE)
+        got: tuple[Field, int, int | None] | Framed | None = None
+        if fn.fn in ("lag", "lead"):
+            got = _offset(fn, wctx)
+            if got is None:
+                return Reason("$window", _WINDOW_SHAPE)
+        elif fn.fn not in _RANKS:
+            got = _framed(fn, wctx)
+            if got is None:
+                return Reason(f"${fn.fn}", _FRAMED)
         compute.append((fn.name, fn.fn, got))
     parts = []
     for p in node.partition:
@@ -484,7 +515,11 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
             return Reason("$where", "a filter over a window other than its ranks against integers")
         keep.append(term)
     ranking = Ranking(tuple(parts), tuple(order), tuple(compute), tuple(keep))
-    values = [got[0] for _, _, got in compute if got is not None]
+    values = [
+        got.field if isinstance(got, Framed) else got[0]
+        for _, fn, got in compute
+        if got is not None and fn != "count"  # (a count of 2.0 is a count of 2)
+    ]
     keys = (*parts, *(k.field for k in order), *values)
     checks = [f for f in keys if f is not None and f.family == "integer"]
     parts_of = {
@@ -524,24 +559,49 @@ def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
     return f, offset.value, None if default is None else default.value
 
 
+def _framed(fn: WindowFn, ctx: Context) -> Framed | None:
+    """A ``$count``/``$sum``/``$avg``/``$min``/``$max`` over a frame SQL computes as the engine (see
+    :data:`_FRAMED_FAMILIES`; ``$count`` of the row itself counts rows), or None. A frame bound of
+    2^31 rows or more stays in the engine (the databases take smaller offsets)."""
+    assert fn.frame is not None
+    if any(b is not None and abs(b) >= 2**31 for b in fn.frame):
+        return None
+    start, end = fn.frame
+    if fn.fn == "count" and _is_var(fn.args[0], ctx.binding):
+        return Framed(None, start, end)
+    f = field_of(fn.args[0], ctx)
+    if isinstance(f, Field) and f.family in _FRAMED_FAMILIES[fn.fn]:
+        return Framed(f, start, end)
+    return None
+
+
 def _is_var(node: Node, var: str) -> bool:
     """Whether ``node`` is the variable itself (``$v``: the whole item it is bound to)."""
     return isinstance(node, PathRef) and node.var == var and not node.steps
 
 
-def _rank_filter(node: Node, var: str, names: list[str | None]) -> tuple[int, str, int] | None:
-    """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
-    if not isinstance(node, Call) or node.host or node.name not in _RANK_OPS or len(node.args) != 2:
+def _member_compare(node: Node, var: str) -> tuple[str, str, Any] | None:
+    """``$v.m <= 3`` (either way round) as ``("m", "le", 3)``: a member of the binding compared with
+    a literal by ``< <= > >= =``; None for anything else."""
+    if not isinstance(node, Call) or node.host or node.name not in _FILTER_OPS or len(node.args) != 2:
         return None
     a, b = node.args
     op = node.name
     if isinstance(a, Lit):
         a, b, op = b, a, FLIP[op]
-    if not isinstance(b, Lit) or type(b.value) is not int or not isinstance(a, PathRef) or a.var != var:
+    if not isinstance(b, Lit) or not isinstance(a, PathRef) or a.var != var:
         return None
-    if len(a.steps) != 1 or a.steps[0][0] != "member" or a.steps[0][1] not in names:
+    if len(a.steps) != 1 or a.steps[0][0] != "member" or not isinstance(a.steps[0][1], str):
         return None
-    return names.index(str(a.steps[0][1])), op, b.value
+    return a.steps[0][1], op, b.value
+
+
+def _rank_filter(node: Node, var: str, names: list[str | None]) -> tuple[int, str, int] | None:
+    """``$v.rk <= 3`` (either way round) as ``(position of rk, "le", 3)``; None for anything else."""
+    term = _member_compare(node, var)
+    if term is None or term[0] not in names or type(term[2]) is not int:
+        return None
+    return names.index(term[0]), term[1], term[2]
 
 
 def _series(root: Node) -> str | None:
@@ -573,8 +633,90 @@ def _conjuncts(where: Node | None) -> list[Node]:
     return [where]
 
 
-def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
-    """Choose native, row or set for a document whose conditions all pushed."""
+#: Why a filter over a group-by's results stays in the engine when it is not one SQL's HAVING
+#: computes exactly.
+_HAVING = (
+    "a filter over groups runs in SQL (HAVING) only as comparisons of the group's keys and typed "
+    "aggregates with literals of their kind (numbers below 2^53 in magnitude), over a group-by "
+    "returning those, its results returned whole"
+)
+
+
+def _having(root: Node, target: Flwor) -> tuple[_Shape, tuple[Node | None, str]] | Reason | None:
+    """A filter over a group-by's results, the builder's ``group_by(...).select({...}).where(...)``:
+    ``[$subsequence [{$for: {g: [G]}, $where: W, $return: $g}]]`` where ``G`` is the group-by
+    FLWOR over the collection; as G's shape and ``(W, g)`` (W translated against G's results by
+    :func:`_finish`), the reason it cannot be a HAVING, or None for another document.
+
+    >>> g = {"$for": {"it": "$[*]"}, "$groupby": {"c": "$it.c"}, "$return": {"c": "$c", "n": {"$count": ["$it"]}}}
+    >>> root = parse([{"$for": {"g": [g]}, "$where": {"$gt": ["$g.n", 1]}, "$return": "$g"}]).node
+    >>> shape, (where, var) = _having(root, _target(root))
+    >>> shape.wrap, var, where.name
+    (True, 'g', 'gt')
+    """
+    outer = next(
+        (
+            n
+            for n in walk(root)
+            if isinstance(n, Flwor)
+            and len(n.fors) == 1
+            and isinstance(n.fors[0][1], ArrayCons)
+            and len(n.fors[0][1].items) == 1
+            and n.fors[0][1].items[0] is target
+        ),
+        None,
+    )
+    if outer is None or not target.groupby:
+        return None
+    shape = _shape(root, outer)
+    var, _, at = outer.fors[0]
+    plain = not (outer.lets or outer.count is not None or outer.groupby or outer.orderby)
+    if shape is None or shape.aggregate or shape.distinct or not plain or at is not None:
+        return Reason("$where", _HAVING)
+    if not _is_var(outer.ret, var):
+        return Reason("$where", _HAVING)
+    return replace(shape, flwor=target), (outer.where, var)
+
+
+def _having_terms(
+    having: tuple[Node | None, str], out: Out, keys: list[GroupKey]
+) -> tuple[tuple[AggOut | KeyOut, str, Any], ...] | Reason:
+    """Each conjunct of a filter over groups as ``(a key or aggregate of out, op, literal)``: the
+    member compared is one of the results' keys (a typed path) or aggregates, the literal of its
+    kind (a string without U+0000, or a number below 2^53 in magnitude, which every backend
+    compares with a sum, count or average exactly)."""
+    where, var = having
+    members = dict(out.members) if isinstance(out, MapOut) else {}
+    terms = []
+    for node in _conjuncts(where):
+        term = _member_compare(node, var)
+        if term is None:
+            return Reason("$where", _HAVING)
+        name, op, value = term
+        member = members.get(name)
+        family = None
+        key = keys[member.index] if isinstance(member, KeyOut) else None
+        if isinstance(key, Field):
+            family = "string" if key.family == "string" else "number"
+        elif isinstance(member, AggOut):
+            text = (
+                member.fn in ("min", "max") and member.field is not None and member.field.family == "string"
+            )
+            family = "string" if text else "number"
+        if family == "string":
+            ok = type(value) is str and "\x00" not in value
+        else:
+            ok = type(value) in (int, float) and value == value and abs(value) < 2**53
+        if family is None or not ok:
+            return Reason("$where", _HAVING)
+        assert isinstance(member, AggOut | KeyOut)
+        terms.append((member, op, value))
+    return tuple(terms)
+
+
+def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, str] | None = None) -> Plan:
+    """Choose native, row or set for a document whose conditions all pushed (``having``: a filter
+    over its groups, see :func:`_having`)."""
     flwor = shape.flwor
     binding = ctx.binding
     set_plan = base
@@ -596,6 +738,9 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
         if out is None or shape.aggregate:
             other = Reason("$return", "a group result other than the keys and typed aggregates")
             return replace(set_plan, reasons=(_float_sums(flwor, ctx) or other,))
+        filters = _having_terms(having, out, keys) if having is not None else ()
+        if isinstance(filters, Reason):
+            return replace(set_plan, reasons=(filters,))
         ordered = tuple(dict.fromkeys(k.agg for k in order if k.agg is not None))
         checks = _real_checks(out) + tuple(f for a in ordered for f in _real_checks(a))
         checks += tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
@@ -608,6 +753,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context) -> Plan:
             real_checks=tuple(dict.fromkeys(checks)),
             date_checks=dates,
             order_aggregates=ordered,
+            having=filters,
         )
     if shape.aggregate:
         return _aggregate(common, set_plan, shape.aggregate, flwor.ret, ctx)

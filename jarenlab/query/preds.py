@@ -293,15 +293,27 @@ class AggOut:
 
 
 @dataclass(frozen=True, slots=True)
+class Framed:
+    """A window's ``$count``/``$sum``/``$avg``/``$min``/``$max`` over a frame of rows: of ``field``
+    (None: the rows themselves, for ``$count``), from ``start`` to ``end`` rows from the current
+    one (None: unbounded)."""
+
+    field: Field | None
+    start: int | None
+    end: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Ranking:
     """Whole documents in storage order with ranks SQL computes added as members (a ``$window`` of
-    ``$row-number``/``$rank``/``$dense-rank``, and ``$lag``/``$lead`` of an integer path):
-    ``compute`` is ``(member, function, offset)`` (an offset: ``(path, rows, default or None)``),
-    ``keep`` the filter over the ranks (``(position in compute, op, integer)``, all of which hold)."""
+    ``$row-number``/``$rank``/``$dense-rank``, ``$lag``/``$lead`` of an integer path, and framed
+    aggregates): ``compute`` is ``(member, function, argument)`` (for an offset ``(path, rows,
+    default or None)``, for an aggregate a :class:`Framed`, for a rank None), ``keep`` the filter
+    over the ranks (``(position in compute, op, integer)``, all of which hold)."""
 
     partition: tuple[Field, ...]
     order: tuple[OrderKey, ...]
-    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | None], ...]
+    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | Framed | None], ...]
     keep: tuple[tuple[int, str, int], ...]
 
 

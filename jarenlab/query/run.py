@@ -335,6 +335,7 @@ def _build(
             plan.real_checks,
             plan.date_checks,
             plan.order_aggregates,
+            plan.having,
         )
     elif plan.mode in ("native", "row") and isinstance(plan.output, Ranking):
         main, layout = select_ranked(

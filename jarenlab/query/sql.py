@@ -47,9 +47,11 @@ from jarenlab.query.preds import (
     Exists,
     Field,
     FieldOut,
+    Framed,
     GroupKey,
     Infix,
     InList,
+    KeyOut,
     MapOut,
     Not,
     Or,
@@ -245,9 +247,7 @@ class Emitter:
                 expr = d.column_at(k.index + 1)
             elif k.what == "agg":
                 assert grouped and k.agg is not None
-                cols = _agg_columns(self, k.agg)
-                expr = d.ratio(*cols) if k.agg.fn == "avg" else cols[0]
-                expr = d.or_zero(expr) if k.agg.fn == "sum" else expr
+                expr = _agg_value(self, k.agg)
             else:
                 assert k.field is not None
                 expr = self.value(k.field, "string" if k.field.family == "string" else "number")
@@ -414,6 +414,39 @@ def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
     return [d.aggregate(a.fn, e.value(a.field, family))]
 
 
+def _agg_value(e: Emitter, a: AggOut) -> str:
+    """A group's aggregate as one SQL value, as the engine has it (a sum of nothing is 0; an average
+    the float division of its sum by its count, exact while the sum is below 2^53 in magnitude)."""
+    d = e.dialect
+    cols = _agg_columns(e, a)
+    if a.fn == "avg":
+        return d.ratio(*cols)
+    return d.or_zero(cols[0]) if a.fn == "sum" else cols[0]
+
+
+def _having(
+    e: Emitter,
+    keys: tuple[GroupKey, ...],
+    having: tuple[tuple[AggOut | KeyOut, str, Any], ...],
+    flags: list[str],
+) -> str:
+    """The HAVING clause of a filter over groups (nothing without one). A group the flags mark (the
+    engine decides for them), or whose compared average has a sum of 2^53 or more, passes, so the
+    decoder sees it and hands the run to the engine."""
+    if not having:
+        return ""
+    d = e.dialect
+    terms = []
+    passes = list(flags)
+    for out, op, value in having:
+        expr = e.group_key(keys[out.index]) if isinstance(out, KeyOut) else _agg_value(e, out)
+        terms.append(d.compare(expr, op, e.literal(value)))
+        if isinstance(out, AggOut) and out.fn == "avg":
+            total = _agg_columns(e, out)[0]
+            passes += [d.compare(total, "ge", e.literal(2**53)), d.compare(total, "le", e.literal(-(2**53)))]
+    return d.having(d.any_of([d.all_of(terms), *passes]) if passes else d.all_of(terms))
+
+
 def _real_flags(e: Emitter, checks: tuple[Field, ...]) -> list[str]:
     return [e.dialect.any_row(e.dialect.written_float(e.path(f))) for f in checks]
 
@@ -440,16 +473,18 @@ def select_groups(
     checks: tuple[Field, ...],
     dates: tuple[Field, ...] = (),
     ordered: tuple[AggOut, ...] = (),
+    having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = (),
 ) -> tuple[Statement, Layout]:
     """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
     group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
-    in first-appearance order unless ordered."""
+    in first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`)."""
     e = Emitter(dialect)
     aggs = list(dict.fromkeys([*group_aggregates(out), *ordered]))
     cols = [e.group_key(k) for k in keys]
     cols += [c for a in aggs for c in _agg_columns(e, a)] + _real_flags(e, checks)
     cols += [e.date_flag(f) for f in dates]
     text = dialect.select(cols, table) + e.where(where) + dialect.group_by_leading(len(keys))
+    text += _having(e, keys, having, _real_flags(e, checks) + [e.date_flag(f) for f in dates])
     text += e.order(order, grouped=True) + e.window(offset, limit)
     layout = Layout(aggregates=tuple(aggs), real_flags=len(checks), keys=len(keys), date_flags=len(dates))
     return e.statement(text), layout
@@ -464,7 +499,8 @@ def select_ranked(
     limit: int | None,
     checks: tuple[Field, ...],
 ) -> tuple[Statement, Layout]:
-    """Whole documents in storage order with their ranks (``ranking``), those the ranks keep.
+    """Whole documents in storage order with their computed members (``ranking``: ranks, offsets and
+    framed aggregates), those the ranks keep.
 
     The ranks are computed over every row ``where`` keeps, in a derived table the filter on them
     reads; one more column says whether some row holds a float in an integer path (``checks``),
@@ -474,28 +510,49 @@ def select_ranked(
     d = dialect
     parts = [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
     order = e.order_terms(ranking.order)  # the storage order last: it numbers rows, never makes peers
-    ranks = []
-    for _, fn, off in ranking.compute:
-        if off is None:
+    ranks: list[str] = []
+    first: list[int] = []  # each computed member's first column (an average has two: sum, count)
+    for _, fn, arg in ranking.compute:
+        first.append(len(ranks))
+        if arg is None:
             ranks.append(d.ranking(fn, parts, order if fn == "row-number" else order[:-1]))
-            continue
-        f, rows, default = off
-        args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
-        ranks.append(d.offset_value(fn, args, parts, order))
+        elif isinstance(arg, Framed):
+            ranks += _framed_columns(e, fn, arg, parts, order)
+        else:
+            f, rows, default = arg
+            args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
+            ranks.append(d.offset_value(fn, args, parts, order))
     cols = [d.aliased(d.document(), "jl_doc"), d.aliased(d.storage_order(), "jl_pos")]
     cols += [d.aliased(r, f"jl_r{i}") for i, r in enumerate(ranks)]
     flag = [d.written_float(e.path(f)) for f in checks]
     if flag:
         cols.append(d.aliased(d.over_all(d.any_row(d.any_of(flag))), "jl_real"))
     inner = d.select(cols, table) + e.where(where)
-    outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranking.compute))]
-    keep = [d.compare(d.qualified("w", f"jl_r{i}"), op, e.literal(n)) for i, op, n in ranking.keep]
+    outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranks))]
+    keep = [d.compare(d.qualified("w", f"jl_r{first[i]}"), op, e.literal(n)) for i, op, n in ranking.keep]
     if flag:
         outer.append(d.qualified("w", "jl_real"))
         keep = [d.any_of([d.all_of(keep), d.qualified("w", "jl_real")])] if keep else []
     text = d.select_from(outer, [d.derived(inner, "w")]) + (d.where(d.all_of(keep)) if keep else "")
     text += d.order_by([d.qualified("w", "jl_pos")]) + e.window(offset, limit)
     return e.statement(text), Layout(real_flags=1 if flag else 0)
+
+
+def _framed_columns(e: Emitter, fn: str, framed: Framed, partition: list[str], order: list[str]) -> list[str]:
+    """A framed aggregate's columns: one (an average: its sum and count, divided as the engine
+    divides when decoded)."""
+    d = e.dialect
+    f = framed.field
+
+    def over(aggregate: str) -> str:
+        return d.framed(aggregate, partition, order, framed.start, framed.end, e.literal)
+
+    if f is None:
+        return [over(d.count_rows())]
+    value = e.value(f, "string" if f.family == "string" else "number")
+    if fn == "avg":
+        return [over(d.aggregate("sum", value)), over(d.aggregate("count", value))]
+    return [over(d.aggregate(fn, value))]
 
 
 def select_candidates(dialect: Dialect, table: str, where: Pred, bound: int | None) -> Statement:

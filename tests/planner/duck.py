@@ -3,8 +3,10 @@
 Never reuses the planner's SQL: each known member becomes four columns (``<p>_t`` JSON type,
 ``<p>_num`` DOUBLE, ``<p>_str`` VARCHAR, ``<p>_json`` its JSON text) and every condition is
 made two-valued with ``coalesce(..., false)``. It covers conditions over literals and
-externals, ordering, windows and the ``$it.id`` / ``$it`` returns; anything else returns None
-(the case runs through the other three paths only).
+externals, ordering, the ``$it.id`` / ``$it`` returns, ``$window`` over the documents (DuckDB's
+own ranks, offsets and framed aggregates, filtered on their members) and a filter over a
+group-by's results (as DuckDB's ``HAVING``); anything else returns None (the case runs through the
+other paths only).
 """
 
 from __future__ import annotations
@@ -151,6 +153,210 @@ def cond(w: Any, b: str, ext: dict[str, Any]) -> str:
     raise Unsupported(w)
 
 
+def _key_column(x: Any, binding: str) -> str:
+    """A typed key's one DuckDB column (a string or a number path); Unsupported for another."""
+    c = _field(x, binding)
+    if c not in ("s", "i", "n", "o_t"):
+        raise Unsupported(x)
+    return f"{c}_str" if c in ("s", "o_t") else f"{c}_num"
+
+
+def _order_sql(specs: list[Any], binding: str) -> list[str]:
+    out = []
+    for spec in specs:
+        spec = spec if isinstance(spec, dict) else {"$key": spec}
+        desc = spec.get("$dir") == "desc"
+        greatest = spec.get("$empty") == "greatest"
+        first = (not desc and not greatest) or (desc and greatest)
+        out.append(
+            f"{_key_column(spec['$key'], binding)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if first else 'LAST'}"
+        )
+    return out
+
+
+def _args(raw: Any) -> list[Any]:
+    return raw if isinstance(raw, list) else [raw]
+
+
+#: What each computed window member becomes when DuckDB answers NULL (None: no member).
+_EMPTY = {"count": 0, "sum": 0}
+
+
+def _window_sql(q: Any, ext: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+    """``{$for: {r: {$window: {w: <the collection's documents>, ...}}}, $where: ranks, $return: $r}``
+    in DuckDB's own window functions: (SQL giving doc and one column per computed member, the
+    members' (name, function))."""
+    if not isinstance(q, dict) or set(q) - {"$for", "$where", "$return"} or len(q["$for"]) != 1:
+        return None
+    ((var, src),) = q["$for"].items()
+    if not isinstance(src, dict) or set(src) != {"$window"} or q["$return"] != f"${var}":
+        return None
+    spec = src["$window"]
+    (w,) = [k for k in spec if not k.startswith("$")]
+    inner = spec[w]
+    if (
+        not isinstance(inner, dict)
+        or set(inner) - {"$for", "$where", "$return"}
+        or inner["$for"] != {"it": "$[*]"}
+    ):
+        return None
+    if inner["$return"] != "$it":
+        return None
+    where = cond(inner["$where"], "it", ext) if "$where" in inner else "true"
+    parts = [_key_column(p, w) for p in _args(spec.get("$partition", []))]
+    order = _order_sql(spec.get("$orderby", []), w)
+    by = f"PARTITION BY {', '.join(parts)} " if parts else ""
+    cols, members = [], []
+    for name, fn_spec in spec["$compute"].items():
+        ((fn, raw),) = [(k[1:], v) for k, v in fn_spec.items() if k != "$frame"]
+        args = _args(raw)
+        if fn in ("row-number", "rank", "dense-rank"):
+            ties = [] if fn != "row-number" else ["rid"]
+            cols.append(f"{fn.replace('-', '_')}() OVER ({by}ORDER BY {', '.join(order + ties)})")
+        elif fn in ("lag", "lead"):
+            if _field(args[0], w) != "i" or not all(type(a) is int for a in args[1:]):
+                raise Unsupported(fn_spec)
+            value = _value(args[0], w)
+            cols.append(
+                f"{fn}({', '.join([value, *map(str, args[1:])])}) OVER ({by}ORDER BY {', '.join([*order, 'rid'])})"
+            )
+        else:
+            lo, hi = fn_spec.get("$frame", [None, 0] if order else [None, None])
+
+            def bound(n: int | None, unbounded: str) -> str:
+                if n is None:
+                    return f"UNBOUNDED {unbounded}"
+                return "CURRENT ROW" if n == 0 else f"{abs(n)} {'PRECEDING' if n < 0 else 'FOLLOWING'}"
+
+            frame = f"ROWS BETWEEN {bound(lo, 'PRECEDING')} AND {bound(hi, 'FOLLOWING')}"
+            over = f"OVER ({by}ORDER BY {', '.join([*order, 'rid'])} {frame})"
+            value = "*" if args[0] == f"${w}" else _value(args[0], w)
+            if fn == "avg":
+                cols.append(f"sum({value}) {over} / nullif(count({value}) {over}, 0)")
+            else:
+                cols.append(f"{fn}({value}) {over}")
+        members.append((name, fn))
+    keep = "true"
+    if "$where" in q:
+        keep = _member_cond(q["$where"], var, {n: (f"c{i}", False) for i, (n, _) in enumerate(members)}, ext)
+    select = ", ".join(f"{c} AS c{i}" for i, c in enumerate(cols))
+    sql = f"SELECT doc, {', '.join(f'c{i}' for i in range(len(cols)))} FROM (SELECT rid, doc, {select} FROM docs WHERE {where}) WHERE {keep} ORDER BY rid"
+    return sql, members
+
+
+def _value(x: Any, binding: str) -> str:
+    """A typed member's value for an aggregate: the string of a string path, the number of an
+    integer path (Unsupported otherwise: the planner keeps those in the engine too)."""
+    c = _field(x, binding)
+    if c in ("s", "o_t"):
+        return f"{c}_str"
+    if c in ("i", "n"):
+        return f"{c}_num"
+    raise Unsupported(x)
+
+
+def _member_cond(w: Any, var: str, members: dict[str, tuple[str, bool]], ext: dict[str, Any]) -> str:
+    """A ``$and`` of comparisons of computed members (``$g.n``: its SQL and whether it is a string)
+    with literals of its kind as DuckDB conditions (a member without a value compares false, as an
+    empty sequence does)."""
+    if not isinstance(w, dict) or len(w) != 1:
+        raise Unsupported(w)
+    ((op, args),) = w.items()
+    op = op[1:]
+    if op == "and":
+        return "(" + " AND ".join(_member_cond(a, var, members, ext) for a in args) + ")"
+    if op not in _OPS:
+        raise Unsupported(w)
+    x, y = args
+    if not (isinstance(x, str) and x.startswith(f"${var}.")):
+        x, y, op = y, x, _FLIP[op]
+    if not (isinstance(x, str) and x.startswith(f"${var}.")) or x[len(var) + 2 :] not in members:
+        raise Unsupported(w)
+    if isinstance(y, str) and y.startswith("$") and not y.startswith("$$"):
+        y = ext.get(y[1:])
+    sql, text = members[x[len(var) + 2 :]]
+    if y is None or isinstance(y, bool | list | dict) or isinstance(y, str) != text:
+        raise Unsupported(w)
+    return f"coalesce({sql} {_OPS[op]} {_lit(y)}, false)"
+
+
+def _having_sql(q: Any, ext: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+    """``{$for: {g: [<a group-by over the collection>]}, $where: W, $return: $g}``: the group-by
+    with W as its HAVING, in DuckDB (SQL giving one column per result member, the members'
+    (name, aggregate or ``key``))."""
+    if not isinstance(q, dict) or set(q) - {"$for", "$where", "$return"} or len(q["$for"]) != 1:
+        return None
+    ((var, src),) = q["$for"].items()
+    if (
+        not (isinstance(src, list) and len(src) == 1 and isinstance(src[0], dict))
+        or q["$return"] != f"${var}"
+    ):
+        return None
+    g = src[0]
+    if set(g) - {"$for", "$where", "$groupby", "$orderby", "$return"} or g.get("$for") != {"it": "$[*]"}:
+        return None
+    if "$groupby" not in g or not isinstance(g["$return"], dict):
+        return None
+    where = cond(g["$where"], "it", ext) if "$where" in g else "true"
+    keys = {name: _key_column(e, "it") for name, e in g["$groupby"].items()}
+    cols, members, named = [], [], {}
+    for name, e in g["$return"].items():
+        if isinstance(e, str) and e[1:] in keys:
+            cols.append(keys[e[1:]])
+            members.append((name, "key"))
+            named[name] = (cols[-1], cols[-1].endswith("_str"))
+            continue
+        ((fn, raw),) = e.items()
+        fn, arg = fn[1:], _args(raw)[0]
+        value = "*" if arg == "$it" else _value(arg, "it")
+        sums = {"avg": f"sum({value}) / nullif(count({value}), 0)", "sum": f"coalesce(sum({value}), 0)"}
+        cols.append(sums.get(fn, f"{fn}({value})"))
+        members.append((name, fn))
+        named[name] = (f"({cols[-1]})", value.endswith("_str"))
+    having = _member_cond(q["$where"], var, named, ext) if "$where" in q else "true"
+    order = []
+    for spec in g.get("$orderby", []):
+        if spec.get("$key") != {"$count": ["$it"]}:
+            raise Unsupported(spec)
+        order.append(f"count(*) {'DESC' if spec.get('$dir') == 'desc' else 'ASC'}")
+    sql = (
+        f"SELECT {', '.join(cols)} FROM docs WHERE {where} GROUP BY {', '.join(keys.values())} "
+        f"HAVING {having} ORDER BY {', '.join([*order, 'min(rid)'])}"
+    )
+    return sql, members
+
+
+def _members(values: Any, members: list[tuple[str, str]], into: dict[str, Any]) -> dict[str, Any]:
+    """Computed members added as the engine adds them (no member for a NULL, 0 for an empty sum)."""
+    for (name, fn), v in zip(members, values):
+        v = _EMPTY.get(fn) if v is None else v
+        if v is not None:
+            into[name] = v
+    return into
+
+
+def _computed(
+    query: Any, ext: dict[str, Any]
+) -> tuple[str, list[tuple[str, str]], bool, list[int] | None] | None:
+    """A window or a filter over groups, possibly under a ``$subsequence``, in one array constructor:
+    (SQL, members, whether rows start with a document, the window's bounds)."""
+    if not (isinstance(query, list) and len(query) == 1):
+        return None
+    q, bounds = query[0], None
+    if isinstance(q, dict) and "$subsequence" in q:
+        q, *bounds = q["$subsequence"]
+        if not all(type(v) is int for v in bounds):
+            return None
+    try:
+        got = _window_sql(q, ext)
+        if got is not None:
+            return got[0] + _limit(bounds), got[1], True, bounds
+        got = _having_sql(q, ext)
+    except (Unsupported, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return None if got is None else (got[0] + _limit(bounds), got[1], False, bounds)
+
+
 def sql_for(query: Any, ext: dict[str, Any]) -> tuple[str, str] | None:
     """(DuckDB SQL, return kind) for a supported query, or None."""
     window = None
@@ -179,7 +385,9 @@ def sql_for(query: Any, ext: dict[str, Any]) -> tuple[str, str] | None:
             return None
         if c not in ("s", "o_t") or "$orderby" in q:
             return None
-        sql = f"SELECT {c}_str FROM docs WHERE ({where}) AND {c}_t = 'text' GROUP BY {c}_str ORDER BY min(rid)"
+        sql = (
+            f"SELECT {c}_str FROM docs WHERE ({where}) AND {c}_t = 'text' GROUP BY {c}_str ORDER BY min(rid)"
+        )
         return sql + _limit(window), "value"
     if q["$return"] not in (f"${binding}.id", f"${binding}"):
         return None
@@ -219,6 +427,15 @@ def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any
     """
     if any(_beyond_double(v) for d in docs for v in d.values()):
         return None
+    computed = _computed(query, ext)
+    if computed is not None:
+        sql, members, with_doc, _ = computed
+        con = duckdb.connect()
+        con.register("docs", to_arrow(docs))
+        rows = con.execute(sql).fetchall()
+        if with_doc:
+            return [[_members(r[1:], members, json.loads(r[0])) for r in rows]]
+        return [[_members(r, members, {}) for r in rows]]
     got = sql_for(query, ext)
     if got is None:
         return None

