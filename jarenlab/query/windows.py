@@ -26,6 +26,7 @@ A computed value that is empty leaves its member out (as a map constructor does)
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ from jarenlab.errors import QueryError
 from jarenlab.query.compare import Env, SeqFn
 from jarenlab.query.document import Asof, Window, WindowFn
 from jarenlab.query.flwor import sorted_positions
-from jarenlab.query.functions import FUNCTIONS, integer
+from jarenlab.query.functions import FUNCTIONS, exact_sum, integer
 from jarenlab.query.values import hash_key, json_eq, kind
 
 if TYPE_CHECKING:
@@ -108,19 +109,47 @@ def _same(a: list[list[Any]], b: list[list[Any]]) -> bool:
 
 
 def _running(fn: str, values: list[list[Any]], where: str) -> list[list[Any]]:
-    """A running ``$count``/``$sum``/``$avg`` in one pass: the same additions, in the same order,
-    as ``$sum`` over each prefix (so the same floats)."""
+    """A running ``$count``/``$sum``/``$avg`` in one pass, each prefix's sum exactly ``$sum`` of
+    that prefix (integers exact, with floats the correctly rounded total): the floats so far are
+    kept as exact partials (Shewchuk's non-overlapping sums, as inside ``math.fsum``), infinities
+    and NaN apart, and each row rounds their total once.
+
+    >>> _running("sum", [[0.1], [0.2], [0.3]], "/")
+    [[0.1], [0.30000000000000004], [0.6]]
+    """
     out: list[list[Any]] = []
-    total: Any = 0
+    ints = 0
+    partials: list[float] = []
+    special: list[float] = []  # inf, -inf, NaN: each kept once
+    seen: list[float] = []  # every float so far, for a prefix whose partials overflowed
+    overflowed = False
     count = 0
     for v in values:
         for x in v:
-            if fn != "count":
-                total = FUNCTIONS["sum"]([[total, x]], where)[0]
             count += 1
+            if fn == "count":
+                continue
+            t = type(x)
+            if t is int:
+                ints += x
+            elif t is not float:
+                exact_sum([x], where)  # raises the type error $sum raises
+            else:
+                seen.append(x)
+                if not math.isfinite(x):
+                    if not any(s == x or (s != s and x != x) for s in special):
+                        special.append(x)
+                elif not overflowed:
+                    partials = _add_exact(partials, x)
+                    overflowed = not math.isfinite(partials[-1])
         if fn == "count":
             out.append([count])
-        elif fn == "sum":
+            continue
+        if overflowed:  # beyond the largest float on the way: $sum's own reading of the prefix
+            total = exact_sum([*seen, ints], where)
+        else:
+            total = exact_sum([*special, *(partials or [0.0]), ints] if seen else [ints], where)
+        if fn == "sum":
             out.append([total])
         else:
             try:
@@ -128,6 +157,24 @@ def _running(fn: str, values: list[list[Any]], where: str) -> list[list[Any]]:
             except OverflowError:
                 raise QueryError("JQ2010", "$avg overflowed", doc_path=where) from None
     return out
+
+
+def _add_exact(partials: list[float], x: float) -> list[float]:
+    """Add a finite ``x`` to non-overlapping partials that keep their exact sum (each step exact:
+    two floats' sum is ``hi + lo``, both floats). The last partial is an infinity once a sum went
+    beyond the largest float (the caller then sums the prefix itself).
+    """
+    kept: list[float] = []
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            kept.append(lo)
+        x = hi
+    kept.append(x)
+    return kept
 
 
 def _compute(

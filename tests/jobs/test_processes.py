@@ -76,7 +76,7 @@ def lines(log: Path) -> list[list[str]]:
     return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def wait_for(predicate: Any, timeout: float = 20.0) -> None:
+def wait_for(predicate: Any, timeout: float = 60.0) -> None:  # a loaded machine starts a worker slowly
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

@@ -228,3 +228,28 @@ def test_fast_paths_agree_with_the_general_evaluation(
 
     fast = outcome({})
     assert json.dumps(fast) == json.dumps(outcome({"steps": 10**9}))
+
+
+numbers = st.one_of(
+    st.integers(-(2**62), 2**62),
+    st.sampled_from([0.1, 0.2, 0.3, -0.0, 1e16, -1e16, 1e308, -1e308, 5e-324]),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+
+
+@SETTINGS
+@seed(20261202)
+@given(values=st.lists(numbers, max_size=12))
+def test_a_running_sum_is_the_sum_of_each_prefix(values: list[Any]) -> None:
+    """The running frame (one pass) and the same rows as an explicit frame (each frame summed
+    alone) give the same numbers: each is ``$sum`` of the rows so far, correctly rounded."""
+    rows = [{"i": i, "v": v} for i, v in enumerate(values)]
+
+    def window(frame: list[Any]) -> list[Any]:
+        fns = {fn: {f"${fn}": "$r.v", "$frame": frame} for fn in ("sum", "avg")}
+        doc = {"$window": {"r": "$[*]", "$orderby": ["$r.i"], "$compute": fns}}
+        return [(r["sum"], r.get("avg")) for r in evaluate(doc, rows)]
+
+    running, framed = window([None, 0]), window([-len(rows), 0])
+    assert json.dumps(running) == json.dumps(framed)  # NaN, infinities and -0.0 spelled alike
+    assert [type(s) for s, _ in running] == [type(s) for s, _ in framed]
