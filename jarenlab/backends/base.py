@@ -647,10 +647,6 @@ class Dialect(Protocol):
         """A statement giving one value, used as a value: ``(SELECT ...)``."""
         ...
 
-    def is_in(self, expr: str, select: str) -> str:
-        """``expr`` is one of a statement's values: ``p IN (SELECT ...)``."""
-        ...
-
     def json_document(self, column: str) -> str:
         """A stored document (or JSON built by a subquery, NULL when it found no row) as a JSON value
         inside JSON built in SQL, its text kept exactly: SQLite ``coalesce(t.d, 'null')`` (JSON text);

@@ -140,10 +140,6 @@ class StandardSQL:
         """A statement giving one value, used as a value: ``SELECT ...`` -> ``(SELECT ...)``."""
         return f"({select})"
 
-    def is_in(self, expr: str, select: str) -> str:
-        """``expr`` is one of a statement's values: ``p``, ``SELECT ...`` -> ``p IN (SELECT ...)``."""
-        return f"{expr} IN ({select})"
-
     def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:
         """A row's rank within its partition (``row-number``, ``rank`` or ``dense-rank``; peers are
         rows equal on every ``order`` term): ``rank``, ``["c"]``, ``["a DESC", "k"]`` ->

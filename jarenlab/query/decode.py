@@ -54,7 +54,7 @@ def _value(kinds: Mapping[Any, str], jt: Any, v: Any) -> Any:
     kind = kinds[jt]
     if kind == "int" and type(v) is not int:
         # The database read an integer beyond its range as a rounded number: only the engine has it.
-        raise Fallback("an integer beyond the database's integer range")
+        raise Fallback(_BEYOND)
     if kind == "true":
         return True
     if kind == "false":
@@ -163,26 +163,61 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         loads = orjson.loads
         return [loads(r[0]) for r in rows]
     assert output is not None
-    fields = layout.fields
+    return _projected(output, layout, rows, dialect)
+
+
+def _projected(output: Out, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
+    """The items of a projection's rows. Each member is read by its layout kind: ``string`` (the
+    value; NULL is missing), ``number`` (the value as the document holds it, a float of the
+    dialect's integer limit or more sends the run to the engine: it may be an integer SQL could
+    not hold) or ``pair`` (the JSON kind, then the value)."""
+    reads: list[tuple[int, int]] = []  # (column, kind: 0 string, 1 number, 2 pair)
     position: dict[Any, int] = {}
-    for n, (f, _) in enumerate(fields):
+    column = 0
+    for n, (f, how) in enumerate(layout.fields):
         position.setdefault(f, n)
-    build = _builder(output, position)
-    reads = [kind == "string" for _, kind in fields]
+        reads.append((column, _READS[how]))
+        column += 2 if how == "pair" else 1
     kinds = dialect.type_kinds()
+    limit = float(dialect.integer_limit)
+    if isinstance(output, MapOut) and all(isinstance(m, FieldOut) for _, m in output.members):
+        # The common flat projection ({"name": $it.name, ...}): one dict per row, no values list.
+        slots = [(k, *reads[position[m.field]]) for k, m in output.members if isinstance(m, FieldOut)]
+        flat = []
+        for row in rows:
+            obj = {}
+            for k, i, kind in slots:
+                v = row[i]
+                if kind == 2:
+                    v = _value(kinds, v, row[i + 1])
+                    if v is _MISSING:
+                        continue
+                elif v is None:
+                    continue
+                elif kind == 1 and type(v) is float and not -limit < v < limit:
+                    raise Fallback(_BEYOND)
+                obj[k] = v
+            flat.append(obj)
+        return flat
+    build = _builder(output, position)
     result: list[Any] = []
     for row in rows:
         values: list[Any] = []
-        i = 0
-        for alone in reads:
-            if alone:
-                values.append(_MISSING if row[i] is None else row[i])
-                i += 1
-            else:
-                values.append(_value(kinds, row[i], row[i + 1]))
-                i += 2
+        for i, kind in reads:
+            v = row[i]
+            if kind == 2:
+                v = _value(kinds, v, row[i + 1])
+            elif v is None:
+                v = _MISSING
+            elif kind == 1 and type(v) is float and not -limit < v < limit:
+                raise Fallback(_BEYOND)
+            values.append(v)
         result.extend(build(values, row))
     return result
+
+
+_READS = {"string": 0, "number": 1, "pair": 2}
+_BEYOND = "an integer beyond the database's integer range"
 
 
 def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:

@@ -42,6 +42,7 @@ from jarenlab.errors import QueryError, StoreError
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
 from jarenlab.query.plan import conjoin, subsequence_window
 from jarenlab.query.preds import ArrOut, Const, Field, FieldOut, LitOut, MapOut, OrderKey, Out, Pred, Reason
+from jarenlab.query.sql import read_kind
 from jarenlab.query.translate import Context, can_raise, field_of, translate, value_raises
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ class JoinPlan:
 class Projected:
     """A member a native join projection reads: its binding, its field there, the field the
     decoder knows it by (the steps prefixed with the binding, so two bindings' ``carrier`` differ)
-    and how it is read (``string``: its value; ``pair``: its JSON kind and value)."""
+    and how it is read (:func:`~jarenlab.query.sql.read_kind`)."""
 
     binding: int
     field: Field
@@ -246,7 +247,7 @@ def _output(
         if numeric and not dialect.keeps_integers_apart:
             return None
         key = Field((f"#{i}", *f.steps), f.family, f.column)
-        found.setdefault(key, Projected(i, f, key, "string" if f.family == "string" else "pair"))
+        found.setdefault(key, Projected(i, f, key, read_kind(f)))
         return FieldOut(key)
     if isinstance(node, MapCons) and not node.computed and all(isinstance(k, str) for k, _ in node.members):
         members = [(str(k), _output(v, index, ctxs, found, dialect)) for k, v in node.members]

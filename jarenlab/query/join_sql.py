@@ -67,6 +67,8 @@ def select_join(
             if proj.binding == i:
                 if proj.kind == "string":
                     cols.append(d.aliased(e.value(proj.field, "string"), f"v{n}"))
+                elif proj.kind == "number":
+                    cols.append(d.aliased(d.json_value(e.path(proj.field)), f"v{n}"))
                 else:
                     cols.append(d.aliased(e.jtype(proj.field), f"v{n}"))
                     cols.append(d.aliased(d.json_value(e.path(proj.field)), f"w{n}"))

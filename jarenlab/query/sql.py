@@ -355,9 +355,23 @@ class Statement:
         return out
 
 
+def read_kind(f: Field) -> str:
+    """How a projected member is read: ``string`` (the schema types it a string: its value, NULL when
+    missing), ``number`` (typed integer or number: its value as the document holds it, so ``2.0``
+    stays a float; NULL when missing) or ``pair`` (its JSON kind and its value).
+
+    >>> read_kind(Field(("a",), "integer", None)), read_kind(Field(("a",), None, None))
+    ('number', 'pair')
+    """
+    if f.family == "string":
+        return "string"
+    return "number" if f.family in ("integer", "number") else "pair"
+
+
 @dataclass(frozen=True)
 class Layout:
-    """How to read a native row: the projected fields (``string`` column or kind/value ``pair``) or aggregates."""
+    """How to read a native row: the projected fields (``string`` or ``number`` column, or kind/value
+    ``pair``: :func:`read_kind`) or aggregates."""
 
     fields: tuple[tuple[Field, str], ...] = ()
     aggregates: tuple[AggOut, ...] = ()
@@ -383,12 +397,14 @@ def select_rows(
         cols.append(dialect.document())
     else:
         for f in output_fields(out):
-            if f.family == "string":  # a string or missing: the value alone says which
+            kind = read_kind(f)
+            if kind == "string":  # a string or missing: the value alone says which
                 cols.append(e.value(f, "string"))
-                layout.append((f, "string"))
-            else:  # the JSON kind tells 2.0 from 2 (an integer column holds both as 2)
+            elif kind == "number":  # a number or missing, read from the document (2.0 stays 2.0)
+                cols.append(dialect.json_value(e.path(f)))
+            else:  # the JSON kind tells true from 1 and null from missing
                 cols += [e.jtype(f), dialect.json_value(e.path(f))]
-                layout.append((f, "pair"))
+            layout.append((f, kind))
         if not cols:
             cols.append(dialect.truth(True))
     text = dialect.select(cols, table) + e.where(where) + e.order(order) + e.window(offset, limit)

@@ -5,9 +5,13 @@ Each level reads its collection through a derived table ``l<n>`` selecting ``p``
 ``r<i>``/``g<i>`` (the member child ``i`` of a to-one include points with, and its kind test
 where the schema does not type it) and ``o<i>`` (ordering keys), filtered by the level's own
 conditions. A level's item is ``[doc, include, ...]`` built as JSON in SQL; a to-many include is
-``(SELECT <array of items in order> FROM (SELECT item[, row_number() ...] WHERE l<n>.c = parent.k
-ORDER BY ... LIMIT ...))``, a to-one include ``(SELECT item ... WHERE l<n>.k = parent.r<i>)``
-(``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
+``(SELECT <array of items in order> FROM (SELECT item WHERE l<n>.c = parent.k ORDER BY ...))``
+where the dialect's JSON aggregate takes rows as they come (SQLite), or ``(SELECT item, row_number()
+OVER (ORDER BY ...) ...)`` aggregated in that order (PostgreSQL). With ``take``/``skip`` the rows
+come from the window itself, read once through the index on the relation member and the ordering
+(``FROM (SELECT ... WHERE w<n>.c = parent.k ORDER BY ... LIMIT ...) AS l<n>``, in order), and the
+items are built for its rows alone. A to-one include is ``(SELECT item ... WHERE l<n>.k =
+parent.r<i>)`` (``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
 """
 
 from __future__ import annotations
@@ -36,33 +40,47 @@ class _Writer:
 
     def derived(self, level: Level, alias: str) -> str:
         """The level's collection as a derived table with the names the statement reads."""
+        cols, conds = self.columns(level)
+        text = self.d.select([self.d.aliased(x, name) for x, name in cols], level.collection)
+        if conds:
+            text += self.d.where(self.d.all_of(conds))
+        return self.d.derived(text, alias)
+
+    def columns(self, level: Level) -> tuple[list[tuple[str, str]], list[str]]:
+        """The (expression, name) pairs of a level's derived table, and its own conditions."""
         d, e = self.d, self.e
         spec = self.specs[level.collection]
-        cols = [d.aliased(d.storage_order(), "p"), d.aliased(d.document(), "d"), d.aliased(d.key(), "k")]
+        cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
         if level.relation is not None and level.relation.many:
             member = level.relation.member
             f = member_field(spec, member, d)
             family = self.key_family(level.relation.target)
-            cols.append(d.aliased(e.value(f, family), "c"))
+            cols.append((e.value(f, family), "c"))
             conds += e.guard(f, family)
         for i, (_, child) in enumerate(level.children):
             rel = child.relation
             if rel is not None and not rel.many:
                 f = member_field(spec, rel.member, d)
                 family = self.key_family(rel.target)
-                cols.append(d.aliased(e.value(f, family), f"r{i}"))
+                cols.append((e.value(f, family), f"r{i}"))
                 guard = e.guard(f, family)
                 if guard:
-                    cols.append(d.aliased(d.all_of(guard), f"g{i}"))
+                    cols.append((d.all_of(guard), f"g{i}"))
         for i, key in enumerate(level.order):
             assert key.field is not None
-            cols.append(
-                d.aliased(e.value(key.field, "string" if key.field.family == "string" else "number"), f"o{i}")
-            )
-        text = d.select(cols, level.collection)
-        if conds:
-            text += d.where(d.all_of(conds))
+            cols.append((e.value(key.field, "string" if key.field.family == "string" else "number"), f"o{i}"))
+        return cols, conds
+
+    def window(self, child: Level, alias: str, parent: str, index: int) -> str:
+        """A to-many include's window as the derived table ``alias``: the rows matching the parent,
+        in order, ``skip``/``take`` applied; the items are then built for those rows alone."""
+        d = self.d
+        pick = f"w{self.aliases}"
+        names = [d.aliased(d.qualified(pick, name), name) for _, name in self.columns(child)[0]]
+        text = d.select_from(names, [self.derived(child, pick)])
+        text += d.where(self.match(child, pick, parent, index))
+        text += d.order_by(self.terms(child, pick)) + self.e.window(child.skip, child.take)
         return d.derived(text, alias)
 
     def terms(self, level: Level, alias: str) -> list[str]:
@@ -95,33 +113,32 @@ class _Writer:
         return match
 
     def include(self, child: Level, parent: str, index: int) -> str:
-        d, e = self.d, self.e
+        d = self.d
         self.aliases += 1
         alias = f"l{self.aliases}"
         rel = child.relation
         assert rel is not None
-        source = self.derived(child, alias)
-        match = self.match(child, alias, parent, index)
+        windowed = rel.many and not child.count and (child.take is not None or child.skip)
+        if windowed:
+            source, match = self.window(child, alias, parent, index), ""
+        else:
+            source, match = self.derived(child, alias), d.where(self.match(child, alias, parent, index))
         if child.count:
-            return d.scalar(d.select_from([d.count_rows()], [source]) + d.where(match))
+            return d.scalar(d.select_from([d.count_rows()], [source]) + match)
         if not rel.many:
-            inner = d.select_from([self.item(child, alias)], [source]) + d.where(match)
+            inner = d.select_from([self.item(child, alias)], [source]) + match
             return d.json_document(d.scalar(inner))
         terms = self.terms(child, alias)
-        if child.take is not None or child.skip:
-            # Pick the window's rows first (positions only), then build items for those alone.
-            pick = f"w{self.aliases}"
-            chosen = d.select_from([d.qualified(pick, "p")], [self.derived(child, pick)])
-            chosen += d.where(self.match(child, pick, parent, index))
-            chosen += d.order_by(self.terms(child, pick)) + e.window(child.skip, child.take)
-            match = d.is_in(d.qualified(alias, "p"), chosen)
         ordered_alias = f"s{self.aliases}"
         cols = [d.aliased(self.item(child, alias), "x")]
         order = None
-        if not d.aggregates_in_row_order:
+        rows_order = ""
+        if not d.aggregates_in_row_order:  # the aggregate orders its rows by their number
             cols.append(d.aliased(d.ranking("row-number", [], terms), "n"))
             order = d.qualified(ordered_alias, "n")
-        rows = d.select_from(cols, [source]) + d.where(match) + d.order_by(terms)
+        elif not windowed:  # the aggregate takes the rows as they come: in order (a window's are)
+            rows_order = d.order_by(terms)
+        rows = d.select_from(cols, [source]) + match + rows_order
         item = d.json_document(d.qualified(ordered_alias, "x"))
         agg = d.select_from([d.json_aggregate(item, order)], [d.derived(rows, ordered_alias)])
         return d.json_document(d.scalar(agg))

@@ -50,22 +50,28 @@ class _Checked:
 def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
     """The checked plan and the one statement of a load spec (JD0032 when SQL cannot answer it),
     from the store's statement cache when the spec is plain JSON (keyed by its complete canonical
-    text and the collection)."""
+    text and the collection; its exact ``repr`` is remembered as an alias of that key)."""
     store = coll.store
+    cache = store.planner.cache
+    # A spec seen before is found by its exact repr (cheaper than the canonical text on every call).
+    alias = "load\n" + coll.name + "\n" + repr(spec)
+    hit = cache.lookup_alias(alias)
+    if hit is not None:
+        return cast("tuple[Level, Statement]", hit)
     try:
         key: str | None = "load\n" + coll.name + "\n" + json.dumps(spec, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # builder expressions in the spec: planned each time
         key = None
-    cache = store.planner.cache
     if key is not None:
         hit = cache.get(key)
         if hit is not None:
+            cache.put(key, hit, alias)
             return cast("tuple[Level, Statement]", hit)
     dialect = store.backend.dialect
     root = plan_load(coll.name, spec, store.model.collections, store.model.relations, dialect=dialect)
     entry = (root, select_load(dialect, root, store.model.collections))
     if key is not None:
-        cache.put(key, entry)
+        cache.put(key, entry, alias)
     return entry
 
 

@@ -293,6 +293,41 @@ def test_integer_aggregates_over_a_stored_float_are_the_engines(open_store: Any,
             assert s["docs"]._run_query(doc, {}) == evaluate(doc, docs, {})
 
 
+def test_typed_numbers_are_projected_from_one_column_each(open_store: Any) -> None:
+    """A member the schema types integer or number is read as one column, its value as the document
+    holds it (``2.0`` stays a float, missing stays missing); a float of 2^63 or more may be an
+    integer SQL could not hold, so the run goes to the engine, which has it exactly."""
+    docs: list[dict[str, Any]] = [
+        {"id": "a", "i": 2, "n": 2.0},
+        {"id": "b", "i": 2.0, "n": -0.5},
+        {"id": "c", "s": "x"},
+        {"id": "d", "i": 1e16, "n": 9007199254740993},
+    ]
+    doc = {"$for": {"it": "$[*]"}, "$return": {"id": "$it.id", "i": "$it.i", "n": "$it.n"}}
+    with open_store(MODEL) as s:
+        s["docs"].insert_many(docs)
+        ex = s["docs"].explain(doc, analyze=True)
+        got = s["docs"]._run_query(doc, {})
+        assert got == evaluate(doc, docs, {})
+        assert [(type(r.get("i")), type(r.get("n"))) for r in got] == [
+            (int, float),
+            (float, float),
+            (type(None), type(None)),
+            (float, int),
+        ]
+        if s.backend.name == "sqlite":
+            assert (ex.mode, ex.fallback) == ("native", None)
+            assert "json_type" not in ex.sql and ex.sql.count("json_extract") == 3  # id is a string
+        for big in (2**63, 2**64 - 1, 1e19, -1e19):
+            s["docs"].put({"id": "big", "n": big})
+            docs = [d for d in docs if d["id"] != "big"] + [{"id": "big", "n": big}]
+            ex = s["docs"].explain(doc, analyze=True)
+            if s.backend.name == "sqlite":
+                assert ex.fallback == "an integer beyond the database's integer range", big
+            got = s["docs"]._run_query(doc, {})
+            assert got == evaluate(doc, docs, {}) and type(got[-1]["n"]) is type(big), big
+
+
 @pytest.mark.postgresql_only("numeric compares a stored float as the decimal it is written as")
 @pytest.mark.xfail(
     strict=True,

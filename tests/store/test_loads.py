@@ -95,6 +95,54 @@ def test_a_load_equals_the_n_plus_one_loop_in_one_statement(store: Any, statemen
     assert sum(len(a["flights"]) for a in loaded) > 16
 
 
+def test_a_windowed_include_reads_its_window_once_through_the_index(open_store: Any) -> None:
+    """Each parent's window (skip and take, ties in the order broken by storage order) is read once,
+    through the index on (relation member, order key), and its rows are the items: the collection
+    is not read a second time to build them."""
+    m = relations_model()
+    m["collections"]["flights"]["indexes"].append(
+        {"name": "by_carrier_delay", "path": ["$.carrier", "$.dep_delay"]}
+    )
+    store = join_data.load(open_store(m))
+    spec = {
+        "order_by": "$it.carrier",
+        "include": {"flights": {"order_by": {"$key": "$it.dep_delay", "$dir": "desc"}, "skip": 1, "take": 2}},
+    }
+    expected = [
+        {
+            **a,
+            "flights": store["flights"]
+            .where(it.carrier == a["carrier"])
+            .order_by(it.dep_delay.desc())
+            .skip(1)
+            .take(2)
+            .to_list(),
+        }
+        for a in store["airlines"].order_by(it.carrier).to_list()
+    ]
+    assert store["airlines"].load(spec) == expected
+    details = [p["detail"] for p in store["airlines"].explain_load(spec).engine_plan]
+    if store.backend.name == "sqlite":
+        reads = [d for d in details if d.startswith(("SCAN flights", "SEARCH flights"))]
+        assert reads == ["SEARCH flights USING INDEX flights_by_carrier_delay (gx_carrier=?)"], details
+    else:
+        assert len([d for d in details if " on flights" in d]) == 1, details
+
+
+@pytest.mark.postgresql_only("JIT compilation is a PostgreSQL setting")
+def test_postgresql_sessions_compile_no_statement(store: Any) -> None:
+    """The store turns JIT off for its sessions: PostgreSQL compiled a load's correlated subqueries
+    for longer than they ran, and no statement the store writes ran faster with it."""
+    conn = store.db.connection()
+    assert conn.execute("SHOW jit").fetchone()[0] == "off"
+    conn.execute("SET jit_above_cost = 0")  # any statement would be compiled, were JIT on
+    try:
+        plan = [r[0] for r in conn.execute("EXPLAIN ANALYZE SELECT count(*) FROM flights")]
+    finally:
+        conn.execute("RESET jit_above_cost")
+    assert not any(line.startswith("JIT") for line in plan), plan
+
+
 def test_counts_to_one_and_windows(store: Any) -> None:
     got = store["airports"].load(
         {"where": {"$eq": ["$it.faa", "$o"]}, "include": {"departures": {"count": True}}}, {"o": "JFK"}

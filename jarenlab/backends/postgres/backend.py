@@ -232,8 +232,11 @@ class PostgresBackend:
     # -- connections and transactions ---------------------------------------------------------------
     def connect(self, *, reader: bool = False) -> psycopg.Connection[Any]:
         """One autocommit connection: the store's schema first on the search path, ``json`` read as
-        text (the exact stored text, decoded by the store), the lock timeout, and a limit on idle
-        time inside a transaction (a paused notebook must not hold locks forever)."""
+        text (the exact stored text, decoded by the store), the lock timeout, a limit on idle
+        time inside a transaction (a paused notebook must not hold locks forever), and JIT
+        compilation off (it took 50-300 ms to compile statements that run in 2 ms, such as a
+        graph load's correlated subqueries, and made no statement the store writes faster:
+        ``docs/postgres.md``)."""
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -249,8 +252,8 @@ class PostgresBackend:
             conn.execute(
                 f"SET search_path TO {quote(self.schema)}, public; "
                 f"SET lock_timeout = {int(self.busy_timeout * 1000)}; "
-                "SET idle_in_transaction_session_timeout = '10min'"
-                + ("; SET default_transaction_read_only = on" if self.read_only else "")
+                "SET idle_in_transaction_session_timeout = '10min'; "
+                "SET jit = off" + ("; SET default_transaction_read_only = on" if self.read_only else "")
             )
         return conn
 
