@@ -18,10 +18,17 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import anywidget
+import traitlets
 from IPython.display import display, update_display
+
+STATIC = Path(__file__).parent / "static"
+VIEW = "application/vnd.jupyter.widget-view+json"
 
 #: ``schedule(delay, fn)`` runs ``fn`` once, ``delay`` seconds later.
 Schedule = Callable[[float, Callable[[], None]], Any]
@@ -114,4 +121,45 @@ class StaticCopy:
                 update_display(bundle, raw=True, display_id=display_id)
 
 
-__all__ = ["Schedule", "StaticCopy", "timer"]
+def es_module(name: str) -> str:
+    """The front end ``static/<name>`` for a widget with a static copy: the module's text after
+    ``static_copy.js`` (``hideStaticCopy(anchor)``, the rule a view hides its copy with). A
+    module is loaded from its text, so it cannot import a sibling file; the two are one text."""
+    return (STATIC / "static_copy.js").read_text() + "\n" + (STATIC / name).read_text()
+
+
+class CopiedWidget(anywidget.AnyWidget):
+    """An anywidget displayed as two outputs: its view, then its static copy (``self.static``,
+    made by the subclass with ``anchor=self.anchor``), which the view hides while it is on the page.
+
+    Its front end starts with ``static_copy.js`` (:func:`es_module`) and calls
+    ``hideStaticCopy(model.get("anchor"))`` when a view renders, the returned function when it goes.
+    """
+
+    #: What marks this widget's static copy (the view hides the copy of its own widget).
+    anchor = traitlets.Unicode("").tag(sync=True)
+    static: StaticCopy
+
+    @traitlets.default("anchor")
+    def _new_anchor(self) -> str:
+        return uuid.uuid4().hex
+
+    def _view(self) -> dict[str, Any] | None:
+        """The widget-view output data, or None once the widget is closed."""
+        view = super()._repr_mimebundle_() if self.comm is not None else None
+        return None if view is None else {VIEW: view[0][VIEW]}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The view and the static copy in one bundle, for front ends that ask for one (a
+        notebook cell shows two outputs instead, see :meth:`_ipython_display_`)."""
+        return {**self.static.bundle(), **(self._view() or {})}, {}
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the view, then the static copy that follows the widget."""
+        view = self._view()
+        if view is not None:
+            display(view, raw=True)
+        self.static.show()
+
+
+__all__ = ["CopiedWidget", "Schedule", "StaticCopy", "es_module", "timer"]

@@ -40,14 +40,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import anywidget
-import traitlets
-from IPython.display import display
 
 from jarenlab.live.render import (
     columns,
@@ -58,18 +52,16 @@ from jarenlab.live.render import (
     snapshot,
     static_html,
 )
-from jarenlab.widgets.display import Schedule, StaticCopy, timer
+from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, StaticCopy, es_module, timer
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
 
-STATIC = Path(__file__).parent / "static"
-VIEW = "application/vnd.jupyter.widget-view+json"
 #: How many rows the static HTML of a display shows.
 STATIC_ROWS = 50
 
 
-class LiveTable(anywidget.AnyWidget):
+class LiveTable(CopiedWidget):
     """A table bound to ``live``; ``close()`` unsubscribes (the query stays open).
 
     Args:
@@ -79,10 +71,8 @@ class LiveTable(anywidget.AnyWidget):
         later (a daemon timer; tests pass their own).
     """
 
-    _esm = STATIC / "live_table.js"
+    _esm = es_module("live_table.js")
     _css = STATIC / "live_table.css"
-    #: What marks this table's static copy (the view hides the copy of its own table).
-    anchor = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -93,7 +83,7 @@ class LiveTable(anywidget.AnyWidget):
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = timer,
     ) -> None:
-        super().__init__(anchor=uuid.uuid4().hex)
+        super().__init__()
         self.live = live
         self.min_interval = min_interval
         self.clock = clock
@@ -228,24 +218,6 @@ class LiveTable(anywidget.AnyWidget):
     def _static_content(self) -> str:
         with self._lock:
             return static_html(self.rows, self.status(), limit=STATIC_ROWS)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The widget view and the rows as static HTML in one bundle, for front ends that ask for
-        one (a notebook cell shows two outputs instead, see :meth:`_ipython_display_`)."""
-        bundle = self.static.bundle()
-        if not self._closed_widget():
-            view = super()._repr_mimebundle_()
-            if view is not None:
-                bundle[VIEW] = view[0][VIEW]
-        return bundle, {}
-
-    def _ipython_display_(self) -> None:
-        """Two outputs: the view, then the static copy that follows the rows."""
-        if not self._closed_widget():
-            view = super()._repr_mimebundle_()
-            if view is not None:
-                display({VIEW: view[0][VIEW]}, raw=True)
-        self.static.show()
 
     def close(self) -> None:
         """Unsubscribe and close the widget (the live query stays open)."""
