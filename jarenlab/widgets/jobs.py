@@ -129,12 +129,21 @@ class JobsDashboard(CopiedWidget):
                 return
 
     def _store_closed(self) -> None:
-        """Stop refreshing and keep the last view, saying the store closed."""
+        """Stop refreshing and keep the last view, saying the store closed.
+
+        The store's closers run before its connections close, so the queue is read once more: the
+        view kept (and saved with the notebook) is the queue as the store closed, not the last tick.
+        """
         self._stop.set()
         with self._lock:
-            if self.live:
-                self.live = False
-                self._draw(f"store closed at {time.strftime('%H:%M:%S')}: the last view is kept", last=True)
+            if not self.live:
+                return
+            try:
+                self.refresh()
+            except JarenlabError:  # nothing can be read any more: the last tick's view stays
+                pass
+            self.live = False
+            self._draw(f"store closed at {time.strftime('%H:%M:%S')}: the last view is kept", last=True)
 
     def close(self) -> None:
         """Stop refreshing and close the widget (its static copy shows again, with the last view)."""
