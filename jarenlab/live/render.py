@@ -65,6 +65,17 @@ def cells(row: Any, cols: list[str]) -> list[Any]:
     return [row if c == "value" else MISSING for c in cols]
 
 
+def column(rows: list[Any], name: str) -> list[Any]:
+    """One column's cells, a member a row lacks as :data:`MISSING`.
+
+    >>> column([{"a": 1}, {"b": 2}, 3], "a") == [1, MISSING, MISSING]
+    True
+    """
+    return [
+        row.get(name, MISSING) if type(row) is dict else (row if name == "value" else MISSING) for row in rows
+    ]
+
+
 def encode_row(row: Any, cols: list[str]) -> tuple[list[Any], list[int]]:
     """A row for the front end: cell values (missing as ``None``) and the missing column indexes."""
     values = cells(row, cols)
@@ -123,18 +134,43 @@ def layout(
     """
     known = {c["name"]: c for c in previous or []}
     out = []
-    for i, name in enumerate(cols):
+    for name in cols:
         prior = known.get(name)
         width = prior["width"] if prior else min(max(len(name), MIN_WIDTH), MAX_WIDTH)
         numeric = prior["numeric"] if prior else None
-        for row in rows:
-            text, kind, _ = cell(cells(row, cols)[i] if type(row) is not dict else row.get(name, MISSING))
-            if kind in ("null", "missing"):
-                continue
-            width = max(width, min(len(text), MAX_WIDTH))
-            numeric = (numeric is not False) and kind == "number"
-        out.append({"name": name, "numeric": bool(numeric), "width": width})
+        longest, numbers, others = _measure(column(rows, name))
+        if numbers or others:
+            numeric = numeric is not False and not others
+        out.append({"name": name, "numeric": bool(numeric), "width": max(width, min(longest, MAX_WIDTH))})
     return out
+
+
+def _measure(values: list[Any]) -> tuple[int, bool, bool]:
+    """``(longest cell text, any number, any other shown value)`` of one column's values, as
+    :func:`cell` shows them (``null`` and missing cells do not count). A window repeats values
+    and a 10,000-row window is measured before its first render: each distinct text is measured
+    once, and integers by their extremes."""
+    ints = [v for v in values if type(v) is int]
+    longest = max(len(str(max(ints))), len(str(min(ints)))) if ints else 0
+    numbers, others = bool(ints), False
+    texts: set[str] = set()
+    for v in values:
+        kind = type(v)
+        if kind is int or v is None or v is MISSING:
+            continue
+        if kind is str:
+            texts.add(v)
+            continue
+        text, shown, _ = cell(v)
+        longest = max(longest, len(text))
+        if shown == "number":
+            numbers = True
+        else:
+            others = True
+    for v in texts:
+        # only a text with a "T" after its date can be a date-time, which shows shorter
+        longest = max(longest, len(cell(v)[0]) if len(v) >= 16 and v[10] == "T" else len(v))
+    return longest, numbers, others or bool(texts)
 
 
 def snapshot(rows: list[Any], keys: list[int], cols: list[str]) -> dict[str, Any]:
@@ -143,14 +179,14 @@ def snapshot(rows: list[Any], keys: list[int], cols: list[str]) -> dict[str, Any
     >>> snapshot([{"a": 1}, {"a": 2, "b": None}], [7, 8], ["a", "b"])
     {'columns': ['a', 'b'], 'keys': [7, 8], 'data': [[1, 2], [None, None]], 'missing': [[], [0]]}
     """
-    data: list[list[Any]] = [[] for _ in cols]
-    missing: list[list[int]] = [[] for _ in cols]
-    for r, row in enumerate(rows):
-        for c, value in enumerate(cells(row, cols)):
-            if value is MISSING:
-                missing[c].append(r)
-                value = None
-            data[c].append(value)
+    data, missing = [], []
+    for name in cols:
+        values = column(rows, name)
+        gone = [r for r, v in enumerate(values) if v is MISSING]
+        for r in gone:
+            values[r] = None
+        data.append(values)
+        missing.append(gone)
     return {"columns": cols, "keys": keys, "data": data, "missing": missing}
 
 

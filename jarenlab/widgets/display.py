@@ -2,9 +2,10 @@
 
 A widget shows as two outputs: its view, and beside it a ``text/html`` output holding what the
 widget shows, as plain HTML (bounded): what GitHub, nbviewer, an HTML export or a notebook whose
-kernel is gone show. While a view of the widget is on the page it hides that copy (the copy is
-marked ``data-jl-static-for="<anchor>"``, the anchor a synced trait of the widget, and the view adds
-one style rule for it), so nobody sees the content twice. The copy is refreshed by
+kernel is gone show. While the widget's model lives in the page that copy is hidden (the copy is
+marked ``data-jl-static-for="<anchor>"``, the anchor a synced trait of the widget, and the front
+end adds one style rule for it when the model is created, before the view or the copy renders, so
+the page never lays the copy out), so nobody sees the content twice. The copy is refreshed by
 ``update_display`` as the widget changes: at most once per ``interval`` seconds, and always once
 after the last change (a trailing refresh), so a saved notebook shows the last state. Refreshing
 the copy never touches the view's output, so the view is never rebuilt.
@@ -47,7 +48,7 @@ class StaticCopy:
 
     Args:
         render: the widget's content as HTML (called under ``lock``). plain: its ``text/plain``.
-        anchor: what marks the copy for the view that hides it. interval: seconds between refreshes.
+        anchor: what marks the copy for the front end that hides it. interval: seconds between refreshes.
         clock, schedule: time and the timer (tests pass their own). lock: the widget's lock, held
         while the copy is rendered and published, so it never shows a half-applied change.
     """
@@ -123,20 +124,20 @@ class StaticCopy:
 
 def es_module(name: str) -> str:
     """The front end ``static/<name>`` for a widget with a static copy: the module's text after
-    ``static_copy.js`` (``hideStaticCopy(anchor)``, the rule a view hides its copy with). A
-    module is loaded from its text, so it cannot import a sibling file; the two are one text."""
+    ``static_copy.js`` (its ``initialize``, which hides the copy while the model lives). A module
+    is loaded from its text, so it cannot import a sibling file; the two are one text."""
     return (STATIC / "static_copy.js").read_text() + "\n" + (STATIC / name).read_text()
 
 
 class CopiedWidget(anywidget.AnyWidget):
     """An anywidget displayed as two outputs: its view, then its static copy (``self.static``,
-    made by the subclass with ``anchor=self.anchor``), which the view hides while it is on the page.
+    made by the subclass with ``anchor=self.anchor``), hidden while the widget's model lives.
 
-    Its front end starts with ``static_copy.js`` (:func:`es_module`) and calls
-    ``hideStaticCopy(model.get("anchor"))`` when a view renders, the returned function when it goes.
+    Its front end starts with ``static_copy.js`` (:func:`es_module`) and exports its
+    ``initialize``: the copy is hidden from the model's creation to its end (the widget closed).
     """
 
-    #: What marks this widget's static copy (the view hides the copy of its own widget).
+    #: What marks this widget's static copy (its front end hides the copy of its own widget).
     anchor = traitlets.Unicode("").tag(sync=True)
     static: StaticCopy
 

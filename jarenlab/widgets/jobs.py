@@ -3,8 +3,8 @@
 One anywidget whose content is HTML computed by :func:`jarenlab.jobs.views.dashboard_html` (pure,
 tested without a browser); a daemon timer refreshes it. When the store closes the timer stops and
 the dashboard keeps its last view, saying so. Its display carries a static copy of the view
-(:class:`jarenlab.widgets.display.StaticCopy`: the same HTML as ``text/html``, which the view
-hides), refreshed as the view changes (at most once a second, always after the last change, and at
+(:class:`jarenlab.widgets.display.StaticCopy`: the same HTML as ``text/html``, hidden while the
+widget lives), refreshed as the view changes (at most once a second, always after the last change, and at
 once when the store or the dashboard closes), so a saved notebook shows the last view without a
 kernel.
 

@@ -13,7 +13,7 @@ runs under one lock, so concurrent patches never interleave.
 
 Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
 shows the rows (bounded; :func:`jarenlab.live.render.static_html`): a ``text/html`` output beside
-the view, which a view on the page hides, refreshed as the rows change (at most once a second,
+the view, hidden while the widget's model lives in the page, refreshed as the rows change (at most once a second,
 always after the last change, and at once when the query closes;
 :class:`jarenlab.widgets.display.StaticCopy`), so a saved notebook shows the last state.
 

@@ -416,6 +416,12 @@ def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_s
         assert "store closed" in closed["text"]
         saved = saved_html(nb, DASHBOARD_CELL)
         assert "store closed" in saved and shown(saved) == kernel  # the last view is saved
+        nb.exec("dash.close()")  # the widget goes: its copy shows again, with the last view
+        copy = nb.wait_for(
+            lambda: (c := static_copies(nb, DASHBOARD_CELL)) and c[0]["shown"] and c,
+            what="the dashboard's copy to show once the widget closed",
+        )
+        assert "store closed" in copy[0]["text"]
         assert nb.console_errors == []
     finally:
         nb.close()

@@ -7,11 +7,12 @@ group stats by section, whatever that default says.
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any
 
 from jarenlab.live.live import LiveQuery
-from jarenlab.live.render import MAX_WIDTH, static_html
+from jarenlab.live.render import MAX_WIDTH, MIN_WIDTH, MISSING, cell, column, columns, layout, static_html
 from jarenlab.stats import stats_html, stats_sections
 
 STATUS = {"state": "live", "rows": 0, "seq": 3, "age_s": 12.0, "strategy": "window"}
@@ -104,3 +105,42 @@ def test_dollar_signs_in_values_are_data_not_mathematics() -> None:
     page = static_html([{"price": "$5 and $6"}], {**STATUS, "rows": 1})
     assert page.startswith("<div class='jl-live tex2jax_ignore mathjax_ignore'") and "$5 and $6" in page
     assert stats_html({"jobs": {"note": "$x$"}}).startswith("<div class='jarenlab-stats tex2jax_ignore")
+
+
+def layout_by_cell(cols: list[str], rows: list[Any], previous: list[dict[str, Any]] | None = None) -> Any:
+    """The column layout by its definition: every cell's text measured, one at a time."""
+    known = {c["name"]: c for c in previous or []}
+    out = []
+    for name in cols:
+        prior = known.get(name)
+        width = prior["width"] if prior else min(max(len(name), MIN_WIDTH), MAX_WIDTH)
+        numeric = prior["numeric"] if prior else None
+        for value in column(rows, name):
+            text, kind, _ = cell(value)
+            if kind not in ("null", "missing"):
+                width = max(width, min(len(text), MAX_WIDTH))
+                numeric = numeric is not False and kind == "number"
+        out.append({"name": name, "numeric": bool(numeric), "width": width})
+    return out
+
+
+def test_the_layout_measures_every_cell_as_the_cell_rules_show_it() -> None:
+    """The layout measures distinct texts once and integers by their extremes (a 10,000-row
+    window is measured before its first render): the same widths as measuring every cell."""
+    rng = random.Random(18)
+    pool = [0, -7, 10**12, -(10**15), 2**70, 1.5, 3.14159265, float("nan"), True, False, None, "x", "a" * 60,
+            "2013-01-09T14:00:00Z", "2013-01-09T14:00:00.123+05:30", "2013-01-09", "2013-01-09T1", {"a": [1]},
+            [1, 2, 3], "T" * 20]  # fmt: skip
+    for _ in range(200):
+        rows: list[Any] = [
+            {k: rng.choice(pool) for k in rng.sample(["a", "b", "c", "d"], rng.randrange(0, 5))}
+            for _ in range(rng.randrange(0, 30))
+        ]
+        if rng.random() < 0.2:
+            rows.append(rng.choice(pool))  # a scalar row: the "value" column
+        cols = columns(rows)
+        assert layout(cols, rows) == layout_by_cell(cols, rows), rows
+        half = len(rows) // 2
+        before = layout(cols, rows[:half])
+        assert layout(cols, rows[half:], before) == layout_by_cell(cols, rows[half:], before), rows
+    assert layout(["a"], [{"a": MISSING}, {"a": None}]) == [{"name": "a", "numeric": False, "width": 3}]

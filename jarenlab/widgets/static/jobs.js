@@ -1,7 +1,7 @@
 // The jobs dashboard's front end (an anywidget ES module): the kernel renders the dashboard as
 // HTML (jarenlab.jobs.views.dashboard_html); this shows it under a root the page can find, with a
-// refresh button that asks the kernel for a fresh view. A view hides the dashboard's static copy
-// (hideStaticCopy: static_copy.js, which this module's text follows).
+// refresh button that asks the kernel for a fresh view. The dashboard's static copy is hidden while
+// its model lives (initialize: static_copy.js, which this module's text follows).
 
 function render({ model, el }) {
   const root = document.createElement("div");
@@ -21,13 +21,11 @@ function render({ model, el }) {
   };
   model.on("change:html", draw);
   model.on("change:live", draw);
-  const showCopy = hideStaticCopy(model.get("anchor"));
   draw();
   return () => {
-    showCopy();
     model.off("change:html", draw);
     model.off("change:live", draw);
   };
 }
 
-export default { render };
+export default { initialize, render };

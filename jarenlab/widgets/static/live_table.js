@@ -339,14 +339,12 @@ function render({ model, el: host }) {
   scroller.addEventListener("scroll", () => schedule(false), { passive: true });
   model.on("msg:custom", onMessage);
   const ticker = setInterval(drawStatus, 1000);
-  const showCopy = hideStaticCopy(model.get("anchor"));
   drawStatus();
   model.send({ type: "sync" });
   return () => {
     clearInterval(ticker);
-    showCopy();
     model.off("msg:custom", onMessage);
   };
 }
 
-export default { render };
+export default { initialize, render };
