@@ -130,16 +130,39 @@ def es_module(name: str) -> str:
 
 
 class CopiedWidget(anywidget.AnyWidget):
-    """An anywidget displayed as two outputs: its view, then its static copy (``self.static``,
-    made by the subclass with ``anchor=self.anchor``), hidden while the widget's model lives.
+    """An anywidget displayed as two outputs: its view, then its static copy (``self.static``),
+    hidden while the widget's model lives.
 
     Its front end starts with ``static_copy.js`` (:func:`es_module`) and exports its
     ``initialize``: the copy is hidden from the model's creation to its end (the widget closed).
+
+    Args:
+        render: the copy's HTML (called under ``self._lock``, the widget's lock for every mutation
+        of it and its messages). interval, clock, schedule: as :class:`StaticCopy` takes them.
     """
 
     #: What marks this widget's static copy (its front end hides the copy of its own widget).
     anchor = traitlets.Unicode("").tag(sync=True)
-    static: StaticCopy
+
+    def __init__(
+        self,
+        render: Callable[[], str],
+        *,
+        interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Schedule = timer,
+    ) -> None:
+        super().__init__()
+        self._lock = threading.RLock()
+        self.static = StaticCopy(
+            render,
+            lambda: repr(self),
+            anchor=self.anchor,
+            interval=interval,
+            clock=clock,
+            schedule=schedule,
+            lock=self._lock,
+        )
 
     @traitlets.default("anchor")
     def _new_anchor(self) -> str:

@@ -28,7 +28,7 @@ import traitlets
 
 from jarenlab.errors import JarenlabError
 from jarenlab.jobs.views import Sample, dashboard_html, throughput
-from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, StaticCopy, es_module, timer
+from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, es_module, timer
 
 if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
@@ -62,24 +62,14 @@ class JobsDashboard(CopiedWidget):
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = timer,
     ) -> None:
-        super().__init__()
+        super().__init__(lambda: self.html, interval=static_interval, clock=clock, schedule=schedule)
         self.jobs = jobs
         self.failures_shown = failures
         self.counts: dict[str, int] = {}
         self.rate: float | None = None
         self.samples: list[Sample] = []
         self.failures: list[dict[str, Any]] = []
-        self._lock = threading.RLock()
         self._stop = threading.Event()
-        self.static = StaticCopy(
-            lambda: self.html,
-            lambda: repr(self),
-            anchor=self.anchor,
-            interval=static_interval,
-            clock=clock,
-            schedule=schedule,
-            lock=self._lock,
-        )
         self.on_msg(self._on_message)
         self.refresh()
         jobs.store.on_close(self._store_closed)

@@ -38,7 +38,6 @@ Messages (kernel to browser): ``{"type": "snapshot", "v", "columns", "layout", "
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -52,7 +51,7 @@ from jarenlab.live.render import (
     snapshot,
     static_html,
 )
-from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, StaticCopy, es_module, timer
+from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, es_module, timer
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
@@ -83,26 +82,16 @@ class LiveTable(CopiedWidget):
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = timer,
     ) -> None:
-        super().__init__()
+        super().__init__(self._static_content, interval=static_interval, clock=clock, schedule=schedule)
         self.live = live
         self.min_interval = min_interval
         self.clock = clock
         self.schedule = schedule
-        self._lock = threading.RLock()  # every mutation of the widget and its messages
         self._queued: list[tuple[str, int, Any]] = []
         self._scheduled = False
         self._last_flush = float("-inf")
         self._updated_at = clock()
         self._ids = itertools.count()
-        self.static = StaticCopy(
-            self._static_content,
-            lambda: repr(self),
-            anchor=self.anchor,
-            interval=static_interval,
-            clock=clock,
-            schedule=schedule,
-            lock=self._lock,
-        )
         #: How many patch messages were sent (one per flush that changed something).
         self.redraws = 0
         self.version = 0

@@ -109,19 +109,20 @@ def test_dollar_signs_in_values_are_data_not_mathematics() -> None:
 
 def layout_by_cell(cols: list[str], rows: list[Any], previous: list[dict[str, Any]] | None = None) -> Any:
     """The column layout by its definition: every cell's text measured, one at a time."""
-    known = {c["name"]: c for c in previous or []}
-    out = []
-    for name in cols:
-        prior = known.get(name)
-        width = prior["width"] if prior else min(max(len(name), MIN_WIDTH), MAX_WIDTH)
-        numeric = prior["numeric"] if prior else None
-        for value in column(rows, name):
-            text, kind, _ = cell(value)
-            if kind not in ("null", "missing"):
-                width = max(width, min(len(text), MAX_WIDTH))
-                numeric = numeric is not False and kind == "number"
-        out.append({"name": name, "numeric": bool(numeric), "width": width})
-    return out
+    start = {c["name"]: c for c in previous or []}
+
+    def one(name: str) -> dict[str, Any]:
+        first = start.get(name, {"width": min(max(len(name), MIN_WIDTH), MAX_WIDTH), "numeric": None})
+        shown = [
+            (text, kind) for text, kind, _ in map(cell, column(rows, name)) if kind not in ("null", "missing")
+        ]
+        numeric = first["numeric"]
+        if shown:
+            numeric = numeric is not False and all(kind == "number" for _, kind in shown)
+        width = max([first["width"], *(min(len(text), MAX_WIDTH) for text, _ in shown)])
+        return {"name": name, "numeric": bool(numeric), "width": width}
+
+    return [one(name) for name in cols]
 
 
 def test_the_layout_measures_every_cell_as_the_cell_rules_show_it() -> None:
