@@ -214,23 +214,30 @@ def status_text(status: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-#: The static table's look, the same classes as the live front end (``live_table.css``).
-STATIC_STYLE = (
-    "<style>.jl-live table.jl-grid{border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:var(--jp-code-font-size,12px)}.jl-live .jl-grid th,.jl-live .jl-grid td{padding:1px 8px;"
-    "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-bottom:1px solid "
-    "var(--jp-border-color2,#e0e0e0);text-align:left}.jl-live .jl-grid .jl-num{text-align:right}"
-    ".jl-live .jl-null{color:var(--jp-content-font-color3,#999);font-style:italic}.jl-live .jl-missing"
-    "{background:var(--jp-layout-color2,#f3f3f3)}.jl-live .jl-status{color:var(--jp-ui-font-color2,#666);"
-    "font-size:90%}</style>"
+#: The static table's look, the same look as the live front end's (``live_table.css``), as inline
+#: styles: a ``<style>`` element would be a new style sheet for the whole page at every refresh of a
+#: widget's static copy (a page-wide style recalculation once a second while a table changes), and
+#: inline styles also hold where a notebook viewer drops style elements.
+_CELL = (
+    "padding:1px 8px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
+    "border-bottom:1px solid var(--jp-border-color2,#e0e0e0);text-align:"
 )
+STYLES = {
+    None: _CELL + "left",
+    "jl-num": _CELL + "right",
+    "jl-null": _CELL + "left;color:var(--jp-content-font-color3,#999);font-style:italic",
+    "jl-missing": _CELL + "left;background:var(--jp-layout-color2,#f3f3f3)",
+    "table": "border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,12px)",
+    "jl-status": "color:var(--jp-ui-font-color2,#666);font-size:90%",
+}
 
 
 def _header(column: dict[str, Any]) -> str:
     name = column["name"]
-    cls = " class='jl-num'" if column["numeric"] else ""
+    cls = "jl-num" if column["numeric"] else None
     tip = f" title='{html.escape(name, quote=True)}'" if len(name) > column["width"] else ""
-    return f"<th{cls}{tip}>{html.escape(name)}</th>"
+    return f"<th{f' class={cls!r}' if cls else ''}{tip} style='{STYLES[cls]}'>{html.escape(name)}</th>"
 
 
 def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, title: str | None = None) -> str:
@@ -245,9 +252,9 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
 
     >>> page = static_html([{"a": 1, "b": "x" * 60}], {"state": "live", "rows": 1, "seq": 0,
     ...     "age_s": None, "strategy": "rows"})
-    >>> "<col style='width:calc(4ch + 16px)'>" in page, "<th class='jl-num'>a</th>" in page
+    >>> "<col style='width:calc(4ch + 16px)'>" in page, "<th class='jl-num' style='" in page
     (True, True)
-    >>> f"<td title='{'x' * 60}'>{'x' * 60}</td>" in page
+    >>> f"<td title='{'x' * 60}' style='{STYLES[None]}'>{'x' * 60}</td>" in page
     True
     """
     shown = rows[:limit]
@@ -267,15 +274,17 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
             attrs = (f" class='{cls}'" if cls else "") + (
                 f" title='{html.escape(tip, quote=True)}'" if tip else ""
             )
-            tds.append(f"<td{attrs}>{html.escape(text)}</td>")
+            tds.append(f"<td{attrs} style='{STYLES[cls]}'>{html.escape(text)}</td>")
         body.append(f"<tr data-key='{key}'>{''.join(tds)}</tr>")
     more = len(rows) - limit
-    tail = f"<div class='jl-status'>… {more:,} more rows</div>" if more > 0 else ""
+    line = f"<div class='jl-status' style='{STYLES['jl-status']}'>"
+    tail = f"{line}… {more:,} more rows</div>" if more > 0 else ""
     caption = f"<div class='jl-title'>{title}</div>" if title else ""
     return (
-        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{STATIC_STYLE}{caption}"
-        f"<div class='jl-status'>{html.escape(status_text(status))}</div>"
-        f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px)'>"
+        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{caption}"
+        f"{line}{html.escape(status_text(status))}</div>"
+        f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px);"
+        f"{STYLES['table']}'>"
         f"<colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         f"</table>{tail}</div>"
     )

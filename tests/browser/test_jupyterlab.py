@@ -271,7 +271,8 @@ def saved_flights(nb: Notebook) -> list[int]:
     html = saved_html(nb, TABLE_CELL)
     # the columns are carrier, flight, ...: the second cell of each row
     return [
-        int(f) for f in re.findall(r"<tr data-key='\d+'><td>[^<]*</td><td class='jl-num'>(\d+)</td>", html)
+        int(f)
+        for f in re.findall(r"<tr data-key='\d+'><td[^>]*>[^<]*</td><td class='jl-num'[^>]*>(\d+)</td>", html)
     ]
 
 

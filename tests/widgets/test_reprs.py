@@ -12,19 +12,36 @@ import re
 from typing import Any
 
 from jarenlab.live.live import LiveQuery
-from jarenlab.live.render import MAX_WIDTH, MIN_WIDTH, MISSING, cell, column, columns, layout, static_html
+from jarenlab.live.render import (
+    MAX_WIDTH,
+    MIN_WIDTH,
+    MISSING,
+    STYLES,
+    cell,
+    column,
+    columns,
+    layout,
+    static_html,
+)
 from jarenlab.stats import stats_html, stats_sections
 
 STATUS = {"state": "live", "rows": 0, "seq": 3, "age_s": 12.0, "strategy": "window"}
 
 
 def rows_of(page: str) -> list[list[str]]:
-    """Each body row's cells as ``class|title|text`` strings (empty parts when absent)."""
+    """Each body row's cells as ``class|title|text`` strings (empty parts when absent); every cell
+    carries the inline style of its class."""
     out = []
     for tr in re.findall(r"<tr data-key='\d+'>(.*?)</tr>", page):
-        cells = re.findall(r"<td(?: class='([^']*)')?(?: title='([^']*)')?>([^<]*)</td>", tr)
-        out.append(["|".join(c) for c in cells])
+        cells = re.findall(r"<td(?: class='([^']*)')?(?: title='([^']*)')? style='([^']*)'>([^<]*)</td>", tr)
+        assert all(style == STYLES[cls or None] for cls, _, style, _ in cells), tr
+        out.append(["|".join((cls, title, text)) for cls, title, _, text in cells])
     return out
+
+
+def unstyled(page: str) -> str:
+    """``page`` without its cells' inline styles."""
+    return re.sub(r"(<t[dh][^>]*?) style='[^']*'", r"\1", page)
 
 
 def test_static_html_sizes_columns_and_shows_null_missing_numbers_and_cut_values() -> None:
@@ -38,7 +55,10 @@ def test_static_html_sizes_columns_and_shows_null_missing_numbers_and_cut_values
     # name: the longest text clamped to 40; n: "12345"; note: its header; time_hour: the date as read
     assert widths == [MAX_WIDTH + 1, 6, 5, len("2013-01-01 05:00 UTC") + 1]
     assert f"width:calc({sum(widths)}ch + 64px)" in page and "table-layout:fixed" in page
-    assert "<th>name</th><th class='jl-num'>n</th><th>note</th><th>time_hour</th>" in page
+    assert "<th>name</th><th class='jl-num'>n</th><th>note</th><th>time_hour</th>" in unstyled(page)
+    assert f"<th class='jl-num' style='{STYLES['jl-num']}'>n</th>" in page  # numbers right, text left
+    assert "text-align:right" in STYLES["jl-num"] and "text-align:left" in STYLES[None]
+    assert "<style" not in page  # inline styles: no style sheet for the whole page to recalculate
     assert rows_of(page) == [
         ["||a", "jl-num||5", "jl-null||null", "|2013-01-01T05:00:00Z|2013-01-01 05:00 UTC"],
         [
