@@ -65,6 +65,17 @@ def cells(row: Any, cols: list[str]) -> list[Any]:
     return [row if c == "value" else MISSING for c in cols]
 
 
+def column(rows: list[Any], name: str) -> list[Any]:
+    """One column's cells, a member a row lacks as :data:`MISSING`.
+
+    >>> column([{"a": 1}, {"b": 2}, 3], "a") == [1, MISSING, MISSING]
+    True
+    """
+    return [
+        row.get(name, MISSING) if type(row) is dict else (row if name == "value" else MISSING) for row in rows
+    ]
+
+
 def encode_row(row: Any, cols: list[str]) -> tuple[list[Any], list[int]]:
     """A row for the front end: cell values (missing as ``None``) and the missing column indexes."""
     values = cells(row, cols)
@@ -123,18 +134,43 @@ def layout(
     """
     known = {c["name"]: c for c in previous or []}
     out = []
-    for i, name in enumerate(cols):
+    for name in cols:
         prior = known.get(name)
         width = prior["width"] if prior else min(max(len(name), MIN_WIDTH), MAX_WIDTH)
         numeric = prior["numeric"] if prior else None
-        for row in rows:
-            text, kind, _ = cell(cells(row, cols)[i] if type(row) is not dict else row.get(name, MISSING))
-            if kind in ("null", "missing"):
-                continue
-            width = max(width, min(len(text), MAX_WIDTH))
-            numeric = (numeric is not False) and kind == "number"
-        out.append({"name": name, "numeric": bool(numeric), "width": width})
+        longest, numbers, others = _measure(column(rows, name))
+        if numbers or others:
+            numeric = numeric is not False and not others
+        out.append({"name": name, "numeric": bool(numeric), "width": max(width, min(longest, MAX_WIDTH))})
     return out
+
+
+def _measure(values: list[Any]) -> tuple[int, bool, bool]:
+    """``(longest cell text, any number, any other shown value)`` of one column's values, as
+    :func:`cell` shows them (``null`` and missing cells do not count). A window repeats values
+    and a 10,000-row window is measured before its first render: each distinct text is measured
+    once, and integers by their extremes."""
+    ints = [v for v in values if type(v) is int]
+    longest = max(len(str(max(ints))), len(str(min(ints)))) if ints else 0
+    numbers, others = bool(ints), False
+    texts: set[str] = set()
+    for v in values:
+        kind = type(v)
+        if kind is int or v is None or v is MISSING:
+            continue
+        if kind is str:
+            texts.add(v)
+            continue
+        text, shown, _ = cell(v)
+        longest = max(longest, len(text))
+        if shown == "number":
+            numbers = True
+        else:
+            others = True
+    for v in texts:
+        # only a text with a "T" after its date can be a date-time, which shows shorter
+        longest = max(longest, len(cell(v)[0]) if len(v) >= 16 and v[10] == "T" else len(v))
+    return longest, numbers, others or bool(texts)
 
 
 def snapshot(rows: list[Any], keys: list[int], cols: list[str]) -> dict[str, Any]:
@@ -143,14 +179,14 @@ def snapshot(rows: list[Any], keys: list[int], cols: list[str]) -> dict[str, Any
     >>> snapshot([{"a": 1}, {"a": 2, "b": None}], [7, 8], ["a", "b"])
     {'columns': ['a', 'b'], 'keys': [7, 8], 'data': [[1, 2], [None, None]], 'missing': [[], [0]]}
     """
-    data: list[list[Any]] = [[] for _ in cols]
-    missing: list[list[int]] = [[] for _ in cols]
-    for r, row in enumerate(rows):
-        for c, value in enumerate(cells(row, cols)):
-            if value is MISSING:
-                missing[c].append(r)
-                value = None
-            data[c].append(value)
+    data, missing = [], []
+    for name in cols:
+        values = column(rows, name)
+        gone = [r for r, v in enumerate(values) if v is MISSING]
+        for r in gone:
+            values[r] = None
+        data.append(values)
+        missing.append(gone)
     return {"columns": cols, "keys": keys, "data": data, "missing": missing}
 
 
@@ -178,23 +214,30 @@ def status_text(status: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-#: The static table's look, the same classes as the live front end (``live_table.css``).
-STATIC_STYLE = (
-    "<style>.jl-live table.jl-grid{border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:var(--jp-code-font-size,12px)}.jl-live .jl-grid th,.jl-live .jl-grid td{padding:1px 8px;"
-    "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-bottom:1px solid "
-    "var(--jp-border-color2,#e0e0e0);text-align:left}.jl-live .jl-grid .jl-num{text-align:right}"
-    ".jl-live .jl-null{color:var(--jp-content-font-color3,#999);font-style:italic}.jl-live .jl-missing"
-    "{background:var(--jp-layout-color2,#f3f3f3)}.jl-live .jl-status{color:var(--jp-ui-font-color2,#666);"
-    "font-size:90%}</style>"
+#: The static table's look, the same look as the live front end's (``live_table.css``), as inline
+#: styles: a ``<style>`` element would be a new style sheet for the whole page at every refresh of a
+#: widget's static copy (a page-wide style recalculation once a second while a table changes), and
+#: inline styles also hold where a notebook viewer drops style elements.
+_CELL = (
+    "padding:1px 8px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
+    "border-bottom:1px solid var(--jp-border-color2,#e0e0e0);text-align:"
 )
+STYLES = {
+    None: _CELL + "left",
+    "jl-num": _CELL + "right",
+    "jl-null": _CELL + "left;color:var(--jp-content-font-color3,#999);font-style:italic",
+    "jl-missing": _CELL + "left;background:var(--jp-layout-color2,#f3f3f3)",
+    "table": "border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,12px)",
+    "jl-status": "color:var(--jp-ui-font-color2,#666);font-size:90%",
+}
 
 
 def _header(column: dict[str, Any]) -> str:
     name = column["name"]
-    cls = " class='jl-num'" if column["numeric"] else ""
+    cls = "jl-num" if column["numeric"] else None
     tip = f" title='{html.escape(name, quote=True)}'" if len(name) > column["width"] else ""
-    return f"<th{cls}{tip}>{html.escape(name)}</th>"
+    return f"<th{f' class={cls!r}' if cls else ''}{tip} style='{STYLES[cls]}'>{html.escape(name)}</th>"
 
 
 def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, title: str | None = None) -> str:
@@ -209,9 +252,9 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
 
     >>> page = static_html([{"a": 1, "b": "x" * 60}], {"state": "live", "rows": 1, "seq": 0,
     ...     "age_s": None, "strategy": "rows"})
-    >>> "<col style='width:calc(4ch + 16px)'>" in page, "<th class='jl-num'>a</th>" in page
+    >>> "<col style='width:calc(4ch + 16px)'>" in page, "<th class='jl-num' style='" in page
     (True, True)
-    >>> f"<td title='{'x' * 60}'>{'x' * 60}</td>" in page
+    >>> f"<td title='{'x' * 60}' style='{STYLES[None]}'>{'x' * 60}</td>" in page
     True
     """
     shown = rows[:limit]
@@ -231,15 +274,17 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
             attrs = (f" class='{cls}'" if cls else "") + (
                 f" title='{html.escape(tip, quote=True)}'" if tip else ""
             )
-            tds.append(f"<td{attrs}>{html.escape(text)}</td>")
+            tds.append(f"<td{attrs} style='{STYLES[cls]}'>{html.escape(text)}</td>")
         body.append(f"<tr data-key='{key}'>{''.join(tds)}</tr>")
     more = len(rows) - limit
-    tail = f"<div class='jl-status'>… {more:,} more rows</div>" if more > 0 else ""
+    line = f"<div class='jl-status' style='{STYLES['jl-status']}'>"
+    tail = f"{line}… {more:,} more rows</div>" if more > 0 else ""
     caption = f"<div class='jl-title'>{title}</div>" if title else ""
     return (
-        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{STATIC_STYLE}{caption}"
-        f"<div class='jl-status'>{html.escape(status_text(status))}</div>"
-        f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px)'>"
+        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{caption}"
+        f"{line}{html.escape(status_text(status))}</div>"
+        f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px);"
+        f"{STYLES['table']}'>"
         f"<colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         f"</table>{tail}</div>"
     )

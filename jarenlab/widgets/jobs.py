@@ -2,8 +2,11 @@
 
 One anywidget whose content is HTML computed by :func:`jarenlab.jobs.views.dashboard_html` (pure,
 tested without a browser); a daemon timer refreshes it. When the store closes the timer stops and
-the dashboard keeps its last view, saying so. Its display also carries the same HTML as
-``text/html``, so a saved notebook shows the last view without a kernel.
+the dashboard keeps its last view, saying so. Its display carries a static copy of the view
+(:class:`jarenlab.widgets.display.StaticCopy`: the same HTML as ``text/html``, hidden while the
+widget lives), refreshed as the view changes (at most once a second, always after the last change, and at
+once when the store or the dashboard closes), so a saved notebook shows the last view without a
+kernel.
 
 DOM contract: the root element has ``data-jl-widget="jobs"``.
 
@@ -18,46 +21,54 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import anywidget
 import traitlets
 
 from jarenlab.errors import JarenlabError
 from jarenlab.jobs.views import Sample, dashboard_html, throughput
+from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, es_module, timer
 
 if TYPE_CHECKING:
     from jarenlab.jobs.api import Jobs
 
-STATIC = Path(__file__).parent / "static"
-VIEW = "application/vnd.jupyter.widget-view+json"
 #: Samples kept for the chart (at the default 2 s refresh: the last four minutes).
 HISTORY = 120
 
 
-class JobsDashboard(anywidget.AnyWidget):
+class JobsDashboard(CopiedWidget):
     """Counts by state, settled-per-second, a chart of throughput and failures, the latest failures.
 
     Args:
         jobs: the queue to watch. refresh: seconds between refreshes (None: only by hand or button).
-        failures: how many recent failures to list.
+        failures: how many recent failures to list. static_interval: seconds between refreshes
+        of the display's static copy. clock, schedule: time and the timer of those refreshes
+        (tests pass their own).
     """
 
-    _esm = STATIC / "jobs.js"
+    _esm = es_module("jobs.js")
     _css = STATIC / "jobs.css"
     html = traitlets.Unicode("").tag(sync=True)
     live = traitlets.Bool(True).tag(sync=True)
 
-    def __init__(self, jobs: Jobs, *, refresh: float | None = 2.0, failures: int = 5) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        jobs: Jobs,
+        *,
+        refresh: float | None = 2.0,
+        failures: int = 5,
+        static_interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Schedule = timer,
+    ) -> None:
+        super().__init__(lambda: self.html, interval=static_interval, clock=clock, schedule=schedule)
         self.jobs = jobs
         self.failures_shown = failures
         self.counts: dict[str, int] = {}
         self.rate: float | None = None
         self.samples: list[Sample] = []
         self.failures: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self.on_msg(self._on_message)
         self.refresh()
@@ -81,7 +92,8 @@ class JobsDashboard(anywidget.AnyWidget):
             self.counts, self.failures = counts, failures
             self._draw(f"updated {time.strftime('%H:%M:%S')}")
 
-    def _draw(self, status: str) -> None:
+    def _draw(self, status: str, *, last: bool = False) -> None:
+        """Redraw; the static copy follows (at once when this is the ``last`` view)."""
         self.html = dashboard_html(
             kinds=list(self.jobs.handlers.kinds),
             counts=self.counts,
@@ -90,6 +102,10 @@ class JobsDashboard(anywidget.AnyWidget):
             failures=self.failures,
             status=status,
         )
+        if last:
+            self.static.publish()
+        else:
+            self.static.changed()
 
     def _on_message(self, _: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "refresh":
@@ -103,25 +119,28 @@ class JobsDashboard(anywidget.AnyWidget):
                 return
 
     def _store_closed(self) -> None:
-        """Stop refreshing and keep the last view, saying the store closed."""
+        """Stop refreshing and keep the last view, saying the store closed.
+
+        The store's closers run before its connections close, so the queue is read once more: the
+        view kept (and saved with the notebook) is the queue as the store closed, not the last tick.
+        """
         self._stop.set()
         with self._lock:
-            if self.live:
-                self.live = False
-                self._draw(f"store closed at {time.strftime('%H:%M:%S')}: the last view is kept")
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The widget view and, beside it, the same dashboard as static HTML (data, metadata)."""
-        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": self.html}
-        view = super()._repr_mimebundle_() if self.comm is not None else None
-        if view is not None:
-            bundle[VIEW] = view[0][VIEW]
-        return bundle, {}
+            if not self.live:
+                return
+            try:
+                self.refresh()
+            except JarenlabError:  # nothing can be read any more: the last tick's view stays
+                pass
+            self.live = False
+            self._draw(f"store closed at {time.strftime('%H:%M:%S')}: the last view is kept", last=True)
 
     def close(self) -> None:
-        """Stop refreshing and close the widget."""
+        """Stop refreshing and close the widget (its static copy shows again, with the last view)."""
         self._stop.set()
-        super().close()
+        with self._lock:
+            self.static.publish()
+            super().close()
 
     def __repr__(self) -> str:
         return f"<JobsDashboard {self.counts}>"

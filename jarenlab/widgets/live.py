@@ -13,7 +13,7 @@ runs under one lock, so concurrent patches never interleave.
 
 Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
 shows the rows (bounded; :func:`jarenlab.live.render.static_html`): a ``text/html`` output beside
-the view, which a view on the page hides, refreshed as the rows change (at most once a second,
+the view, hidden while the widget's model lives in the page, refreshed as the rows change (at most once a second,
 always after the last change, and at once when the query closes;
 :class:`jarenlab.widgets.display.StaticCopy`), so a saved notebook shows the last state.
 
@@ -38,16 +38,9 @@ Messages (kernel to browser): ``{"type": "snapshot", "v", "columns", "layout", "
 from __future__ import annotations
 
 import itertools
-import threading
 import time
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import anywidget
-import traitlets
-from IPython.display import display
 
 from jarenlab.live.render import (
     columns,
@@ -58,18 +51,16 @@ from jarenlab.live.render import (
     snapshot,
     static_html,
 )
-from jarenlab.widgets.display import Schedule, StaticCopy, timer
+from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, es_module, timer
 
 if TYPE_CHECKING:
     from jarenlab.live.live import LiveQuery
 
-STATIC = Path(__file__).parent / "static"
-VIEW = "application/vnd.jupyter.widget-view+json"
 #: How many rows the static HTML of a display shows.
 STATIC_ROWS = 50
 
 
-class LiveTable(anywidget.AnyWidget):
+class LiveTable(CopiedWidget):
     """A table bound to ``live``; ``close()`` unsubscribes (the query stays open).
 
     Args:
@@ -79,10 +70,8 @@ class LiveTable(anywidget.AnyWidget):
         later (a daemon timer; tests pass their own).
     """
 
-    _esm = STATIC / "live_table.js"
+    _esm = es_module("live_table.js")
     _css = STATIC / "live_table.css"
-    #: What marks this table's static copy (the view hides the copy of its own table).
-    anchor = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -93,26 +82,16 @@ class LiveTable(anywidget.AnyWidget):
         clock: Callable[[], float] = time.monotonic,
         schedule: Schedule = timer,
     ) -> None:
-        super().__init__(anchor=uuid.uuid4().hex)
+        super().__init__(self._static_content, interval=static_interval, clock=clock, schedule=schedule)
         self.live = live
         self.min_interval = min_interval
         self.clock = clock
         self.schedule = schedule
-        self._lock = threading.RLock()  # every mutation of the widget and its messages
         self._queued: list[tuple[str, int, Any]] = []
         self._scheduled = False
         self._last_flush = float("-inf")
         self._updated_at = clock()
         self._ids = itertools.count()
-        self.static = StaticCopy(
-            self._static_content,
-            lambda: repr(self),
-            anchor=self.anchor,
-            interval=static_interval,
-            clock=clock,
-            schedule=schedule,
-            lock=self._lock,
-        )
         #: How many patch messages were sent (one per flush that changed something).
         self.redraws = 0
         self.version = 0
@@ -228,24 +207,6 @@ class LiveTable(anywidget.AnyWidget):
     def _static_content(self) -> str:
         with self._lock:
             return static_html(self.rows, self.status(), limit=STATIC_ROWS)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The widget view and the rows as static HTML in one bundle, for front ends that ask for
-        one (a notebook cell shows two outputs instead, see :meth:`_ipython_display_`)."""
-        bundle = self.static.bundle()
-        if not self._closed_widget():
-            view = super()._repr_mimebundle_()
-            if view is not None:
-                bundle[VIEW] = view[0][VIEW]
-        return bundle, {}
-
-    def _ipython_display_(self) -> None:
-        """Two outputs: the view, then the static copy that follows the rows."""
-        if not self._closed_widget():
-            view = super()._repr_mimebundle_()
-            if view is not None:
-                display({VIEW: view[0][VIEW]}, raw=True)
-        self.static.show()
 
     def close(self) -> None:
         """Unsubscribe and close the widget (the live query stays open)."""

@@ -28,6 +28,8 @@ from typing import Any
 import nbformat
 import pytest
 
+from tests.jobs.test_widget import shown
+
 from .lab import Lab, Notebook, chromium, find_browser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,11 +122,7 @@ def test_the_tutorial_runs_in_jupyterlab_and_its_table_shows_the_kernels_rows(nb
     assert page["status"].startswith("live")
     assert f"{len(kernel['rows'])} rows" in page["status"]
     # the static copy (for readers without a kernel) is in the cell's outputs, hidden by the view
-    copy = nb.js(
-        """(t, needle) => [...t.cellOf(needle).node.querySelectorAll('[data-jl-static-for]')].map(
-             (e) => ({shown: e.getClientRects().length > 0, text: e.textContent}))""",
-        TABLE_CELL,
-    )
+    copy = static_copies(nb, TABLE_CELL)
     assert len(copy) == 1 and not copy[0]["shown"] and "rows" in copy[0]["text"]
 
 
@@ -243,16 +241,38 @@ def test_a_header_click_sorts_the_page_and_a_third_click_restores_the_querys_ord
     wait_same(nb, "after clearing the sort")
 
 
+def saved_html(nb: Notebook, needle: str) -> str:
+    """Save the notebook; the ``text/html`` its cell holding ``needle`` has on disk.
+
+    (A widget whose copy is refreshing makes the notebook dirty again at once: the save is
+    awaited and seen on disk, not read from the page's dirty flag.)"""
+    path = nb.lab.root / nb.name
+    before = path.stat().st_mtime_ns
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    nb.wait_for(lambda: path.stat().st_mtime_ns != before, what="the notebook to save")
+    saved = nbformat.read(path, as_version=4)
+    cell = next(c for c in saved.cells if needle in c.source)
+    return "".join(o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
+
+
+def static_copies(nb: Notebook, needle: str) -> list[dict[str, Any]]:
+    """The static copies in the outputs of the cell holding ``needle``: shown or not, their text."""
+    return list(
+        nb.js(
+            """(t, needle) => [...t.cellOf(needle).node.querySelectorAll('[data-jl-static-for]')].map(
+                 (e) => ({shown: e.getClientRects().length > 0, text: e.textContent}))""",
+            needle,
+        )
+    )
+
+
 def saved_flights(nb: Notebook) -> list[int]:
     """Save the notebook; the flights its table cell's static copy shows, in order."""
-    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    nb.wait_for(lambda: not nb.js("(t) => t.panel().context.model.dirty"), what="the notebook to save")
-    saved = nbformat.read(nb.lab.root / TUTORIAL, as_version=4)
-    cell = next(c for c in saved.cells if TABLE_CELL in c.source)
-    html = "".join(o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {}))
+    html = saved_html(nb, TABLE_CELL)
     # the columns are carrier, flight, ...: the second cell of each row
     return [
-        int(f) for f in re.findall(r"<tr data-key='\d+'><td>[^<]*</td><td class='jl-num'>(\d+)</td>", html)
+        int(f)
+        for f in re.findall(r"<tr data-key='\d+'><td[^>]*>[^<]*</td><td class='jl-num'[^>]*>(\d+)</td>", html)
     ]
 
 
@@ -304,6 +324,7 @@ def test_the_closing_cells_leave_the_table_closed_with_its_last_rows(nb: Noteboo
     )
 
 
+DASHBOARD_CELL = "dash = jobs.widget(refresh=0.2)\ndash"
 DASHBOARD = [
     """\
 import jarenlab as jl
@@ -319,7 +340,7 @@ def echo(payload, ctx):
         raise ValueError(payload["fail"])
     return payload["n"]
 """,
-    "dash = jobs.widget(refresh=0.2)\ndash",
+    DASHBOARD_CELL,
 ]
 LONG_ID = "nightly-report-" + "x" * 60
 LONG_ERROR = "the upstream service answered 503 " * 20
@@ -377,6 +398,15 @@ def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_s
         assert LONG_ERROR.strip() in page["err"]["title"]
         assert not page["err"]["overflows"]  # the error wraps instead of running out of its cell
         assert page["err"]["lines"] > 30  # over several lines
+        # the static copy (for readers without a kernel) is hidden by the view, and the saved
+        # notebook's copy shows the view as it is now (refreshed at most once a second)
+        copy = static_copies(nb, DASHBOARD_CELL)
+        assert len(copy) == 1 and not copy[0]["shown"]
+        nb.wait_for(
+            lambda: shown(saved_html(nb, DASHBOARD_CELL)) == kernel,
+            timeout=10,
+            what="the saved static copy to show the kernel's counts",
+        )
 
         nb.exec("store.close()")
         closed = nb.wait_for(
@@ -385,6 +415,14 @@ def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_s
         )
         assert closed["counts"] == kernel  # the last view stays
         assert "store closed" in closed["text"]
+        saved = saved_html(nb, DASHBOARD_CELL)
+        assert "store closed" in saved and shown(saved) == kernel  # the last view is saved
+        nb.exec("dash.close()")  # the widget goes: its copy shows again, with the last view
+        copy = nb.wait_for(
+            lambda: (c := static_copies(nb, DASHBOARD_CELL)) and c[0]["shown"] and c,
+            what="the dashboard's copy to show once the widget closed",
+        )
+        assert "store closed" in copy[0]["text"]
         assert nb.console_errors == []
     finally:
         nb.close()

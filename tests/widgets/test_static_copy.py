@@ -51,7 +51,7 @@ def shell() -> Iterator[Any]:
 
 def ids_in(page: str) -> list[str]:
     """The row ids the static HTML shows, in order (the first cell of each row)."""
-    return re.findall(r"<tr data-key='\d+'><td>([^<]*)</td>", page)
+    return re.findall(r"<tr data-key='\d+'><td[^>]*>([^<]*)</td>", page)
 
 
 def copies(outputs: list[Any]) -> list[Any]:

@@ -1,6 +1,7 @@
 // The jobs dashboard's front end (an anywidget ES module): the kernel renders the dashboard as
 // HTML (jarenlab.jobs.views.dashboard_html); this shows it under a root the page can find, with a
-// refresh button that asks the kernel for a fresh view.
+// refresh button that asks the kernel for a fresh view. The dashboard's static copy is hidden while
+// its model lives (initialize: static_copy.js, which this module's text follows).
 
 function render({ model, el }) {
   const root = document.createElement("div");
@@ -27,4 +28,4 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+export default { initialize, render };

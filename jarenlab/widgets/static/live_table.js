@@ -68,33 +68,6 @@ function statusText(s, age) {
   return parts.join(" · ");
 }
 
-// A view hides its widget's static copy (jarenlab.widgets.display.StaticCopy: the text/html output
-// beside the view, for readers without a kernel) while it is on the page, with one style rule per
-// widget; the last view to go shows the copy again. The rule names the copy itself, not an output
-// that :has() it: a :has() rule over output areas would be re-checked on every change the live
-// table makes to its own output's subtree.
-const hidden = new Map();
-
-function hideStaticCopy(anchor) {
-  if (!anchor) return () => {};
-  let entry = hidden.get(anchor);
-  if (!entry) {
-    const style = document.createElement("style");
-    style.textContent = `[data-jl-static-for="${anchor}"] { display: none; }`;
-    document.head.append(style);
-    entry = { style, views: 0 };
-    hidden.set(anchor, entry);
-  }
-  entry.views += 1;
-  return () => {
-    entry.views -= 1;
-    if (entry.views === 0) {
-      entry.style.remove();
-      hidden.delete(anchor);
-    }
-  };
-}
-
 function el(tag, cls) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -366,14 +339,12 @@ function render({ model, el: host }) {
   scroller.addEventListener("scroll", () => schedule(false), { passive: true });
   model.on("msg:custom", onMessage);
   const ticker = setInterval(drawStatus, 1000);
-  const showCopy = hideStaticCopy(model.get("anchor"));
   drawStatus();
   model.send({ type: "sync" });
   return () => {
     clearInterval(ticker);
-    showCopy();
     model.off("msg:custom", onMessage);
   };
 }
 
-export default { render };
+export default { initialize, render };
