@@ -244,11 +244,15 @@ def test_another_thread_waits_instead_of_joining(store: Any) -> None:
 
 
 def _write_many(where: dict[str, Any], worker: int, n: int) -> None:
+    import faulthandler
+
+    faulthandler.dump_traceback_later(240)  # a writer still running by then shows where it waits
     where = dict(where)
     with jl.open(str(where.pop("path")), **where) as store:
         notes = store["notes"]
         for i in range(n):
             notes.insert({"id": f"w{worker}-{i}", "score": i})
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.mark.slow
@@ -262,8 +266,9 @@ def test_four_processes_write_2000_documents_each(open_store: Any, model: dict[s
     procs = [ctx.Process(target=_write_many, args=(where, w, 2000)) for w in range(4)]
     for p in procs:
         p.start()
+    deadline = time.monotonic() + 300  # about 35 s at load 4; a loaded 2-core machine needs far longer
     for p in procs:
-        p.join(120)
+        p.join(max(deadline - time.monotonic(), 0))
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     with open_store.reopen(store) as store:
         assert len(store["notes"]) == 8000
