@@ -23,6 +23,7 @@ when deleted (:class:`Positions`). A maintainer is made for one of the two and a
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -189,13 +190,20 @@ class Sorted:
     def apply(self, changes: Changes) -> list[Op]:
         e = self.entries
         evaluated = [(k, self._eval(k, doc)) for k, doc in changes.items()]
-        fast = self.take is None and self.skip == 0 and not e.multi
-        fast = fast and all(v is None or len(v[1]) == 1 for _, v in evaluated)
+        single = not e.multi and all(v is None or len(v[1]) == 1 for _, v in evaluated)
+        fast = single and self.take is None and self.skip == 0
+        ops: list[Op] = []
+        # one row changed in a window: its places in the order say what the window gains and loses
+        one = single and self.take is not None and len(evaluated) == 1
+        window = _Window(self, ops) if one else None
         old_keyed = (
-            self.keyed if not fast and self.take is not None else (None if fast else e.slice_keyed(0, None))
+            None
+            if fast or window is not None
+            else self.keyed
+            if self.take is not None
+            else e.slice_keyed(0, None)
         )
         rows = list(self.rows) if fast else self.rows
-        ops: list[Op] = []
         for key, new in evaluated:
             if new is None:
                 if self.positions is not None and changes[key] is None:
@@ -205,6 +213,8 @@ class Sorted:
                 if i is not None and fast:
                     ops.append({"op": "remove", "path": f"/rows/{i}"})
                     del rows[i]
+                elif i is not None and window is not None:
+                    window.left(i)
                 continue
             sort, items = new
             had = e.items.get(key)
@@ -214,6 +224,9 @@ class Sorted:
                 items = had
             self._count_kinds(key, sort)
             try:
+                if window is not None:
+                    window.move(key, sort, items)
+                    continue
                 old, j = e.put(key, sort, items)
             except TypeError:
                 raise QueryError(
@@ -237,12 +250,84 @@ class Sorted:
         if fast:
             self.rows = rows
             return ops
+        if window is not None:
+            window.finish()
+            self.keyed, self.rows = window.keyed, window.rows
+            return ops
         new_keyed = e.slice_keyed(self.skip, self.take)
         ops = diff_keyed(old_keyed or [], new_keyed)
         if self.take is not None:
             self.keyed = new_keyed
         self.rows = [item for _, item in new_keyed]
         return ops
+
+
+class _Window:
+    """The ops of one single-item row entering, leaving or moving in a ``skip``/``take`` window, found
+    from the row's places in the whole order, so a commit of one row costs a few ops and no pass over
+    the window, whatever its size. Between the steps the rows are a prefix of the window in the
+    current order (``order[skip : skip + len(rows)]``); :meth:`finish` trims or fills it to the
+    window. The rows and keyed rows are copies, kept beside the ops.
+    """
+
+    def __init__(self, sorted_: Sorted, ops: list[Op]) -> None:
+        assert sorted_.take is not None
+        self.entries = sorted_.entries
+        self.lo, self.take = sorted_.skip, sorted_.take
+        self.ops = ops
+        self.keyed = list(sorted_.keyed)
+        self.rows = list(sorted_.rows)
+
+    def _at(self, index: int) -> tuple[Any, Any]:
+        key = self.entries.order[index][-1]
+        return key, self.entries.items[key][0]
+
+    def _add(self, place: int, pair: tuple[Any, Any]) -> None:
+        self.ops.append({"op": "add", "path": f"/rows/{place}", "value": pair[1]})
+        self.keyed.insert(place, pair)
+        self.rows.insert(place, pair[1])
+
+    def _remove(self, place: int) -> None:
+        self.ops.append({"op": "remove", "path": f"/rows/{place}"})
+        del self.keyed[place], self.rows[place]
+
+    def left(self, i: int) -> None:
+        """The row at ``i`` of the whole order has left it (one before the window shifts the
+        window's first row out in front)."""
+        if self.rows and i < self.lo + len(self.rows):
+            self._remove(max(i - self.lo, 0))
+
+    def entered(self, j: int) -> None:
+        """A row has entered the whole order at ``j`` (one before the window shifts the row before
+        the window in, in front)."""
+        if j <= self.lo + len(self.rows) and len(self.entries.order) > self.lo:
+            self._add(max(j - self.lo, 0), self._at(max(j, self.lo)))
+
+    def move(self, key: Any, sort: tuple[Any, ...], items: list[Any]) -> None:
+        """Put ``key`` (new or moved) in its place in the order."""
+        e = self.entries
+        i = e.remove(key)
+        j = bisect_left(e.order, sort)  # its place once put back
+        if i is not None and (i == j or (i < self.lo and j < self.lo)):  # the window keeps its rows
+            e.put(key, sort, items)
+            at = j - self.lo
+            if i == j and 0 <= at < len(self.rows) and self.rows[at] is not items[0]:
+                self.ops.append({"op": "replace", "path": f"/rows/{at}", "value": items[0]})
+                self.keyed[at] = (key, items[0])
+                self.rows[at] = items[0]
+            return
+        if i is not None:
+            self.left(i)
+        e.put(key, sort, items)
+        self.entered(j)
+
+    def finish(self) -> None:
+        """Trim the rows to the window, or fill them from the order."""
+        while len(self.rows) > self.take:
+            self._remove(len(self.rows) - 1)
+        order = self.entries.order
+        while len(self.rows) < self.take and self.lo + len(self.rows) < len(order):
+            self._add(len(self.rows), self._at(self.lo + len(self.rows)))
 
 
 def _value(part: tuple[Any, Any]) -> Any:

@@ -194,3 +194,24 @@ def test_builder_query_live(store: Any) -> None:
     for _ in range(200):
         _write(coll, rng, True, [])
         assert live.rows == fresh(coll, doc, {}, windowed=True)
+
+
+def test_windows_follow_single_row_commits_at_every_edge(store: Any) -> None:
+    """Windows of several sizes and offsets (one beyond the rows, one larger than them) follow 600
+    single-row commits: rows entering, leaving and moving before, inside and after each window."""
+    rng = random.Random("live-windows")
+    coll = store["nums"]
+    known: list[Any] = []
+    for _ in range(150):
+        known.append(coll.insert(_doc(rng)))
+
+    def window(skip: int, take: int) -> dict[str, Any]:
+        ordered = {**F, "$orderby": [{"$key": "$r.n", "$dir": "desc", "$empty": "greatest"}], "$return": "$r"}
+        return {"$subsequence": [ordered, skip, take]}
+
+    sizes = [(0, 1), (0, 10), (5, 20), (60, 50), (140, 30), (0, 400)]
+    lives, patches = _watch(coll, [(f"{s}+{t}", window(s, t), {}, "window") for s, t in sizes])
+    before = {name: v[0].rows for name, v in lives.items()}
+    for _ in range(600):
+        _write(coll, rng, False, known)
+        _check(lives, before, patches)
