@@ -7,7 +7,8 @@ reads it as one of the planner's JSON kinds.
 >>> from jarenlab.query.preds import Field, FieldOut, MapOut
 >>> f = Field(("a",), None, None)
 >>> from jarenlab.query.sql import Layout
->>> from jarenlab.query.plan import Plan
+>>> from jarenlab.query.dates import epoch_ms
+from jarenlab.query.plan import Plan
 >>> plan = Plan("t", "native", output=MapOut((("x", FieldOut(f)),)))
 >>> rows = [("true", 1), (None, None), ("array", "[1]")]
 >>> decode(plan, Layout(fields=((f, "pair"),)), rows, SQLiteDialect())
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab.query.dates import epoch_ms
 from jarenlab.query.plan import Plan
 from jarenlab.query.preds import (
     AggOut,
@@ -35,7 +37,9 @@ from jarenlab.query.preds import (
     MapOut,
     Out,
     Ranking,
+    Series,
 )
+from jarenlab.query.series import fill_gaps
 from jarenlab.query.sql import Layout
 
 if TYPE_CHECKING:
@@ -151,6 +155,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             if any(a.fn == "avg" and abs(v[0] or 0) >= 2**53 for a, v in _avg_sums(layout, row).items()):
                 raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
             out.extend(_items(plan.output, {}, row, aggs))
+        if plan.series is not None and not (dates or reals):
+            return _series(plan.series, rows, out, layout.keys - 1)
         if dates:
             raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
         if reals:
@@ -183,6 +189,28 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
                 i += 2
         result.extend(build(values, row))
     return result
+
+
+def _series(series: Series, rows: list[tuple[Any, ...]], items: list[Any], by: int) -> list[Any]:
+    """A ``$resample``'s rows from its grouped intervals (``items``, one per row, in the order of
+    their first rows; each row's first ``by`` cells its ``$by`` keys): the engine fills the gaps
+    (:func:`~jarenlab.query.series.fill_gaps`), so a group's first row places the group."""
+    groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    for row, item in zip(rows, items):
+        start = epoch_ms(item.pop(series.name), series.path)
+        keys = {n: item.pop(n) for n in series.by if n in item}
+        groups.setdefault(tuple(row[:by]), (keys, {}))[1][start] = item
+    constant = [series.constant]
+    return fill_gaps(
+        groups.values(),
+        series.width,
+        series.fill,
+        lambda: constant,
+        series.name,
+        list(series.members),
+        series.path,
+        dict,
+    )
 
 
 def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:

@@ -317,6 +317,22 @@ class Ranking:
     keep: tuple[tuple[int, str, int], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Series:
+    """How the engine finishes a ``$resample`` whose intervals SQL grouped: the group-by's last key
+    is the interval's start (member ``name``), the ones before it the ``$by`` keys (members ``by``); ``fill`` is
+    ``drop``, ``previous`` or ``value`` (then ``constant``), ``width`` in milliseconds, ``members``
+    the computed members, ``path`` the phrase's place in the document (for its errors)."""
+
+    width: int
+    fill: str
+    constant: Any
+    name: str
+    by: tuple[str, ...]
+    members: tuple[str, ...]
+    path: str
+
+
 Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut | Ranking
 
 
