@@ -694,6 +694,18 @@ class Dialect(Protocol):
         ``sum(v) OVER (PARTITION BY c ORDER BY a, k ROWS BETWEEN ? PRECEDING AND CURRENT ROW)``."""
         ...
 
+    def ranged(
+        self, aggregate: str, partition: Sequence[str], order: str, span: int, literal: Callable[[Any], str]
+    ) -> str:
+        """An aggregate over the rows whose integer ``order`` value is at most ``span`` below the
+        current row's and not above it, the span bound with ``literal``: ``sum(v) OVER (PARTITION
+        BY c ORDER BY t RANGE BETWEEN CAST(? AS BIGINT) PRECEDING AND CURRENT ROW)``."""
+        ...
+
+    def only_where(self, cond: str, expr: str) -> str:
+        """``expr`` where ``cond`` holds, else NULL: ``CASE WHEN cond THEN expr END``."""
+        ...
+
     def having(self, cond: str) -> str:
         """A filter over a group-by's groups: `` HAVING cond``."""
         ...

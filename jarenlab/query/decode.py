@@ -36,6 +36,7 @@ from jarenlab.query.preds import (
     LitOut,
     MapOut,
     Out,
+    Ranged,
     Ranking,
     Series,
 )
@@ -218,8 +219,11 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
     member of the name keeps its place, a new one goes last)."""
     loads = orjson.loads
     out = []
+    flags = layout.real_flags + layout.date_flags
     for row in rows:
-        if layout.real_flags and row[-1]:
+        if flags and any(row[-flags:]):
+            if any(row[len(row) - layout.date_flags :]):
+                raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
             raise Fallback("real values in an integer-typed path")
         doc = loads(row[0])
         i = 1
@@ -231,6 +235,9 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
                 if fn == "avg":
                     v = _ratio(v, row[i])
                     i += 1
+            elif isinstance(arg, Ranged) and fn == "avg":  # (NULL: a row without a time)
+                v = None if v is None else _ratio(_integer(v), row[i])
+                i += 1
             if v is not None:  # an offset past the ends, or to a row without the member: no member
                 doc[name] = _integer(v)
         out.append(doc)

@@ -56,6 +56,7 @@ from jarenlab.query.preds import (
     OrderKey,
     Out,
     Pred,
+    Ranged,
     Ranking,
     Reason,
     Series,
@@ -412,13 +413,11 @@ def analyze(
         elif not reasons:
             return replace(base, **ranked)
     elif shape is None and (series := _series(root)) is not None:
-        resampled = _resampled(root, target, ctx, base) if series == "$resample" else None
-        if resampled is None:
-            reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
-        elif isinstance(resampled, Reason):
-            reasons.append(resampled)
+        pushed_series = (_resampled if series == "$resample" else _rolled)(root, target, ctx, base)
+        if isinstance(pushed_series, Reason):
+            reasons.append(pushed_series)
         elif not reasons:
-            return resampled
+            return pushed_series
     elif shape is None and (grouped := _having(root, target)) is not None:
         if isinstance(grouped, Reason):
             reasons.append(grouped)
@@ -716,6 +715,70 @@ def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Re
             tuple(f.name for f in node.compute),
             node.path,
         ),
+    )
+
+
+#: Why a ``$rolling`` stays in the engine when it is not the shape SQL computes exactly.
+_ROLLING = (
+    "a $rolling runs in the engine, over the rows SQL narrowed, except over one unordered FLWOR's "
+    "whole documents, returned whole"
+)
+#: Why a ``$rolling`` aggregate stays in the engine (SQL adds floats otherwise than ``$sum``).
+_ROLLING_AGGREGATE = (
+    "a $rolling aggregate SQL computes exactly is a $count of the rows or a typed path, a $sum or "
+    "$avg of an integer-typed path, or a $min or $max of a string- or integer-typed one"
+)
+
+
+def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reason:
+    """A ``$rolling`` of fixed width as SQL window aggregates over a RANGE of epoch milliseconds
+    (:class:`~jarenlab.query.preds.Ranged`), or the reason it cannot: the time a string-typed
+    path (a time not in canonical form sends the run to the engine), partition keys typed string
+    or integer paths, the aggregates those :data:`_FRAMED_FAMILIES` allows. A calendar width
+    (months, years) stays in the engine: its window's length depends on the date.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> doc = [{"$rolling": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
+    ...         "$width": "PT2H", "$compute": {"c": {"$count": "$r"}}}}]
+    >>> p = analyze(doc, "t", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> p.mode, p.output.compute[0][2].width
+    ('native', 7200000)
+    """
+    found = _series_phrase(root)
+    plain = not (target.lets or target.count is not None or target.groupby or target.orderby)
+    if found is None or found[0].seq is not target or not plain or not _is_var(target.ret, ctx.binding):
+        return Reason("$rolling", _ROLLING)
+    node, wrap = found
+    assert isinstance(node, Rolling)
+    months, width = parse_duration(node.width, node.path)
+    if months:
+        return Reason("$width", "a calendar width (months or years) runs in the engine")
+    wctx = replace(ctx, binding=node.var)
+    time = field_of(node.time, wctx)
+    if not isinstance(time, Field) or time.family != "string":
+        return Reason("$time", "a series time that is not a string-typed path (the engine raises on others)")
+    parts = []
+    for p in node.partition:
+        f = field_of(p, wctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
+        parts.append(f)
+    compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
+    checks = [f for f in parts if f.family == "integer"]
+    for fn in node.compute:
+        value = None if fn.fn == "count" and _is_var(fn.arg, node.var) else field_of(fn.arg, wctx)
+        if value is not None and not (isinstance(value, Field) and value.family in _FRAMED_FAMILIES[fn.fn]):
+            return Reason(f"${fn.fn}", _ROLLING_AGGREGATE)
+        if value is not None and value.family == "integer" and fn.fn != "count":
+            checks.append(value)
+        compute.append((fn.name, fn.fn, Ranged(value, time, width)))
+    return replace(
+        base,
+        mode="native",
+        output=Ranking(tuple(parts), (), tuple(compute), ()),
+        wrap=wrap,
+        real_checks=tuple(dict.fromkeys(checks)),
+        date_checks=(time,),
     )
 
 
