@@ -630,18 +630,21 @@ _RESAMPLE = (
 )
 
 
-def _series_phrase(root: Node) -> tuple[Rolling | Resample, bool] | None:
-    """The time series phrase a document returns whole, and whether in an array constructor:
-    ``S``, ``[S]`` or the builder's ``[{$for: {v: S}, $return: $v}]`` (None for anything else)."""
+def _series_phrase(root: Node) -> tuple[Rolling | Resample, bool, Flwor | None] | None:
+    """The time series phrase a document returns, whether in an array constructor, and the FLWOR
+    returning each of its rows (None: returned whole): ``S``, ``[S]`` or the builder's ``[{$for:
+    {v: S}, $return: R}]`` with nothing else in that FLWOR (None for any other document)."""
     wrap, node = False, root
+    outer = None
     if isinstance(node, ArrayCons) and len(node.items) == 1:
         wrap, node = True, node.items[0]
     if isinstance(node, Flwor) and len(node.fors) == 1:
         var, seq, at = node.fors[0]
         rest = node.where or node.lets or node.count is not None or node.groupby or node.orderby
-        if at is None and not rest and _is_var(node.ret, var):
+        if at is None and not rest:
+            outer = None if _is_var(node.ret, var) else node
             node = seq
-    return (node, wrap) if isinstance(node, Rolling | Resample) else None
+    return (node, wrap, outer) if isinstance(node, Rolling | Resample) else None
 
 
 def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reason:
@@ -664,7 +667,9 @@ def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Re
     plain = not (target.lets or target.count is not None or target.groupby or target.orderby)
     if found is None or found[0].seq is not target or not plain or not _is_var(target.ret, ctx.binding):
         return Reason("$resample", _RESAMPLE)
-    node, wrap = found
+    node, wrap, outer = found
+    if outer is not None:
+        return Reason("$resample", _RESAMPLE)
     assert isinstance(node, Resample)
     if isinstance(node.fill, str):
         fill, constant = node.fill, None
@@ -721,7 +726,7 @@ def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Re
 #: Why a ``$rolling`` stays in the engine when it is not the shape SQL computes exactly.
 _ROLLING = (
     "a $rolling runs in the engine, over the rows SQL narrowed, except over one unordered FLWOR's "
-    "whole documents, returned whole"
+    "whole documents (each of its rows returned whole, or by a return the engine computes row by row)"
 )
 #: Why a ``$rolling`` aggregate stays in the engine (SQL adds floats otherwise than ``$sum``).
 _ROLLING_AGGREGATE = (
@@ -748,7 +753,7 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     plain = not (target.lets or target.count is not None or target.groupby or target.orderby)
     if found is None or found[0].seq is not target or not plain or not _is_var(target.ret, ctx.binding):
         return Reason("$rolling", _ROLLING)
-    node, wrap = found
+    node, wrap, outer = found
     assert isinstance(node, Rolling)
     months, width = parse_duration(node.width, node.path)
     if months:
@@ -772,13 +777,23 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
         if value is not None and value.family == "integer" and fn.fn != "count":
             checks.append(value)
         compute.append((fn.name, fn.fn, Ranged(value, time, width)))
-    return replace(
+    rolled = replace(
         base,
         mode="native",
         output=Ranking(tuple(parts), (), tuple(compute), ()),
         wrap=wrap,
         real_checks=tuple(dict.fromkeys(checks)),
         date_checks=(time,),
+    )
+    if outer is None:
+        return rolled
+    # SQL computes the windows; the engine computes each row's return, row by row.
+    return replace(
+        rolled,
+        mode="row",
+        row_document={"$for": {outer.fors[0][0]: "$[*]"}, "$return": unparse(outer.ret)},
+        return_path=outer.path,
+        reasons=(Reason("$return", "the projection runs in the engine, row by row"),),
     )
 
 
