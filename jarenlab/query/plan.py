@@ -696,7 +696,8 @@ def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Re
     for f in node.compute:
         agg = _agg_out(f.fn, f.arg, wctx)
         if agg is None:
-            number = isinstance(field_of(f.arg, wctx), Field) and f.fn in ("sum", "avg")
+            value = field_of(f.arg, wctx)
+            number = isinstance(value, Field) and value.family == "number" and f.fn in ("sum", "avg")
             why = _FLOAT_SUM if number else "an aggregate other than of a typed path (integers for $sum/$avg)"
             return Reason(f"${f.fn}", why)
         members.append((f.name, agg))
