@@ -126,7 +126,7 @@ FLOORS = {
     "engine": 1188,
     "pushdown": 1188,
     "pushdown=False": 1188,
-    "duckdb": 551,
+    "duckdb": 572,
     "pushdown:native": 1004,
     "pushdown:row": 6,
     "pushdown:set": 150,
