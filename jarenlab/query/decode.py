@@ -7,8 +7,7 @@ reads it as one of the planner's JSON kinds.
 >>> from jarenlab.query.preds import Field, FieldOut, MapOut
 >>> f = Field(("a",), None, None)
 >>> from jarenlab.query.sql import Layout
->>> from jarenlab.query.dates import epoch_ms
-from jarenlab.query.plan import Plan
+>>> from jarenlab.query.plan import Plan
 >>> plan = Plan("t", "native", output=MapOut((("x", FieldOut(f)),)))
 >>> rows = [("true", 1), (None, None), ("array", "[1]")]
 >>> decode(plan, Layout(fields=((f, "pair"),)), rows, SQLiteDialect())
