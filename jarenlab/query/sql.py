@@ -511,9 +511,10 @@ def select_ranked(
     """
     e = Emitter(dialect)
     d = dialect
-    parts = [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
+    parts = parts_of(e, ranking)
     order = e.order_terms(ranking.order)  # the storage order last: it numbers rows, never makes peers
     ranks: list[str] = []
+    ranged: Ranged | None = None  # (a rolling's members share one time, width and window)
     first: list[int] = []  # each computed member's first column (an average has two: sum, count)
     for _, fn, arg in ranking.compute:
         first.append(len(ranks))
@@ -522,7 +523,8 @@ def select_ranked(
         elif isinstance(arg, Framed):
             ranks += _framed_columns(e, fn, arg, parts, order)
         elif isinstance(arg, Ranged):
-            ranks += _ranged_columns(e, fn, arg, parts)
+            ranks += _ranged_columns(e, fn, arg)
+            ranged = arg
         else:
             f, rows, default = arg
             args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
@@ -534,6 +536,10 @@ def select_ranked(
         cols.append(d.aliased(d.over_all(d.any_row(d.any_of(flag))), "jl_real"))
     cols += [d.aliased(d.over_all(e.date_flag(f)), f"jl_date{i}") for i, f in enumerate(dates)]
     inner = d.select(cols, table) + e.where(where)
+    if ranged is not None:
+        t = d.epoch_ms(e.value(ranged.time, "string"))
+        keyed = [*parts_of(e, ranking), d.negate(d.is_present(t))]
+        inner += d.range_window("jl_w", keyed, t, ranged.width - 1, e.literal)
     outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranks))]
     keep = [d.compare(d.qualified("w", f"jl_r{first[i]}"), op, e.literal(n)) for i, op, n in ranking.keep]
     if flag:
@@ -562,17 +568,22 @@ def _framed_columns(e: Emitter, fn: str, framed: Framed, partition: list[str], o
     return [over(d.aggregate(fn, value))]
 
 
-def _ranged_columns(e: Emitter, fn: str, ranged: Ranged, partition: list[str]) -> list[str]:
-    """A ``$rolling`` aggregate's columns (an average: its sum and count), NULL for a row without a
-    time: the rows of its partition whose epoch milliseconds are within ``width - 1`` below its own
-    (a time is whole seconds, so that is ``(t - width, t]``), peers included. Rows without a time
-    are a partition of their own, so no frame holds them; a sum of nothing is 0."""
+def parts_of(e: Emitter, ranking: Ranking) -> list[str]:
+    """The values a ranking partitions by."""
+    return [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
+
+
+def _ranged_columns(e: Emitter, fn: str, ranged: Ranged) -> list[str]:
+    """A ``$rolling`` aggregate's columns (an average: its sum and count) over the statement's one
+    named window ``jl_w``, NULL for a row without a time. The window holds the rows of the
+    partition whose epoch milliseconds are within ``width - 1`` below the row's own (a time is
+    whole seconds, so that is ``(t - width, t]``), peers included; rows without a time are a
+    partition of their own, so no frame holds them; a sum of nothing is 0."""
     d = e.dialect
     t = d.epoch_ms(e.value(ranged.time, "string"))
-    keyed = [*partition, d.negate(d.is_present(t))]
 
     def over(aggregate: str, zero: bool = False) -> str:
-        value = d.ranged(aggregate, keyed, t, ranged.width - 1, e.literal)
+        value = d.ranged(aggregate, "jl_w")
         return d.only_where(d.is_present(t), d.or_zero(value) if zero else value)
 
     f = ranged.field
