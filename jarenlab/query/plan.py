@@ -504,12 +504,9 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
             if got is None:
                 return Reason(f"${fn.fn}", _FRAMED)
         compute.append((fn.name, fn.fn, got))
-    parts = []
-    for p in node.partition:
-        f = field_of(p, wctx)
-        if not isinstance(f, Field) or f.family not in ("string", "integer"):
-            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
-        parts.append(f)
+    parts = _partition(node.partition, wctx)
+    if isinstance(parts, Reason):
+        return parts
     order = []
     for spec in node.orderby:
         f = field_of(spec.key, wctx)
@@ -550,6 +547,18 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
         "reasons": (Reason("$return", "the projection runs in the engine, row by row"),),
         **parts_of,
     }
+
+
+def _partition(keys: tuple[Node, ...], ctx: Context) -> list[Field] | Reason:
+    """A window's or rolling's partition keys as schema-typed string or integer paths (SQL partitions
+    them as the engine: a missing key is one partition, as NULL is), or the reason they are not."""
+    parts = []
+    for p in keys:
+        f = field_of(p, ctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
+        parts.append(f)
+    return parts
 
 
 def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
@@ -763,12 +772,9 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     time = field_of(node.time, wctx)
     if not isinstance(time, Field) or time.family != "string":
         return Reason("$time", "a series time that is not a string-typed path (the engine raises on others)")
-    parts = []
-    for p in node.partition:
-        f = field_of(p, wctx)
-        if not isinstance(f, Field) or f.family not in ("string", "integer"):
-            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
-        parts.append(f)
+    parts = _partition(node.partition, wctx)
+    if isinstance(parts, Reason):
+        return parts
     compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
     checks = [f for f in parts if f.family == "integer"]
     for fn in node.compute:
