@@ -18,6 +18,11 @@ taken in turns:
   (``groupby().cumsum()`` / ``rolling(3)``), DuckDB;
 - the ``(origin, dest)`` routes with 1,000 flights or more and their average delay (a ``where`` after the
   group's ``select``, SQL's ``HAVING``): pushed, the engine alone, pandas, DuckDB;
+- a 7-day rolling count and average of ``dep_delay`` per origin on every flight (``rolling``): pushed
+  (SQL windows over a RANGE of epoch milliseconds), the engine alone, pandas ``rolling("7D")``, DuckDB;
+- departures and average delay per origin and hour, gaps filled with 0 (``resample``): pushed (a SQL
+  group-by over hour buckets, the gaps filled after), the engine alone, pandas ``resample("1h")``,
+  DuckDB's ``time_bucket`` (gaps not filled);
 - the peak memory of exporting every flight to pandas, streamed (``iter_batches`` -> Arrow ->
   DataFrame) against building it from one Python list, each in a fresh process.
 
@@ -229,6 +234,63 @@ def having(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     _table("routes with 1,000 flights or more, with their average delay", times, "jarenlab (pushed, HAVING)")
 
 
+def rolling(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.rolling(it.time_hour, "P7D", partition=it.origin, n=agg.count(), avg=agg.avg(it.dep_delay))
+    dsql = (
+        "SELECT count(*) OVER w AS n, avg(dep_delay) OVER w AS avg FROM flights WINDOW w AS (PARTITION BY "
+        "origin ORDER BY CAST(time_hour AS TIMESTAMP) RANGE BETWEEN INTERVAL 604799 SECOND PRECEDING AND "
+        "CURRENT ROW) ORDER BY rn"
+    )
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        f = frame.sort_values(["origin", "time_hour"], kind="stable").set_index("time_hour")
+        g = f.groupby("origin")["dep_delay"]
+        out = pd.DataFrame({"n": g.rolling("7D").count(), "avg": g.rolling("7D").mean()})
+        return out
+
+    got = q.to_pandas()
+    expected = duck.execute(dsql).df()
+    pd.testing.assert_frame_equal(got[["n", "avg"]], expected, check_dtype=False)
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "pandas rolling('7D')": (in_pandas, None),
+            "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("7-day rolling count and average delay per origin, on every flight", times, "jarenlab (pushed)")
+
+
+def resample(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.resample(it.time_hour, "PT1H", by=it.origin, n=agg.count(), avg=agg.avg(it.dep_delay), fill=0)
+    dsql = (
+        "SELECT origin, time_bucket(INTERVAL 1 HOUR, CAST(time_hour AS TIMESTAMP)) AS t, count(*) AS n, "
+        "avg(dep_delay) AS avg FROM flights GROUP BY 1, 2"
+    )
+
+    def in_pandas(_: Any) -> pd.DataFrame:
+        f = frame.set_index("time_hour")
+        r = f.groupby("origin").resample("1h")["dep_delay"]
+        return pd.DataFrame({"n": r.size(), "avg": r.mean()}).fillna(0)
+
+    got = q.to_pandas()
+    assert len(got) == len(in_pandas(None)), (len(got), len(in_pandas(None)))
+    print("explain:", q.explain().mode, q.explain().sql)
+    times = measure_rounds(
+        {
+            "jarenlab (pushed)": (lambda _: q.to_list(), None),
+            "jarenlab engine alone": (lambda _: flights._run_query(q.document, {}, pushdown=False), None),
+            "pandas groupby().resample('1h')": (in_pandas, None),
+            "DuckDB (no gaps filled)": (lambda _: duck.execute(dsql).fetchall(), None),
+        },
+        runs=RUNS,
+    )
+    _table("hourly departures and average delay per origin, gaps filled with 0", times, "jarenlab (pushed)")
+
+
 def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     """Each flight with the latest weather observation at its origin at or before its scheduled hour:
     ``$asof`` (the weather as an external list) against pandas ``merge_asof`` and DuckDB's ASOF JOIN."""
@@ -357,6 +419,8 @@ def main() -> None:
             "asof_weather": lambda: asof_weather(flights, frame, duck),
             "running_window": lambda: running_window(flights, frame, duck),
             "having": lambda: having(flights, frame, duck),
+            "rolling": lambda: rolling(flights, frame, duck),
+            "resample": lambda: resample(flights, frame, duck),
         }
         chosen = sys.argv[1:] or list(sections)
         for name in chosen:

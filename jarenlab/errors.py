@@ -210,7 +210,10 @@ CODES: dict[str, tuple[str, str]] = {
         "compact form: a bulk write, or records of an earlier version); re-seed from a snapshot and "
         "follow on from the high watermark.",
     ),
-    "JD2129": ("change_cursor_invalid", "A change-feed cursor is malformed, of another store, or ahead of the log."),
+    "JD2129": (
+        "change_cursor_invalid",
+        "A change-feed cursor is malformed, of another store, or ahead of the log.",
+    ),
     "JD2135": (
         "mixed_column",
         "A DataFrame or Arrow column mixes kinds of values that cannot be stored faithfully; the column is named.",
@@ -246,7 +249,10 @@ CODES: dict[str, tuple[str, str]] = {
         "bad_width",
         "A `$rolling` or `$resample` width is not a positive ISO 8601 duration literal (`$resample`: no years or months).",
     ),
-    "JQ0023": ("unknown_fill", 'A `$resample` `$fill` is not `"drop"`, `"previous"` or a constant `{"$value": ...}`.'),
+    "JQ0023": (
+        "unknown_fill",
+        'A `$resample` `$fill` is not `"drop"`, `"previous"` or a constant `{"$value": ...}`.',
+    ),
     "JQ0030": (
         "impossible_path",
         "The query reads a member the collection's schema cannot hold (closed properties, or under a scalar).",

@@ -690,6 +690,22 @@ class Dialect(Protocol):
         ``sum(v) OVER (PARTITION BY c ORDER BY a, k ROWS BETWEEN ? PRECEDING AND CURRENT ROW)``."""
         ...
 
+    def ranged(self, aggregate: str, window: str) -> str:
+        """An aggregate over a named window (see :meth:`range_window`): ``sum(v) OVER w``."""
+        ...
+
+    def range_window(
+        self, name: str, partition: Sequence[str], order: str, span: int, literal: Callable[[Any], str]
+    ) -> str:
+        """A named window clause of the rows whose integer ``order`` value is at most ``span`` below
+        the current row's and not above it, the span bound with ``literal``: `` WINDOW w AS
+        (PARTITION BY c ORDER BY t RANGE BETWEEN CAST(? AS BIGINT) PRECEDING AND CURRENT ROW)``."""
+        ...
+
+    def only_where(self, cond: str, expr: str) -> str:
+        """``expr`` where ``cond`` holds, else NULL: ``CASE WHEN cond THEN expr END``."""
+        ...
+
     def having(self, cond: str) -> str:
         """A filter over a group-by's groups: `` HAVING cond``."""
         ...

@@ -198,6 +198,28 @@ class StandardSQL:
         rows = f"ROWS BETWEEN {bound(start, 'PRECEDING')} AND {bound(end, 'FOLLOWING')}"
         return f"{aggregate} OVER ({by}ORDER BY {', '.join(order)} {rows})"
 
+    def ranged(self, aggregate: str, window: str) -> str:
+        """An aggregate over a named window (see :meth:`range_window`): ``sum(v) OVER w``."""
+        return f"{aggregate} OVER {window}"
+
+    def range_window(
+        self, name: str, partition: Sequence[str], order: str, span: int, literal: Callable[[Any], str]
+    ) -> str:
+        """A named window (after the WHERE clause) of the rows whose integer ``order`` value is at most
+        ``span`` below the current row's and not above it (the row, its peers, the ``span`` before;
+        the span bound as a 64-bit integer with ``literal``); every aggregate over it shares one pass.
+
+        >>> StandardSQL().range_window("w", ["c"], "t", 9, lambda v: "?")
+        ' WINDOW w AS (PARTITION BY c ORDER BY t RANGE BETWEEN CAST(? AS BIGINT) PRECEDING AND CURRENT ROW)'
+        """
+        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+        frame = f"RANGE BETWEEN CAST({literal(span)} AS BIGINT) PRECEDING AND CURRENT ROW"
+        return f" WINDOW {name} AS ({by}ORDER BY {order} {frame})"
+
+    def only_where(self, cond: str, expr: str) -> str:
+        """``expr`` where ``cond`` holds, else NULL: ``CASE WHEN cond THEN expr END``."""
+        return f"CASE WHEN {cond} THEN {expr} END"
+
     def over_all(self, aggregate: str) -> str:
         """An aggregate over every row of the statement, on each row: ``max(c)`` -> ``max(c) OVER ()``."""
         return f"{aggregate} OVER ()"

@@ -487,7 +487,9 @@ class Query:
         if st.ret is None:
             return members
         if isinstance(st.ret, dict):
-            return {k for k, v in st.ret.items() if isinstance(v, str) and v[4:] in members and v[:4] == "$it."}
+            return {
+                k for k, v in st.ret.items() if isinstance(v, str) and v[4:] in members and v[:4] == "$it."
+            }
         return set()
 
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab.query.dates import epoch_ms
 from jarenlab.query.plan import Plan
 from jarenlab.query.preds import (
     AggOut,
@@ -34,8 +35,11 @@ from jarenlab.query.preds import (
     LitOut,
     MapOut,
     Out,
+    Ranged,
     Ranking,
+    Series,
 )
+from jarenlab.query.series import fill_gaps
 from jarenlab.query.sql import Layout
 
 if TYPE_CHECKING:
@@ -151,6 +155,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             if any(a.fn == "avg" and abs(v[0] or 0) >= 2**53 for a, v in _avg_sums(layout, row).items()):
                 raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
             out.extend(_items(plan.output, {}, row, aggs))
+        if plan.series is not None and not (dates or reals):
+            return _series(plan.series, rows, out, layout.keys - 1)
         if dates:
             raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
         if reals:
@@ -220,13 +226,38 @@ _READS = {"string": 0, "number": 1, "pair": 2}
 _BEYOND = "an integer beyond the database's integer range"
 
 
+def _series(series: Series, rows: list[tuple[Any, ...]], items: list[Any], by: int) -> list[Any]:
+    """A ``$resample``'s rows from its grouped intervals (``items``, one per row, in the order of
+    their first rows; each row's first ``by`` cells its ``$by`` keys): the engine fills the gaps
+    (:func:`~jarenlab.query.series.fill_gaps`), so a group's first row places the group."""
+    groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    for row, item in zip(rows, items):
+        start = epoch_ms(item.pop(series.name), series.path)
+        keys = {n: item.pop(n) for n in series.by if n in item}
+        groups.setdefault(tuple(row[:by]), (keys, {}))[1][start] = item
+    constant = [series.constant]
+    return fill_gaps(
+        groups.values(),
+        series.width,
+        series.fill,
+        lambda: constant,
+        series.name,
+        list(series.members),
+        series.path,
+        dict,
+    )
+
+
 def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> list[Any]:
     """Whole documents with their computed members added as the engine adds them (an existing
     member of the name keeps its place, a new one goes last)."""
     loads = orjson.loads
     out = []
+    flags = layout.real_flags + layout.date_flags
     for row in rows:
-        if layout.real_flags and row[-1]:
+        if flags and any(row[-flags:]):
+            if any(row[len(row) - layout.date_flags :]):
+                raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
             raise Fallback("real values in an integer-typed path")
         doc = loads(row[0])
         i = 1
@@ -238,6 +269,9 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
                 if fn == "avg":
                     v = _ratio(v, row[i])
                     i += 1
+            elif isinstance(arg, Ranged) and fn == "avg":  # (NULL: a row without a time)
+                v = None if v is None else _ratio(_integer(v), row[i])
+                i += 1
             if v is not None:  # an offset past the ends, or to a row without the member: no member
                 doc[name] = _integer(v)
         out.append(doc)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.query.compare import FLIP
+from jarenlab.query.dates import SECOND, epoch_ms, parse_duration
 from jarenlab.query.document import (
     ArrayCons,
     Call,
@@ -55,8 +56,10 @@ from jarenlab.query.preds import (
     OrderKey,
     Out,
     Pred,
+    Ranged,
     Ranking,
     Reason,
+    Series,
     Udf,
     fields_of,
     slots_of,
@@ -97,6 +100,7 @@ class Plan:
     order_aggregates: tuple[AggOut, ...] = ()
     udfs: dict[str, str] = field(default_factory=dict)
     having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = ()
+    series: Series | None = None
 
 
 # -- predicate rewrites: small pure functions applied in order ---------------------------------
@@ -315,21 +319,24 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
     if isinstance(node, PathRef) and node.var is not None and node.var in kvars and not node.steps:
         return KeyOut(kvars[node.var])
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
-        arg = node.args[0]
-        if _is_var(arg, ctx.binding):
-            return AggOut("count", None) if node.name == "count" else None
-        f = field_of(arg, ctx)
-        if not isinstance(f, Field):
-            return None
-        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
-        if ok.get(node.name, f.family in ("string", "integer")):
-            return AggOut(node.name, f)
-        return None
+        return _agg_out(node.name, node.args[0], ctx)
     if isinstance(node, MapCons) and not node.computed:
         members = [(k, _group_output(v, kvars, ctx)) for k, v in node.members]
         if all(isinstance(k, str) and o is not None for k, o in members):
             return MapOut(tuple((str(k), o) for k, o in members if o is not None))
     return None
+
+
+def _agg_out(fn: str, arg: Node, ctx: Context) -> AggOut | None:
+    """``$fn`` of ``arg`` over a group as SQL computes it exactly (a ``$count`` of the items, any
+    aggregate of a typed path SQL computes as the engine does: see :func:`_sums`), or None."""
+    if _is_var(arg, ctx.binding):
+        return AggOut("count", None) if fn == "count" else None
+    f = field_of(arg, ctx)
+    if not isinstance(f, Field):
+        return None
+    ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
+    return AggOut(fn, f) if ok.get(fn, f.family in ("string", "integer")) else None
 
 
 def _order(flwor: Flwor, ctx: Context, kvars: Mapping[str, int] | None) -> tuple[OrderKey, ...] | Reason:
@@ -406,7 +413,11 @@ def analyze(
         elif not reasons:
             return replace(base, **ranked)
     elif shape is None and (series := _series(root)) is not None:
-        reasons.append(Reason(series, "time series run in the engine, over the rows SQL narrowed"))
+        pushed_series = (_resampled if series == "$resample" else _rolled)(root, target, ctx, base)
+        if isinstance(pushed_series, Reason):
+            reasons.append(pushed_series)
+        elif not reasons:
+            return pushed_series
     elif shape is None and (grouped := _having(root, target)) is not None:
         if isinstance(grouped, Reason):
             reasons.append(grouped)
@@ -493,12 +504,9 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
             if got is None:
                 return Reason(f"${fn.fn}", _FRAMED)
         compute.append((fn.name, fn.fn, got))
-    parts = []
-    for p in node.partition:
-        f = field_of(p, wctx)
-        if not isinstance(f, Field) or f.family not in ("string", "integer"):
-            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
-        parts.append(f)
+    parts = _partition(node.partition, wctx)
+    if isinstance(parts, Reason):
+        return parts
     order = []
     for spec in node.orderby:
         f = field_of(spec.key, wctx)
@@ -539,6 +547,18 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
         "reasons": (Reason("$return", "the projection runs in the engine, row by row"),),
         **parts_of,
     }
+
+
+def _partition(keys: tuple[Node, ...], ctx: Context) -> list[Field] | Reason:
+    """A window's or rolling's partition keys as schema-typed string or integer paths (SQL partitions
+    them as the engine: a missing key is one partition, as NULL is), or the reason they are not."""
+    parts = []
+    for p in keys:
+        f = field_of(p, ctx)
+        if not isinstance(f, Field) or f.family not in ("string", "integer"):
+            return Reason("$partition", "a partition key that is not a schema-typed string or integer path")
+        parts.append(f)
+    return parts
 
 
 def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
@@ -610,6 +630,178 @@ def _series(root: Node) -> str | None:
         if isinstance(n, Rolling | Resample):
             return "$rolling" if isinstance(n, Rolling) else "$resample"
     return None
+
+
+#: Why a ``$resample`` stays in the engine when it is not the shape SQL groups exactly.
+_RESAMPLE = (
+    "a $resample runs in the engine, over the rows SQL narrowed, except over one unordered FLWOR's "
+    "whole documents, returned whole, with a fill that is drop, previous or a literal"
+)
+
+
+def _series_phrase(root: Node) -> tuple[Rolling | Resample, bool, Flwor | None] | None:
+    """The time series phrase a document returns, whether in an array constructor, and the FLWOR
+    returning each of its rows (None: returned whole): ``S``, ``[S]`` or the builder's ``[{$for:
+    {v: S}, $return: R}]`` with nothing else in that FLWOR (None for any other document)."""
+    wrap, node = False, root
+    outer = None
+    if isinstance(node, ArrayCons) and len(node.items) == 1:
+        wrap, node = True, node.items[0]
+    if isinstance(node, Flwor) and len(node.fors) == 1:
+        var, seq, at = node.fors[0]
+        rest = node.where or node.lets or node.count is not None or node.groupby or node.orderby
+        if at is None and not rest:
+            outer = None if _is_var(node.ret, var) else node
+            node = seq
+    return (node, wrap, outer) if isinstance(node, Rolling | Resample) else None
+
+
+def _resampled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reason:
+    """A ``$resample`` as a group-by SQL computes exactly, the engine filling the gaps over its
+    result (:class:`~jarenlab.query.preds.Series`), or the reason it cannot.
+
+    The intervals are ``$time-bucket`` keys of a string-typed time (a whole-second width and
+    origin; a time not in canonical form sends the run to the engine), after the ``$by`` keys
+    (typed paths or date functions of one, as any group key); the computed members are typed
+    aggregates (:func:`_agg_out`); rows without a time are in no interval (SQL skips them).
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> doc = [{"$resample": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
+    ...         "$width": "PT1H", "$compute": {"c": {"$count": "$r"}}, "$fill": "previous"}}]
+    >>> p = analyze(doc, "t", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> p.mode, p.group[-1].fn, p.series.fill
+    ('native', 'time-bucket', 'previous')
+    """
+    found = _series_phrase(root)
+    plain = not (target.lets or target.count is not None or target.groupby or target.orderby)
+    if found is None or found[0].seq is not target or not plain or not _is_var(target.ret, ctx.binding):
+        return Reason("$resample", _RESAMPLE)
+    node, wrap, outer = found
+    if outer is not None:
+        return Reason("$resample", _RESAMPLE)
+    assert isinstance(node, Resample)
+    if isinstance(node.fill, str):
+        fill, constant = node.fill, None
+    elif isinstance(node.fill, Lit):
+        fill, constant = "value", node.fill.value
+    else:
+        return Reason("$fill", "a fill constant that is not a literal runs in the engine")
+    wctx = replace(ctx, binding=node.var)
+    time = field_of(node.time, wctx)
+    width, origin = parse_duration(node.width, node.path)[1], epoch_ms(node.origin, node.path)
+    if not isinstance(time, Field) or time.family != "string":
+        return Reason("$time", "a series time that is not a string-typed path (the engine raises on others)")
+    if width % SECOND or origin % SECOND:
+        return Reason("$width", "a width or origin finer than a second")
+    keys: list[GroupKey] = []
+    for _, e in node.by:
+        key = _group_key(e, wctx)
+        if isinstance(key, Reason):
+            return key
+        keys.append(key)
+    keys.append(DateKey(time, "time-bucket", (width // SECOND, origin // SECOND)))
+    members: list[tuple[str, Out]] = [(n, KeyOut(i)) for i, (n, _) in enumerate(node.by)]
+    members.append((node.name, KeyOut(len(node.by))))
+    for f in node.compute:
+        agg = _agg_out(f.fn, f.arg, wctx)
+        if agg is None:
+            value = field_of(f.arg, wctx)
+            number = isinstance(value, Field) and value.family == "number" and f.fn in ("sum", "avg")
+            why = _FLOAT_SUM if number else "an aggregate other than of a typed path (integers for $sum/$avg)"
+            return Reason(f"${f.fn}", why)
+        members.append((f.name, agg))
+    out = MapOut(tuple(members))
+    checks = _real_checks(out) + tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
+    return replace(
+        base,
+        mode="native",
+        where=conjoin([base.where, Exists(time)]),
+        group=tuple(keys),
+        output=out,
+        wrap=wrap,
+        real_checks=tuple(dict.fromkeys(checks)),
+        date_checks=tuple(dict.fromkeys(k.field for k in keys if isinstance(k, DateKey))),
+        series=Series(
+            width,
+            fill,
+            constant,
+            node.name,
+            tuple(n for n, _ in node.by),
+            tuple(f.name for f in node.compute),
+            node.path,
+        ),
+    )
+
+
+#: Why a ``$rolling`` stays in the engine when it is not the shape SQL computes exactly.
+_ROLLING = (
+    "a $rolling runs in the engine, over the rows SQL narrowed, except over one unordered FLWOR's "
+    "whole documents (each of its rows returned whole, or by a return the engine computes row by row)"
+)
+#: Why a ``$rolling`` aggregate stays in the engine (SQL adds floats otherwise than ``$sum``).
+_ROLLING_AGGREGATE = (
+    "a $rolling aggregate SQL computes exactly is a $count of the rows or a typed path, a $sum or "
+    "$avg of an integer-typed path, or a $min or $max of a string- or integer-typed one"
+)
+
+
+def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reason:
+    """A ``$rolling`` of fixed width as SQL window aggregates over a RANGE of epoch milliseconds
+    (:class:`~jarenlab.query.preds.Ranged`), or the reason it cannot: the time a string-typed
+    path (a time not in canonical form sends the run to the engine), partition keys typed string
+    or integer paths, the aggregates those :data:`_FRAMED_FAMILIES` allows. A calendar width
+    (months, years) stays in the engine: its window's length depends on the date.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> doc = [{"$rolling": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
+    ...         "$width": "PT2H", "$compute": {"c": {"$count": "$r"}}}}]
+    >>> p = analyze(doc, "t", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> p.mode, p.output.compute[0][2].width
+    ('native', 7200000)
+    """
+    found = _series_phrase(root)
+    plain = not (target.lets or target.count is not None or target.groupby or target.orderby)
+    if found is None or found[0].seq is not target or not plain or not _is_var(target.ret, ctx.binding):
+        return Reason("$rolling", _ROLLING)
+    node, wrap, outer = found
+    assert isinstance(node, Rolling)
+    months, width = parse_duration(node.width, node.path)
+    if months:
+        return Reason("$width", "a calendar width (months or years) runs in the engine")
+    wctx = replace(ctx, binding=node.var)
+    time = field_of(node.time, wctx)
+    if not isinstance(time, Field) or time.family != "string":
+        return Reason("$time", "a series time that is not a string-typed path (the engine raises on others)")
+    parts = _partition(node.partition, wctx)
+    if isinstance(parts, Reason):
+        return parts
+    compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
+    checks = [f for f in parts if f.family == "integer"]
+    for fn in node.compute:
+        value = None if fn.fn == "count" and _is_var(fn.arg, node.var) else field_of(fn.arg, wctx)
+        if value is not None and not (isinstance(value, Field) and value.family in _FRAMED_FAMILIES[fn.fn]):
+            return Reason(f"${fn.fn}", _ROLLING_AGGREGATE)
+        if value is not None and value.family == "integer" and fn.fn != "count":
+            checks.append(value)
+        compute.append((fn.name, fn.fn, Ranged(value, time, width)))
+    rolled = replace(
+        base,
+        mode="native",
+        output=Ranking(tuple(parts), (), tuple(compute), ()),
+        wrap=wrap,
+        real_checks=tuple(dict.fromkeys(checks)),
+        date_checks=(time,),
+    )
+    if outer is None:
+        return rolled
+    # SQL computes the windows; the engine computes each row's return, row by row.
+    return replace(
+        rolled,
+        mode="row",
+        row_document={"$for": {outer.fors[0][0]: "$[*]"}, "$return": unparse(outer.ret)},
+        return_path=outer.path,
+        reasons=(Reason("$return", "the projection runs in the engine, row by row"),),
+    )
 
 
 def has_udf(p: Pred) -> bool:

@@ -304,17 +304,45 @@ class Framed:
 
 
 @dataclass(frozen=True, slots=True)
+class Ranged:
+    """A ``$rolling`` aggregate: of ``field`` (None: the rows themselves, for ``$count``) over the
+    rows of the partition whose string-typed ``time`` is in ``(t - width, t]`` (``width`` in
+    milliseconds) for the row's own ``t``; no value for a row without a time."""
+
+    field: Field | None
+    time: Field
+    width: int
+
+
+@dataclass(frozen=True, slots=True)
 class Ranking:
     """Whole documents in storage order with ranks SQL computes added as members (a ``$window`` of
     ``$row-number``/``$rank``/``$dense-rank``, ``$lag``/``$lead`` of an integer path, and framed
     aggregates): ``compute`` is ``(member, function, argument)`` (for an offset ``(path, rows,
-    default or None)``, for an aggregate a :class:`Framed`, for a rank None), ``keep`` the filter
+    default or None)``, for an aggregate a :class:`Framed`, for a ``$rolling`` one a :class:`Ranged`,
+    for a rank None), ``keep`` the filter
     over the ranks (``(position in compute, op, integer)``, all of which hold)."""
 
     partition: tuple[Field, ...]
     order: tuple[OrderKey, ...]
-    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | Framed | None], ...]
+    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None], ...]
     keep: tuple[tuple[int, str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """How the engine finishes a ``$resample`` whose intervals SQL grouped: the group-by's last key
+    is the interval's start (member ``name``), the ones before it the ``$by`` keys (members ``by``); ``fill`` is
+    ``drop``, ``previous`` or ``value`` (then ``constant``), ``width`` in milliseconds, ``members``
+    the computed members, ``path`` the phrase's place in the document (for its errors)."""
+
+    width: int
+    fill: str
+    constant: Any
+    name: str
+    by: tuple[str, ...]
+    members: tuple[str, ...]
+    path: str
 
 
 Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut | Ranking

@@ -339,7 +339,7 @@ def _build(
         )
     elif plan.mode in ("native", "row") and isinstance(plan.output, Ranking):
         main, layout = select_ranked(
-            dialect, coll.name, where, plan.output, plan.offset, limit, plan.real_checks
+            dialect, coll.name, where, plan.output, plan.offset, limit, plan.real_checks, plan.date_checks
         )
     elif plan.mode in ("native", "row"):
         out = plan.output if plan.mode == "native" else None

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError
@@ -83,6 +83,8 @@ FILLS = ("drop", "previous")
 MAX_INTERVALS = 1_000_000
 #: The member holding an interval's start when ``$as`` does not name one.
 DEFAULT_AS = "time"
+#: What a group holds for one of its intervals (rows, or computed members).
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,7 +380,6 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
     var, where, time_at, name = node.var, node.path, node.time.path, node.name
 
     def run(env: Env) -> list[Any]:
-        stamp = _stamper(where)
         groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, list[Env]]]] = {}
         for x in items_fn(env):
             e = dict(env)
@@ -394,39 +395,75 @@ def compile_resample(node: Resample, c: Compiler) -> SeqFn:
             k = tuple(hash_key(v[0]) if v else ("empty",) for v in keys.values())
             group = groups.setdefault(k, ({n: v[0] for n, v in keys.items() if v}, {}))
             group[1].setdefault(origin + (t - origin) // width * width, []).append(e)
-        filling = node.fill != "drop"
-        if filling:
-            total = sum((max(b) - min(b)) // width + 1 for _, b in groups.values())
-            if total > MAX_INTERVALS:
-                raise QueryError(
-                    "JQ2024",
-                    f"the filled series has {total:,} intervals, more than {MAX_INTERVALS:,}: "
-                    "narrow the rows first or take a wider width",
-                    doc_path=where,
-                )
-        constant = [] if fill_fn is None else fill_fn(env)
-        _one(constant, fill_at, "the $fill value")
-        out: list[Any] = []
-        for keys, buckets in groups.values():
-            starts = sorted(buckets)
-            span = range(starts[0], starts[-1] + width, width) if filling else starts
-            previous: dict[str, Any] = {}
-            for b in span:
-                row = {**keys, name: stamp(b)}
-                rows = buckets.get(b)
-                if rows is not None:
-                    computed = {}
-                    for f, arg in fns:
-                        v = _aggregate(f.fn, [x for e in rows for x in arg(e)], f.path)
-                        if v:
-                            computed[f.name] = v[0]
-                    previous = computed
-                elif node.fill == "previous":
-                    computed = dict(previous)
-                else:
-                    computed = {f.name: _copy(constant[0]) for f, _ in fns} if constant else {}
-                row.update(computed)
-                out.append(row)
-        return out
+
+        def computed(rows: list[Env]) -> dict[str, Any]:
+            out = {}
+            for f, arg in fns:
+                v = _aggregate(f.fn, [x for e in rows for x in arg(e)], f.path)
+                if v:
+                    out[f.name] = v[0]
+            return out
+
+        def constant() -> list[Any]:
+            value = [] if fill_fn is None else fill_fn(env)
+            _one(value, fill_at, "the $fill value")
+            return value
+
+        fill = node.fill if isinstance(node.fill, str) else "value"
+        members = [f.name for f, _ in fns]
+        return fill_gaps(groups.values(), width, fill, constant, name, members, where, computed)
 
     return run
+
+
+def fill_gaps(
+    groups: Iterable[tuple[dict[str, Any], dict[int, T]]],
+    width: int,
+    fill: str,
+    constant: Callable[[], list[Any]],
+    name: str,
+    members: list[str],
+    where: str,
+    computed: Callable[[T], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The rows of a ``$resample`` from its groups (in order: their ``$by`` members and their
+    non-empty intervals by start in epoch milliseconds), one per interval from each group's first
+    to last, in time order: ``fill`` is ``drop``, ``previous`` or ``value`` (``constant()``: the
+    one value for each of the computed ``members``, evaluated once). ``computed`` gives an
+    interval's computed members from what its group holds for it (rows for the engine, values for
+    SQL's grouped result). Raises ``JQ2024`` for a filled series of more than :data:`MAX_INTERVALS`.
+
+    >>> groups = [({"o": "a"}, {0: {"n": 2}, 2 * HOUR: {"n": 1}})]
+    >>> [(r["t"][11:13], r["n"]) for r in fill_gaps(groups, HOUR, "previous", list, "t", ["n"], "", dict)]
+    [('00', 2), ('01', 2), ('02', 1)]
+    """
+    groups = list(groups)
+    stamp = _stamper(where)
+    filling = fill != "drop"
+    if filling:
+        total = sum((max(b) - min(b)) // width + 1 for _, b in groups)
+        if total > MAX_INTERVALS:
+            raise QueryError(
+                "JQ2024",
+                f"the filled series has {total:,} intervals, more than {MAX_INTERVALS:,}: "
+                "narrow the rows first or take a wider width",
+                doc_path=where,
+            )
+    value = constant() if fill == "value" else []
+    out: list[dict[str, Any]] = []
+    for keys, buckets in groups:
+        starts = sorted(buckets)
+        span = range(starts[0], starts[-1] + width, width) if filling else starts
+        previous: dict[str, Any] = {}
+        for b in span:
+            row = {**keys, name: stamp(b)}
+            held = buckets.get(b)
+            if held is not None:
+                previous = computed(held)
+                row.update(previous)
+            elif fill == "previous":
+                row.update(previous)
+            elif value:
+                row.update({m: _copy(value[0]) for m in members})
+            out.append(row)
+    return out

@@ -59,6 +59,7 @@ from jarenlab.query.preds import (
     Out,
     Pred,
     Prefix,
+    Ranged,
     Ranking,
     Slot,
     Suffix,
@@ -514,19 +515,22 @@ def select_ranked(
     offset: int,
     limit: int | None,
     checks: tuple[Field, ...],
+    dates: tuple[Field, ...] = (),
 ) -> tuple[Statement, Layout]:
-    """Whole documents in storage order with their computed members (``ranking``: ranks, offsets and
-    framed aggregates), those the ranks keep.
+    """Whole documents in storage order with their computed members (``ranking``: ranks, offsets,
+    framed aggregates and ``$rolling``'s time-ranged ones), those the ranks keep.
 
     The ranks are computed over every row ``where`` keeps, in a derived table the filter on them
     reads; one more column says whether some row holds a float in an integer path (``checks``),
-    and every row passes when one does, so the decoder always sees it and the engine decides.
+    and every row passes when one does, so the decoder always sees it and the engine decides; one
+    per ``dates`` field says whether some present time is not a canonical date-time.
     """
     e = Emitter(dialect)
     d = dialect
-    parts = [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
+    parts = parts_of(e, ranking)
     order = e.order_terms(ranking.order)  # the storage order last: it numbers rows, never makes peers
     ranks: list[str] = []
+    ranged: Ranged | None = None  # (a rolling's members share one time, width and window)
     first: list[int] = []  # each computed member's first column (an average has two: sum, count)
     for _, fn, arg in ranking.compute:
         first.append(len(ranks))
@@ -534,6 +538,9 @@ def select_ranked(
             ranks.append(d.ranking(fn, parts, order if fn == "row-number" else order[:-1]))
         elif isinstance(arg, Framed):
             ranks += _framed_columns(e, fn, arg, parts, order)
+        elif isinstance(arg, Ranged):
+            ranks += _ranged_columns(e, fn, arg)
+            ranged = arg
         else:
             f, rows, default = arg
             args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
@@ -543,15 +550,21 @@ def select_ranked(
     flag = [d.written_float(e.path(f)) for f in checks]
     if flag:
         cols.append(d.aliased(d.over_all(d.any_row(d.any_of(flag))), "jl_real"))
+    cols += [d.aliased(d.over_all(e.date_flag(f)), f"jl_date{i}") for i, f in enumerate(dates)]
     inner = d.select(cols, table) + e.where(where)
+    if ranged is not None:
+        t = d.epoch_ms(e.value(ranged.time, "string"))
+        keyed = [*parts_of(e, ranking), d.negate(d.is_present(t))]
+        inner += d.range_window("jl_w", keyed, t, ranged.width - 1, e.literal)
     outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranks))]
     keep = [d.compare(d.qualified("w", f"jl_r{first[i]}"), op, e.literal(n)) for i, op, n in ranking.keep]
     if flag:
         outer.append(d.qualified("w", "jl_real"))
         keep = [d.any_of([d.all_of(keep), d.qualified("w", "jl_real")])] if keep else []
+    outer += [d.qualified("w", f"jl_date{i}") for i in range(len(dates))]
     text = d.select_from(outer, [d.derived(inner, "w")]) + (d.where(d.all_of(keep)) if keep else "")
     text += d.order_by([d.qualified("w", "jl_pos")]) + e.window(offset, limit)
-    return e.statement(text), Layout(real_flags=1 if flag else 0)
+    return e.statement(text), Layout(real_flags=1 if flag else 0, date_flags=len(dates))
 
 
 def _framed_columns(e: Emitter, fn: str, framed: Framed, partition: list[str], order: list[str]) -> list[str]:
@@ -568,6 +581,34 @@ def _framed_columns(e: Emitter, fn: str, framed: Framed, partition: list[str], o
     value = e.value(f, "string" if f.family == "string" else "number")
     if fn == "avg":
         return [over(d.aggregate("sum", value)), over(d.aggregate("count", value))]
+    return [over(d.aggregate(fn, value))]
+
+
+def parts_of(e: Emitter, ranking: Ranking) -> list[str]:
+    """The values a ranking partitions by."""
+    return [e.value(f, "string" if f.family == "string" else "number") for f in ranking.partition]
+
+
+def _ranged_columns(e: Emitter, fn: str, ranged: Ranged) -> list[str]:
+    """A ``$rolling`` aggregate's columns (an average: its sum and count) over the statement's one
+    named window ``jl_w``, NULL for a row without a time. The window holds the rows of the
+    partition whose epoch milliseconds are within ``width - 1`` below the row's own (a time is
+    whole seconds, so that is ``(t - width, t]``), peers included; rows without a time are a
+    partition of their own, so no frame holds them; a sum of nothing is 0."""
+    d = e.dialect
+    t = d.epoch_ms(e.value(ranged.time, "string"))
+
+    def over(aggregate: str, zero: bool = False) -> str:
+        value = d.ranged(aggregate, "jl_w")
+        return d.only_where(d.is_present(t), d.or_zero(value) if zero else value)
+
+    f = ranged.field
+    if f is None:
+        return [over(d.count_rows())]
+    value = e.value(f, "string" if f.family == "string" else "number")
+    if fn in ("sum", "avg"):
+        total = over(d.aggregate("sum", value), zero=True)
+        return [total] if fn == "sum" else [total, over(d.aggregate("count", value))]
     return [over(d.aggregate(fn, value))]
 
 

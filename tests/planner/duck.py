@@ -5,13 +5,15 @@ Never reuses the planner's SQL: each known member becomes four columns (``<p>_t`
 made two-valued with ``coalesce(..., false)``. It covers conditions over literals and
 externals, ordering, the ``$it.id`` / ``$it`` returns, ``$window`` over the documents (DuckDB's
 own ranks, offsets and framed aggregates, filtered on their members) and a filter over a
-group-by's results (as DuckDB's ``HAVING``); anything else returns None (the case runs through the
+group-by's results (as DuckDB's ``HAVING``), ``$rolling`` (DuckDB's ``RANGE`` frames over timestamps)
+and ``$resample`` with its gaps dropped (``time_bucket``); anything else returns None (the case runs through the
 other paths only).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import duckdb
@@ -326,6 +328,120 @@ def _having_sql(q: Any, ext: dict[str, Any]) -> tuple[str, list[tuple[str, str]]
     return sql, members
 
 
+#: A whole-second UTC date-time as the series cases write their times (DuckDB parses only those).
+_CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_TIME = "strptime(s_str, '%Y-%m-%dT%H:%M:%SZ')"
+#: Fixed ISO 8601 widths of the series cases in milliseconds.
+_WIDTHS = {
+    "PT0.5S": 500,
+    "PT1S": 1000,
+    "PT1H": 3_600_000,
+    "PT2H": 7_200_000,
+    "PT3H": 10_800_000,
+    "PT30M": 1_800_000,
+    "PT6H": 21_600_000,
+    "P1D": 86_400_000,
+    "P1W": 604_800_000,
+    "P400D": 400 * 86_400_000,
+    "P3650D": 3650 * 86_400_000,
+}
+
+
+def _series_spec(q: Any, op: str) -> tuple[str, dict[str, Any], str] | None:
+    """The builder's ``{$for: {v: {op: spec}}, $return: $v}`` over the collection's documents (a
+    ``$where`` allowed) with a ``$r.s`` time and a width of :data:`_WIDTHS`: (variable, spec,
+    DuckDB condition of the inner where)."""
+    if not isinstance(q, dict) or set(q) != {"$for", "$return"} or len(q["$for"]) != 1:
+        return None
+    ((var, src),) = q["$for"].items()
+    if not isinstance(src, dict) or set(src) != {op} or q["$return"] != f"${var}":
+        return None
+    spec = src[op]
+    (r,) = [k for k in spec if not k.startswith("$")]
+    inner = spec[r]
+    if (
+        set(inner) - {"$for", "$where", "$return"}
+        or inner["$for"] != {"it": "$[*]"}
+        or inner["$return"] != "$it"
+    ):
+        return None
+    if spec["$time"] != f"${r}.s" or spec["$width"] not in _WIDTHS:
+        return None
+    return r, spec, cond(inner["$where"], "it", {}) if "$where" in inner else "true"
+
+
+def _series_aggregates(spec: dict[str, Any], r: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Each computed member as a DuckDB aggregate of its typed column (an average: sum over count)."""
+    cols, members = [], []
+    for name, fn_spec in spec["$compute"].items():
+        ((fn, raw),) = [(k[1:], v) for k, v in fn_spec.items()]
+        arg = _args(raw)[0]
+        value = "*" if arg == f"${r}" else _value(arg, r)
+        if fn == "count" and arg != f"${r}":
+            value = _field(arg, r) + ("_str" if _field(arg, r) in ("s", "o_t") else "_num")
+        cols.append(
+            "{0}({1}) {{over}} / nullif(count({1}) {{over}}, 0)".format("sum", value)
+            if fn == "avg"
+            else f"{fn}({value}) {{over}}"
+        )
+        members.append((name, fn))
+    return cols, members
+
+
+def _rolling_sql(q: Any) -> tuple[str, list[tuple[str, str]]] | None:
+    """A ``$rolling`` as DuckDB windows over the rows that have a time, ``RANGE`` of the width less
+    1 µs back (DuckDB's frame holds its left edge; the language's window does not), joined back to
+    every row by position (a row without a time gets no member)."""
+    found = _series_spec(q, "$rolling")
+    if found is None:
+        return None
+    r, spec, where = found
+    parts = [_key_column(p, r) for p in _args(spec.get("$partition", []))]
+    by = f"PARTITION BY {', '.join(parts)} " if parts else ""
+    frame = f"RANGE BETWEEN INTERVAL '{_WIDTHS[spec['$width']]} milliseconds' - INTERVAL '1 microsecond' PRECEDING AND CURRENT ROW"
+    over = f"OVER ({by}ORDER BY {_TIME} {frame})"
+    cols, members = _series_aggregates(spec, r)
+    # Inside the join a sum or count of nothing is 0; outside it (no time) every member is NULL: none.
+    cols = [f"coalesce({c}, 0)" if fn in _EMPTY else c for c, (_, fn) in zip(cols, members)]
+    members = [(name, "value") for name, _ in members]
+    select = ", ".join(f"{c.format(over=over)} AS c{i}" for i, c in enumerate(cols))
+    names = ", ".join(f"w.c{i}" for i in range(len(cols)))
+    sql = (
+        f"SELECT d.doc, {names} FROM docs d LEFT JOIN (SELECT rid, {select} FROM docs WHERE ({where}) "
+        f"AND s_t = 'text') w ON w.rid = d.rid WHERE {where} ORDER BY d.rid"
+    )
+    return sql, members
+
+
+def _resample_sql(q: Any) -> tuple[str, list[tuple[str, str]]] | None:
+    """A ``$resample`` whose gaps are dropped as DuckDB's ``time_bucket`` group-by: the ``$by`` keys,
+    the interval's start, the aggregates; groups by their first row, intervals by start."""
+    found = _series_spec(q, "$resample")
+    if found is None or spec_fill(found[1]) != "drop":
+        return None
+    r, spec, where = found
+    keys = [(n, _key_column(e, r)) for n, e in spec.get("$by", {}).items()]
+    origin = spec.get("$origin", "2000-01-03T00:00:00Z")
+    bucket = (
+        f"strftime(time_bucket(INTERVAL '{_WIDTHS[spec['$width']]} milliseconds', {_TIME}, "
+        f"strptime('{origin}', '%Y-%m-%dT%H:%M:%SZ')), '%Y-%m-%dT%H:%M:%SZ')"
+    )
+    cols, members = _series_aggregates(spec, r)
+    members = [(n, "key") for n, _ in keys] + [(spec.get("$as", "time"), "key"), *members]
+    key_cols = [c for _, c in keys]
+    first = f"min(min(rid)) OVER ({'PARTITION BY ' + ', '.join(key_cols) if key_cols else ''})"
+    select = ", ".join([*key_cols, bucket, *(c.format(over="") for c in cols)])
+    group = ", ".join(str(i + 1) for i in range(len(key_cols) + 1))
+    sql = f"SELECT {select} FROM docs WHERE ({where}) AND s_t = 'text' GROUP BY {group} ORDER BY {first}, {len(key_cols) + 1}"
+    return sql, members
+
+
+def spec_fill(spec: dict[str, Any]) -> str:
+    """A resample's fill by name (``value`` for a constant)."""
+    fill = spec.get("$fill", "drop")
+    return fill if isinstance(fill, str) else "value"
+
+
 def _members(values: Any, members: list[tuple[str, str]], into: dict[str, Any]) -> dict[str, Any]:
     """Computed members added as the engine adds them (no member for a NULL, 0 for an empty sum)."""
     for (name, fn), v in zip(members, values):
@@ -348,10 +464,10 @@ def _computed(
         if not all(type(v) is int for v in bounds):
             return None
     try:
-        got = _window_sql(q, ext)
+        got = _window_sql(q, ext) or _rolling_sql(q)
         if got is not None:
             return got[0] + _limit(bounds), got[1], True, bounds
-        got = _having_sql(q, ext)
+        got = _having_sql(q, ext) or _resample_sql(q)
     except (Unsupported, KeyError, TypeError, ValueError, AttributeError):
         return None
     return None if got is None else (got[0] + _limit(bounds), got[1], False, bounds)
@@ -427,6 +543,9 @@ def run(docs: list[dict[str, Any]], query: Any, ext: dict[str, Any]) -> list[Any
     """
     if any(_beyond_double(v) for d in docs for v in d.values()):
         return None
+    series = "$rolling" in json.dumps(query) or "$resample" in json.dumps(query)
+    if series and any("s" in d and not (type(d["s"]) is str and _CANONICAL.fullmatch(d["s"])) for d in docs):
+        return None  # (DuckDB reads only the canonical form; the engine reads every RFC 3339 one)
     computed = _computed(query, ext)
     if computed is not None:
         sql, members, with_doc, _ = computed
