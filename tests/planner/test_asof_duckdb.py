@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 WEATHER = {
     "schema": {
         "type": "object",
+        "required": ["origin", "time_hour", "month", "hour"],
         "properties": {
             "origin": {"type": "string"},
             "time_hour": {"type": "string", "format": "date-time"},
@@ -41,6 +42,7 @@ WEATHER = {
     },
     "key": None,
     "identity": "integer",
+    "indexes": [{"name": "origin_time", "path": ["$.origin", "$.time_hour"]}],
 }
 #: The flights' members each case returns, and the observation's (as ``w``).
 RETURN = {
