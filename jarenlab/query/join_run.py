@@ -172,19 +172,16 @@ def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
 
 def _asof_rows(store: Store, push: AsofPush) -> list[dict[str, Any]]:
     """The two sides of a pushed ``$asof``: the right side's ``$by`` and ``$on`` keys, and the
-    declared index that leads with them (its ``$by`` columns in any order, then its ``$on`` one)."""
+    declared index serving its subquery (the first leading with a ``$by`` column, or with the
+    ``$on`` column when there is no ``$by``)."""
     spec = store.model.collections[push.right.collection]
     named = {c.segments: c.name for c in spec.columns}
-    by = {named.get(f.steps) for f in push.right.by}
-    on = named.get(push.right.on.steps)
+    leads = {named.get(f.steps) for f in push.right.by} or {named.get(push.right.on.steps)}
     index = next(
         (
             f"{push.right.collection}_{ix.name}"
             for ix in spec.indexes
-            if None not in by
-            and on is not None
-            and set(ix.columns[: len(by)]) == by
-            and ix.columns[len(by) : len(by) + 1] == (on,)
+            if ix.columns[:1] and ix.columns[0] in leads
         ),
         "none",
     )
@@ -240,7 +237,9 @@ def run(
         trace.mode = "set"
     else:
         try:
-            items = _paired(store, prepared, ext, trace) if plan.asof else _joined(store, prepared, ext, trace)
+            items = (
+                _paired(store, prepared, ext, trace) if plan.asof else _joined(store, prepared, ext, trace)
+            )
         except (StoreError, Fallback) as err:
             if isinstance(err, StoreError) and err.condition not in ("overflow", "function_failed"):
                 raise
@@ -317,7 +316,13 @@ def _paired(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
 
 
 def _read(
-    store: Store, prepared: JoinPrepared, names: Iterable[str], ext: dict[str, Any], trace: Trace, *, narrowed: bool = False
+    store: Store,
+    prepared: JoinPrepared,
+    names: Iterable[str],
+    ext: dict[str, Any],
+    trace: Trace,
+    *,
+    narrowed: bool = False,
 ) -> dict[str, list[Any]]:
     """The documents of each named collection, in storage order (narrowed where the plan may)."""
     root: dict[str, list[Any]] = {}
