@@ -275,7 +275,6 @@ def asof_weather(store: Any, frame: pd.DataFrame, duck: Any) -> None:
     doc = [{"$for": {"r": {"$asof": {"f": "$[*]", "w": "$weather[*]", **asof}}}, "$return": ret}]
     stored = [{"$for": {"r": {"$asof": {"f": "$.flights[*]", "w": "$.weather[*]", **asof}}}, "$return": ret}]
     assert store.explain(stored).mode == "asof"
-    duck.register("weather_frame", w)
     dsql = (
         "SELECT f.flight, w.temp FROM flights f ASOF LEFT JOIN weather_frame w "
         "ON f.origin = w.origin AND f.time_hour >= w.time_hour ORDER BY f.rn"
@@ -283,7 +282,8 @@ def asof_weather(store: Any, frame: pd.DataFrame, duck: Any) -> None:
     # pandas wants datetimes to merge on (converted once, untimed, as a pandas user would hold them)
     left = frame[["origin", "time_hour", "flight"]].assign(rn=range(len(frame)))
     left["time_hour"] = pd.to_datetime(left["time_hour"], utc=True)
-    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True))
+    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).astype(left["time_hour"].dtype))
+    duck.register("weather_frame", right)
 
     def in_pandas(_: Any) -> pd.DataFrame:
         m = pd.merge_asof(

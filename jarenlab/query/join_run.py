@@ -299,11 +299,15 @@ def _paired(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
     with store.db.translating():
         rows = store.db.query(prepared.main.sql, params)
     loads = orjson.loads
+    matches: dict[Any, Any] = {}  # one object per matched document, shared as the engine shares it
     paired = []
     for left, right in rows:
         item = loads(left)
         if right is not None:
-            item[push.name] = loads(right)
+            match = matches.get(right)
+            if match is None:
+                match = matches[right] = loads(right)
+            item[push.name] = match
         paired.append(item)
     trace.rows_read += len(rows)
     names = store.model.collections if push.whole else push.reads
