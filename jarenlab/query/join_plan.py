@@ -42,19 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError, StoreError
-from jarenlab.query.document import (
-    ArrayCons,
-    Asof,
-    Call,
-    Flwor,
-    Lit,
-    MapCons,
-    Node,
-    PathRef,
-    parse,
-    unparse,
-    walk,
-)
+from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
 from jarenlab.query.join_asof import JOINABLE, AsofPush, collection_of, plan_asof
 from jarenlab.query.plan import conjoin, subsequence_window
 from jarenlab.query.preds import ArrOut, Const, Field, FieldOut, LitOut, MapOut, OrderKey, Out, Pred, Reason
@@ -63,7 +51,6 @@ from jarenlab.query.translate import Context, can_raise, field_of, translate, va
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
-
 
 
 @dataclass(frozen=True)

@@ -139,9 +139,15 @@ def select_asof(dialect: Dialect, push: AsofPush, specs: Mapping[str, Collection
             cols.append(d.aliased(_member(e, f, spec, family), f"b{n}"))
         return d.derived(d.select(cols, side.collection) + e.where(side.where), alias)
 
-    conds = [d.compare(d.qualified("t1", f"b{n}"), "eq", d.qualified("t0", f"b{n}")) for n in range(len(push.families))]
+    conds = [
+        d.compare(d.qualified("t1", f"b{n}"), "eq", d.qualified("t0", f"b{n}"))
+        for n in range(len(push.families))
+    ]
     conds.append(d.compare(d.qualified("t1", "k"), "le", d.qualified("t0", "k")))
-    latest = [d.order_term(d.qualified("t1", "k"), True, False), d.order_term(d.qualified("t1", "p"), True, False)]
+    latest = [
+        d.order_term(d.qualified("t1", "k"), True, False),
+        d.order_term(d.qualified("t1", "p"), True, False),
+    ]
     match = (
         d.select_from([d.qualified("t1", "d")], [source(push.right, "t1")])
         + d.where(d.all_of(conds))
