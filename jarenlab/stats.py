@@ -1,7 +1,7 @@
 """``store.stats()``: planner, statement cache, collections and subsystems in one table.
 
 Sections: ``statement_cache`` (hits, misses, evictions, size, capacity), ``queries`` (by mode:
-native/row/set; diversions; fallbacks; refusals; rows read by SQL vs rows returned),
+native/row/set/asof; diversions; fallbacks; refusals; rows read by SQL vs rows returned),
 ``collections`` (rows, index sizes), and a section per subsystem that declares one
 (``store.stats_sections()``: live queries, jobs). Index sizes are the backend's ``stats.index_bytes``
 statement: SQLite's ``dbstat`` table when the build has it (otherwise the size says ``"dbstat
@@ -158,7 +158,7 @@ def collect(store: Store) -> Stats:
     planner = store.planner
     with planner.lock:
         counters = dict(planner.counters)
-    queries = {k: counters[k] for k in ("native", "row", "set", "diverted", "fallbacks", "refused")}
+    queries = {k: counters[k] for k in ("native", "row", "set", "asof", "diverted", "fallbacks", "refused")}
     queries["rows_read"] = counters["rows_read"]
     queries["rows_returned"] = counters["rows_returned"]
     collections: dict[str, Any] = {}

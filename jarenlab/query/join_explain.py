@@ -100,7 +100,9 @@ def explain(
         database=prepared.dialect.name,
         **traced(trace, plan.reasons, analyze),
         join=prepared.join if trace.mode != "set" else [],
-        join_order=_order(engine_plan, [b.collection for b in plan.bindings]) if trace.mode != "set" else [],
+        join_order=_order(engine_plan, [j["collection"] for j in prepared.join])
+        if trace.mode != "set"
+        else [],
     )
 
 

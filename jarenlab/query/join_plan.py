@@ -13,6 +13,9 @@ no SQL text, is one of:
   and a literal ``$subsequence`` window are pushed; SQL returns the joined documents in the
   engine's order and the engine computes each tuple's ``$return``;
 - ``native``: a ``$count`` of such a join (SQL counts);
+- ``asof``: one ``$asof`` over two collections paired in SQL (each left row with a correlated
+  subquery picking its right row); the engine runs the rest of the document with the paired items
+  bound as an external in the ``$asof`` node's place;
 - ``set``: the residual. The conditions on one binding still narrow that collection (when it is
   read through that binding only, and no residual condition before them may raise); the engine
   runs the whole document over the narrowed collections.
@@ -34,12 +37,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from jarenlab import pointer
 from jarenlab.errors import QueryError, StoreError
 from jarenlab.query.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse, unparse, walk
+from jarenlab.query.join_asof import JOINABLE, AsofPush, collection_of, plan_asof
 from jarenlab.query.plan import conjoin, subsequence_window
 from jarenlab.query.preds import ArrOut, Const, Field, FieldOut, LitOut, MapOut, OrderKey, Out, Pred, Reason
 from jarenlab.query.sql import read_kind
@@ -48,9 +52,6 @@ from jarenlab.query.translate import Context, can_raise, field_of, translate, va
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
-
-#: The schema families an equality may join on, by how SQL compares them.
-_JOINABLE = {"string": "string", "integer": "number", "number": "number"}
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class JoinPlan:
     output: Out | None = None
     projected: tuple[Projected, ...] = ()
     count: bool = False
+    asof: AsofPush | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,19 @@ def reads(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[list[str], b
 
     Raises JD2004 for an undeclared collection and JD0033 when no collection is named at all.
     """
+    names, whole = _named(root, specs)
+    if not names:
+        example = next(iter(specs), "flights")
+        raise QueryError(
+            "JD0033",
+            "a store-level query binds a collection, e.g. "
+            f'{{"$for": {{"x": "$.{example}[*]"}}, ...}} (declared: {", ".join(specs)})',
+            doc_path="",
+        )
+    return names, whole
+
+
+def _named(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[list[str], bool]:
     names: list[str] = []
     whole = False
     for n in walk(root):
@@ -134,28 +149,7 @@ def reads(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[list[str], b
                     names.append(first[1])
             else:
                 whole = True
-    if not names:
-        example = next(iter(specs), "flights")
-        raise QueryError(
-            "JD0033",
-            "a store-level query binds a collection, e.g. "
-            f'{{"$for": {{"x": "$.{example}[*]"}}, ...}} (declared: {", ".join(specs)})',
-            doc_path="",
-        )
     return names, whole
-
-
-def _collection_of(source: Node, specs: Mapping[str, CollectionSpec]) -> str | None:
-    if (
-        isinstance(source, PathRef)
-        and source.var is None
-        and len(source.steps) == 2
-        and source.steps[0][0] == "member"
-        and source.steps[0][1] in specs
-        and source.steps[1] == ("wild", None)
-    ):
-        return str(source.steps[0][1])
-    return None
 
 
 def _target(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[Flwor, set[str]] | Reason:
@@ -163,7 +157,7 @@ def _target(root: Node, specs: Mapping[str, CollectionSpec]) -> tuple[Flwor, set
     the document also reads elsewhere (a nested FLWOR of a group join, say)."""
     refs = [n for n in walk(root) if isinstance(n, PathRef) and n.var is None]
     for n in walk(root):
-        if isinstance(n, Flwor) and n.fors and all(_collection_of(e, specs) for _, e, _ in n.fors):
+        if isinstance(n, Flwor) and n.fors and all(collection_of(e, specs) for _, e, _ in n.fors):
             if any(at is not None for _, _, at in n.fors):
                 return Reason("$at", "positional bindings count positions in a whole collection")
             sources = [e for _, e, _ in n.fors]
@@ -304,7 +298,7 @@ def _edge(node: Node, index: dict[str, int], ctxs: list[Context]) -> Edge | Reas
     fa, fb = field_of(a, ctxs[index[a.var]]), field_of(b, ctxs[index[b.var]])
     if not isinstance(fa, Field) or not isinstance(fb, Field) or not fa.steps or not fb.steps:
         return Reason("$eq", "a join key that is not a singular member path")
-    ka, kb = _JOINABLE.get(fa.family or ""), _JOINABLE.get(fb.family or "")
+    ka, kb = JOINABLE.get(fa.family or ""), JOINABLE.get(fb.family or "")
     if ka is None or kb is None or ka != kb:
         why = "join keys must both be schema-typed strings or both numbers (an untyped key may be null, an array or an object, which the engine compares deeply)"
         return Reason("$eq", why)
@@ -340,13 +334,35 @@ def analyze(
     operators: frozenset[str] = frozenset(),
 ) -> JoinPlan:
     """Plan a store-level document (already checked by the engine's compile); see the module docstring."""
-    root = parse(document, operators=operators).node
+    parsed = parse(document, operators=operators)
+    root = parsed.node
     names, whole = reads(root, specs)
+    asof = plan_asof(parsed, document, specs, dialect)
+    if isinstance(asof, AsofPush):
+        rest, rest_whole = _named(parse(asof.document, operators=operators).node, specs)
+        asof = replace(asof, reads=tuple(rest), whole=rest_whole)
+        why = Reason("document", "the engine runs the rest of the document over the items SQL paired")
+        return JoinPlan("asof", tuple(names), whole, reasons=(why,), asof=asof)
+    plan = _join(root, document, specs, dialect, names, whole)
+    if asof is not None and plan.mode == "set":
+        plan = replace(plan, reasons=(asof, *plan.reasons))
+    return plan
+
+
+def _join(
+    root: Node,
+    document: Any,
+    specs: Mapping[str, CollectionSpec],
+    dialect: Dialect,
+    names: list[str],
+    whole: bool,
+) -> JoinPlan:
+    """The plan of a document with no pushed ``$asof``: one collection, a join or the residual."""
     found = _target(root, specs)
     if isinstance(found, Reason):
         return JoinPlan("set", tuple(names), whole, reasons=(found,))
     target, outside = found
-    bindings = tuple(Binding(n, str(_collection_of(e, specs))) for n, e, _ in target.fors)
+    bindings = tuple(Binding(n, str(collection_of(e, specs))) for n, e, _ in target.fors)
     if len(bindings) == 1 and not whole and not outside:
         return JoinPlan(
             "single", tuple(names), single=(bindings[0].collection, over_collection(document, target))

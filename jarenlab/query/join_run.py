@@ -2,7 +2,8 @@
 
 :mod:`join_plan` decides, :mod:`join_sql` emits through the store's dialect, the database answers
 what it can (``store.db.query``), and the reference engine computes the rest: each joined tuple's
-``$return`` (row mode) or the whole document over the narrowed collections (set mode). A
+``$return`` (row mode), the rest of a document whose ``$asof`` SQL paired (asof mode) or the whole
+document over the narrowed collections (set mode). A
 document over one collection goes to that collection's planner. Preparations are cached in the
 store's statement cache, keyed by the complete canonical document and every option.
 
@@ -23,6 +24,7 @@ store's statement cache, keyed by the complete canonical document and every opti
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,8 +34,9 @@ from jarenlab.errors import PlanError, QueryError, StoreError
 from jarenlab.query.decode import Fallback, decode
 from jarenlab.query.document import canonical
 from jarenlab.query.engine import CompiledQuery, compile_query, shape
+from jarenlab.query.join_asof import AsofPush
 from jarenlab.query.join_plan import JoinPlan, analyze
-from jarenlab.query.join_sql import is_key, select_join
+from jarenlab.query.join_sql import is_key, select_asof, select_join
 from jarenlab.query.plan import Plan
 from jarenlab.query.preds import Const, Reason
 from jarenlab.query.run import Trace, bound_externals, check_externals, divert_reason, run_query
@@ -53,6 +56,7 @@ class JoinPrepared:
     plan: JoinPlan
     compiled: CompiledQuery
     ret: CompiledQuery | None
+    rest: CompiledQuery | None
     main: Statement | None
     candidates: dict[str, Statement]
     whole: dict[str, Statement]
@@ -100,6 +104,10 @@ def _build(store: Store, document: Any, compiled: CompiledQuery, *, pushdown: bo
     main = None
     if plan.mode in ("row", "native"):
         main = select_join(dialect, plan, specs, count=plan.count)
+    rest = None
+    if plan.asof is not None:
+        main = select_asof(dialect, plan.asof, specs)
+        rest = compile_query(plan.asof.document, operators=store.operators)
     names = list(specs) if plan.whole else list(plan.reads)
     whole = {n: select_candidates(dialect, n, Const(True), None) for n in names}
     candidates = {n: select_candidates(dialect, n, p, None) for n, p in plan.narrow.items()}
@@ -109,7 +117,7 @@ def _build(store: Store, document: Any, compiled: CompiledQuery, *, pushdown: bo
         compile_query(row_document(plan, compiled), operators=store.operators) if plan.mode == "row" else None
     )
     return JoinPrepared(
-        dialect, plan, compiled, ret, main, candidates, whole, ext, lists, _join_rows(store, plan)
+        dialect, plan, compiled, ret, rest, main, candidates, whole, ext, lists, _join_rows(store, plan)
     )
 
 
@@ -132,6 +140,8 @@ def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
     """Per binding, in the written (nested-loop) order: its collection, the conditions joining it
     and the index that serves each of its join keys."""
     specs = store.model.collections
+    if plan.asof is not None:
+        return _asof_rows(store, plan.asof)
     out = []
     for i, b in enumerate(plan.bindings):
         spec = specs[b.collection]
@@ -158,6 +168,33 @@ def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _asof_rows(store: Store, push: AsofPush) -> list[dict[str, Any]]:
+    """The two sides of a pushed ``$asof``: the right side's ``$by`` and ``$on`` keys, and the
+    declared index serving its subquery (the first leading with a ``$by`` column, or with the
+    ``$on`` column when there is no ``$by``)."""
+    spec = store.model.collections[push.right.collection]
+    named = {c.segments: c.name for c in spec.columns}
+    leads = {named.get(f.steps) for f in push.right.by} or {named.get(push.right.on.steps)}
+    index = next(
+        (
+            f"{push.right.collection}_{ix.name}"
+            for ix in spec.indexes
+            if ix.columns[:1] and ix.columns[0] in leads
+        ),
+        "none",
+    )
+    return [
+        {
+            "binding": side.var,
+            "collection": side.collection,
+            "on": [push.text] if side is push.right else [],
+            "indexes": [index] if side is push.right else [],
+            "filtered": side.where != Const(True),
+        }
+        for side in (push.left, push.right)
+    ]
 
 
 def _refuse_profile(store: Store, plan: JoinPlan) -> None:
@@ -200,7 +237,9 @@ def run(
         trace.mode = "set"
     else:
         try:
-            items = _joined(store, prepared, ext, trace)
+            items = (
+                _paired(store, prepared, ext, trace) if plan.asof else _joined(store, prepared, ext, trace)
+            )
         except (StoreError, Fallback) as err:
             if isinstance(err, StoreError) and err.condition not in ("overflow", "function_failed"):
                 raise
@@ -248,19 +287,66 @@ def _joined(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
     return [items] if plan.wrap else items
 
 
-def _set(
-    store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace, *, narrowed: bool
-) -> list[Any]:
-    """The whole document in the engine, over the collections it reads (narrowed where it may be)."""
+def _paired(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace) -> list[Any]:
+    """Asof mode: SQL pairs each left document with its match, built as the engine builds it (the
+    left object with member ``$as`` set to the match, left as it is without one); the engine runs the
+    rest of the document with the paired items as the external in the ``$asof`` node's place."""
+    push = prepared.plan.asof
+    assert prepared.main is not None and prepared.rest is not None and push is not None
+    params = prepared.main.bind(ext)
+    trace.statement, trace.params = prepared.main, params
     t = time.perf_counter()
+    with store.db.translating():
+        rows = store.db.query(prepared.main.sql, params)
+    loads = orjson.loads
+    matches: dict[Any, Any] = {}  # one object per matched document, shared as the engine shares it
+    paired = []
+    for left, right in rows:
+        item = loads(left)
+        if right is not None:
+            match = matches.get(right)
+            if match is None:
+                match = matches[right] = loads(right)
+            item[push.name] = match
+        paired.append(item)
+    trace.rows_read += len(rows)
+    names = store.model.collections if push.whole else push.reads
+    root = _read(store, prepared, names, ext, trace)
+    t2 = time.perf_counter()
+    trace.phases["sql"] = t2 - t
+    out = prepared.rest.run(root, {**ext, push.var: paired})
+    trace.phases["residual"] = time.perf_counter() - t2
+    return out
+
+
+def _read(
+    store: Store,
+    prepared: JoinPrepared,
+    names: Iterable[str],
+    ext: dict[str, Any],
+    trace: Trace,
+    *,
+    narrowed: bool = False,
+) -> dict[str, list[Any]]:
+    """The documents of each named collection, in storage order (narrowed where the plan may)."""
     root: dict[str, list[Any]] = {}
     loads = orjson.loads
-    for name, stmt in prepared.whole.items():
+    for name in names:
+        stmt = prepared.whole[name]
         chosen = prepared.candidates.get(name, stmt) if narrowed else stmt
         with store.db.translating(collection=name):
             rows = store.db.query(chosen.sql, chosen.bind(ext))
         trace.rows_read += len(rows)
         root[name] = [loads(r[0]) for r in rows]
+    return root
+
+
+def _set(
+    store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace, *, narrowed: bool
+) -> list[Any]:
+    """The whole document in the engine, over the collections it reads (narrowed where it may be)."""
+    t = time.perf_counter()
+    root = _read(store, prepared, prepared.whole, ext, trace, narrowed=narrowed)
     t2 = time.perf_counter()
     trace.phases["sql"] = trace.phases.get("sql", 0.0) + (t2 - t)
     out = prepared.compiled.run(root, ext)

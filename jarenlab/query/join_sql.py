@@ -34,6 +34,7 @@ from jarenlab.query.sql import Emitter, Statement
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
+    from jarenlab.query.join_asof import AsofPush, AsofSide
     from jarenlab.query.join_plan import JoinPlan
 
 
@@ -103,3 +104,57 @@ def select_join(
         terms += [d.qualified(f"t{i}", "p") for i in range(len(plan.bindings))]
         text += d.order_by(terms) + e.window(plan.offset, plan.limit)
     return e.statement(text)
+
+
+def select_asof(dialect: Dialect, push: AsofPush, specs: Mapping[str, CollectionSpec]) -> Statement:
+    """Each left document in storage order with its ``$asof`` match (NULL for none): a correlated
+    subquery over the right side, equal ``$by`` members, ``on`` at or before the left row's, the
+    greatest ``on`` and of those the last in storage order. Both sides read their collection
+    through a derived table (``p``, ``d``, ``k`` the ``$on`` member, ``b<n>`` the ``$by`` members),
+    so an index on the right side's ``$by`` and ``$on`` members serves the subquery.
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.model import load_model
+    >>> from jarenlab.query.document import parse
+    >>> from jarenlab.query.join_asof import plan_asof
+    >>> s = {"type": "object", "required": ["o"], "properties": {"o": {"type": "string"}, "t": {"type": "string"}}}
+    >>> m = load_model({"$model": "0.1", "collections": {"f": {"schema": s, "key": None, "identity": "integer"},
+    ...     "w": {"schema": s, "key": None, "identity": "integer"}}})
+    >>> doc = {"$asof": {"a": "$.f[*]", "b": "$.w[*]", "$on": ["$a.t", "$b.t"], "$by": [["$a.o", "$b.o"]], "$as": "m"}}
+    >>> push = plan_asof(parse(doc), doc, m.collections, SQLiteDialect())
+    >>> print(select_asof(SQLiteDialect(), push, m.collections).sql)  # doctest: +NORMALIZE_WHITESPACE
+    SELECT t0.d, (SELECT t1.d FROM (SELECT rowid AS p, doc AS d, json_extract(doc, ?) AS k, json_extract(doc, ?) AS b0 FROM "w") AS t1
+     WHERE (t1.b0 = t0.b0 AND t1.k <= t0.k) ORDER BY t1.k DESC, t1.p DESC LIMIT ?)
+     FROM (SELECT rowid AS p, doc AS d, json_extract(doc, ?) AS k, json_extract(doc, ?) AS b0 FROM "f") AS t0 ORDER BY t0.p
+    """
+    d = dialect
+    e = Emitter(dialect)
+
+    def source(side: AsofSide, alias: str) -> str:
+        spec = specs[side.collection]
+        cols = [
+            d.aliased(d.storage_order(), "p"),
+            d.aliased(d.document(), "d"),
+            d.aliased(_member(e, side.on, spec, "string"), "k"),
+        ]
+        for n, (f, family) in enumerate(zip(side.by, push.families)):
+            cols.append(d.aliased(_member(e, f, spec, family), f"b{n}"))
+        return d.derived(d.select(cols, side.collection) + e.where(side.where), alias)
+
+    conds = [
+        d.compare(d.qualified("t1", f"b{n}"), "eq", d.qualified("t0", f"b{n}"))
+        for n in range(len(push.families))
+    ]
+    conds.append(d.compare(d.qualified("t1", "k"), "le", d.qualified("t0", "k")))
+    latest = [
+        d.order_term(d.qualified("t1", "k"), True, False),
+        d.order_term(d.qualified("t1", "p"), True, False),
+    ]
+    match = (
+        d.select_from([d.qualified("t1", "d")], [source(push.right, "t1")])
+        + d.where(d.all_of(conds))
+        + d.order_by(latest)
+        + e.window(0, 1)
+    )
+    text = d.select_from([d.qualified("t0", "d"), d.scalar(match)], [source(push.left, "t0")])
+    return e.statement(text + d.order_by([d.qualified("t0", "p")]))
