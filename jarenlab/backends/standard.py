@@ -152,8 +152,7 @@ class StandardSQL:
         """
         if fn not in _RANKINGS:
             raise PlanError("JD0010", f"internal: no ranking {fn!r}")
-        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
-        return f"{_RANKINGS[fn]}() OVER ({by}ORDER BY {', '.join(order)})"
+        return f"{_RANKINGS[fn]}() OVER ({_window(partition, ', '.join(order))})"
 
     def offset_value(
         self, fn: str, args: Sequence[str], partition: Sequence[str], order: Sequence[str]
@@ -166,8 +165,7 @@ class StandardSQL:
         """
         if fn not in ("lag", "lead"):
             raise PlanError("JD0010", f"internal: no offset function {fn!r}")
-        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
-        return f"{fn}({', '.join(args)}) OVER ({by}ORDER BY {', '.join(order)})"
+        return f"{fn}({', '.join(args)}) OVER ({_window(partition, ', '.join(order))})"
 
     def framed(
         self,
@@ -194,9 +192,8 @@ class StandardSQL:
                 return "CURRENT ROW"
             return f"{literal(abs(n))} {'PRECEDING' if n < 0 else 'FOLLOWING'}"
 
-        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
         rows = f"ROWS BETWEEN {bound(start, 'PRECEDING')} AND {bound(end, 'FOLLOWING')}"
-        return f"{aggregate} OVER ({by}ORDER BY {', '.join(order)} {rows})"
+        return f"{aggregate} OVER ({_window(partition, ', '.join(order), rows)})"
 
     def ranged(self, aggregate: str, window: str) -> str:
         """An aggregate over a named window (see :meth:`range_window`): ``sum(v) OVER w``."""
@@ -212,9 +209,8 @@ class StandardSQL:
         >>> StandardSQL().range_window("w", ["c"], "t", 9, lambda v: "?")
         ' WINDOW w AS (PARTITION BY c ORDER BY t RANGE BETWEEN CAST(? AS BIGINT) PRECEDING AND CURRENT ROW)'
         """
-        by = f"PARTITION BY {', '.join(partition)} " if partition else ""
         frame = f"RANGE BETWEEN CAST({literal(span)} AS BIGINT) PRECEDING AND CURRENT ROW"
-        return f" WINDOW {name} AS ({by}ORDER BY {order} {frame})"
+        return f" WINDOW {name} AS ({_window(partition, order, frame)})"
 
     def only_where(self, cond: str, expr: str) -> str:
         """``expr`` where ``cond`` holds, else NULL: ``CASE WHEN cond THEN expr END``."""
@@ -233,3 +229,10 @@ class StandardSQL:
         if fn not in _AGGREGATES:
             raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
         return f"{fn}({expr})"
+
+
+def _window(partition: Sequence[str], order: str, frame: str = "") -> str:
+    """A window's specification: ``PARTITION BY c ORDER BY a, k [frame]`` (no PARTITION BY when there
+    is no partition)."""
+    by = f"PARTITION BY {', '.join(partition)} " if partition else ""
+    return f"{by}ORDER BY {order}{' ' + frame if frame else ''}"
