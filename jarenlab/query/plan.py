@@ -1003,11 +1003,17 @@ def _group_key(node: Node, ctx: Context) -> GroupKey | Reason:
 
 
 def _real_checks(out: Out) -> tuple[Field, ...]:
+    """The integer-typed paths whose floats the engine must see: those summed, or whose minimum or
+    maximum is returned (``2.0`` comes back a float). Not those counted, nor those averaged: an
+    average is a float whatever its members, and SQL's sum of integers (``2.0`` read as 2) divided
+    by the count is the engine's exact sum divided by it while the sum is below 2^53 (the decoder
+    checks that, and that the sum is an integer; :attr:`~jarenlab.backends.base.Dialect.typed_integers_exact`).
+    """
     if (
         isinstance(out, AggOut)
         and out.field is not None
         and out.field.family == "integer"
-        and out.fn != "count"
+        and out.fn not in ("count", "avg")
     ):
         return (out.field,)
     if isinstance(out, MapOut):
@@ -1024,7 +1030,7 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
     if isinstance(f, Field):
         ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):
-            checks = (f,) if f.family == "integer" and fn != "count" else ()
+            checks = _real_checks(AggOut(fn, f))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
     if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
         return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))
