@@ -418,6 +418,9 @@ class Dialect(Protocol):
     #: from 2^53 up may not be the float the engine reads (PostgreSQL's ``numeric`` of ``1e23``): an
     #: average then checks its members' magnitude.
     typed_integers_exact: bool
+    #: True when an index over typed members answers a statement that reads only them without
+    #: reading the table (SQLite); ``explain()`` then suggests an index covering a group-by.
+    indexes_cover: bool
     #: True when :meth:`json_aggregate` takes its rows in the order an ordered subquery delivers
     #: them (SQLite); False when it must be told the order, as a numbered column (PostgreSQL).
     aggregates_in_row_order: bool
