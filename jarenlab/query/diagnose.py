@@ -428,13 +428,16 @@ def covering_suggestion(
     {'name': 'by_origin_dep_delay', 'path': ['$.origin', '$.dep_delay']}
     >>> covering_suggestion([("origin",), ("dep_delay",)], [{("dep_delay",), ("origin",), ("carrier",)}]) is None
     True
+    >>> covering_suggestion([("carrier",)], [])  # one path (a distinct, a count per key)
+    {'name': 'by_carrier', 'path': '$.carrier'}
     """
     if not paths or any(not p or not all(type(s) is str for s in p) for p in paths):
         return None
     if any(set(paths) <= held for held in indexes):
         return None
     name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for p in paths for s in p))
-    return {"name": name[:60], "path": [path_text(None, tuple(("member", s) for s in p)) for p in paths]}
+    texts = [path_text(None, tuple(("member", s) for s in p)) for p in paths]
+    return {"name": name[:60], "path": texts if len(texts) > 1 else texts[0]}
 
 
 def _types(schema: dict[str, Any]) -> frozenset[str] | None:
