@@ -411,6 +411,16 @@ class Dialect(Protocol):
     date_parts: frozenset[str]
     #: Whether :meth:`float_sum` sums numbers as the engine's ``$sum`` does (correctly rounded).
     sums_floats_exactly: bool
+    #: True when an integer-typed member's typed value is the engine's number exactly whenever it is
+    #: an integer (a member written ``2.0`` reads as the integer 2) and a float otherwise, so a SQL
+    #: ``sum`` of them that comes back an integer is the exact sum of the engine's values: an average
+    #: of them needs no per-row check (SQLite). False when the value is the decimal as written, which
+    #: from 2^53 up may not be the float the engine reads (PostgreSQL's ``numeric`` of ``1e23``): an
+    #: average then checks its members' magnitude.
+    typed_integers_exact: bool
+    #: True when an index over typed members answers a statement that reads only them without
+    #: reading the table (SQLite); ``explain()`` then suggests an index covering a group-by.
+    indexes_cover: bool
     #: True when :meth:`json_aggregate` takes its rows in the order an ordered subquery delivers
     #: them (SQLite); False when it must be told the order, as a numbered column (PostgreSQL).
     aggregates_in_row_order: bool
@@ -624,6 +634,11 @@ class Dialect(Protocol):
 
     def any_row(self, cond: str) -> str:
         """Whether a condition holds for some row: ``c`` -> ``max(c)``."""
+        ...
+
+    def regroup(self, fn: str, partial: str) -> str:
+        """``fn`` (``count sum min max``) over a column of per-group results of ``fn`` (the outer
+        level of a two-level group-by): ``count``, ``g.c`` -> ``sum(g.c)``, an integer."""
         ...
 
     # -- several collections in one statement (joins, graph loads) ---------------------------------

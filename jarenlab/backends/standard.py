@@ -15,6 +15,8 @@ from jarenlab.errors import PlanError
 
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _AGGREGATES = frozenset({"count", "sum", "min", "max"})
+#: How per-group results of each aggregate combine: counts and sums add, minima and maxima of them.
+_REGROUP = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
 _RANKINGS = {"row-number": "row_number", "rank": "rank", "dense-rank": "dense_rank"}
 
 
@@ -229,6 +231,17 @@ class StandardSQL:
         if fn not in _AGGREGATES:
             raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
         return f"{fn}({expr})"
+
+    def regroup(self, fn: str, partial: str) -> str:
+        """``fn`` over a column of per-group results of ``fn`` (the outer level of a two-level
+        group-by): counts and sums add, the minimum of minima, the maximum of maxima.
+
+        >>> StandardSQL().regroup("count", "g.c"), StandardSQL().regroup("max", "g.m")
+        ('sum(g.c)', 'max(g.m)')
+        """
+        if fn not in _REGROUP:
+            raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
+        return f"{_REGROUP[fn]}({partial})"
 
 
 def _window(partition: Sequence[str], order: str, frame: str = "") -> str:

@@ -124,16 +124,18 @@ def _read_aggs(layout: Layout, row: tuple[Any, ...], start: int) -> tuple[dict[A
     return out, i
 
 
-def _avg_sums(layout: Layout, row: tuple[Any, ...]) -> dict[AggOut, list[Any]]:
-    """The raw ``(sum, count)`` cells of each average of a group row."""
-    out = {}
-    i = layout.keys
+def _check_averages(layout: Layout, row: tuple[Any, ...], start: int) -> None:
+    """Raise :class:`Fallback` where an average's SQL sum (cells from ``start``) may not give the
+    engine's average: a sum of 2^53 or more in magnitude (the engine's float sum rounds it), or an
+    integer-typed path's sum that is a float (a member beyond the database's integers)."""
+    i = start
     for a in layout.aggregates:
-        width = 2 if a.fn == "avg" else 1
-        if a.fn == "avg":
-            out[a] = list(row[i : i + 2])
-        i += width
-    return out
+        total = row[i]
+        if a.fn == "avg" and abs(total or 0) >= 2**53:
+            raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
+        if a.fn == "avg" and a.field is not None and a.field.family == "integer" and type(total) is float:
+            raise Fallback(_BEYOND)
+        i += 2 if a.fn == "avg" else 1
 
 
 def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dialect) -> list[Any]:
@@ -142,7 +144,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
     if plan.aggregate is not None:
         aggs, i = _read_aggs(layout, rows[0], 0)
         if any(rows[0][i:]):
-            raise Fallback("real values in an integer-typed path")
+            raise Fallback(_REALS)
+        _check_averages(layout, rows[0], 0)
         return aggs[layout.aggregates[0]]
     if plan.group is not None:
         out: list[Any] = []
@@ -152,15 +155,14 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             aggs, i = _read_aggs(layout, row, layout.keys)
             reals = reals or any(row[i : i + layout.real_flags])
             dates = dates or any(row[i + layout.real_flags :])
-            if any(a.fn == "avg" and abs(v[0] or 0) >= 2**53 for a, v in _avg_sums(layout, row).items()):
-                raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
+            _check_averages(layout, row, layout.keys)
             out.extend(_items(plan.output, {}, row, aggs))
         if plan.series is not None and not (dates or reals):
             return _series(plan.series, rows, out, layout.keys - 1)
         if dates:
             raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
         if reals:
-            raise Fallback("real values in an integer-typed path")
+            raise Fallback(_REALS)
         return out
     output = plan.output
     if isinstance(output, Ranking):
@@ -224,6 +226,7 @@ def _projected(output: Out, layout: Layout, rows: list[tuple[Any, ...]], dialect
 
 _READS = {"string": 0, "number": 1, "pair": 2}
 _BEYOND = "an integer beyond the database's integer range"
+_REALS = "real values in an integer-typed path, or members of 2^53 or more averaged"
 
 
 def _series(series: Series, rows: list[tuple[Any, ...]], items: list[Any], by: int) -> list[Any]:
@@ -258,7 +261,7 @@ def _ranked(ranking: Ranking, layout: Layout, rows: list[tuple[Any, ...]]) -> li
         if flags and any(row[-flags:]):
             if any(row[len(row) - layout.date_flags :]):
                 raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
-            raise Fallback("real values in an integer-typed path")
+            raise Fallback(_REALS)
         doc = loads(row[0])
         i = 1
         for name, fn, arg in ranking.compute:

@@ -417,6 +417,29 @@ def index_suggestions(
     return out
 
 
+def covering_suggestion(
+    paths: list[tuple[str | int, ...]], indexes: list[set[tuple[str | int, ...]]]
+) -> dict[str, Any] | None:
+    """The declaration of one index over every path a statement reads (in their order: a group-by's
+    keys, then its aggregated members), which answers it from the index alone; None when a declared
+    index already holds them all (``indexes``: each one's paths) or a path is not plain members.
+
+    >>> covering_suggestion([("origin",), ("dep_delay",)], [])
+    {'name': 'by_origin_dep_delay', 'path': ['$.origin', '$.dep_delay']}
+    >>> covering_suggestion([("origin",), ("dep_delay",)], [{("dep_delay",), ("origin",), ("carrier",)}]) is None
+    True
+    >>> covering_suggestion([("carrier",)], [])  # one path (a distinct, a count per key)
+    {'name': 'by_carrier', 'path': '$.carrier'}
+    """
+    if not paths or any(not p or not all(type(s) is str for s in p) for p in paths):
+        return None
+    if any(set(paths) <= held for held in indexes):
+        return None
+    name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for p in paths for s in p))
+    texts = [path_text(None, tuple(("member", s) for s in p)) for p in paths]
+    return {"name": name[:60], "path": texts if len(texts) > 1 else texts[0]}
+
+
 def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     t = schema.get("type")
     if isinstance(t, str):

@@ -6,7 +6,8 @@ Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), `
 (the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``,
 PostgreSQL's ``EXPLAIN (FORMAT JSON)``; also readable as ``sqlite_plan``), ``database`` (whose
 plan it is: ``sqlite``, ``postgresql``), ``suggested_indexes`` (when the database scans the whole
-table for a condition or order on members no index covers: the declarations to add to the model).
+table for a condition or order on members no index covers, or for a group-by no index covers
+whole: the declarations to add to the model).
 ``analyze=True`` runs the query and adds ``rows_read`` (the rows the database read: every row of a
 scan; the rows an index search found otherwise), ``rows_fetched`` (handed over by SQL),
 ``rows_returned`` (after the residual) and ``phases`` (seconds per phase).
@@ -20,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.query.diagnose import bound, index_suggestions
+from jarenlab.query.diagnose import bound, covering_suggestion, index_suggestions
+from jarenlab.query.plan import covered_fields
 from jarenlab.query.plan_tree import plan_tree, tree_html
 from jarenlab.query.preds import EXTERNAL_SLOTS, Reason, fields_of
 from jarenlab.query.profile import Profile
@@ -52,8 +54,10 @@ class Explain:
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
     database: str = "sqlite"
-    #: Index declarations that would serve the scan (add them to the model's ``indexes``).
-    suggested_indexes: list[dict[str, str]] = field(default_factory=list)
+    #: Index declarations that would serve the scan (add them to the model's ``indexes``): one per
+    #: member a condition or order scans for, or for a group-by over the whole collection one over
+    #: every member it reads, so the database answers from the index alone.
+    suggested_indexes: list[dict[str, Any]] = field(default_factory=list)
     #: Rows the SQL handed over (``rows_read`` counts the rows the database read: all of them in a scan).
     rows_fetched: int | None = None
     #: Schema-aware findings (:mod:`jarenlab.query.diagnose`): ``[{code, severity, reason, doc_path}]``.
@@ -179,11 +183,19 @@ def explain(
         raw_plan = db.explain(stmt.sql, values)
     engine_plan = prepared.dialect.plan_tree(raw_plan)
     scans = prepared.dialect.full_scans(raw_plan, coll.name)
-    suggested: list[dict[str, str]] = []
+    suggested: list[dict[str, Any]] = []
     if scans:
         fields = fields_of(plan.where) or [k.field for k in plan.order if k.field is not None]
         indexed = {c.segments for c in coll.spec.columns}
         suggested = index_suggestions([f.steps for f in fields], indexed)
+        covered = (
+            covered_fields(plan) if prepared.dialect.indexes_cover and prepared.mandatory is None else None
+        )
+        if covered:
+            segments = {c.name: c.segments for c in coll.spec.columns}
+            held = [{segments[c] for c in ix.columns} for ix in coll.spec.indexes]
+            covering = covering_suggestion([f.steps for f in covered], held)
+            suggested += [covering] if covering is not None else []
     fetched = trace.rows_read
     if analyze and scans and trace.fallback is None:
         trace.rows_read = coll.count()  # a scan reads every row, whatever it hands over

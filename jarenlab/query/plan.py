@@ -65,6 +65,7 @@ from jarenlab.query.preds import (
     slots_of,
 )
 from jarenlab.query.series import Resample, Rolling
+from jarenlab.query.sql import group_aggregates
 from jarenlab.query.translate import Context, can_raise, date_key, field_of, translate, value_raises
 
 if TYPE_CHECKING:
@@ -1003,11 +1004,17 @@ def _group_key(node: Node, ctx: Context) -> GroupKey | Reason:
 
 
 def _real_checks(out: Out) -> tuple[Field, ...]:
+    """The integer-typed paths whose floats the engine must see: those summed, or whose minimum or
+    maximum is returned (``2.0`` comes back a float). Not those counted, nor those averaged: an
+    average is a float whatever its members, and SQL's sum of integers (``2.0`` read as 2) divided
+    by the count is the engine's exact sum divided by it while the sum is below 2^53 (the decoder
+    checks that, and that the sum is an integer; :attr:`~jarenlab.backends.base.Dialect.typed_integers_exact`).
+    """
     if (
         isinstance(out, AggOut)
         and out.field is not None
         and out.field.family == "integer"
-        and out.fn != "count"
+        and out.fn not in ("count", "avg")
     ):
         return (out.field,)
     if isinstance(out, MapOut):
@@ -1024,12 +1031,41 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
     if isinstance(f, Field):
         ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):
-            checks = (f,) if f.family == "integer" and fn != "count" else ()
+            checks = _real_checks(AggOut(fn, f))
             return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
     if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
         return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))
     why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
     return replace(set_plan, reasons=(Reason(f"${fn}", why),))
+
+
+def covered_fields(plan: Plan) -> list[Field] | None:
+    """The members a native group-by over the whole collection reads (its keys' members, then the
+    members it aggregates), when its statement reads nothing else of a document, so one index over
+    them all answers it alone; None otherwise (a filter, a check for floats written in an integer
+    path, a float sum or a count of an untyped member reads the document).
+
+    >>> from jarenlab.query.preds import DateKey
+    >>> t, i = Field(("t",), "string", None), Field(("i",), "integer", None)
+    >>> plan = Plan("c", "native", group=(DateKey(t, "date-part", "hour"),), output=AggOut("avg", i))
+    >>> [f.steps for f in covered_fields(plan)]
+    [('t',), ('i',)]
+    >>> covered_fields(replace(plan, real_checks=(i,))) is None
+    True
+    """
+    if plan.mode != "native" or plan.group is None or plan.where != TRUE or plan.real_checks:
+        return None
+    found = [k if isinstance(k, Field) else k.field for k in plan.group]
+    for a in [*group_aggregates(plan.output), *plan.order_aggregates]:
+        f = a.field
+        if f is None:
+            continue
+        if f.family not in ("string", "integer", "number") or (
+            f.family == "number" and a.fn in ("sum", "avg")
+        ):
+            return None
+        found.append(f)
+    return list(dict.fromkeys(found))
 
 
 def touched_fields(plan: Plan) -> list[Field]:

@@ -103,7 +103,18 @@ class PlannerState:
         self.checks = "default"
         self.lock = threading.Lock()
         self.counters: dict[str, int] = dict.fromkeys(
-            ("native", "row", "set", "asof", "diverted", "fallbacks", "rows_read", "rows_returned", "refused"), 0
+            (
+                "native",
+                "row",
+                "set",
+                "asof",
+                "diverted",
+                "fallbacks",
+                "rows_read",
+                "rows_returned",
+                "refused",
+            ),
+            0,
         )
 
     def count(self, **inc: int) -> None:

@@ -81,14 +81,25 @@ _FAMILY_KINDS = {
 }
 #: A bound value's marker in emitted text (NUL never reaches SQL text otherwise).
 _MARK = re.compile("\x00([0-9]+)\x00")
+#: The inner level of a two-level group-by, as the outer level reads it.
+_RAW = "g"
 
 
 @dataclass
 class Emitter:
-    """Builds SQL text through a dialect; bound values are markers until :meth:`statement`."""
+    """Builds SQL text through a dialect; bound values are markers until :meth:`statement`.
+
+    In the outer level of a two-level group-by (:func:`select_groups`) ``keyed`` names the derived
+    table's column holding each key member's raw value, and ``partials`` collects what the inner
+    level computes per raw group (its text -> its column's name and how the outer level combines
+    the column): the aggregates (:meth:`aggregate`, :meth:`count_rows`, :meth:`any_row`,
+    :meth:`first_position`) then read as those columns combined.
+    """
 
     dialect: Dialect
     slots: list[Slot] = field(default_factory=list)
+    keyed: dict[Field, str] | None = None
+    partials: dict[str, tuple[str, Callable[[str], str]]] | None = None
 
     def bind(self, slot: Slot) -> str:
         """A marker for a bound value: each place it appears in the text binds it once."""
@@ -242,7 +253,7 @@ class Emitter:
         terms = []
         for k in keys:
             if k.what == "count":
-                expr = d.count_rows()
+                expr = self.count_rows()
             elif k.what == "key":
                 assert grouped
                 expr = d.column_at(k.index + 1)
@@ -254,18 +265,49 @@ class Emitter:
                 expr = self.value(k.field, "string" if k.field.family == "string" else "number")
             empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
             terms.append(d.order_term(expr, k.desc, empty_first))
-        terms.append(d.first_in_storage_order() if grouped else d.storage_order())
+        terms.append(self.first_position() if grouped else d.storage_order())
         return terms
 
     def window(self, offset: int, limit: int | None) -> str:
         return self.dialect.window(limit, offset, self.literal)
 
+    def aggregate(self, fn: str, expr: str) -> str:
+        """``fn`` of ``expr`` over a group's rows (or its raw groups' results of it, combined)."""
+        d = self.dialect
+        return self._partial(d.aggregate(fn, expr), lambda column: d.regroup(fn, column))
+
+    def count_rows(self) -> str:
+        """A group's rows counted."""
+        d = self.dialect
+        return self._partial(d.count_rows(), lambda column: d.regroup("count", column))
+
+    def any_row(self, cond: str) -> str:
+        """Whether ``cond`` holds for some row of a group."""
+        return self._partial(self.dialect.any_row(cond), self.dialect.any_row)
+
+    def first_position(self) -> str:
+        """A group's place in storage order (its first row's)."""
+        d = self.dialect
+        return self._partial(d.first_in_storage_order(), lambda column: d.regroup("min", column))
+
+    def _partial(self, inner: str, combine: Callable[[str], str]) -> str:
+        if self.partials is None:
+            return inner
+        name = self.partials.setdefault(inner, (f"jl_p{len(self.partials)}", combine))[0]
+        return combine(self.dialect.qualified(_RAW, name))
+
+    def key_value(self, f: Field) -> str:
+        """A key member's value (in a two-level group-by's outer level: its raw group's value)."""
+        if self.keyed is not None:
+            return self.dialect.qualified(_RAW, self.keyed[f])
+        return self.value(f, "string" if f.family == "string" else "number")
+
     def group_key(self, key: GroupKey) -> str:
         """A group key's value: a typed member, or a date function of a string-typed one."""
         if isinstance(key, Field):
-            return self.value(key, "string" if key.family == "string" else "number")
+            return self.key_value(key)
         d = self.dialect
-        v = self.value(key.field, "string")
+        v = self.key_value(key.field)
         if key.fn == "date-part":
             return d.date_part(v, key.arg)
         if key.fn == "date-trunc":
@@ -278,7 +320,7 @@ class Emitter:
     def date_flag(self, f: Field) -> str:
         """Whether some present member is not a canonical date-time (then the engine decides)."""
         d = self.dialect
-        v = self.value(f, "string")
+        v = self.key_value(f)  # (the outer level decides it once per raw value)
         return d.any_row(d.all_of([d.is_present(v), d.negate(d.date_valid(v))]))
 
 
@@ -415,20 +457,20 @@ def select_rows(
 def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
     d = e.dialect
     if a.field is None:
-        return [d.count_rows()]
+        return [e.count_rows()]
     family = "string" if a.field.family == "string" else "number"
     if a.fn == "count":
         # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
         typed = a.field.family in ("string", "integer", "number")
-        return [d.aggregate("count", e.value(a.field, family) if typed else e.jtype(a.field))]
+        return [e.aggregate("count", e.value(a.field, family) if typed else e.jtype(a.field))]
     if a.fn in ("sum", "avg") and a.field.family == "number":
         # The engine's own sum, fed each member's JSON type and value (see Dialect.float_sum).
         total = d.float_sum(e.jtype(a.field), d.json_value(e.path(a.field)))
-        return [total] if a.fn == "sum" else [total, d.aggregate("count", e.value(a.field, family))]
+        return [total] if a.fn == "sum" else [total, e.aggregate("count", e.value(a.field, family))]
     if a.fn == "avg":
         # Integer-typed: the value is NULL exactly when missing.
-        return [d.aggregate("sum", e.value(a.field, family)), d.aggregate("count", e.value(a.field, family))]
-    return [d.aggregate(a.fn, e.value(a.field, family))]
+        return [e.aggregate("sum", e.value(a.field, family)), e.aggregate("count", e.value(a.field, family))]
+    return [e.aggregate(a.fn, e.value(a.field, family))]
 
 
 def _agg_value(e: Emitter, a: AggOut) -> str:
@@ -448,8 +490,8 @@ def _having(
     flags: list[str],
 ) -> str:
     """The HAVING clause of a filter over groups (nothing without one). A group the flags mark (the
-    engine decides for them), or whose compared average has a sum of 2^53 or more, passes, so the
-    decoder sees it and hands the run to the engine."""
+    engine decides for them), or whose compared average has a sum or a member of 2^53 or more in
+    magnitude, passes, so the decoder sees it and hands the run to the engine."""
     if not having:
         return ""
     d = e.dialect
@@ -461,11 +503,30 @@ def _having(
         if isinstance(out, AggOut) and out.fn == "avg":
             total = _agg_columns(e, out)[0]
             passes += [d.compare(total, "ge", e.literal(2**53)), d.compare(total, "le", e.literal(-(2**53)))]
+            if out.field is not None and out.field.family == "integer":
+                passes.append(_beyond(e, out.field))
     return d.having(d.any_of([d.all_of(terms), *passes]) if passes else d.all_of(terms))
 
 
-def _real_flags(e: Emitter, checks: tuple[Field, ...]) -> list[str]:
-    return [e.dialect.any_row(e.dialect.written_float(e.path(f))) for f in checks]
+def _beyond(e: Emitter, f: Field) -> str:
+    """Some member of an integer-typed path is 2^53 or more in magnitude (the database may read it
+    otherwise than the engine, see :attr:`~jarenlab.backends.base.Dialect.typed_integers_exact`)."""
+    d = e.dialect
+    v = e.value(f, "number")
+    high = d.compare(e.aggregate("max", v), "ge", e.literal(2**53))
+    return d.any_of([high, d.compare(e.aggregate("min", v), "le", e.literal(-(2**53)))])
+
+
+def _real_flags(e: Emitter, checks: tuple[Field, ...], aggs: list[AggOut]) -> list[str]:
+    """The flags that send a run to the engine: floats in integer paths (``checks``), and, where
+    the dialect's integers are not exact, members of 2^53 or more in the integer paths averaged."""
+    flags = [e.any_row(e.dialect.written_float(e.path(f))) for f in checks]
+    if not e.dialect.typed_integers_exact:
+        averaged = [
+            a.field for a in aggs if a.fn == "avg" and a.field is not None and a.field.family == "integer"
+        ]
+        flags += [_beyond(e, f) for f in dict.fromkeys(averaged)]
+    return flags
 
 
 def select_aggregate(
@@ -473,9 +534,30 @@ def select_aggregate(
 ) -> tuple[Statement, Layout]:
     """One whole-query aggregate; ``checks`` flag floats in integer paths (the engine decides then)."""
     e = Emitter(dialect)
-    cols = [*_agg_columns(e, agg), *_real_flags(e, checks)]
+    flags = _real_flags(e, checks, [agg])
+    cols = [*_agg_columns(e, agg), *flags]
     text = dialect.select(cols, table) + e.where(where)
-    return e.statement(text), Layout(aggregates=(agg,), real_flags=len(checks))
+    return e.statement(text), Layout(aggregates=(agg,), real_flags=len(flags))
+
+
+def regroups(keys: tuple[GroupKey, ...], aggs: list[AggOut]) -> bool:
+    """Whether a group-by runs in two levels: some key is a date function (computed, with its
+    check of the canonical form, once per distinct member value rather than once per row) and every
+    aggregate combines exactly from per-value results (counts, integer sums and averages, minima,
+    maxima; a float sum rounds once, over every member).
+
+    >>> from jarenlab.query.preds import DateKey
+    >>> t, n = Field(("t",), "string", None), Field(("n",), "number", None)
+    >>> regroups((DateKey(t, "date-part", "hour"),), [AggOut("avg", Field(("i",), "integer", None))])
+    True
+    >>> regroups((DateKey(t, "date-part", "hour"),), [AggOut("sum", n)]), regroups((t,), [])
+    (False, False)
+    """
+    dated = any(not isinstance(k, Field) for k in keys)
+    exact = all(
+        not (a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number") for a in aggs
+    )
+    return dated and exact
 
 
 def select_groups(
@@ -494,16 +576,37 @@ def select_groups(
 ) -> tuple[Statement, Layout]:
     """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
     group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
-    in first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`)."""
+    in first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`).
+
+    Where :func:`regroups` allows, in two levels: the inner groups the rows by the raw values of
+    the members the keys read and computes each aggregate's part per raw group; the outer computes
+    the keys from those values and combines the parts, with the same answer.
+    """
     e = Emitter(dialect)
+    d = dialect
     aggs = list(dict.fromkeys([*group_aggregates(out), *ordered]))
-    cols = [e.group_key(k) for k in keys]
-    cols += [c for a in aggs for c in _agg_columns(e, a)] + _real_flags(e, checks)
-    cols += [e.date_flag(f) for f in dates]
-    text = dialect.select(cols, table) + e.where(where) + dialect.group_by_leading(len(keys))
-    text += _having(e, keys, having, _real_flags(e, checks) + [e.date_flag(f) for f in dates])
-    text += e.order(order, grouped=True) + e.window(offset, limit)
-    layout = Layout(aggregates=tuple(aggs), real_flags=len(checks), keys=len(keys), date_flags=len(dates))
+    raw: list[Field] = []
+    if regroups(keys, aggs):
+        raw = list(dict.fromkeys(k if isinstance(k, Field) else k.field for k in keys))
+        e.keyed = {f: f"jl_k{i}" for i, f in enumerate(raw)}
+        e.partials = {}
+    flags = _real_flags(e, checks, aggs) + [e.date_flag(f) for f in dates]
+    cols = [e.group_key(k) for k in keys] + [c for a in aggs for c in _agg_columns(e, a)] + flags
+    tail = d.group_by_leading(len(keys)) + _having(e, keys, having, flags)
+    tail += e.order(order, grouped=True) + e.window(offset, limit)
+    if e.partials is None:
+        text = d.select(cols, table) + e.where(where) + tail
+    else:
+        inner = [
+            d.aliased(e.value(f, "string" if f.family == "string" else "number"), f"jl_k{i}")
+            for i, f in enumerate(raw)
+        ]
+        inner += [d.aliased(part, name) for part, (name, _) in e.partials.items()]
+        grouped = d.select(inner, table) + e.where(where) + d.group_by_leading(len(raw))
+        text = d.select_from(cols, [d.derived(grouped, _RAW)]) + tail
+    layout = Layout(
+        aggregates=tuple(aggs), real_flags=len(flags) - len(dates), keys=len(keys), date_flags=len(dates)
+    )
     return e.statement(text), layout
 
 

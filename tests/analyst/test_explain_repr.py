@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jarenlab import it, param
+from jarenlab import agg, it, key, param
 
 from .conftest import MODEL, ROWS
 
@@ -53,3 +53,39 @@ def test_a_previewed_query_shows_its_warnings_every_time(lab: Any) -> None:
         shown = q._repr_html_()
         assert "no rows" in shown and "JQ0036" in shown and "did you mean symbol?" in shown
     assert "warning" not in prices.where(it.symbol == "AAPL")._repr_html_()
+
+
+def test_explain_suggests_an_index_covering_a_group_by(lab: Any, open_store: Any) -> None:
+    """A group-by over the whole collection reads its keys' members and the members it aggregates:
+    on SQLite one index over them all answers it without reading a document, and explain() suggests
+    that declaration (in its rows, its frame and its HTML), until one is declared. PostgreSQL's
+    expression indexes never answer alone, so it suggests none there."""
+    store = lab()
+    prices = store["prices"]
+    q = prices.group_by(s=it.symbol).select({"s": key("s"), "v": agg.avg(it.volume), "n": agg.count()})
+    ex = q.explain()
+    if store.backend.name == "postgresql":
+        assert ex.suggested_indexes == []
+        return
+    want = {"name": "by_symbol_volume", "path": ["$.symbol", "$.volume"]}
+    assert ex.suggested_indexes == [want]
+    row = ("suggested index", '{"name": "by_symbol_volume", "path": ["$.symbol", "$.volume"]}')
+    assert row in ex.rows() and list(ex.to_frame().iloc[-1]) == list(row)
+    assert "by_symbol_volume" in ex._repr_html_()
+    # Only where the index would answer alone: not for a filtered group-by, a float sum (it reads
+    # each member's JSON type) or an integer sum (it checks each member for a written float).
+    filtered = prices.where(it.volume > 3).group_by(s=it.symbol).select({"n": agg.count()}).explain()
+    assert filtered.suggested_indexes == [{"name": "by_volume", "path": "$.volume"}]  # the filter's own
+    for other in (agg.avg(it.close), agg.sum(it.volume)):
+        assert (
+            prices.group_by(s=it.symbol).select({"s": key("s"), "v": other}).explain().suggested_indexes == []
+        )
+    model = copy.deepcopy(MODEL)
+    model["collections"]["prices"]["indexes"].append(ex.suggested_indexes[0])
+    again = open_store(model, name="covered")["prices"]
+    again.insert_many(ROWS)
+    q2 = again.group_by(s=it.symbol).select({"s": key("s"), "v": agg.avg(it.volume), "n": agg.count()})
+    ex2 = q2.explain()
+    assert ex2.suggested_indexes == [] and ex2.mode == "native"
+    assert any("prices_by_symbol_volume" in p["detail"] for p in ex2.engine_plan), ex2.engine_plan
+    assert q2.to_list() == q.to_list() == prices._run_query(q.document, {}, pushdown=False)[0]

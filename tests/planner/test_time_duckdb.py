@@ -100,3 +100,34 @@ def test_counting_pushes_on_both(flights: Any, duck: Any) -> None:
         assert q.to_list() == [{"k": k, "n": n} for k, n in want], name
         week_in_engine = name == "part week" and flights.store.backend.name == "sqlite"
         assert q.explain().mode == ("set" if week_in_engine else "native"), name
+
+
+def test_averages_minima_and_maxima_agree_with_duckdb(flights: Any, duck: Any) -> None:
+    """The two-level group-by (per distinct ``time_hour``, then per key) with an average, a minimum and
+    a maximum of ``dep_delay`` and a count of it: DuckDB's ``avg`` divides the exact integer sum by the
+    count, as the engine does; every case pushed (but SQLite's ISO week) and two-level."""
+    for name, expr, sql in _family():
+        q = flights.group_by(k=expr).select(
+            {
+                "k": key("k"),
+                "a": agg.avg(it.dep_delay),
+                "lo": agg.min(it.dep_delay),
+                "hi": agg.max(it.dep_delay),
+                "c": agg.count(it.dep_delay),
+            }
+        )
+        rows = duck.execute(
+            f"SELECT {sql} AS k, avg(dep_delay), min(dep_delay), max(dep_delay), count(dep_delay) FROM f "
+            "GROUP BY 1 ORDER BY min(rn)"
+        ).fetchall()
+        want = [
+            {"k": k, **({"a": a, "lo": int(lo), "hi": int(hi)} if c else {}), "c": c}
+            for k, a, lo, hi, c in rows
+        ]
+        got = q.to_list()
+        assert got == want, name
+        assert got == flights._run_query(q.document, {}, pushdown=False)[0], name
+        ex = q.explain()
+        week_in_engine = name == "part week" and flights.store.backend.name == "sqlite"
+        assert ex.mode == ("set" if week_in_engine else "native"), name
+        assert week_in_engine or "jl_k0" in ex.sql, name

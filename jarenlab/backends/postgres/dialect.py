@@ -115,6 +115,12 @@ class PostgresDialect(StandardSQL):
     #: numeric sums the decimals as written, the engine the floats they are read as: float sums stay
     #: in the engine.
     sums_floats_exactly = False
+    #: An integer-typed member reads as the ``numeric`` of its text: ``1e23`` is 10^23 exactly, not
+    #: the float the engine reads, so an average checks that its members are below 2^53.
+    typed_integers_exact = False
+    #: An index over expressions never answers alone (an index-only scan needs the table's own
+    #: columns, here ``body``): explain() suggests no covering index.
+    indexes_cover = False
     #: ``json_agg`` orders its rows itself (``ORDER BY`` a numbered column).
     aggregates_in_row_order = False
     #: The ``$date-part`` parts SQL computes.
@@ -388,6 +394,16 @@ class PostgresDialect(StandardSQL):
     def any_row(self, cond: str) -> str:
         """Whether a condition holds for some row (true, else false or NULL): ``c`` -> ``bool_or(c)``."""
         return f"bool_or({cond})"
+
+    def regroup(self, fn: str, partial: str) -> str:
+        """``fn`` over per-group results of ``fn``; counts add as a ``bigint`` (a sum of bigints
+        is ``numeric``): ``count``, ``g.c`` -> ``(sum(g.c))::bigint``.
+
+        >>> PostgresDialect().regroup("count", "g.c"), PostgresDialect().regroup("min", "g.m")
+        ('(sum(g.c))::bigint', 'min(g.m)')
+        """
+        out = super().regroup(fn, partial)
+        return f"({out})::bigint" if fn == "count" else out
 
     # -- JSON built in SQL (graph loads) ----------------------------------------------------------
     def json_document(self, column: str) -> str:

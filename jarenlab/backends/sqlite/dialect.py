@@ -98,6 +98,13 @@ class SQLiteDialect(StandardSQL):
     #: Float sums run as ``jl_fsum``, an aggregate registered on the connection that applies the
     #: engine's own ``$sum`` (correctly rounded, so the order SQLite feeds the rows in is irrelevant).
     sums_floats_exactly = True
+    #: An integer-typed member's typed column (``INTEGER`` in a ``STRICT`` table) holds a float
+    #: written ``2.0`` as the integer 2 (every integral float below 2^63 converts exactly) and
+    #: anything else as a REAL, and ``sum`` of a REAL is a REAL: an integer sum is exact.
+    typed_integers_exact = True
+    #: An index over typed columns answers a statement that reads only those columns (and the
+    #: ``rowid``) without reading a row of the table: explain() suggests covering indexes.
+    indexes_cover = True
     #: ``group_concat`` takes the rows of an ordered subquery in that order.
     aggregates_in_row_order = True
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
