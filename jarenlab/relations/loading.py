@@ -89,20 +89,6 @@ def _bind(coll: Collection, stmt: Statement, externals: Any) -> list[Any]:
     return stmt.bind(ext)
 
 
-def _rebuild(level: Level, item: Any) -> Any:
-    """The document of a decoded ``[doc, include, ...]`` item with its includes as members (the
-    decoded document is this load's own, so it takes them in place)."""
-    doc = item[0]
-    for (name, child), value in zip(level.children, item[1:]):
-        if child.count:
-            doc[name] = int(value)
-        elif child.relation is not None and child.relation.many:
-            doc[name] = [_rebuild(child, x) for x in value]
-        else:
-            doc[name] = None if value is None else _rebuild(child, value)
-    return doc
-
-
 def load(coll: Collection, spec: Any, externals: Any = None) -> Loaded:
     """The root documents with their includes, from exactly one SQL statement."""
     root, stmt = prepare(coll, spec)
@@ -110,8 +96,8 @@ def load(coll: Collection, spec: Any, externals: Any = None) -> Loaded:
     db = coll.store.db
     with db.translating(collection=coll.name):
         rows = db.query(stmt.sql, params)
-    loads = orjson.loads
-    return Loaded([_rebuild(root, loads(r[0])) for r in rows], collection=coll.name, spec=root)
+    loads = orjson.loads  # the statement built each document whole: one parse, nothing to put in place
+    return Loaded([loads(r[0]) for r in rows], collection=coll.name, spec=root)
 
 
 class Loaded(list[dict[str, Any]]):
