@@ -53,7 +53,7 @@ class Explain:
     fallback: str | None = None
     database: str = "sqlite"
     #: Index declarations that would serve the scan (add them to the model's ``indexes``).
-    suggested_indexes: list[dict[str, str]] = field(default_factory=list)
+    suggested_indexes: list[dict[str, Any]] = field(default_factory=list)
     #: Rows the SQL handed over (``rows_read`` counts the rows the database read: all of them in a scan).
     rows_fetched: int | None = None
     #: Schema-aware findings (:mod:`jarenlab.query.diagnose`): ``[{code, severity, reason, doc_path}]``.
@@ -179,11 +179,15 @@ def explain(
         raw_plan = db.explain(stmt.sql, values)
     engine_plan = prepared.dialect.plan_tree(raw_plan)
     scans = prepared.dialect.full_scans(raw_plan, coll.name)
-    suggested: list[dict[str, str]] = []
+    suggested: list[dict[str, Any]] = []
     if scans:
-        fields = fields_of(plan.where) or [k.field for k in plan.order if k.field is not None]
         indexed = {c.segments for c in coll.spec.columns}
-        suggested = index_suggestions([f.steps for f in fields], indexed)
+        fields = fields_of(plan.where)
+        if fields:
+            suggested = index_suggestions([f.steps for f in fields], indexed)
+        else:  # an order index, each path in the direction of its key
+            keys = [(k.field.steps, k.desc) for k in plan.order if k.field is not None]
+            suggested = index_suggestions([s for s, _ in keys], indexed, [d for _, d in keys])
     fetched = trace.rows_read
     if analyze and scans and trace.fallback is None:
         trace.rows_read = coll.count()  # a scan reads every row, whatever it hands over
