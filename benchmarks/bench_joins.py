@@ -39,10 +39,14 @@ from jarenlab.examples import flights_model, load_flights
 
 def model() -> dict[str, Any]:
     """flights_model() with the relations declared and ``by_carrier_delay``, the index a user adds for
-    "each airline's most delayed flights" (without it each airline's flights are sorted in full)."""
+    "each airline's most delayed flights": carrier ascending, delay descending, so each airline's
+    flights come out of it in the load's order (most delayed first, ties in storage order); without
+    it each airline's flights are sorted in full."""
     m = flights_model()
     c = m["collections"]
-    c["flights"]["indexes"].append({"name": "by_carrier_delay", "path": ["$.carrier", "$.dep_delay"]})
+    c["flights"]["indexes"].append(
+        {"name": "by_carrier_delay", "path": ["$.carrier", {"path": "$.dep_delay", "dir": "desc"}]}
+    )
     c["flights"]["relations"] = {
         "airline": {"to": "airlines", "via": "/carrier"},
         "plane": {"to": "planes", "via": "/tailnum"},

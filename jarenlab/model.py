@@ -33,6 +33,8 @@ _RESERVED = ("_jl", "sqlite_")
 _TOP_MEMBERS = {"$model", "version", "collections", "events"}
 _COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner", "relations"}
 _INDEX_MEMBERS = {"name", "path", "unique"}
+#: The members of one path entry of an index written as an object: ``{"path": "$.a", "dir": "desc"}``.
+_ENTRY_MEMBERS = {"path", "dir"}
 #: The JSON Schema types an indexed path may have and keep its one family (a backend types it).
 _FAMILIES = frozenset({"string", "integer", "number", "boolean"})
 # One path segment: .name, ['quoted name'] or [index].
@@ -41,12 +43,14 @@ _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\\"]|\\.)*)'\]|\[(
 
 @dataclass(frozen=True)
 class IndexSpec:
-    """A declared index: its name, singular paths, uniqueness and the generated columns it covers."""
+    """A declared index: its name, singular paths, uniqueness, the generated columns it covers and,
+    per column, whether it is descending (``{"path": "$.a", "dir": "desc"}`` in the model)."""
 
     name: str
     paths: tuple[str, ...]
     unique: bool
     columns: tuple[str, ...]
+    descending: tuple[bool, ...]
 
 
 @dataclass(frozen=True)
@@ -340,6 +344,24 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     )
 
 
+def _index_entry(entry: Any, doc_path: str) -> tuple[Any, bool]:
+    """One path of an index: a JSONPath (ascending) or ``{"path": ..., "dir": "asc" | "desc"}``;
+    returns (path, descending).
+
+    >>> _index_entry("$.a", "/p"), _index_entry({"path": "$.a", "dir": "desc"}, "/p")
+    (('$.a', False), ('$.a', True))
+    """
+    if not isinstance(entry, dict):
+        return entry, False
+    _check_members(entry, _ENTRY_MEMBERS, doc_path, "index path entry")
+    if "path" not in entry:
+        raise _fail('an index path entry needs "path" (and "dir": "asc" or "desc")', f"{doc_path}/path")
+    direction = entry.get("dir", "asc")
+    if direction not in ("asc", "desc"):
+        raise _fail(f'dir is "asc" or "desc", not {direction!r}', f"{doc_path}/dir")
+    return entry["path"], direction == "desc"
+
+
 def _indexes(
     decls: Any, schema: dict[str, Any], doc_path: str
 ) -> tuple[tuple[IndexSpec, ...], tuple[ColumnSpec, ...]]:
@@ -362,9 +384,12 @@ def _indexes(
         paths = raw if isinstance(raw, list) else [raw]
         if not paths:
             raise _fail("a composite index needs at least one path", f"{at}/path")
-        names = []
-        for j, path in enumerate(paths):
+        names, texts, descending = [], [], []
+        for j, entry in enumerate(paths):
             where = f"{at}/path/{j}" if isinstance(raw, list) else f"{at}/path"
+            path, desc = _index_entry(entry, where)
+            if isinstance(entry, dict):
+                where += "/path"
             segments = parse_singular_path(path, where)
             if segments not in columns:
                 sub = _schema_at(schema, segments)
@@ -374,7 +399,9 @@ def _indexes(
             if columns[segments].name in names:
                 raise _fail(f"path {path!r} appears twice in one index", where)
             names.append(columns[segments].name)
-        indexes.append(IndexSpec(name, tuple(paths), unique, tuple(names)))
+            texts.append(path)
+            descending.append(desc)
+        indexes.append(IndexSpec(name, tuple(texts), unique, tuple(names), tuple(descending)))
     return tuple(indexes), tuple(columns.values())
 
 

@@ -662,21 +662,25 @@ class Dialect(Protocol):
         """A statement giving one value, used as a value: ``(SELECT ...)``."""
         ...
 
-    def json_document(self, column: str) -> str:
-        """A stored document (or JSON built by a subquery, NULL when it found no row) as a JSON value
-        inside JSON built in SQL, its text kept exactly: SQLite ``coalesce(t.d, 'null')`` (JSON text);
-        PostgreSQL ``t.d`` (a ``json`` value already)."""
+    def json_text(self, value: str) -> str:
+        """A stored document or a subquery's JSON as text: SQLite itself; PostgreSQL ``t.d::text``
+        (``json`` keeps the text exactly as written)."""
         ...
 
-    def json_list(self, items: Sequence[str]) -> str:
-        """A JSON array of JSON values: SQLite ``'[' || a || ',' || b || ']'``; PostgreSQL
-        ``json_build_array(a, b)``."""
+    def json_document(self, value: str) -> str:
+        """A stored document or a subquery's JSON (NULL when it found no row) as JSON text inside JSON
+        built in SQL, its text kept exactly: ``coalesce(t.d, 'null')``."""
+        ...
+
+    def json_members(self, document: str, members: Sequence[tuple[str, str]]) -> str:
+        """A stored document's JSON object text with members ((name, JSON text) pairs) appended after
+        its own (a repeated name reads as the appended value in its first place)."""
         ...
 
     def json_aggregate(self, item: str, order: str | None) -> str:
-        """The rows' JSON values as one JSON array (``[]`` for none): SQLite concatenates the rows
-        in the order they arrive (``order`` is None, see :attr:`aggregates_in_row_order`);
-        PostgreSQL ``json_agg(item ORDER BY order)``, ``order`` a numbered column of the rows."""
+        """The rows' JSON texts as one JSON array text (``[]`` for none): SQLite concatenates the
+        rows in the order they arrive (``order`` is None, see :attr:`aggregates_in_row_order`);
+        PostgreSQL ``string_agg(item, ',' ORDER BY order)``, ``order`` a numbered column of the rows."""
         ...
 
     def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:

@@ -138,6 +138,40 @@ class StandardSQL:
         ``["t0.d", "t1.d"]``, ``["(...) AS t0", "(...) AS t1"]`` -> ``SELECT t0.d, t1.d FROM (...) AS t0, (...) AS t1``."""
         return f"SELECT {', '.join(columns)} FROM {', '.join(sources)}"
 
+    # -- JSON built as text (graph loads) ----------------------------------------------------------
+    # A stored document is valid JSON text already: loads concatenate it, never parse it again.
+    def json_text(self, value: str) -> str:
+        """A stored document or a subquery's JSON as text: itself (``doc`` is text)."""
+        return value
+
+    def json_document(self, value: str) -> str:
+        """A stored document or a subquery's JSON as JSON text, its text kept exactly (``2.0`` stays
+        ``2.0``); NULL (a subquery that found no row) as ``null``: ``t.d`` -> ``coalesce(t.d, 'null')``.
+
+        >>> StandardSQL().json_document("t.d")
+        "coalesce(t.d, 'null')"
+        """
+        return f"coalesce({self.json_text(value)}, 'null')"
+
+    def all_but_last(self, text: str) -> str:
+        """Text without its last character: ``t`` -> ``substr(t, 1, length(t) - 1)``."""
+        return f"substr({text}, 1, length({text}) - 1)"
+
+    def json_members(self, document: str, members: Sequence[tuple[str, str]]) -> str:
+        """A stored document's JSON object text with ``members`` ((name, JSON text) pairs) after its
+        own. A name the document has already is then written twice, and read as the appended value
+        in the member's first place (what a JSON parser that keeps a repeated member's last value,
+        such as the one loads use, makes of it; the same as setting the member in Python):
+
+        >>> print(StandardSQL().json_members("t.d", [("n", "x")]))
+        CASE WHEN t.d = '{}' THEN '{' ELSE substr(t.d, 1, length(t.d) - 1) || ',' END || '"n":' || x || '}'
+        """
+        text = self.json_text(document)
+        out = f"CASE WHEN {text} = '{{}}' THEN '{{' ELSE {self.all_but_last(text)} || ',' END"
+        for i, (name, value) in enumerate(members):
+            out += f" || '{',' if i else ''}\"{identifier(name)}\":' || {value}"
+        return out + " || '}'"
+
     def scalar(self, select: str) -> str:
         """A statement giving one value, used as a value: ``SELECT ...`` -> ``(SELECT ...)``."""
         return f"({select})"

@@ -145,7 +145,7 @@ def _transforms(transforms: Any, new: Model) -> dict[str, Transform]:
 
 
 def _index_text(ix: IndexSpec) -> str:
-    paths = ", ".join(ix.paths)
+    paths = ", ".join(p + (" desc" if d else "") for p, d in zip(ix.paths, ix.descending))
     return f"{ix.name} on {paths}{' (unique)' if ix.unique else ''}"
 
 

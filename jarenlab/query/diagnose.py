@@ -34,6 +34,7 @@ import difflib
 import inspect
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -399,19 +400,28 @@ def _mismatch(
 
 
 def index_suggestions(
-    paths: list[tuple[str | int, ...]], indexed: set[tuple[str | int, ...]]
-) -> list[dict[str, str]]:
+    paths: list[tuple[str | int, ...]],
+    indexed: set[tuple[str | int, ...]],
+    descending: Sequence[bool] = (),
+) -> list[dict[str, Any]]:
     """Index declarations that would serve a scan: one per scanned path no declared index covers.
+    A path ordered descending (``descending[i]``) is suggested descending, the index that gives
+    that order as it is read (ties in storage order), with no sort left.
 
     >>> index_suggestions([("dest",), ("o", "t"), ("dest",)], set())
     [{'name': 'by_dest', 'path': '$.dest'}, {'name': 'by_o_t', 'path': '$.o.t'}]
+    >>> index_suggestions([("delay",)], set(), [True])
+    [{'name': 'by_delay_desc', 'path': {'path': '$.delay', 'dir': 'desc'}}]
     """
-    out: list[dict[str, str]] = []
-    for segments in paths:
+    out: list[dict[str, Any]] = []
+    for i, segments in enumerate(paths):
         if segments in indexed or not segments or not all(type(s) is str for s in segments):
             continue
         name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for s in segments))
-        suggestion = {"name": name[:60], "path": path_text(None, tuple(("member", s) for s in segments))}
+        path: Any = path_text(None, tuple(("member", s) for s in segments))
+        if i < len(descending) and descending[i]:
+            name, path = name[:55] + "_desc", {"path": path, "dir": "desc"}
+        suggestion = {"name": name[:60], "path": path}
         if suggestion not in out:
             out.append(suggestion)
     return out

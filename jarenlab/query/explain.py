@@ -55,8 +55,9 @@ class Explain:
     fallback: str | None = None
     database: str = "sqlite"
     #: Index declarations that would serve the scan (add them to the model's ``indexes``): one per
-    #: member a condition or order scans for, or for a group-by over the whole collection one over
-    #: every member it reads, so the database answers from the index alone.
+    #: member a condition scans for, one over an order's keys in their directions, or for a group-by
+    #: over the whole collection one over every member it reads, so the database answers from the
+    #: index alone.
     suggested_indexes: list[dict[str, Any]] = field(default_factory=list)
     #: Rows the SQL handed over (``rows_read`` counts the rows the database read: all of them in a scan).
     rows_fetched: int | None = None
@@ -185,9 +186,13 @@ def explain(
     scans = prepared.dialect.full_scans(raw_plan, coll.name)
     suggested: list[dict[str, Any]] = []
     if scans:
-        fields = fields_of(plan.where) or [k.field for k in plan.order if k.field is not None]
         indexed = {c.segments for c in coll.spec.columns}
-        suggested = index_suggestions([f.steps for f in fields], indexed)
+        fields = fields_of(plan.where)
+        if fields:
+            suggested = index_suggestions([f.steps for f in fields], indexed)
+        else:  # an order index, each path in the direction of its key
+            keys = [(k.field.steps, k.desc) for k in plan.order if k.field is not None]
+            suggested = index_suggestions([s for s, _ in keys], indexed, [d for _, d in keys])
         covered = (
             covered_fields(plan) if prepared.dialect.indexes_cover and prepared.mandatory is None else None
         )

@@ -7,10 +7,11 @@ The spec (``include`` entries name declared relations; ``True`` takes every rela
      "include": {"flights": {"where": ..., "order_by": ..., "take": 3, "include": {"plane": True}},
                  "airports": {"count": True}}}
 
-compiles to correlated subqueries projected as JSON (:mod:`jarenlab.relations.load_sql`): each
-document comes back as ``[doc, include, ...]``, a to-many include as a JSON array of such items
-(ordered and windowed inside its subquery), a to-one include as one item or ``null`` (a missing
-parent reads as ``None``), a count as a number. Exactly one statement runs, whatever the depth and
+compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.relations.load_sql`): each
+document comes back whole, its includes members after its own (an include named like a member
+replaces it, in its place): a to-many include a JSON array of such documents (ordered and windowed
+inside its subquery), a to-one include one document or ``null`` (a missing parent reads as
+``None``), a count a number. Exactly one statement runs, whatever the depth and
 the number of parents. What SQL cannot answer exactly is refused with JD0032 naming the include
 path, never run as a second, silent query: an untranslatable condition or ordering, an unknown
 relation, a cycle (a collection met twice on one path), a depth beyond ``max_depth`` (default 3).

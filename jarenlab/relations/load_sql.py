@@ -4,7 +4,9 @@ Each level reads its collection through a derived table ``l<n>`` selecting ``p``
 ``d`` (the document), ``k`` (the key), ``c`` (the member a to-many include is joined on),
 ``r<i>``/``g<i>`` (the member child ``i`` of a to-one include points with, and its kind test
 where the schema does not type it) and ``o<i>`` (ordering keys), filtered by the level's own
-conditions. A level's item is ``[doc, include, ...]`` built as JSON in SQL; a to-many include is
+conditions. A level's item is its document's JSON text with each include appended as a member
+(:meth:`~jarenlab.backends.base.Dialect.json_members`: the stored text is concatenated, never
+parsed, so Python parses each root document once and has nothing to put in place); a to-many include is
 ``(SELECT <array of items in order> FROM (SELECT item WHERE l<n>.c = parent.k ORDER BY ...))``
 where the dialect's JSON aggregate takes rows as they come (SQLite), or ``(SELECT item, row_number()
 OVER (ORDER BY ...) ...)`` aggregated in that order (PostgreSQL). With ``take``/``skip`` the rows
@@ -92,12 +94,14 @@ class _Writer:
         return [*out, d.qualified(alias, "p")]
 
     def item(self, level: Level, alias: str) -> str:
-        """The JSON item of one row of ``alias``: ``[doc, include, ...]``."""
+        """The JSON text of one row of ``alias``: its document with each include as a member."""
         d = self.d
-        parts = [d.json_document(d.qualified(alias, "d"))]
-        for i, (_, child) in enumerate(level.children):
-            parts.append(self.include(child, alias, i))
-        return d.json_list(parts)
+        doc = d.qualified(alias, "d")
+        if not level.children:
+            return d.json_document(doc)
+        return d.json_members(
+            doc, [(name, self.include(child, alias, i)) for i, (name, child) in enumerate(level.children)]
+        )
 
     def match(self, child: Level, alias: str, parent: str, index: int) -> str:
         """The condition tying a row of ``alias`` (the child's table) to its parent's row."""

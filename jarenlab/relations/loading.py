@@ -47,7 +47,17 @@ class _Checked:
     lists_in_sql: tuple[str, ...]
 
 
-def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
+@dataclass(frozen=True)
+class _Prepared:
+    """A planned load: its levels, its one statement, and the statement's values when it binds no
+    external (then bound once, here, not on every call)."""
+
+    root: Level
+    stmt: Statement
+    fixed: tuple[Any, ...] | None
+
+
+def prepare(coll: Collection, spec: Any) -> _Prepared:
     """The checked plan and the one statement of a load spec (JD0032 when SQL cannot answer it),
     from the store's statement cache when the spec is plain JSON (keyed by its complete canonical
     text and the collection; its exact ``repr`` is remembered as an alias of that key)."""
@@ -57,7 +67,7 @@ def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
     alias = "load\n" + coll.name + "\n" + repr(spec)
     hit = cache.lookup_alias(alias)
     if hit is not None:
-        return cast("tuple[Level, Statement]", hit)
+        return cast("_Prepared", hit)
     try:
         key: str | None = "load\n" + coll.name + "\n" + json.dumps(spec, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # builder expressions in the spec: planned each time
@@ -66,10 +76,12 @@ def prepare(coll: Collection, spec: Any) -> tuple[Level, Statement]:
         hit = cache.get(key)
         if hit is not None:
             cache.put(key, hit, alias)
-            return cast("tuple[Level, Statement]", hit)
+            return cast("_Prepared", hit)
     dialect = store.backend.dialect
     root = plan_load(coll.name, spec, store.model.collections, store.model.relations, dialect=dialect)
-    entry = (root, select_load(dialect, root, store.model.collections))
+    stmt = select_load(dialect, root, store.model.collections)
+    fixed = None if any(s.kind in EXTERNAL_SLOTS for s in stmt.slots) else tuple(stmt.bind({}))
+    entry = _Prepared(root, stmt, fixed)
     if key is not None:
         cache.put(key, entry, alias)
     return entry
@@ -89,29 +101,18 @@ def _bind(coll: Collection, stmt: Statement, externals: Any) -> list[Any]:
     return stmt.bind(ext)
 
 
-def _rebuild(level: Level, item: Any) -> Any:
-    """The document of a decoded ``[doc, include, ...]`` item with its includes as members (the
-    decoded document is this load's own, so it takes them in place)."""
-    doc = item[0]
-    for (name, child), value in zip(level.children, item[1:]):
-        if child.count:
-            doc[name] = int(value)
-        elif child.relation is not None and child.relation.many:
-            doc[name] = [_rebuild(child, x) for x in value]
-        else:
-            doc[name] = None if value is None else _rebuild(child, value)
-    return doc
-
-
 def load(coll: Collection, spec: Any, externals: Any = None) -> Loaded:
     """The root documents with their includes, from exactly one SQL statement."""
-    root, stmt = prepare(coll, spec)
-    params = _bind(coll, stmt, externals)
+    prepared = prepare(coll, spec)
+    stmt = prepared.stmt
+    params = (
+        prepared.fixed if externals is None and prepared.fixed is not None else _bind(coll, stmt, externals)
+    )
     db = coll.store.db
     with db.translating(collection=coll.name):
         rows = db.query(stmt.sql, params)
-    loads = orjson.loads
-    return Loaded([_rebuild(root, loads(r[0])) for r in rows], collection=coll.name, spec=root)
+    loads = orjson.loads  # the statement built each document whole: one parse, nothing to put in place
+    return Loaded([loads(r[0]) for r in rows], collection=coll.name, spec=prepared.root)
 
 
 class Loaded(list[dict[str, Any]]):
@@ -203,7 +204,8 @@ class LoadExplain:
 
 def explain_load(coll: Collection, spec: Any, externals: Any = None) -> LoadExplain:
     """The statement a load runs, its includes (kind, relation member, depth) and its pagination."""
-    root, stmt = prepare(coll, spec)
+    prepared = prepare(coll, spec)
+    root, stmt = prepared.root, prepared.stmt
     ext = check_externals(externals)
     values = stmt.bind({s.value: ext.get(s.value) for s in stmt.slots if s.kind in EXTERNAL_SLOTS})
     db = coll.store.db

@@ -27,6 +27,25 @@ def test_explain_suggests_the_index_for_a_scan_and_counts_rows_read(lab: Any, op
     assert ex2.rows_read == ex2.rows_fetched == 1
 
 
+def test_explain_suggests_an_order_index_in_the_order_s_direction(lab: Any, open_store: Any) -> None:
+    """A scan for a descending order is served by a descending index (its ties in storage order as
+    it is read): that is the one suggested, and declaring it leaves no sort in the plan."""
+    q = lab()["prices"].order_by(it.volume.desc()).take(2)
+    suggested = q.explain().suggested_indexes
+    assert suggested == [{"name": "by_volume_desc", "path": {"path": "$.volume", "dir": "desc"}}]
+    model = copy.deepcopy(MODEL)
+    model["collections"]["prices"]["indexes"].append(suggested[0])
+    again = open_store(model, name="indexed")["prices"]
+    again.insert_many(ROWS)
+    ordered = again.order_by(it.volume.desc()).take(2)
+    ex = ordered.explain()
+    assert ex.suggested_indexes == [] and "prices_by_volume_desc" in ex.indexes
+    if ex.database == "sqlite":
+        details = [p["detail"] for p in ex.engine_plan]
+        assert details == ["SCAN prices USING INDEX prices_by_volume_desc"], details
+    assert ordered.to_list() == q.to_list()
+
+
 def test_explain_suggests_nothing_where_an_index_serves(lab: Any) -> None:
     prices = lab()["prices"]
     assert prices.where(it.symbol == param("s")).explain(s="AAPL").suggested_indexes == []

@@ -57,6 +57,54 @@ def test_dropping_and_changing_indexes(store: Any, open_store: Any) -> None:
     assert open_store.reopen(store)["notes"].count() == 10
 
 
+def _index_definition(store: Any, name: str) -> str:
+    """The database's own text of an index (SQLite's sqlite_master, PostgreSQL's pg_indexes)."""
+    if store.backend.name == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(store.path) as conn:
+            return str(conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0])
+    conn = store.db.connection()
+    row = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = %s AND schemaname = %s",
+        (name, store.backend.schema),
+    ).fetchone()
+    return str(row[0])
+
+
+def test_changing_an_index_direction_remakes_it(store: Any, open_store: Any) -> None:
+    """An index whose path turns descending is a changed index: made again with the column DESC, and
+    a query ordered that way reads its order from it (SQLite: no sort left in the plan)."""
+
+    def composite(direction: str) -> dict[str, Any]:
+        entry = {"path": "$.n", "dir": direction}
+        return evolve(
+            BASE,
+            lambda m: m["collections"]["notes"]["indexes"].append(
+                {"name": "by_tag_n", "path": ["$.tag", entry]}
+            ),
+        )
+
+    store.migrate(composite("asc"), progress=False)
+    query = store["notes"].where(jl.it.tag == "even").order_by(jl.it.n.desc())
+    assert "DESC" not in _index_definition(store, "notes_by_tag_n")
+    sorted_before = [p["detail"] for p in query.explain().engine_plan if "TEMP B-TREE" in p["detail"]]
+    plan = store.migrate(composite("desc"), dry_run=True)
+    assert kinds(plan) == [("change index", "notes")]
+    assert plan.steps[0].detail == "by_tag_n on $.tag, $.n -> by_tag_n on $.tag, $.n desc"
+    store.migrate(composite("desc"), progress=False)
+    assert "DESC" in _index_definition(store, "notes_by_tag_n")
+    assert store["notes"].spec.indexes[1].descending == (False, True)
+    assert [d["n"] for d in query.to_list()] == [8, 6, 4, 2, 0]
+    if store.backend.name == "sqlite":
+        assert sorted_before, "the ascending index leaves a sort (else the check below proves nothing)"
+        details = [p["detail"] for p in query.explain().engine_plan]
+        assert any("notes_by_tag_n" in d for d in details) and not any("TEMP B-TREE" in d for d in details)
+    store.close()
+    again = open_store.reopen(store, composite("desc"))  # the shape verifies against the new model
+    assert kinds(again.migrate(composite("asc"), dry_run=True)) == [("change index", "notes")]
+
+
 def test_a_unique_index_over_duplicates_is_refused_and_nothing_changes(store: Any) -> None:
     new = with_index("by_tag_u", "$.tag", unique=True)
     with pytest.raises(MigrationError) as info:

@@ -192,6 +192,36 @@ MALFORMED: list[tuple[str, Any, str, str]] = [
         "JD0004",
         "/collections/c/indexes/0/path",
     ),
+    (
+        "index direction unknown",
+        with_collection(indexes=[{"name": "a", "path": ["$.id", {"path": "$.n", "dir": "down"}]}]),
+        "JD0005",
+        "/collections/c/indexes/0/path/1/dir",
+    ),
+    (
+        "index entry without a path",
+        with_collection(indexes=[{"name": "a", "path": {"dir": "desc"}}]),
+        "JD0005",
+        "/collections/c/indexes/0/path/path",
+    ),
+    (
+        "index entry unknown member",
+        with_collection(indexes=[{"name": "a", "path": [{"path": "$.n", "order": "desc"}]}]),
+        "JD0005",
+        "/collections/c/indexes/0/path/0/order",
+    ),
+    (
+        "index entry non-singular",
+        with_collection(indexes=[{"name": "a", "path": [{"path": "$..n", "dir": "desc"}]}]),
+        "JD0004",
+        "/collections/c/indexes/0/path/0/path",
+    ),
+    (
+        "index entry path twice",
+        with_collection(indexes=[{"name": "a", "path": ["$.n", {"path": "$.n", "dir": "desc"}]}]),
+        "JD0005",
+        "/collections/c/indexes/0/path/1/path",
+    ),
     ("owner not declared", with_collection(owner="/who"), "JD0005", "/collections/c/owner"),
     (
         "events not object",
@@ -239,6 +269,32 @@ def test_index_columns_are_shared_and_typed() -> None:
 
     table = table_statement(spec)
     assert "gx_tag TEXT" in table and "gx_score INTEGER" in table and "gx_o_x REAL" in table
+
+
+def test_an_index_path_may_be_descending() -> None:
+    """``{"path": ..., "dir": "desc"}`` makes that column of the index descending (a plain path, or
+    ``"dir": "asc"``, ascending), in the DDL of both backends; the typed column is the path's either way."""
+    from jarenlab.backends.postgres.ddl import index_statements as pg_indexes
+    from jarenlab.backends.sqlite.ddl import index_statements
+
+    m = load_model(
+        with_collection(
+            indexes=[
+                {"name": "nd", "path": ["$.id", {"path": "$.n", "dir": "desc"}]},
+                {"name": "na", "path": {"path": "$.n", "dir": "asc"}},
+            ]
+        )
+    )
+    spec = m.collections["c"]
+    assert [(ix.paths, ix.descending) for ix in spec.indexes] == [
+        (("$.id", "$.n"), (False, True)),
+        (("$.n",), (False,)),
+    ]
+    assert [c.name for c in spec.columns] == ["gx_id", "gx_n"]
+    assert dict(index_statements(spec))["c_nd"] == 'CREATE INDEX "c_nd" ON "c" (gx_id, gx_n DESC)'
+    postgres = dict(pg_indexes(spec))["c_nd"]
+    assert "NULLS FIRST, ((body -> 'n'::text))" not in postgres  # the descending column is not ascending
+    assert postgres.endswith("DESC NULLS LAST, pos)"), postgres
 
 
 def test_model_hash_ignores_key_order() -> None:

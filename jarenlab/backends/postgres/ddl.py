@@ -106,10 +106,11 @@ def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
     ]
     for ix in spec.indexes:
         parts = []
-        for name in ix.columns:
+        for name, desc in zip(ix.columns, ix.descending):
             col = columns[name]
             expr = typed(col.segments, col.family) or f"({member(col.segments)})"
-            parts.append(f"{expr} NULLS FIRST")
+            # Empty (NULL) is least: first ascending, last descending (the order a query asks for).
+            parts.append(f"{expr} {'DESC NULLS LAST' if desc else 'NULLS FIRST'}")
         tail = [] if ix.unique else ["pos"]
         name = index_name(spec.name, ix.name)
         out.append(

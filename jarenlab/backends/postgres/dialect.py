@@ -406,20 +406,16 @@ class PostgresDialect(StandardSQL):
         return f"({out})::bigint" if fn == "count" else out
 
     # -- JSON built in SQL (graph loads) ----------------------------------------------------------
-    def json_document(self, column: str) -> str:
-        """JSON (a stored ``doc``, a subquery's ``json``) as a JSON value: itself. ``json`` keeps the
-        text exactly as written (``jsonb`` would rewrite ``1e16`` as an integer), so loads build
-        ``json`` values, never ``jsonb``."""
-        return column
-
-    def json_list(self, items: Sequence[str]) -> str:
-        """A JSON array of JSON values: ``["a", "b"]`` -> ``json_build_array(a, b)``."""
-        return f"json_build_array({', '.join(items)})"
+    def json_text(self, value: str) -> str:
+        """A stored ``doc`` (``json``, its text exactly as written) as text: ``t.d`` -> ``t.d::text``.
+        Loads build text, never ``json`` (whose input parses it again at every level) or ``jsonb``
+        (which would rewrite ``1e16`` as an integer)."""
+        return f"{value}::text"
 
     def json_aggregate(self, item: str, order: str | None) -> str:
-        """The rows' JSON values as one array in ``order`` (``[]`` for none):
-        ``coalesce(json_agg(item ORDER BY order), '[]'::json)``."""
-        return f"coalesce(json_agg({item} ORDER BY {order}), '[]'::json)"
+        """The rows' JSON texts as one array in ``order`` (``[]`` for none):
+        ``'[' || coalesce(string_agg(item, ',' ORDER BY order), '') || ']'``."""
+        return f"'[' || coalesce(string_agg({item}, ',' ORDER BY {order}), '') || ']'"
 
     # -- the database's plan ----------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:

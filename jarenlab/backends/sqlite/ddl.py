@@ -37,15 +37,18 @@ def table_statement(spec: CollectionSpec) -> str:
 
 
 def index_statements(spec: CollectionSpec) -> list[tuple[str, str]]:
-    """(name, CREATE INDEX statement) for each declared index."""
-    return [
-        (
-            index_name(spec.name, ix.name),
-            f"CREATE {'UNIQUE ' if ix.unique else ''}INDEX {quote(index_name(spec.name, ix.name))} "
-            f"ON {quote(spec.name)} ({', '.join(ix.columns)})",
+    """(name, CREATE INDEX statement) for each declared index (a descending path's column ``DESC``)."""
+    out = []
+    for ix in spec.indexes:
+        name = index_name(spec.name, ix.name)
+        cols = ", ".join(c + (" DESC" if desc else "") for c, desc in zip(ix.columns, ix.descending))
+        out.append(
+            (
+                name,
+                f"CREATE {'UNIQUE ' if ix.unique else ''}INDEX {quote(name)} ON {quote(spec.name)} ({cols})",
+            )
         )
-        for ix in spec.indexes
-    ]
+    return out
 
 
 def extra_statements(spec: CollectionSpec) -> list[tuple[str, str]]:

@@ -360,18 +360,15 @@ class SQLiteDialect(StandardSQL):
         """Whether a condition holds for some row (1, else 0 or NULL): ``c`` -> ``max(c)``."""
         return f"max({cond})"
 
-    # -- JSON built in SQL (graph loads) ----------------------------------------------------------
-    # JSON is built as text: a stored document is valid JSON text already, and SQLite's json()
-    # would parse it again at every level of nesting (three times as slow for a two-level load).
-    def json_document(self, column: str) -> str:
-        """JSON text (a stored document, a subquery's JSON) as a JSON value, its text kept exactly
-        (``2.0`` stays ``2.0``); NULL (a subquery that found no row) as ``null``:
-        ``t.d`` -> ``coalesce(t.d, 'null')``."""
-        return f"coalesce({column}, 'null')"
+    # -- JSON built in SQL (graph loads; the text itself: :meth:`StandardSQL.json_members`) ----------
+    def all_but_last(self, text: str) -> str:
+        """Text without its last character, a JSON text's closing ``}`` (ASCII, its last byte), by
+        bytes: ``length`` and ``substr`` of a text count characters, which scans it twice.
 
-    def json_list(self, items: Sequence[str]) -> str:
-        """A JSON array of JSON texts: ``["a", "b"]`` -> ``'[' || a || ',' || b || ']'``."""
-        return "'[' || " + " || ',' || ".join(items) + " || ']'"
+        >>> SQLiteDialect().all_but_last("t.d")
+        'substr(CAST(t.d AS BLOB), 1, length(CAST(t.d AS BLOB)) - 1)'
+        """
+        return f"substr(CAST({text} AS BLOB), 1, length(CAST({text} AS BLOB)) - 1)"
 
     def json_aggregate(self, item: str, order: str | None) -> str:
         """The rows' JSON texts as one array (``[]`` for none), in the order the rows arrive (an
