@@ -152,10 +152,15 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         assert plan.output is not None
         reals = dates = False
         for row in rows:
-            aggs, i = _read_aggs(layout, row, layout.keys)
+            _, i = _read_aggs(layout, row, layout.keys)
             reals = reals or any(row[i : i + layout.real_flags])
             dates = dates or any(row[i + layout.real_flags :])
             _check_averages(layout, row, layout.keys)
+        if layout.skip or layout.take is not None:  # every group checked: now the window
+            end = None if layout.take is None else layout.skip + layout.take
+            rows = rows[layout.skip : end]
+        for row in rows:
+            aggs, _ = _read_aggs(layout, row, layout.keys)
             out.extend(_items(plan.output, {}, row, aggs))
         if plan.series is not None and not (dates or reals):
             return _series(plan.series, rows, out, layout.keys - 1)

@@ -421,6 +421,10 @@ class Layout:
     real_flags: int = 0
     keys: int = 1
     date_flags: int = 0
+    #: The group rows kept after every group's flags are read (``skip``, then ``take`` when not
+    #: None): SQL returns them all where a window could cut a flagged group away unseen.
+    skip: int = 0
+    take: int | None = None
 
 
 def select_rows(
@@ -593,7 +597,11 @@ def select_groups(
     flags = _real_flags(e, checks, aggs) + [e.date_flag(f) for f in dates]
     cols = [e.group_key(k) for k in keys] + [c for a in aggs for c in _agg_columns(e, a)] + flags
     tail = d.group_by_leading(len(keys)) + _having(e, keys, having, flags)
-    tail += e.order(order, grouped=True) + e.window(offset, limit)
+    # A flag (or an average's sum of 2^53 or more) speaks for the whole run: a window in SQL could
+    # cut its group away, even every group, so the decoder sees all groups and keeps the window.
+    checked = bool(flags) or any(a.fn == "avg" for a in aggs)
+    cut = checked and (offset > 0 or limit is not None)
+    tail += e.order(order, grouped=True) + ("" if cut else e.window(offset, limit))
     if e.partials is None:
         text = d.select(cols, table) + e.where(where) + tail
     else:
@@ -605,7 +613,12 @@ def select_groups(
         grouped = d.select(inner, table) + e.where(where) + d.group_by_leading(len(raw))
         text = d.select_from(cols, [d.derived(grouped, _RAW)]) + tail
     layout = Layout(
-        aggregates=tuple(aggs), real_flags=len(flags) - len(dates), keys=len(keys), date_flags=len(dates)
+        aggregates=tuple(aggs),
+        real_flags=len(flags) - len(dates),
+        keys=len(keys),
+        date_flags=len(dates),
+        skip=offset if cut else 0,
+        take=limit if cut else None,
     )
     return e.statement(text), layout
 

@@ -62,7 +62,9 @@ def test_a_having_keeps_the_order_and_window_of_the_groups(flights: Any) -> None
         .take(3)
     )
     ex = q.explain()
-    assert ex.mode == "native" and "HAVING" in ex.sql and "LIMIT" in ex.sql
+    # The summed integer member carries a float flag, which speaks for every group: SQL returns the
+    # groups the HAVING keeps and the decoder takes the window after reading every flag.
+    assert ex.mode == "native" and "HAVING" in ex.sql and "LIMIT" not in ex.sql
     got = q.to_list()
     assert got == flights._run_query(q.document, {}, pushdown=False)[0] and len(got) == 3
 

@@ -468,3 +468,30 @@ def test_floats_are_bound_as_the_decimal_they_are_written_as(store: Any) -> None
         docs, F({"$lt": ["$it.n", 0.30000000000000004]}), pushdown=True, strict=False, profile=None
     )
     assert [str(v) for v in stmt[0].main.bind({}) if not isinstance(v, int)] == ["0.30000000000000004"]
+
+
+def test_a_window_over_groups_never_cuts_a_flag_away(open_store: Any) -> None:
+    """A flag that sends a group-by to the engine belongs to every group, not only to those a
+    ``skip``/``take`` keeps: an offset written in a date-time puts the member in another hour for the
+    engine than SQL's reading of its text, so SQL finds one group where the engine finds two, and a
+    window taking the second group would have come back empty from SQL, with no flag to see."""
+    docs: list[dict[str, Any]] = [
+        {"id": "a", "s": "2013-01-01T05:30:00Z", "i": 1},
+        {"id": "b", "s": "2013-01-01T05:00:00+01:00", "i": 2},
+    ]
+    by_hour = {
+        "$for": {"it": "$[*]"},
+        "$groupby": {"h": {"$date-part": ["$it.s", "hour"]}},
+        "$orderby": [{"$key": "$h"}],
+        "$return": {"h": "$h", "n": {"$count": "$it.i"}, "top": {"$max": "$it.i"}},
+    }
+    by_sum = {**by_hour, "$orderby": [{"$key": {"$sum": "$it.i"}, "$dir": "desc"}]}
+    with open_store(MODEL) as s:
+        s["docs"].insert_many(docs)
+        for query in (by_hour, by_sum):
+            for skip, take in ((1, 1), (0, 1), (1, 5), (2, 1)):
+                doc = [{"$subsequence": [query, skip, take]}]
+                want = evaluate(doc, docs, {})
+                assert s["docs"]._run_query(doc, {}) == want, (query["$orderby"], skip, take)
+                assert s["docs"].explain(doc, analyze=True).fallback is not None
+        assert evaluate([{"$subsequence": [by_hour, 1, 1]}], docs, {}) == [[{"h": 5, "n": 1, "top": 1}]]
