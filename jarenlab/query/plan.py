@@ -529,8 +529,11 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
         for _, fn, got in compute
         if got is not None and fn != "count"  # (a count of 2.0 is a count of 2)
     ]
-    keys = (*parts, *(k.field for k in order), *values)
-    checks = [f for f in keys if f is not None and f.family == "integer"]
+    # A partition or ordering key written 2.0 partitions, orders and ties as 2 in the engine, as the
+    # INTEGER column holds it, so only where the dialect's typed integers are not the engine's numbers
+    # do keys need the flag; computed values do everywhere (their JSON type follows the members).
+    keyed = () if ctx.dialect.typed_integers_exact else (*parts, *(k.field for k in order))
+    checks = [f for f in (*keyed, *values) if f is not None and f.family == "integer"]
     parts_of = {
         "output": ranking,
         "offset": shape.offset,

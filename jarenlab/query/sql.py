@@ -661,7 +661,9 @@ def select_ranked(
             f, rows, default = arg
             args = [e.value(f, "number"), e.literal(rows)] + ([] if default is None else [e.literal(default)])
             ranks.append(d.offset_value(fn, args, parts, order))
-    cols = [d.aliased(d.document(), "jl_doc"), d.aliased(d.storage_order(), "jl_pos")]
+    # The ranks are computed over positions alone: the documents of the rows kept are read after
+    # the filter, by position, rather than carried through the window's sort.
+    cols = [d.aliased(d.storage_order(), "jl_pos")]
     cols += [d.aliased(r, f"jl_r{i}") for i, r in enumerate(ranks)]
     flag = [d.written_float(e.path(f)) for f in checks]
     if flag:
@@ -672,13 +674,15 @@ def select_ranked(
         t = d.epoch_ms(e.value(ranged.time, "string"))
         keyed = [*parts_of(e, ranking), d.negate(d.is_present(t))]
         inner += d.range_window("jl_w", keyed, t, ranged.width - 1, e.literal)
-    outer = [d.qualified("w", "jl_doc")] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranks))]
+    outer = [d.qualified("t", d.document())] + [d.qualified("w", f"jl_r{i}") for i in range(len(ranks))]
     keep = [d.compare(d.qualified("w", f"jl_r{first[i]}"), op, e.literal(n)) for i, op, n in ranking.keep]
     if flag:
         outer.append(d.qualified("w", "jl_real"))
         keep = [d.any_of([d.all_of(keep), d.qualified("w", "jl_real")])] if keep else []
     outer += [d.qualified("w", f"jl_date{i}") for i in range(len(dates))]
-    text = d.select_from(outer, [d.derived(inner, "w")]) + (d.where(d.all_of(keep)) if keep else "")
+    read = d.compare(d.qualified("t", d.storage_order()), "eq", d.qualified("w", "jl_pos"))
+    text = d.select_from(outer, [d.derived(inner, "w"), d.aliased(d.table(table), "t")])
+    text += d.where(d.all_of([read, *keep]))
     text += d.order_by([d.qualified("w", "jl_pos")]) + e.window(offset, limit)
     return e.statement(text), Layout(real_flags=1 if flag else 0, date_flags=len(dates))
 

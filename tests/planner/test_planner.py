@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import jarenlab as jl
+from jarenlab import it, win
 from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
 from jarenlab.query.profile import Profile
@@ -495,3 +496,28 @@ def test_a_window_over_groups_never_cuts_a_flag_away(open_store: Any) -> None:
                 assert s["docs"]._run_query(doc, {}) == want, (query["$orderby"], skip, take)
                 assert s["docs"].explain(doc, analyze=True).fallback is not None
         assert evaluate([{"$subsequence": [by_hour, 1, 1]}], docs, {}) == [[{"h": 5, "n": 1, "top": 1}]]
+
+
+def test_ranks_over_integer_keys_written_as_floats(open_store: Any) -> None:
+    """A partition or ordering key written ``2.0`` partitions, orders and ties as ``2`` in the engine;
+    SQLite's INTEGER column holds it as 2, so the ranks stay in SQL with no float flag there (and read
+    each kept document by its position after the filter); PostgreSQL's numeric keeps the flag."""
+    docs: list[dict[str, Any]] = [
+        {"id": "a", "s": "x", "i": 2.0},
+        {"id": "b", "s": "x", "i": 2},
+        {"id": "c", "s": "y", "i": 5},
+        {"id": "d", "s": "x", "i": 7.0},
+        {"id": "e", "s": "y", "i": 1},
+    ]
+    with open_store(MODEL) as s:
+        s["docs"].insert_many(docs)
+        docs = [s["docs"].get(d["id"]) for d in docs]
+        q = s["docs"].window(partition=it.s, order_by=it.i.desc(), n=win.row_number(), k=win.rank())
+        ranked = q.where(it.n <= 2).document
+        ex = s["docs"].explain(ranked, analyze=True)
+        assert s["docs"]._run_query(ranked, {}) == evaluate(ranked, docs, {})
+        if s.backend.name == "sqlite":
+            assert (ex.mode, ex.fallback) == ("native", None), ex.residual
+            assert "json_type" not in ex.sql and 't.rowid = w.jl_pos' in ex.sql, ex.sql
+        else:
+            assert ex.fallback is not None
