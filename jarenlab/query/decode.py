@@ -151,8 +151,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         out: list[Any] = []
         assert plan.output is not None
         reals = dates = False
+        i = layout.keys + sum(2 if a.fn == "avg" else 1 for a in layout.aggregates)  # the flags
         for row in rows:
-            _, i = _read_aggs(layout, row, layout.keys)
             reals = reals or any(row[i : i + layout.real_flags])
             dates = dates or any(row[i + layout.real_flags :])
             _check_averages(layout, row, layout.keys)

@@ -415,13 +415,9 @@ def index_suggestions(
     """
     out: list[dict[str, Any]] = []
     for i, segments in enumerate(paths):
-        if segments in indexed or not segments or not all(type(s) is str for s in segments):
+        if segments in indexed or not _members(segments):
             continue
-        name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for s in segments))
-        path: Any = path_text(None, tuple(("member", s) for s in segments))
-        if i < len(descending) and descending[i]:
-            name, path = name[:55] + "_desc", {"path": path, "dir": "desc"}
-        suggestion = {"name": name[:60], "path": path}
+        suggestion = _declaration([segments], descending[i : i + 1])
         if suggestion not in out:
             out.append(suggestion)
     return out
@@ -441,13 +437,30 @@ def covering_suggestion(
     >>> covering_suggestion([("carrier",)], [])  # one path (a distinct, a count per key)
     {'name': 'by_carrier', 'path': '$.carrier'}
     """
-    if not paths or any(not p or not all(type(s) is str for s in p) for p in paths):
+    if not paths or not all(_members(p) for p in paths):
         return None
     if any(set(paths) <= held for held in indexes):
         return None
+    return _declaration(paths)
+
+
+def _members(segments: tuple[str | int, ...]) -> bool:
+    """Whether a path is plain members (what an index declaration names)."""
+    return bool(segments) and all(type(s) is str for s in segments)
+
+
+def _declaration(paths: list[tuple[str | int, ...]], descending: Sequence[bool] = ()) -> dict[str, Any]:
+    """An index declaration over ``paths`` (member paths, each descending where ``descending`` says),
+    named after them: ``[("a",), ("b",)]`` -> ``{"name": "by_a_b", "path": ["$.a", "$.b"]}``."""
+    entries: list[Any] = []
+    for i, segments in enumerate(paths):
+        text = path_text(None, tuple(("member", s) for s in segments))
+        desc = i < len(descending) and descending[i]
+        entries.append({"path": text, "dir": "desc"} if desc else text)
     name = "by_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(s) for p in paths for s in p))
-    texts = [path_text(None, tuple(("member", s) for s in p)) for p in paths]
-    return {"name": name[:60], "path": texts if len(texts) > 1 else texts[0]}
+    if any(descending):
+        name = name[:55] + "_desc"
+    return {"name": name[:60], "path": entries if len(entries) > 1 else entries[0]}
 
 
 def _types(schema: dict[str, Any]) -> frozenset[str] | None:
