@@ -422,7 +422,7 @@ class Dialect(Protocol):
     #: reading the table (SQLite); ``explain()`` then suggests an index covering a group-by.
     indexes_cover: bool
     #: True when :meth:`json_aggregate` takes its rows in the order an ordered subquery delivers
-    #: them (SQLite); False when it must be told the order, as a numbered column (PostgreSQL).
+    #: them (SQLite); False when it must be told the order, as the level's ordering terms (PostgreSQL).
     aggregates_in_row_order: bool
 
     # -- names and values ---------------------------------------------------------------------------
@@ -680,7 +680,7 @@ class Dialect(Protocol):
     def json_aggregate(self, item: str, order: str | None) -> str:
         """The rows' JSON texts as one JSON array text (``[]`` for none): SQLite concatenates the
         rows in the order they arrive (``order`` is None, see :attr:`aggregates_in_row_order`);
-        PostgreSQL ``string_agg(item, ',' ORDER BY order)``, ``order`` a numbered column of the rows."""
+        PostgreSQL ``string_agg(item, ',' ORDER BY order)``, ``order`` the rows' ordering terms."""
         ...
 
     def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:

@@ -8,8 +8,8 @@ conditions. A level's item is its document's JSON text with each include appende
 (:meth:`~jarenlab.backends.base.Dialect.json_members`: the stored text is concatenated, never
 parsed, so Python parses each root document once and has nothing to put in place); a to-many include is
 ``(SELECT <array of items in order> FROM (SELECT item WHERE l<n>.c = parent.k ORDER BY ...))``
-where the dialect's JSON aggregate takes rows as they come (SQLite), or ``(SELECT item, row_number()
-OVER (ORDER BY ...) ...)`` aggregated in that order (PostgreSQL). With ``take``/``skip`` the rows
+where the dialect's JSON aggregate takes rows as they come (SQLite), or ``(SELECT item, <ordering
+keys> ...)`` aggregated in the level's order (PostgreSQL: ``string_agg(item, ',' ORDER BY ...)``). With ``take``/``skip`` the rows
 come from the window itself, read once through the index on the relation member and the ordering
 (``FROM (SELECT ... WHERE w<n>.c = parent.k ORDER BY ... LIMIT ...) AS l<n>``, in order), and the
 items are built for its rows alone. A to-one include is ``(SELECT item ... WHERE l<n>.k =
@@ -132,16 +132,16 @@ class _Writer:
         if not rel.many:
             inner = d.select_from([self.item(child, alias)], [source]) + match
             return d.json_document(d.scalar(inner))
-        terms = self.terms(child, alias)
         ordered_alias = f"s{self.aliases}"
         cols = [d.aliased(self.item(child, alias), "x")]
         order = None
         rows_order = ""
-        if not d.aggregates_in_row_order:  # the aggregate orders its rows by their number
-            cols.append(d.aliased(d.ranking("row-number", [], terms), "n"))
-            order = d.qualified(ordered_alias, "n")
+        if not d.aggregates_in_row_order:  # the aggregate orders its rows by their ordering keys
+            keys = [f"o{i}" for i in range(len(child.order))] + ["p"]
+            cols += [d.aliased(d.qualified(alias, name), name) for name in keys]
+            order = ", ".join(self.terms(child, ordered_alias))
         elif not windowed:  # the aggregate takes the rows as they come: in order (a window's are)
-            rows_order = d.order_by(terms)
+            rows_order = d.order_by(self.terms(child, alias))
         rows = d.select_from(cols, [source]) + match + rows_order
         item = d.json_document(d.qualified(ordered_alias, "x"))
         agg = d.select_from([d.json_aggregate(item, order)], [d.derived(rows, ordered_alias)])

@@ -121,7 +121,7 @@ class PostgresDialect(StandardSQL):
     #: An index over expressions never answers alone (an index-only scan needs the table's own
     #: columns, here ``body``): explain() suggests no covering index.
     indexes_cover = False
-    #: ``json_agg`` orders its rows itself (``ORDER BY`` a numbered column).
+    #: ``string_agg`` orders its rows itself (``ORDER BY`` the level's ordering terms).
     aggregates_in_row_order = False
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
@@ -411,6 +411,14 @@ class PostgresDialect(StandardSQL):
         Loads build text, never ``json`` (whose input parses it again at every level) or ``jsonb``
         (which would rewrite ``1e16`` as an integer)."""
         return f"{value}::text"
+
+    def all_but_last(self, text: str) -> str:
+        """Text without its last character, one call that scans it once: ``t`` -> ``left(t, -1)``.
+
+        >>> PostgresDialect().all_but_last("t.d::text")
+        'left(t.d::text, -1)'
+        """
+        return f"left({text}, -1)"
 
     def json_aggregate(self, item: str, order: str | None) -> str:
         """The rows' JSON texts as one array in ``order`` (``[]`` for none):
