@@ -53,26 +53,45 @@ def print_machine() -> None:
     )
 
 
-def measure(fn: Callable[[Any], Any], *, runs: int, setup: Callable[[], Any] | None = None) -> list[float]:
+def measure(
+    fn: Callable[[Any], Any], *, runs: int, setup: Callable[[], Any] | None = None, loops: int = 1
+) -> list[float]:
     """Seconds taken by ``fn(setup())`` in each of ``runs`` runs (``setup`` is not timed).
 
-    The garbage collector runs before each timed call, so garbage left by an earlier contender
-    is not charged to this one; it stays enabled during the call, as it is for a user.
+    The garbage collector runs before each timed run, so garbage left by an earlier contender
+    is not charged to this one; it stays enabled during the call, as it is for a user. Collecting
+    walks every object, so each call starts with the processor's caches cold: a cell run once.
+    With ``loops`` > 1 a run is that many calls back to back with the collector paused, as
+    ``timeit`` times, and its time is per call: the steady state of a function called often.
     """
     times = []
     for _ in range(runs):
         arg = setup() if setup is not None else None
         gc.collect()
-        started = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - started)
+        if loops == 1:
+            started = time.perf_counter()
+            fn(arg)
+            times.append(time.perf_counter() - started)
+            continue
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            for _ in range(loops):
+                fn(arg)
+            times.append((time.perf_counter() - started) / loops)
+        finally:
+            gc.enable()
     return times
 
 
 def measure_rounds(
-    contenders: dict[str, tuple[Callable[[Any], Any], Callable[[], Any] | None]], *, runs: int
+    contenders: dict[str, tuple[Callable[[Any], Any], Callable[[], Any] | None]],
+    *,
+    runs: int,
+    loops: dict[str, int] | None = None,
 ) -> dict[str, list[float]]:
-    """Like :func:`measure` for several ``{name: (fn, setup)}``, taken in turns: one run of each per round.
+    """Like :func:`measure` for several ``{name: (fn, setup)}``, taken in turns: one run of each per round
+    (``loops``: calls per run by name, 1 where not given).
 
     On a shared machine, load that comes and goes then hits every contender alike, so ratios
     stay fair even when the absolute times move.
@@ -80,7 +99,7 @@ def measure_rounds(
     times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(runs):
         for name, (fn, setup) in contenders.items():
-            times[name] += measure(fn, runs=1, setup=setup)
+            times[name] += measure(fn, runs=1, setup=setup, loops=(loops or {}).get(name, 1))
     return times
 
 

@@ -421,9 +421,11 @@ class Dialect(Protocol):
     #: True when an index over typed members answers a statement that reads only them without
     #: reading the table (SQLite); ``explain()`` then suggests an index covering a group-by.
     indexes_cover: bool
-    #: True when :meth:`json_aggregate` takes its rows in the order an ordered subquery delivers
-    #: them (SQLite); False when it must be told the order, as the level's ordering terms (PostgreSQL).
-    aggregates_in_row_order: bool
+    #: True when the rows of an ordered, limited subquery reach the statement around it in that
+    #: order without ordering them again (SQLite hands a subquery's rows on as they come, and would
+    #: sort them again); False when the statement around it orders them again to be sure of it
+    #: (PostgreSQL, whose planner sees they are in order and adds no sort).
+    keeps_window_order: bool
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -677,10 +679,10 @@ class Dialect(Protocol):
         its own (a repeated name reads as the appended value in its first place)."""
         ...
 
-    def json_aggregate(self, item: str, order: str | None) -> str:
-        """The rows' JSON texts as one JSON array text (``[]`` for none): SQLite concatenates the
-        rows in the order they arrive (``order`` is None, see :attr:`aggregates_in_row_order`);
-        PostgreSQL ``string_agg(item, ',' ORDER BY order)``, ``order`` the rows' ordering terms."""
+    def json_array(self, rows: str) -> str:
+        """The JSON array text (``[]`` for none) of the JSON texts a statement's one column ``x``
+        gives, in the order its rows arrive: SQLite ``group_concat`` over it, PostgreSQL
+        ``array_to_string(ARRAY(rows), ',')`` (no aggregate, so no sort of its own)."""
         ...
 
     def ranking(self, fn: str, partition: Sequence[str], order: Sequence[str]) -> str:

@@ -7,9 +7,9 @@ where the schema does not type it) and ``o<i>`` (ordering keys), filtered by the
 conditions. A level's item is its document's JSON text with each include appended as a member
 (:meth:`~jarenlab.backends.base.Dialect.json_members`: the stored text is concatenated, never
 parsed, so Python parses each root document once and has nothing to put in place); a to-many include is
-``(SELECT <array of items in order> FROM (SELECT item WHERE l<n>.c = parent.k ORDER BY ...))``
-where the dialect's JSON aggregate takes rows as they come (SQLite), or ``(SELECT item, <ordering
-keys> ...)`` aggregated in the level's order (PostgreSQL: ``string_agg(item, ',' ORDER BY ...)``). With ``take``/``skip`` the rows
+the dialect's JSON array of ``(SELECT item AS x ... WHERE l<n>.c = parent.k ORDER BY ...)``, its
+rows concatenated in the order they arrive (``group_concat`` over it on SQLite, an array built from
+it on PostgreSQL: no aggregate, so no sort of every parent's rows). With ``take``/``skip`` the rows
 come from the window itself, read once through the index on the relation member and the ordering
 (``FROM (SELECT ... WHERE w<n>.c = parent.k ORDER BY ... LIMIT ...) AS l<n>``, in order), and the
 items are built for its rows alone. A to-one include is ``(SELECT item ... WHERE l<n>.k =
@@ -132,20 +132,10 @@ class _Writer:
         if not rel.many:
             inner = d.select_from([self.item(child, alias)], [source]) + match
             return d.json_document(d.scalar(inner))
-        ordered_alias = f"s{self.aliases}"
-        cols = [d.aliased(self.item(child, alias), "x")]
-        order = None
-        rows_order = ""
-        if not d.aggregates_in_row_order:  # the aggregate orders its rows by their ordering keys
-            keys = [f"o{i}" for i in range(len(child.order))] + ["p"]
-            cols += [d.aliased(d.qualified(alias, name), name) for name in keys]
-            order = ", ".join(self.terms(child, ordered_alias))
-        elif not windowed:  # the aggregate takes the rows as they come: in order (a window's are)
-            rows_order = d.order_by(self.terms(child, alias))
-        rows = d.select_from(cols, [source]) + match + rows_order
-        item = d.json_document(d.qualified(ordered_alias, "x"))
-        agg = d.select_from([d.json_aggregate(item, order)], [d.derived(rows, ordered_alias)])
-        return d.json_document(d.scalar(agg))
+        rows = d.select_from([d.aliased(self.item(child, alias), "x")], [source]) + match
+        if not (windowed and d.keeps_window_order):
+            rows += d.order_by(self.terms(child, alias))
+        return d.json_array(rows)
 
 
 def select_load(dialect: Dialect, root: Level, specs: Mapping[str, CollectionSpec]) -> Statement:

@@ -313,3 +313,41 @@ def test_an_include_replaces_a_member_of_its_name_in_place(open_store: Any) -> N
     ]
     assert list(roots[1]) == ["kids", "after"]
     assert list(roots[0]["kids"][0]) == ["id", "p", "tag", "t", "n"]
+
+
+
+def test_an_include_without_a_window_keeps_its_order_and_nests(store: Any, statements: list[str]) -> None:
+    """A to-many include ordered but not windowed (every matching row, ties in storage order),
+    under a filtered, windowed root, with a to-one include inside: the N+1 loop's answer, in one
+    statement."""
+    spec = {
+        "where": {"$or": [{"$eq": ["$it.faa", faa]} for faa in ("JFK", "EWR", "LGA", "ABQ")]},
+        "order_by": {"$key": "$it.faa", "$dir": "desc"},
+        "take": 3,
+        "include": {
+            "departures": {
+                "where": {"$eq": ["$it.carrier", "UA"]},
+                "order_by": ["$it.dest", {"$key": "$it.dep_delay", "$dir": "desc"}],
+                "include": {"plane": True},
+            }
+        },
+    }
+    loaded = store["airports"].load(spec)
+    assert len(statements) == 1
+    expected = []
+    picked = (it.faa == "JFK") | (it.faa == "EWR") | (it.faa == "LGA") | (it.faa == "ABQ")
+    for a in store["airports"].where(picked).order_by(it.faa.desc()).take(3).to_list():
+        flights = (
+            store["flights"]
+            .where((it.origin == a["faa"]) & (it.carrier == "UA"))
+            .order_by(it.dest, it.dep_delay.desc())
+            .to_list()
+        )
+        for f in flights:
+            f["plane"] = store["planes"].get(f["tailnum"]) if "tailnum" in f else None
+        expected.append({**a, "departures": flights})
+    assert loaded == expected
+    counts = [len(a["departures"]) for a in loaded]
+    assert [a["faa"] for a in loaded] == ["LGA", "JFK", "EWR"] and max(counts) >= 10 and 0 in counts, counts
+    keys = [(f["dest"], f.get("dep_delay")) for a in loaded for f in a["departures"]]
+    assert len(keys) > len(set(keys))  # ties, kept in storage order

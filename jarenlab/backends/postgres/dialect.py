@@ -121,8 +121,8 @@ class PostgresDialect(StandardSQL):
     #: An index over expressions never answers alone (an index-only scan needs the table's own
     #: columns, here ``body``): explain() suggests no covering index.
     indexes_cover = False
-    #: ``string_agg`` orders its rows itself (``ORDER BY`` the level's ordering terms).
-    aggregates_in_row_order = False
+    #: A window's rows are ordered again around it (to be sure of the order; the planner adds no sort).
+    keeps_window_order = False
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
 
@@ -420,10 +420,14 @@ class PostgresDialect(StandardSQL):
         """
         return f"left({text}, -1)"
 
-    def json_aggregate(self, item: str, order: str | None) -> str:
-        """The rows' JSON texts as one array in ``order`` (``[]`` for none):
-        ``'[' || coalesce(string_agg(item, ',' ORDER BY order), '') || ']'``."""
-        return f"'[' || coalesce(string_agg({item}, ',' ORDER BY {order}), '') || ']'"
+    def json_array(self, rows: str) -> str:
+        """The rows' JSON texts (their column ``x``) as one array, in the order they arrive, which an
+        array built from a subquery keeps (an ordered aggregate would sort every parent's rows):
+
+        >>> PostgresDialect().json_array("SELECT t.d AS x FROM t ORDER BY t.p")
+        "'[' || array_to_string(ARRAY(SELECT t.d AS x FROM t ORDER BY t.p), ',') || ']'"
+        """
+        return f"'[' || array_to_string(ARRAY({rows}), ',') || ']'"
 
     # -- the database's plan ----------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:

@@ -105,8 +105,8 @@ class SQLiteDialect(StandardSQL):
     #: An index over typed columns answers a statement that reads only those columns (and the
     #: ``rowid``) without reading a row of the table: explain() suggests covering indexes.
     indexes_cover = True
-    #: ``group_concat`` takes the rows of an ordered subquery in that order.
-    aggregates_in_row_order = True
+    #: A window's rows reach the statement around it in order (ordering them again would sort them).
+    keeps_window_order = True
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
     date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 
@@ -370,10 +370,14 @@ class SQLiteDialect(StandardSQL):
         """
         return f"substr(CAST({text} AS BLOB), 1, length(CAST({text} AS BLOB)) - 1)"
 
-    def json_aggregate(self, item: str, order: str | None) -> str:
-        """The rows' JSON texts as one array (``[]`` for none), in the order the rows arrive (an
-        ordered subquery): ``'[' || coalesce(group_concat(item, ','), '') || ']'``."""
-        return f"'[' || coalesce(group_concat({item}, ','), '') || ']'"
+    def json_array(self, rows: str) -> str:
+        """The rows' JSON texts (their column ``x``) as one array, concatenated in the order they
+        arrive (from an ordered subquery):
+
+        >>> SQLiteDialect().json_array("SELECT t.d AS x FROM t ORDER BY t.p")
+        "'[' || coalesce((SELECT group_concat(s.x, ',') FROM (SELECT t.d AS x FROM t ORDER BY t.p) AS s), '') || ']'"
+        """
+        return f"'[' || coalesce((SELECT group_concat(s.x, ',') FROM ({rows}) AS s), '') || ']'"
 
     # -- the engine's plan ------------------------------------------------------------------------
     def plan_tree(self, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
