@@ -27,7 +27,7 @@ def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store
     a = open_store(MODEL)
     b = open_store.reopen(a, MODEL)  # another writer of the same store (as another process is)
     hub = a.changes
-    hub.poll_interval = 3600  # drive delivery by hand
+    hub.poll_interval = 3600  # drive delivery by hand (the poller still wakes on a commit)
     live = a["items"].live(ALL)
     reseeds = _count_reseeds(hub)
     real_read = hub.log.read
@@ -40,16 +40,16 @@ def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store
         return records
 
     hub.log.read = read_then_commit  # type: ignore[method-assign]
+    # The lock is held throughout: the poller, woken by b's commits, must not drain in between.
     with hub.lock:
         hub._drain(check_log=True)
-    hub.log.read = real_read  # type: ignore[method-assign]
-    # One snapshot: the drain saw nothing after its seq and no watermark past it, so nothing
-    # happened. Read apart, the bounds saw the late commits past a pruned seq: a re-seed.
-    assert reseeds == [] and live.rows == []
-    with hub.lock:
+        hub.log.read = real_read  # type: ignore[method-assign]
+        # One snapshot: the drain saw nothing after its seq and no watermark past it, so nothing
+        # happened. Read apart, the bounds saw the late commits past a pruned seq: a re-seed.
+        assert reseeds == [] and live.rows == []
         hub._drain(check_log=True)
-    # Now the log really misses the seqs after it (b pruned them): one re-seed, from a fresh run.
-    assert len(reseeds) == 1 and live.rows == ["late0", "late1", "late2", "late3"]
+        # Now the log really misses the seqs after it (b pruned them): one re-seed, from a fresh run.
+        assert len(reseeds) == 1 and live.rows == ["late0", "late1", "late2", "late3"]
 
 
 def test_a_burst_from_another_writer_arrives_without_a_reseed(open_store: Any) -> None:
