@@ -39,9 +39,10 @@ def test_commits_between_the_log_read_and_the_watermark_are_not_a_gap(open_store
             b["items"].put({"id": f"late{i}"})
         return records
 
-    hub.log.read = read_then_commit  # type: ignore[method-assign]
-    # The lock is held throughout: the poller, woken by b's commits, must not drain in between.
+    # Under the lock throughout: the poller (woken by any commit, b's opening included) must not
+    # drain with the patched read, nor between the two drains and their checks.
     with hub.lock:
+        hub.log.read = read_then_commit  # type: ignore[method-assign]
         hub._drain(check_log=True)
         hub.log.read = real_read  # type: ignore[method-assign]
         # One snapshot: the drain saw nothing after its seq and no watermark past it, so nothing
