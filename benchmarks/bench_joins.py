@@ -205,7 +205,10 @@ def graph_load(store: Any, where: str, runs: int, floors: dict[str, Any]) -> Non
         "load": (lambda _: store["airlines"].load(LOAD), None),
         **{name: (lambda _, fn=fn: fn(), None) for name, fn in floors.items()},
     }
-    for mode, loops in (("cold", None), ("back to back", {name: 5 if name == "n+1" else 50 for name in contenders})):
+    for mode, loops in (
+        ("cold", None),
+        ("back to back", {name: 5 if name == "n+1" else 50 for name in contenders}),
+    ):
         times = measure_rounds(contenders, runs=runs, loops=loops)
         rows = [
             Row("N+1 loop (query per airline, get per flight)", times["n+1"], floor=True),
@@ -262,7 +265,8 @@ def main() -> None:
     copy = stored_tailnum_copy(store)
     floors = {
         "raw sqlite3: the load's statement + orjson": lambda: [
-            orjson.loads(r[0]) for r in conn.execute(prepared.sql, [p.get("literal", p.get("path")) for p in prepared.params])
+            orjson.loads(r[0])
+            for r in conn.execute(prepared.sql, [p.get("literal", p.get("path")) for p in prepared.params])
         ],
         "raw sqlite3: flat join + assembly": lambda: assemble(
             conn.execute(FLAT_SQLITE.format(tailnum="json_extract(f.doc, '$.tailnum')"))

@@ -444,6 +444,37 @@ def covering_suggestion(
     return _declaration(paths)
 
 
+def window_suggestion(
+    paths: list[tuple[str | int, ...]],
+    descending: Sequence[bool],
+    indexes: list[tuple[tuple[tuple[str | int, ...], bool], ...]],
+) -> dict[str, Any] | None:
+    """The declaration of the index that gives a related collection's rows for one parent in order:
+    the relation member (``paths[0]``, matched by equality), then each ordering path in its
+    direction, so each parent's window is read from it as it is, ties in storage order, no sort.
+    None when a declared index (``indexes``: each one's (path, descending) pairs) begins so already,
+    or a path is not plain members.
+
+    >>> window_suggestion([("carrier",), ("dep_delay",)], [False, True], [])
+    {'name': 'by_carrier_dep_delay_desc', 'path': ['$.carrier', {'path': '$.dep_delay', 'dir': 'desc'}]}
+    >>> window_suggestion([("carrier",), ("dep_delay",)], [False, True], [((("carrier",), False),)])
+    {'name': 'by_carrier_dep_delay_desc', 'path': ['$.carrier', {'path': '$.dep_delay', 'dir': 'desc'}]}
+    >>> window_suggestion([("carrier",)], [False], [((("carrier",), True), (("dep_delay",), False))]) is None
+    True
+    """
+    if not all(_members(p) for p in paths):
+        return None
+    for held in indexes:
+        # The member is matched by equality, so its direction does not matter; the order's does.
+        if (
+            len(held) >= len(paths)
+            and held[0][0] == paths[0]
+            and all(held[i] == (paths[i], descending[i]) for i in range(1, len(paths)))
+        ):
+            return None
+    return _declaration(paths, descending)
+
+
 def _members(segments: tuple[str | int, ...]) -> bool:
     """Whether a path is plain members (what an index declaration names)."""
     return bool(segments) and all(type(s) is str for s in segments)

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from jarenlab.errors import PlanError
+from jarenlab.query.diagnose import window_suggestion
 from jarenlab.query.preds import EXTERNAL_SLOTS
 from jarenlab.query.run import bound_externals, check_externals, divert_reason
-from jarenlab.relations.load import Level, levels, plan_load
+from jarenlab.relations.load import Level, levels, member_field, plan_load
 from jarenlab.relations.load_sql import select_load
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from jarenlab.collection import Collection
+    from jarenlab.model import CollectionSpec
     from jarenlab.query.run import Prepared
     from jarenlab.query.sql import Statement
 
@@ -169,6 +171,9 @@ class LoadExplain:
     includes: list[dict[str, Any]]
     engine_plan: list[dict[str, Any]] = field(default_factory=list)
     database: str = "sqlite"
+    #: Per to-many or count include no declared index serves: ``{"collection", "index"}``, the
+    #: index (relation member, then the include's order) that reads each parent's rows in order.
+    suggested_indexes: list[dict[str, Any]] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, str]]:
         """(field, text) pairs behind the frame and the HTML."""
@@ -180,6 +185,10 @@ class LoadExplain:
         for inc in self.includes:
             what = f"{inc['kind']} via {inc['via']} (depth {inc['depth']})"
             out.append((f"include {inc['path']}", what))
+        for ix in self.suggested_indexes:
+            out.append(
+                (f"suggested index on {ix['collection']}", json.dumps(ix["index"], ensure_ascii=False))
+            )
         out += [("sql", self.sql), ("params", json.dumps(self.params, default=str))]
         out += [(f"{self.database} plan", "  " * p["depth"] + p["detail"]) for p in self.engine_plan]
         return out
@@ -229,6 +238,12 @@ def explain_load(coll: Collection, spec: Any, externals: Any = None) -> LoadExpl
                 "depth": lv.path.count(".") + 1,
             }
         )
+    specs = coll.store.model.collections
+    suggested = []
+    for lv in levels(root)[1:]:
+        index = _window_index(lv, specs[lv.collection], coll.store.backend.dialect)
+        if index is not None and {"collection": lv.collection, "index": index} not in suggested:
+            suggested.append({"collection": lv.collection, "index": index})
     return LoadExplain(
         collection=coll.name,
         sql=stmt.sql,
@@ -238,4 +253,19 @@ def explain_load(coll: Collection, spec: Any, externals: Any = None) -> LoadExpl
         includes=includes,
         engine_plan=plan,
         database=coll.store.backend.dialect.name,
+        suggested_indexes=suggested,
     )
+
+
+def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str, Any] | None:
+    """The index a to-many or count include would read each parent's rows through, in order, when
+    no declared index begins with its relation member and then its ordering paths (None for a to-one
+    include: it finds its parent by key)."""
+    rel = level.relation
+    if rel is None or not rel.many:
+        return None
+    keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
+    segments = {c.name: c.segments for c in spec.columns}
+    held = [tuple(zip((segments[c] for c in ix.columns), ix.descending)) for ix in spec.indexes]
+    member = member_field(spec, rel.member, dialect).steps
+    return window_suggestion([member, *(s for s, _ in keys)], [False, *(d for _, d in keys)], held)

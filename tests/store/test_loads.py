@@ -3,6 +3,7 @@ the N+1 loop a user would write, exactly one statement runs, refusals are coded,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -269,6 +270,47 @@ def test_a_descending_index_gives_each_window_in_order(open_store: Any) -> None:
     store = join_data.load(open_store(_window_model("desc")))
     assert _window_sorts(store) == []
     assert store["airlines"].load(SPEC) == n_plus_one(store) == ascending["airlines"].load(SPEC)
+    # explain_load suggests the index that served, where it is not declared; none where it is.
+    wanted = {
+        "name": "by_carrier_dep_delay_desc",
+        "path": ["$.carrier", {"path": "$.dep_delay", "dir": "desc"}],
+    }
+    ex = ascending["airlines"].explain_load(SPEC)
+    assert ex.suggested_indexes == [{"collection": "flights", "index": wanted}]
+    assert ("suggested index on flights", json.dumps(wanted)) in ex.rows()
+    assert "suggested index on flights" in ex._repr_html_() and len(ex.to_frame()) == len(ex.rows())
+    assert store["airlines"].explain_load(SPEC).suggested_indexes == []
+
+
+def test_explain_load_suggests_an_index_per_include_no_index_serves(open_store: Any) -> None:
+    """A to-many include's rows for one parent are found by its relation member, in its order; a
+    count's by the member alone; a to-one include finds its parent by key and needs none. Declaring
+    the suggestion removes it."""
+    model = relations_model()
+    model["collections"]["airports"]["relations"]["arrivals"] = {
+        "to": "flights",
+        "many": True,
+        "via": "/dest",
+    }
+    spec = {
+        "include": {
+            "departures": {"count": True},  # by_origin_delay begins with origin: served
+            "arrivals": {"order_by": {"$key": "$it.dep_delay", "$dir": "desc"}, "take": 2},
+        }
+    }
+    wanted = {"name": "by_dest_dep_delay_desc", "path": ["$.dest", {"path": "$.dep_delay", "dir": "desc"}]}
+    store = open_store(model)
+    assert store["airports"].explain_load(spec).suggested_indexes == [
+        {"collection": "flights", "index": wanted}
+    ]
+    planes = store["planes"].explain_load({"include": {"flights": {"count": True}}})
+    assert planes.suggested_indexes == [
+        {"collection": "flights", "index": {"name": "by_tailnum", "path": "$.tailnum"}}
+    ]
+    assert store["flights"].explain_load({"take": 1, "include": {"plane": True}}).suggested_indexes == []
+    model["collections"]["flights"]["indexes"].append(wanted)
+    declared = open_store(model, name="declared")
+    assert declared["airports"].explain_load(spec).suggested_indexes == []
 
 
 def test_an_include_replaces_a_member_of_its_name_in_place(open_store: Any) -> None:
@@ -313,7 +355,6 @@ def test_an_include_replaces_a_member_of_its_name_in_place(open_store: Any) -> N
     ]
     assert list(roots[1]) == ["kids", "after"]
     assert list(roots[0]["kids"][0]) == ["id", "p", "tag", "t", "n"]
-
 
 
 def test_an_include_without_a_window_keeps_its_order_and_nests(store: Any, statements: list[str]) -> None:
