@@ -78,6 +78,11 @@ class CollectionSpec:
     intervals: tuple[IntervalSpec, ...] = ()
     owner: str | None = None
 
+    def index_paths(self) -> list[tuple[tuple[tuple[str | int, ...], bool], ...]]:
+        """Each declared index as its (path segments, descending) pairs, in the index's order."""
+        segments = {c.name: c.segments for c in self.columns}
+        return [tuple(zip((segments[c] for c in ix.columns), ix.descending)) for ix in self.indexes]
+
 
 @dataclass(frozen=True)
 class Model:

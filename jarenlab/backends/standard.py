@@ -154,8 +154,9 @@ class StandardSQL:
         return f"coalesce({self.json_text(value)}, 'null')"
 
     def all_but_last(self, text: str) -> str:
-        """Text without its last character: ``t`` -> ``substr(t, 1, length(t) - 1)``."""
-        return f"substr({text}, 1, length({text}) - 1)"
+        """Text without its last character, one call that scans it once: ``t`` -> ``left(t, -1)``
+        (SQLite has no ``left``: it cuts by bytes instead)."""
+        return f"left({text}, -1)"
 
     def json_members(self, document: str, members: Sequence[tuple[str, str]]) -> str:
         """A stored document's JSON object text with ``members`` ((name, JSON text) pairs) after its
@@ -164,7 +165,7 @@ class StandardSQL:
         such as the one loads use, makes of it; the same as setting the member in Python):
 
         >>> print(StandardSQL().json_members("t.d", [("n", "x")]))
-        CASE WHEN t.d = '{}' THEN '{' ELSE substr(t.d, 1, length(t.d) - 1) || ',' END || '"n":' || x || '}'
+        CASE WHEN t.d = '{}' THEN '{' ELSE left(t.d, -1) || ',' END || '"n":' || x || '}'
         """
         text = self.json_text(document)
         out = f"CASE WHEN {text} = '{{}}' THEN '{{' ELSE {self.all_but_last(text)} || ',' END"

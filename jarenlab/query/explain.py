@@ -197,8 +197,7 @@ def explain(
             covered_fields(plan) if prepared.dialect.indexes_cover and prepared.mandatory is None else None
         )
         if covered:
-            segments = {c.name: c.segments for c in coll.spec.columns}
-            held = [{segments[c] for c in ix.columns} for ix in coll.spec.indexes]
+            held = [{path for path, _ in ix} for ix in coll.spec.index_paths()]
             covering = covering_suggestion([f.steps for f in covered], held)
             suggested += [covering] if covering is not None else []
     fetched = trace.rows_read

@@ -265,7 +265,7 @@ def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str,
     if rel is None or not rel.many:
         return None
     keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
-    segments = {c.name: c.segments for c in spec.columns}
-    held = [tuple(zip((segments[c] for c in ix.columns), ix.descending)) for ix in spec.indexes]
     member = member_field(spec, rel.member, dialect).steps
-    return window_suggestion([member, *(s for s, _ in keys)], [False, *(d for _, d in keys)], held)
+    return window_suggestion(
+        [member, *(s for s, _ in keys)], [False, *(d for _, d in keys)], spec.index_paths()
+    )

@@ -412,14 +412,6 @@ class PostgresDialect(StandardSQL):
         (which would rewrite ``1e16`` as an integer)."""
         return f"{value}::text"
 
-    def all_but_last(self, text: str) -> str:
-        """Text without its last character, one call that scans it once: ``t`` -> ``left(t, -1)``.
-
-        >>> PostgresDialect().all_but_last("t.d::text")
-        'left(t.d::text, -1)'
-        """
-        return f"left({text}, -1)"
-
     def json_array(self, rows: str) -> str:
         """The rows' JSON texts (their column ``x``) as one array, in the order they arrive, which an
         array built from a subquery keeps (an ordered aggregate would sort every parent's rows):
