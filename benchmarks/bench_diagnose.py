@@ -24,8 +24,8 @@ from common import Row, measure_rounds, print_machine, print_table
 
 import jarenlab as jl
 from jarenlab import it, param
-from jarenlab.query.diagnose import diagnose
-from jarenlab.query.engine import compile_query
+from jarenlab.query.lang.engine import compile_query
+from jarenlab.query.planner.diagnose import diagnose
 
 N = 20_000
 LOOPS = 200

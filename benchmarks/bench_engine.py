@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jarenlab.query import compile_query, it, param
-from jarenlab.query.builder import Query
+from jarenlab.query.build.builder import Query
 
 N = 100_000
 RUNS = 11

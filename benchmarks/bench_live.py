@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import print_machine
 
 import jarenlab as jl
-from jarenlab.query.run import run_query
+from jarenlab.query.planner.run import run_query
 
 MODEL = {
     "$model": "0.1",

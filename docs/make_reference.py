@@ -16,7 +16,7 @@ from jarenlab.jobs import Context, Dag, Jobs, VirtualClock, Worker
 from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
 from jarenlab.query import Expr, OrderKey, Query, agg
-from jarenlab.query.explain import Explain
+from jarenlab.query.planner.explain import Explain
 from jarenlab.stats import Stats
 
 #: (section, object) in reading order: every public name a user meets.

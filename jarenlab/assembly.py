@@ -14,7 +14,7 @@ from typing import Any
 
 from jarenlab import events, idempotency, jobs, live, migrations, owner, stats
 from jarenlab.errors import StoreError
-from jarenlab.pages import PageKeys
+from jarenlab.query.planner.pages import PageKeys
 from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
 
@@ -46,7 +46,7 @@ def open(
     store; ``open(":memory:", model)`` does the same). ``file:`` URIs name the file, with
     ``mode=ro|rw|rwc``.
     Options: ``read_only``, ``busy_timeout`` (seconds), ``queue_timeout``, ``operators``,
-    ``profile`` (a :class:`jarenlab.query.profile.Profile`), ``statement_cache`` (entries),
+    ``profile`` (a :class:`jarenlab.query.planner.profile.Profile`), ``statement_cache`` (entries),
     ``clock`` (epoch seconds for the job queue and the event ledger: a
     :class:`jarenlab.jobs.VirtualClock` runs ``store.jobs`` in virtual time) and ``random`` (the
     retry jitter: a seed, a ``random.Random`` or a function).

@@ -19,7 +19,7 @@ from jarenlab.intervals import write_check as interval_check
 from jarenlab.intervals import write_lock as interval_lock
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_patch
-from jarenlab.query.builder import Queryable
+from jarenlab.query.build.builder import Queryable
 from jarenlab.values import days, to_json
 
 if TYPE_CHECKING:
@@ -534,7 +534,7 @@ class Collection(Queryable):
         profile: Any = None,
     ) -> list[Any]:
         """The flat result sequence of a query document over this collection (through the planner)."""
-        from jarenlab.query.run import run_query
+        from jarenlab.query.planner.run import run_query
 
         _flags(pushdown=pushdown, strict=strict)
         chosen = self.store.profile if profile is None else profile
@@ -550,8 +550,8 @@ class Collection(Queryable):
         strict: bool = False,
         profile: Any = None,
     ) -> Any:
-        """How the planner runs a document (:class:`jarenlab.query.explain.Explain`); ``analyze`` runs it."""
-        from jarenlab.query.explain import explain
+        """How the planner runs a document (:class:`jarenlab.query.planner.explain.Explain`); ``analyze`` runs it."""
+        from jarenlab.query.planner.explain import explain
 
         _flags(analyze=analyze, pushdown=pushdown, strict=strict)
         chosen = self.store.profile if profile is None else profile
@@ -563,8 +563,8 @@ class Collection(Queryable):
         self, document: Any, externals: dict[str, Any], size: int, columns: list[str] | None
     ) -> Iterator[pa.RecordBatch]:
         """Arrow record batches of a query's results, ``size`` results at a time (see
-        :meth:`jarenlab.query.builder.Query.iter_batches`; the store's profile applies)."""
-        from jarenlab.query.run import stream_query
+        :meth:`jarenlab.query.build.builder.Query.iter_batches`; the store's profile applies)."""
+        from jarenlab.query.planner.run import stream_query
 
         for kind, chunk in stream_query(self, document, externals, size):
             yield from frames.chunk_to_arrow(kind, chunk, self.spec.schema, columns).to_batches(

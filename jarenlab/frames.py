@@ -245,7 +245,7 @@ def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
 def chunk_to_arrow(
     kind: str, chunk: list[Any], schema: dict[str, Any] | None, columns: list[str] | None
 ) -> pa.Table:
-    """One streamed chunk (:func:`jarenlab.query.run.stream_query`) as a table: ``texts`` through
+    """One streamed chunk (:func:`jarenlab.query.planner.run.stream_query`) as a table: ``texts`` through
     Arrow's JSON reader (typed by the JSON Schema), ``items`` like :func:`records_to_arrow`, with
     a select's ``columns`` first and in order."""
     table = texts_to_arrow(chunk, schema) if kind == "texts" else records_to_arrow(chunk)

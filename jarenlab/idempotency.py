@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import IdempotencyError, StoreError
-from jarenlab.query.values import identical
+from jarenlab.query.lang.values import identical
 from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:

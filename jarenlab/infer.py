@@ -33,7 +33,7 @@ import re
 from typing import Any
 
 from jarenlab.errors import StoreError
-from jarenlab.query.diagnose import json_kind
+from jarenlab.query.planner.diagnose import json_kind
 from jarenlab.values import to_json
 
 _DAY = re.compile(r"\d{4}-\d\d-\d\d\Z")

@@ -44,7 +44,7 @@ import orjson
 from jarenlab.errors import IntervalConflict, ModelError, StoreError
 from jarenlab.pointer import escape, problem, unescape
 from jarenlab.pointer import of as pointer_of
-from jarenlab.query.path import sql_addressable
+from jarenlab.query.lang.path import sql_addressable
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import IntervalStatements

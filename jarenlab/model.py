@@ -22,8 +22,8 @@ import orjson
 from jarenlab import pointer
 from jarenlab.errors import ModelError
 from jarenlab.intervals import IntervalSpec, check_declarations
-from jarenlab.query.path import sql_addressable
-from jarenlab.query.values import identical
+from jarenlab.query.lang.path import sql_addressable
+from jarenlab.query.lang.values import identical
 from jarenlab.relations.declare import Relation
 from jarenlab.relations.declare import check as check_relations
 

@@ -5,7 +5,7 @@ writes set the owner member (or require it to equal the view's owner: JD2094 oth
 of another owner's record behave as if it were absent, and counts and exports hold only the
 view's records. Queries (``where``/``execute``/``explain``/``live``/``to_pandas``, the builder's
 chain) run through the planner with the owner test ANDed into every statement it runs (the view's
-``scope``; see :func:`jarenlab.query.run.scope_of`), so no other owner's row is ever read, counted
+``scope``; see :func:`jarenlab.query.planner.run.scope_of`), so no other owner's row is ever read, counted
 or handed to the engine. Collections without an owner pass through unchanged.
 
 An interval clash with another owner's record (``scope: "collection"``) raises JD2090 that says
@@ -34,8 +34,8 @@ import orjson
 from jarenlab import frames
 from jarenlab.collection import Collection
 from jarenlab.errors import IntervalConflict, StoreError
-from jarenlab.query.builder import Queryable
-from jarenlab.query.values import identical
+from jarenlab.query.build.builder import Queryable
+from jarenlab.query.lang.values import identical
 from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ class OwnedCollection(Queryable):
     # -- queries ---------------------------------------------------------------------------------
     # The collection's own query methods, run with this view as the source: it reads like its
     # collection (name, spec, store, texts, keys, storage_order) plus its scope, which the planner
-    # ANDs into every statement (jarenlab.query.run.scope_of) and a live query applies to changes.
+    # ANDs into every statement (jarenlab.query.planner.run.scope_of) and a live query applies to changes.
     execute = Collection.execute
     _run_query = Collection._run_query
     explain = Collection.explain

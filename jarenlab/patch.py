@@ -2,7 +2,7 @@
 
 Pointers are read exactly as RFC 6901 says (:mod:`jarenlab.pointer`): a ``~`` not followed by ``0``
 or ``1`` is an error, and an array index is ASCII digits without leading zeros. ``test`` compares
-with JSON equality (:func:`jarenlab.query.values.json_eq`): JSON types recursively, numbers by
+with JSON equality (:func:`jarenlab.query.lang.values.json_eq`): JSON types recursively, numbers by
 value. Every failure is ``JD2009`` naming the operation.
 
 >>> apply_patch({"a": 1, "b": [1]}, [{"op": "add", "path": "/b/-", "value": 2}, {"op": "remove", "path": "/a"}])
@@ -18,7 +18,7 @@ from typing import Any
 
 from jarenlab import pointer
 from jarenlab.errors import StoreError
-from jarenlab.query.values import json_eq
+from jarenlab.query.lang.values import json_eq
 
 
 def _bad(reason: str, i: int | None = None) -> StoreError:

@@ -32,9 +32,9 @@ from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
-from jarenlab.query.diagnose import check_switch
-from jarenlab.query.profile import Profile
-from jarenlab.query.run import PlannerState
+from jarenlab.query.planner.diagnose import check_switch
+from jarenlab.query.planner.profile import Profile
+from jarenlab.query.planner.run import PlannerState
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:
@@ -95,9 +95,9 @@ class Store:
         if type(notify) is not bool:
             raise StoreError("JD0006", f"notify is True or False, not {notify!r}")
         checked = load_model(model) if model is not None else None
-        #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.profile`).
+        #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.planner.profile`).
         self.profile = profile
-        #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.run`).
+        #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.planner.run`).
         self.planner = PlannerState(statement_cache)
         self.planner.checks = check_switch(checks)
         self._temp_dir: str | None = None
@@ -376,10 +376,10 @@ class Store:
         """Run a query document whose ``$`` is the object of every collection (``$.flights[*]``).
 
         Bindings are nested loops (the engine's semantics); equalities between two bindings'
-        typed members run as SQL joins (:mod:`jarenlab.query.join_plan`). Returns the engine's
+        typed members run as SQL joins (:mod:`jarenlab.query.joins.plan`). Returns the engine's
         result shape (None, the one item, or a list). A document that reads no collection is JD0033.
         """
-        from jarenlab.query.join_run import execute
+        from jarenlab.query.joins.run import execute
 
         return execute(self, document, externals, pushdown=pushdown, strict=strict)
 
@@ -393,7 +393,7 @@ class Store:
         strict: bool = False,
     ) -> Any:
         """How a store-level document runs: join order, join indexes, SQL, residual (``analyze`` runs it)."""
-        from jarenlab.query.join_explain import explain
+        from jarenlab.query.joins.explain import explain
 
         return explain(self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict)
 
@@ -577,4 +577,4 @@ def _check_options(
     if not is_count(statement_cache):
         refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
     if profile is not None and not isinstance(profile, Profile):
-        refuse(f"profile is a jarenlab.query.profile.Profile, not {type(profile).__name__}")
+        refuse(f"profile is a jarenlab.query.planner.profile.Profile, not {type(profile).__name__}")

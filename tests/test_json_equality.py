@@ -1,6 +1,6 @@
 """The two JSON equalities: JSON equality (queries, RFC 6902 ``test``) and exact sameness.
 
-Each rule is defined once, in :mod:`jarenlab.query.values`; these tests pin where they differ and that
+Each rule is defined once, in :mod:`jarenlab.query.lang.values`; these tests pin where they differ and that
 the patch ``test`` operation, idempotent results and live rows use the right one.
 """
 
@@ -13,7 +13,7 @@ import pytest
 from jarenlab.errors import StoreError
 from jarenlab.live import window
 from jarenlab.patch import apply_patch
-from jarenlab.query.values import identical, json_eq
+from jarenlab.query.lang.values import identical, json_eq
 
 #: (a, b, JSON equal, identical)
 PAIRS: list[tuple[Any, Any, bool, bool]] = [

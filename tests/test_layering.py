@@ -1,10 +1,10 @@
 """The layering of the house, checked on the source and on real imports.
 
 - Only ``jarenlab/backends/`` imports a database driver, writes SQL text or issues transaction control
-  (the planner's emitter, ``query/sql.py``, spells every construct through the backend's dialect).
+  (the planner's emitter, ``query/planner/sql.py``, spells every construct through the backend's dialect).
 - No import cycle between jarenlab's modules, counting the imports inside functions too (the lazy
   ones that used to hide cycles); imports under ``TYPE_CHECKING`` are for types only and are skipped.
-- ``import jarenlab`` loads no ipywidgets; ``import jarenlab.query.engine`` loads no driver and no store.
+- ``import jarenlab`` loads no ipywidgets; ``import jarenlab.query.lang.engine`` loads no driver and no store.
 - No module imports another module's private names.
 """
 
@@ -169,7 +169,7 @@ def test_import_jarenlab_loads_no_widgets() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["jarenlab.query.engine", "jarenlab.query.document", "jarenlab.query.builder"]
+    "module", ["jarenlab.query.lang.engine", "jarenlab.query.lang.document", "jarenlab.query.build.builder"]
 )
 def test_the_reference_engine_loads_no_driver_and_no_store(module: str) -> None:
     loaded = _loaded_after(f"import {module}")

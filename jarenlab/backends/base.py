@@ -373,7 +373,7 @@ class Watch(Protocol):
 
 
 class Dialect(Protocol):
-    """How the planner spells SQL on this backend (see :mod:`jarenlab.query.sql`).
+    """How the planner spells SQL on this backend (see :mod:`jarenlab.query.planner.sql`).
 
     The planner decides what to compute from neutral values: JSON *kinds* (``null true false int
     float string array object``: ``2`` is ``int``, ``2.0`` is ``float``), operators (``eq lt le gt
@@ -598,7 +598,7 @@ class Dialect(Protocol):
         ...
 
     def date_part(self, value: str, part: str) -> str:
-        """One field (``jarenlab.query.dates.PARTS``) of a valid canonical date-time, an integer."""
+        """One field (``jarenlab.query.lang.dates.PARTS``) of a valid canonical date-time, an integer."""
         ...
 
     def date_trunc(self, value: str, unit: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jarenlab.query.document import Call, Flwor, Node, OrderSpec, PathRef, parse, walk
+from jarenlab.query.lang.document import Call, Flwor, Node, OrderSpec, PathRef, parse, walk
 
 AGGREGATES = ("count", "sum", "avg", "min", "max")
 
@@ -92,7 +92,7 @@ def plan_live(document: Any, operators: frozenset[str] = frozenset()) -> LivePla
         plan = _flwor_plan(inner)
         take = length
         if node.name == "head":
-            from jarenlab.query.document import Lit
+            from jarenlab.query.lang.document import Lit
 
             take = Lit(1, node.path)
         return LivePlan(**{**plan.__dict__, "start": start, "length": take})

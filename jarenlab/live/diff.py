@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from jarenlab.pointer import escape
-from jarenlab.query.values import identical
+from jarenlab.query.lang.values import identical
 
 Op = dict[str, Any]
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.live.capture import Record
 from jarenlab.live.live import LiveMode, LiveQuery
-from jarenlab.query.document import parse
-from jarenlab.query.join_plan import reads
-from jarenlab.query.join_run import run
+from jarenlab.query.joins.plan import reads
+from jarenlab.query.joins.run import run
+from jarenlab.query.lang.document import parse
 
 if TYPE_CHECKING:
     from jarenlab.store import Store

@@ -30,9 +30,9 @@ from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
-from jarenlab.query.engine import compile_query
-from jarenlab.query.run import narrowed_rows, run_query
-from jarenlab.query.values import check_json
+from jarenlab.query.lang.engine import compile_query
+from jarenlab.query.lang.values import check_json
+from jarenlab.query.planner.run import narrowed_rows, run_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def seed_pairs(
 ) -> list[tuple[Any, dict[str, Any]]]:
     """The ``(key, doc)`` pairs, in storage order, that a maintainer is seeded with.
 
-    Only the rows the planner's pushed conjuncts keep (:func:`jarenlab.query.run.narrowed_rows`:
+    Only the rows the planner's pushed conjuncts keep (:func:`jarenlab.query.planner.run.narrowed_rows`:
     rows it skips cannot match and cannot raise), or every row when nothing narrows. With
     narrowing, text-key ``positions`` first number every stored key, as a seed over all rows
     does, so a row that starts to match later takes its storage place.

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 from jarenlab.errors import QueryError
 from jarenlab.live.analyze import LivePlan
 from jarenlab.live.window import Op, SortedEntries, diff_keyed, diff_values, same, term_key
-from jarenlab.query.engine import Compiler, Env
-from jarenlab.query.functions import FUNCTIONS, integer
-from jarenlab.query.values import hash_key, kind
+from jarenlab.query.lang.engine import Compiler, Env
+from jarenlab.query.lang.functions import FUNCTIONS, integer
+from jarenlab.query.lang.values import hash_key, kind
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import StorageOrder

@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from typing import Any
 
 # is the old row still right? Exact sameness: 1 and 1.0 differ, and so does member order
-from jarenlab.query.values import identical
+from jarenlab.query.lang.values import identical
 
 
 def same(a: Any, b: Any) -> bool:
-    """Is the old row still right? :func:`~jarenlab.query.values.identical` for rows decoded from JSON."""
+    """Is the old row still right? :func:`~jarenlab.query.lang.values.identical` for rows decoded from JSON."""
     return a is b or identical(a, b, decoded=True)
 
 

@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-from jarenlab.query.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param, win
-from jarenlab.query.document import canonical
-from jarenlab.query.engine import CompiledQuery, compile_query, evaluate, shape
-from jarenlab.query.join_builder import JoinQuery, var
+from jarenlab.query.build.builder import Expr, OrderKey, Query, Queryable, agg, it, key, param, win
+from jarenlab.query.build.joins import JoinQuery, var
+from jarenlab.query.lang.document import canonical
+from jarenlab.query.lang.engine import CompiledQuery, compile_query, evaluate, shape
 
 __all__ = [
     "CompiledQuery",

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import StoreError
-from jarenlab.query.engine import compile_query
-from jarenlab.query.run import narrowed_rows
-from jarenlab.query.values import ebv
+from jarenlab.query.lang.engine import compile_query
+from jarenlab.query.lang.values import ebv
+from jarenlab.query.planner.run import narrowed_rows
 from jarenlab.relations.declare import actions
 from jarenlab.store import Subsystem
 

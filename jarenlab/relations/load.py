@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import PlanError
-from jarenlab.query.document import parse
-from jarenlab.query.expr import Expr, OrderKey
-from jarenlab.query.plan import conjoin
-from jarenlab.query.preds import Const, Field, Pred, Reason
-from jarenlab.query.preds import OrderKey as Key
-from jarenlab.query.translate import Context, field_of, schema_family, translate
+from jarenlab.query.build.expr import Expr, OrderKey
+from jarenlab.query.lang.document import parse
+from jarenlab.query.planner.plan import conjoin
+from jarenlab.query.planner.preds import Const, Field, Pred, Reason
+from jarenlab.query.planner.preds import OrderKey as Key
+from jarenlab.query.planner.translate import Context, field_of, schema_family, translate
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect

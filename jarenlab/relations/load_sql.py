@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from jarenlab.query.preds import Const
-from jarenlab.query.sql import Emitter, Statement
+from jarenlab.query.planner.preds import Const
+from jarenlab.query.planner.sql import Emitter, Statement
 from jarenlab.relations.load import Level, member_field
 
 if TYPE_CHECKING:

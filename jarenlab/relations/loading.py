@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from jarenlab.errors import PlanError
-from jarenlab.query.diagnose import window_suggestion
-from jarenlab.query.preds import EXTERNAL_SLOTS
-from jarenlab.query.run import bound_externals, check_externals, divert_reason
+from jarenlab.query.planner.diagnose import window_suggestion
+from jarenlab.query.planner.preds import EXTERNAL_SLOTS
+from jarenlab.query.planner.run import bound_externals, check_externals, divert_reason
 from jarenlab.relations.load import Level, levels, member_field, plan_load
 from jarenlab.relations.load_sql import select_load
 
@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 
     from jarenlab.collection import Collection
     from jarenlab.model import CollectionSpec
-    from jarenlab.query.run import Prepared
-    from jarenlab.query.sql import Statement
+    from jarenlab.query.planner.run import Prepared
+    from jarenlab.query.planner.sql import Statement
 
 
 @dataclass
 class _Checked:
-    """What :func:`~jarenlab.query.run.divert_reason` reads: the dialect and the externals bound in SQL."""
+    """What :func:`~jarenlab.query.planner.run.divert_reason` reads: the dialect and the externals bound in SQL."""
 
     dialect: Any
     externals_in_sql: tuple[str, ...]

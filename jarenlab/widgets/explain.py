@@ -1,4 +1,4 @@
-"""A thin ipywidgets view of an :class:`~jarenlab.query.explain.Explain` (data shaping lives there)."""
+"""A thin ipywidgets view of an :class:`~jarenlab.query.planner.explain.Explain` (data shaping lives there)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jarenlab.query.explain import Explain
+    from jarenlab.query.planner.explain import Explain
 
 
 #: How a database is named in a tab title.

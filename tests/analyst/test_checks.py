@@ -9,7 +9,7 @@ import pytest
 
 import jarenlab as jl
 from jarenlab import it, param
-from jarenlab.query.diagnose import diagnose
+from jarenlab.query.planner.diagnose import diagnose
 
 
 def code_of(call: Any) -> str:

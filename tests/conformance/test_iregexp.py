@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from jarenlab.query import evaluate
-from jarenlab.query.path import parse_path
+from jarenlab.query.lang.path import parse_path
 from tests.conformance.suites import absent, load, require
 
 CTS = "jsonpath-compliance-test-suite/cts.json"

@@ -25,7 +25,7 @@ import pytest
 import jarenlab as jl
 from jarenlab.errors import QueryError
 from jarenlab.query import evaluate
-from jarenlab.query.values import identical
+from jarenlab.query.lang.values import identical
 from tests.conformance.suites import absent, load, require
 
 CTS = "jsonpath-compliance-test-suite/cts.json"

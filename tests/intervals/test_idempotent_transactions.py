@@ -11,7 +11,7 @@ import pytest
 import jarenlab as jl
 from jarenlab import idempotency
 from jarenlab.errors import IdempotencyError, StoreError
-from jarenlab.query.values import identical
+from jarenlab.query.lang.values import identical
 
 from .conftest import booking
 

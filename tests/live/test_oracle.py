@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from jarenlab.patch import apply_patch
-from jarenlab.query.builder import it, param
+from jarenlab.query.build.builder import it, param
 
 from .conftest import fresh
 
@@ -170,7 +170,7 @@ def test_seeded_stream_matches_fresh_runs(store: Any, collection: str) -> None:
 
 
 def test_builder_query_live(store: Any) -> None:
-    from jarenlab.query.builder import Query
+    from jarenlab.query.build.builder import Query
 
     coll = store["items"]
     rng = random.Random(7)

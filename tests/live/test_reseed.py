@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from jarenlab.errors import QueryError
-from jarenlab.query.run import narrowed_rows
+from jarenlab.query.planner.run import narrowed_rows
 
 from .conftest import fresh
 from .test_oracle import WHERE_N, _check, _watch, _write

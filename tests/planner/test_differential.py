@@ -18,7 +18,7 @@ import pytest
 
 from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
-from jarenlab.query.run import run_query
+from jarenlab.query.planner.run import run_query
 from tests.planner import duck
 from tests.planner.conftest import CASES, DATASETS, NO_POSTGRESQL
 from tests.planner.tally import TALLY, assert_floors
@@ -109,7 +109,7 @@ def test_case(case: Any, stores: dict[str, Any], pg_stores: dict[str, Any] | Non
 def test_corpus_is_large_and_mostly_pushed(stores: dict[str, Any]) -> None:
     """At least 150 cases, and the planner pushes most of them (the suite must exercise SQL)."""
     assert len(ALL) >= 150
-    from jarenlab.query.run import prepare
+    from jarenlab.query.planner.run import prepare
 
     coll = stores["mix"]["docs"]
     modes = []

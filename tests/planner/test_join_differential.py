@@ -19,7 +19,7 @@ import pytest
 import jarenlab as jl
 from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
-from jarenlab.query.join_run import run
+from jarenlab.query.joins.run import run
 from tests.planner import join_data
 from tests.planner.conftest import NO_POSTGRESQL
 from tests.planner.tally import TALLY, assert_floors

@@ -1,6 +1,6 @@
 """Member names SQL cannot spell (control characters, quotes, ...) give the engine's answer.
 
-One rule, :func:`jarenlab.query.path.sql_addressable`, decides which member names a SQL path may hold:
+One rule, :func:`jarenlab.query.lang.path.sql_addressable`, decides which member names a SQL path may hold:
 index paths and interval pointers refuse the others, and the planner leaves them to the engine. Here the
 planner (``pushdown=True``), the reference engine over the collection (``pushdown=False``) and the engine
 alone must agree for every such name; ``strict=True`` (no residual) shows that the planner pushed exactly
@@ -17,8 +17,8 @@ import pytest
 import jarenlab as jl
 from jarenlab.errors import JarenlabError, PlanError
 from jarenlab.query import evaluate
-from jarenlab.query.path import path_text, sql_addressable
-from jarenlab.query.values import identical
+from jarenlab.query.lang.path import path_text, sql_addressable
+from jarenlab.query.lang.values import identical
 
 MODEL = {
     "$model": "0.1",

@@ -12,8 +12,8 @@ import jarenlab as jl
 from jarenlab import it, win
 from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
-from jarenlab.query.profile import Profile
-from jarenlab.query.run import operator, prepare
+from jarenlab.query.planner.profile import Profile
+from jarenlab.query.planner.run import operator, prepare
 from tests.planner.conftest import DATASETS, load
 from tests.planner.model import MODEL
 
@@ -518,6 +518,6 @@ def test_ranks_over_integer_keys_written_as_floats(open_store: Any) -> None:
         assert s["docs"]._run_query(ranked, {}) == evaluate(ranked, docs, {})
         if s.backend.name == "sqlite":
             assert (ex.mode, ex.fallback) == ("native", None), ex.residual
-            assert "json_type" not in ex.sql and 't.rowid = w.jl_pos' in ex.sql, ex.sql
+            assert "json_type" not in ex.sql and "t.rowid = w.jl_pos" in ex.sql, ex.sql
         else:
             assert ex.fallback is not None

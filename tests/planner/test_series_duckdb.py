@@ -25,7 +25,7 @@ import pytest
 import jarenlab as jl
 from jarenlab.examples import flights_model, load_flights
 from jarenlab.query import agg, evaluate, it
-from jarenlab.query.run import run_query
+from jarenlab.query.planner.run import run_query
 from tests.planner.tally import TALLY, assert_floors
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 
 import jarenlab as jl
 from jarenlab.query import it
-from jarenlab.query.expr import win
+from jarenlab.query.build.expr import win
 
 #: The DuckDB spelling of each builder ranking.
 RANKINGS = {"row_number": "row_number", "rank": "rank", "dense_rank": "dense_rank"}

@@ -10,10 +10,10 @@ import pytest
 
 from jarenlab.errors import QueryError
 from jarenlab.query import agg, it, param
-from jarenlab.query.builder import _Docs
-from jarenlab.query.document import canonical
-from jarenlab.query.engine import evaluate
-from jarenlab.query.series import MAX_INTERVALS
+from jarenlab.query.build.builder import _Docs
+from jarenlab.query.lang.document import canonical
+from jarenlab.query.lang.engine import evaluate
+from jarenlab.query.lang.series import MAX_INTERVALS
 
 FLIGHTS = [
     {"id": 1, "origin": "JFK", "time_hour": "2013-01-01T05:00:00Z", "dep_delay": 10},

@@ -8,7 +8,7 @@ import pytest
 
 from jarenlab.errors import QueryError
 from jarenlab.query import agg, it, param, win
-from jarenlab.query.builder import _Docs
+from jarenlab.query.build.builder import _Docs
 
 FLIGHTS = _Docs(
     [

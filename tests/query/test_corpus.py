@@ -9,7 +9,7 @@ import pytest
 
 from jarenlab.errors import QueryError
 from jarenlab.query import compile_query
-from jarenlab.query.document import ARITY, parse, walk
+from jarenlab.query.lang.document import ARITY, parse, walk
 
 from .corpus import Case, load_cases, same
 

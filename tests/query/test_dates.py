@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta, timezone
 
 from jarenlab.query import evaluate
-from jarenlab.query.dates import epoch_ms, format_ms
+from jarenlab.query.lang.dates import epoch_ms, format_ms
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 RNG = random.Random(16)

@@ -1,35 +1,13 @@
-"""Engine API details the data-file corpus cannot express, and the module doctests."""
+"""Engine API details the data-file corpus cannot express (the doctests run in ``test_docstrings``)."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import math
 
 import pytest
 
 from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query import compile_query, evaluate, shape
-
-MODULES = [
-    "builder",
-    "compare",
-    "document",
-    "engine",
-    "flwor",
-    "functions",
-    "iregexp",
-    "path",
-    "values",
-    "__init__",
-]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_doctests(name: str) -> None:
-    module = importlib.import_module(f"jarenlab.query.{name}" if name != "__init__" else "jarenlab.query")
-    result = doctest.testmod(module)
-    assert result.failed == 0
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, b"x", {1: 2}, (1, 2), {"a": [math.nan]}])

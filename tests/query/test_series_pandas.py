@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from jarenlab.query import agg, it
-from jarenlab.query.builder import _Docs
+from jarenlab.query.build.builder import _Docs
 
 WIDTHS = {"PT90M": "90min", "PT1H": "60min", "P1D": "1D", "PT7M": "7min"}
 

@@ -12,7 +12,7 @@ import pytest
 from jarenlab import it, param, var
 from jarenlab.errors import JarenlabError
 from jarenlab.query import evaluate
-from jarenlab.query.join_run import run
+from jarenlab.query.joins.run import run
 
 MODEL: dict[str, Any] = {
     "$model": "0.1",

@@ -13,7 +13,7 @@ import pytest
 import jarenlab as jl
 from jarenlab import it, param
 from jarenlab.query import compile_query
-from jarenlab.query.run import operator
+from jarenlab.query.planner.run import operator
 
 MODEL: dict[str, Any] = {
     "$model": "0.1",
@@ -198,7 +198,7 @@ def test_host_functions_never_see_another_owners_records(open_store: Any) -> Non
 
 
 def test_profiles_and_strict_keep_the_scope(store: Any) -> None:
-    from jarenlab.query.profile import Profile
+    from jarenlab.query.planner.profile import Profile
 
     ann = store.as_owner("ann")["bookings"]
     profile = Profile(max_rows=12, externals=frozenset({"r"}))

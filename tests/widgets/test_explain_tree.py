@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jarenlab.query.plan_tree import _walk, plan_tree, step_kind, tree_html
+from jarenlab.query.planner.tree import _walk, plan_tree, step_kind, tree_html
 
 F = {"$for": {"n": "$[*]"}, "$return": "$n.id"}
 

@@ -1,4 +1,4 @@
-"""PostgreSQL's spelling of the SQL the planner emits (see :mod:`jarenlab.query.sql`).
+"""PostgreSQL's spelling of the SQL the planner emits (see :mod:`jarenlab.query.planner.sql`).
 
 A collection's table holds ``doc json`` (the exact text the store wrote, which is what every answer is
 read from) and ``body jsonb`` generated from it, which is what conditions, orderings and indexes read

@@ -1,4 +1,4 @@
-"""SQLite's spelling of the SQL the planner emits (see :mod:`jarenlab.query.sql`).
+"""SQLite's spelling of the SQL the planner emits (see :mod:`jarenlab.query.planner.sql`).
 
 The planner decides *what* to compute from neutral values (JSON kinds such as ``"string"`` or
 ``"int"``, operators such as ``"gt"``); every piece of SQL text it writes comes from one method
@@ -38,7 +38,7 @@ _NAMES: Mapping[str, str] = {
 #: SQLite's ``json_type`` names -> the planner's JSON kinds (the decoder reads type cells with it).
 _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items()}
 _SCAN = re.compile(r"^SCAN (\S+)")
-#: The canonical UTC date-time the planner computes with (what ``jarenlab.query.dates`` writes).
+#: The canonical UTC date-time the planner computes with (what ``jarenlab.query.lang.dates`` writes).
 _CANONICAL = "%Y-%m-%dT%H:%M:%SZ"
 _PART_FORMATS = {
     "year": "%Y",

@@ -1,0 +1,179 @@
+"""pandas habits in the builder: understood where the language has them, refused with advice otherwise.
+
+An analyst writes ``it.name.str.contains("x")``, ``it.date.dt.year``, ``it.close.mean()``. The
+first is the language's ``$contains`` (through :class:`StrAccessor`), the second its ``$date-part``
+(through :class:`jarenlab.query.build.date_accessor.DateAccessor`); the others are names the builder must never
+quietly turn into member paths (``$it.close.mean`` would read a member ``mean`` and find nothing). :data:`REFUSED` lists the pandas method names that are refused on
+sight with ``JQ0034``, each with what to write instead; a member with such a name is still
+reached with ``it["name"]``. Any other call of a member (``it.x.count()``) is refused the same way.
+
+>>> from jarenlab.query.build.expr import it
+>>> it.name.str.contains("x").document
+{'$contains': ['$it.name', 'x']}
+>>> it.name.str.lower().document
+{'$lower': ['$it.name']}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from jarenlab.errors import QueryError
+
+if TYPE_CHECKING:
+    from jarenlab.query.build.expr import Expr
+
+_TO_PANDAS = "run the query into pandas first (q.to_pandas()) and use pandas there"
+
+#: pandas method names refused on an expression, with what to write instead.
+REFUSED: dict[str, str] = {
+    "isna": "a missing member is it.x.is_empty(); a stored null is it.x == None",
+    "isnull": "a missing member is it.x.is_empty(); a stored null is it.x == None",
+    "notna": "a present member is it.x.exists() (a stored null is present)",
+    "notnull": "a present member is it.x.exists() (a stored null is present)",
+    "fillna": "a default for a missing value is the document phrase {'$default': ['$it.x', value]}",
+    "dropna": "keep rows that have the member: where(it.x.exists())",
+    "astype": "casts are the document phrases $string, $number, $boolean ({'$number': '$it.x'})",
+    "apply": "register a host operator (jl.open(..., operators={'f': fn})) and call {'$f': ['$it.x']}",
+    "mean": "the mean is q.avg(it.x), or agg.avg(it.x) per group",
+    "median": "the median is q.median(it.x), or agg.median(it.x) per group",
+    "std": "the standard deviation is q.std(it.x), or agg.std(it.x) per group",
+    "var": "the variance is q.std(it.x) ** 2, or agg.std(it.x) ** 2 per group",
+    "unique": "distinct values are q.select(it.x).distinct()",
+    "nunique": "the number of distinct values is q.select(it.x).distinct().count()",
+    "value_counts": "counts per value are q.group_by(it.x).select({'x': key('key'), 'n': agg.count()})",
+    "sort_values": "order with q.order_by(it.x) or q.order_by(it.x.desc())",
+    "groupby": "group with q.group_by(it.x)",
+    "agg": "aggregate with q.group_by(...).select({'n': agg.count(), 'mean': agg.avg(it.x)})",
+    "aggregate": "aggregate with q.group_by(...).select({'n': agg.count(), 'mean': agg.avg(it.x)})",
+    "to_list": "run the query: q.to_list(), or q.select(it.x).to_list() for one member",
+    "tolist": "run the query: q.to_list(), or q.select(it.x).to_list() for one member",
+    "to_numpy": "run the query: q.select(it.x).to_pandas()['value'].to_numpy()",
+    "iloc": "positions are q.skip(n).take(m); array items are it.x[0]",
+    "loc": "filter with q.where(...); members are it.x or it['x']",
+    "cat": _TO_PANDAS,
+    "cumsum": "a running sum is a window: q.window(order_by=it.t, total=win.sum(it.x))",
+    "cumprod": _TO_PANDAS,
+    "idxmax": _TO_PANDAS,
+    "idxmin": _TO_PANDAS,
+    "quantile": _TO_PANDAS,
+    "rolling": "a moving aggregate over time is q.rolling(it.t, 'P7D', avg=agg.avg(it.x))",
+    "resample": "a series per interval is q.resample(it.t, 'PT1H', n=agg.count(), fill=0)",
+    "shift": _TO_PANDAS,
+    "diff": _TO_PANDAS,
+    "clip": _TO_PANDAS,
+    "describe": _TO_PANDAS,
+    "drop_duplicates": "drop repeated results with q.distinct()",
+}
+
+
+def refuse(shown: str, name: str, advice: str, *, member: bool = True) -> NoReturn:
+    """Raise the builder's ``JQ0034`` for ``shown.name`` (``member``: say how to reach such a member)."""
+    tail = f" (a member named {name!r} is {shown}[{name!r}])" if member else ""
+    raise QueryError("JQ0034", f"{shown}.{name}: {advice}{tail}")
+
+
+def on_attribute(expr: Expr, name: str, shown: str) -> Any:
+    """What ``expr.<name>`` means when ``name`` is a pandas habit, or None when it is a member."""
+    if name == "str":
+        return StrAccessor(expr, shown)
+    if name in REFUSED:
+        refuse(shown, name, REFUSED[name])
+    return None
+
+
+def not_callable(shown: str) -> NoReturn:
+    """``it.x.count()``: the last member was taken for a method (``JQ0034``)."""
+    name = shown.rpartition(".")[2]
+    raise QueryError(
+        "JQ0034",
+        f"{shown}(): the builder has no method {name!r}, so {shown} reads a member {name!r} and cannot "
+        f"be called; methods are: {', '.join(METHODS)}; aggregates are q.count(), q.sum(it.x), "
+        "agg.avg(it.x), ...",
+    )
+
+
+#: The builder's methods on an expression (named in advice).
+METHODS = (
+    "asc",
+    "desc",
+    "exists",
+    "is_empty",
+    "isin",
+    "between",
+    "abs",
+    "round",
+    "startswith",
+    "endswith",
+    "contains",
+    "matches",
+    "search",
+    "upper",
+    "lower",
+    "length",
+    "str.*",
+    "dt.*",
+)
+
+
+class StrAccessor:
+    """``it.x.str``: pandas' string methods, as the language's string functions.
+
+    ``contains(pat, case=True, regex=True)`` (pandas' defaults: a pattern with regular-expression
+    characters is an I-Regexp ``$search``; plain text is ``$contains``), ``startswith``,
+    ``endswith``, ``lower``, ``upper``, ``len``, ``fullmatch`` (``$match``). Others are refused
+    with advice.
+    """
+
+    __slots__ = ("_expr", "_shown")
+
+    def __init__(self, expr: Expr, shown: str) -> None:
+        self._expr = expr
+        self._shown = shown
+
+    def contains(self, pat: Any, case: bool = True, regex: bool = True) -> Expr:
+        """Substring test (``$contains``), or ``$search`` for a regular expression."""
+        target = self._expr if case else self._expr.lower()
+        if isinstance(pat, str) and not case:
+            pat = pat.lower()
+        if regex and isinstance(pat, str) and any(c in pat for c in ".^$*+?{}[]\\|()"):
+            if not case:
+                why = "case=False with a regular expression is not supported"
+                refuse(self._shown + ".str", "contains", why, member=False)
+            return target.search(pat)
+        return target.contains(pat)
+
+    def startswith(self, prefix: Any) -> Expr:
+        """``$starts-with``."""
+        return self._expr.startswith(prefix)
+
+    def endswith(self, suffix: Any) -> Expr:
+        """``$ends-with``."""
+        return self._expr.endswith(suffix)
+
+    def lower(self) -> Expr:
+        """``$lower``."""
+        return self._expr.lower()
+
+    def upper(self) -> Expr:
+        """``$upper``."""
+        return self._expr.upper()
+
+    def len(self) -> Expr:
+        """``$string-length`` (code points)."""
+        return self._expr.length()
+
+    def fullmatch(self, pattern: str) -> Expr:
+        """``$match``: the whole string matches the I-Regexp pattern."""
+        return self._expr.matches(pattern)
+
+    def __getattr__(self, name: str) -> NoReturn:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        refuse(
+            self._shown + ".str",
+            name,
+            "the string methods here are contains, startswith, endswith, lower, upper, len, fullmatch "
+            "(and replace/substring as document phrases $replace, $substring)",
+            member=False,
+        )

@@ -1,0 +1,217 @@
+"""The builder across collections: ``join``, ``group_join`` and ``select_many`` compile to
+store-level documents (``$.flights[*]``), which ``store.execute`` runs.
+
+A chain starts on a collection (its item is ``it``); ``join(other, "a", on=...)`` adds a binding
+``a`` over another collection, reached in expressions with ``var("a")``. ``on`` is a condition; an
+equality between two bindings' typed members is pushed to SQL as the join. ``group_join`` keeps
+every left item with the list of its matches (possibly empty: the outer join), and
+``select_many`` binds each item of an array member.
+
+>>> from jarenlab.query import it
+>>> import jarenlab as jl
+>>> model = {"$model": "0.1", "collections": {
+...     "f": {"schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"},
+...           "c": {"type": "string"}}}, "key": "/id"},
+...     "a": {"schema": {"type": "object", "required": ["c"], "properties": {"c": {"type": "string"},
+...           "name": {"type": "string"}}}, "key": "/c"}}}
+>>> a = var("a")
+>>> with jl.open(model=model) as store:
+...     _ = store["f"].insert_many([{"id": 1, "c": "AA"}, {"id": 2, "c": "ZZ"}])
+...     _ = store["a"].insert({"c": "AA", "name": "American"})
+...     q = store["f"].where(it.id > 0).join(store["a"], "a", on=it.c == a.c).select({"id": it.id, "name": a.name})
+...     q.to_list(), store["f"].query().group_join(store["a"], "a", on=it.c == a.c).select({"id": it.id, "a": a}).to_list()
+([{'id': 1, 'name': 'American'}], [{'id': 1, 'a': [{'c': 'AA', 'name': 'American'}]}, {'id': 2, 'a': []}])
+>>> q.document[0]["$for"]
+{'it': '$.f[*]', 'a': '$.a[*]'}
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from jarenlab.errors import QueryError
+from jarenlab.query.build.expr import Expr, OrderKey, lit
+from jarenlab.query.lang.path import VAR_NAME
+
+if TYPE_CHECKING:
+    from jarenlab.store import Store
+
+
+def var(name: str) -> Expr:
+    """A binding of a join (``var("a").name`` is ``$a.name``): the name given to ``join``.
+
+    >>> var("a").carrier.document
+    '$a.carrier'
+    """
+    _check_name(name)
+    return Expr("$" + name)
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not VAR_NAME.match(name) or name == "it":
+        raise QueryError("JQ0006", f"a join binding is named like a variable (not 'it'), not {name!r}")
+
+
+def _condition(on: Any, what: str) -> Any:
+    if not isinstance(on, Expr):
+        raise QueryError("JQ2010", f"{what} takes on=<condition> built from it/var(...), not {on!r}")
+    return on.document
+
+
+@dataclass(frozen=True)
+class JoinQuery:
+    """An immutable chain over several collections; each method returns a new one."""
+
+    store: Store
+    shape_value: Callable[[Any], Any]
+    fors: tuple[tuple[str, Any], ...]
+    labels: tuple[tuple[str, str], ...]
+    where_: tuple[Any, ...] = ()
+    lets: tuple[tuple[str, Any], ...] = ()
+    order: tuple[dict[str, Any], ...] = ()
+    ret: Any = None
+    window: tuple[int, int | None] | None = None
+
+    def _names(self) -> set[str]:
+        return {n for n, _ in self.fors} | {n for n, _ in self.lets}
+
+    def _add(self, name: str) -> None:
+        _check_name(name)
+        if name in self._names():
+            raise QueryError("JQ0006", f"the chain already binds {name!r}")
+        if self.ret is not None or self.window is not None or self.order:
+            raise QueryError(
+                "JQ0007", "join, group_join and select_many come before order_by, select, skip and take"
+            )
+
+    def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Add a binding ``name`` over collection ``other``; keep tuples where ``on`` holds (inner join)."""
+        self._add(name)
+        cond = _condition(on, "join()")
+        return replace(
+            self,
+            fors=(*self.fors, (name, f"$.{other.name}[*]")),
+            labels=(*self.labels, (name, name)),
+            where_=(*self.where_, cond),
+        )
+
+    def group_join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
+        """Bind ``name`` to the list of ``other``'s items where ``on`` holds (empty when none: the outer join)."""
+        self._add(name)
+        cond = _condition(on, "group_join()")
+        matches = [{"$for": {name: f"$.{other.name}[*]"}, "$where": cond, "$return": "$" + name}]
+        return replace(self, lets=(*self.lets, (name, matches)), labels=(*self.labels, (name, name)))
+
+    def select_many(self, items: Any, name: str) -> JoinQuery:
+        """Bind ``name`` to each item of an array (``select_many(it.tags, "t")``): one tuple per item."""
+        self._add(name)
+        if not isinstance(items, Expr):
+            raise QueryError("JQ2010", f"select_many takes an expression such as it.tags, not {items!r}")
+        return replace(self, fors=(*self.fors, (name, items.document)), labels=(*self.labels, (name, name)))
+
+    def where(self, predicate: Any) -> JoinQuery:
+        """Keep tuples where the condition holds; several calls AND together."""
+        if self.ret is not None or self.window is not None:
+            raise QueryError("JQ0007", "where comes before select, skip and take in a join")
+        return replace(self, where_=(*self.where_, _condition(predicate, "where()")))
+
+    def order_by(self, *keys: Any) -> JoinQuery:
+        """Order tuples by keys (``it.x``, ``var("a").y.desc()``); replaces any order."""
+        if not keys or not all(isinstance(k, Expr | OrderKey) for k in keys):
+            raise QueryError("JQ0007", "order_by takes expressions or ordering keys")
+        if self.window is not None:
+            raise QueryError("JQ0007", "order_by comes before skip and take in a join")
+        specs = tuple(k.spec() if isinstance(k, OrderKey) else {"$key": lit(k)} for k in keys)
+        return replace(self, order=specs)
+
+    def select(self, value: Any) -> JoinQuery:
+        """Shape each tuple: an expression, a dict (map constructor) or a list."""
+        return replace(self, ret=self.shape_value(value))
+
+    def skip(self, n: int) -> JoinQuery:
+        """Drop the first ``n`` results."""
+        start, length = self.window or (0, None)
+        return replace(self, window=(start + n, None if length is None else max(length - n, 0)))
+
+    def take(self, n: int) -> JoinQuery:
+        """Keep at most ``n`` results."""
+        start, length = self.window or (0, None)
+        return replace(self, window=(start, n if length is None else min(length, n)))
+
+    def _flwor(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"$for": dict(self.fors)}
+        if self.lets:
+            doc["$let"] = dict(self.lets)
+        if self.where_:
+            doc["$where"] = self.where_[0] if len(self.where_) == 1 else {"$and": list(self.where_)}
+        if self.order:
+            doc["$orderby"] = list(self.order)
+        doc["$return"] = self.ret if self.ret is not None else {label: "$" + n for n, label in self.labels}
+        return doc
+
+    def _expr(self) -> Any:
+        if self.window is None:
+            return self._flwor()
+        start, length = self.window
+        return {"$subsequence": [self._flwor(), start] + ([length] if length is not None else [])}
+
+    @property
+    def document(self) -> Any:
+        """The store-level document: the chain wrapped in an array constructor (one list result)."""
+        return [self._expr()]
+
+    def to_list(self, **externals: Any) -> list[Any]:
+        """Run the chain (``store.execute``); externals as keyword arguments."""
+        out = self.store.execute(self.document, externals)
+        return out if isinstance(out, list) else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.to_list())
+
+    def count(self, **externals: Any) -> int:
+        """The number of results (a SQL ``count(*)`` when the join is pushed)."""
+        return int(self.store.execute({"$count": [self._expr()]}, externals))
+
+    def first(self, **externals: Any) -> Any:
+        """The first result, or None."""
+        rows = self.take(1).to_list(**externals)
+        return rows[0] if rows else None
+
+    def to_pandas(self, *, flatten: bool = True, **externals: Any) -> Any:
+        """The results as a DataFrame, nested members as dotted columns (``flights.carrier``)."""
+        from jarenlab.frames import records_to_frame
+
+        return records_to_frame(self.to_list(**externals), flatten=flatten)
+
+    def to_arrow(self, *, flatten: bool = True, **externals: Any) -> Any:
+        """The results as a pyarrow Table, nested members as dotted columns."""
+        from jarenlab.frames import records_to_arrow
+
+        return records_to_arrow(self.to_list(**externals), flatten=flatten)
+
+    def explain(self, *, analyze: bool = False, **externals: Any) -> Any:
+        """How the store runs this chain (join order, join indexes, SQL, residual)."""
+        return self.store.explain(self.document, externals, analyze=analyze)
+
+    def live(self, **externals: Any) -> Any:
+        """A live query of this chain (re-run after each commit to a collection it reads)."""
+        return self.store.live(self._expr(), **externals)
+
+    def __repr__(self) -> str:
+        return f"JoinQuery {json.dumps(self.document, ensure_ascii=False)}"
+
+    def _repr_html_(self) -> str:
+        body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
+        return f"<div><b>query</b> over several collections<pre>{body}</pre></div>"
+
+
+def start(source: Any, where: tuple[Any, ...], shape_value: Callable[[Any], Any]) -> JoinQuery:
+    """A join chain whose first binding, ``it``, ranges over collection ``source`` filtered by ``where``."""
+    store = getattr(source, "store", None)
+    if store is None:
+        raise QueryError("JQ2010", f"joins start from a collection of a store, not {type(source).__name__}")
+    return JoinQuery(store, shape_value, (("it", f"$.{source.name}[*]"),), (("it", source.name),), where)
