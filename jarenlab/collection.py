@@ -576,15 +576,15 @@ class Collection(Queryable):
 
         ``spec``: ``where``, ``order_by``, ``take``, ``skip``, ``max_depth`` (3) and ``include``
         (relation name -> True or a spec of its own, ``count: True`` for a count); see
-        :mod:`jarenlab.relations.load`. JD0032 for what one statement cannot answer.
+        :mod:`jarenlab.query.loads.plan`. JD0032 for what one statement cannot answer.
         """
-        from jarenlab.relations.loading import load
+        from jarenlab.query.loads.run import load
 
         return load(self, spec, externals)
 
     def explain_load(self, spec: dict[str, Any], externals: dict[str, Any] | None = None) -> Any:
         """The one statement a graph load runs, its includes and pagination (:class:`LoadExplain`)."""
-        from jarenlab.relations.loading import explain_load
+        from jarenlab.query.loads.run import explain_load
 
         return explain_load(self, spec, externals)
 

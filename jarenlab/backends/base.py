@@ -47,8 +47,8 @@ from jarenlab.errors import StoreError
 
 if TYPE_CHECKING:
     from jarenlab.errors import JarenlabError
-    from jarenlab.intervals import IntervalSpec
     from jarenlab.model import CollectionSpec, Model
+    from jarenlab.model.intervals import IntervalSpec
 
 #: Row values a statement returns, positional.
 Row = tuple[Any, ...]

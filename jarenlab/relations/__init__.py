@@ -1,2 +1,7 @@
-"""Relations between collections: declared in the model (:mod:`.declare`), enforced on delete
-(:mod:`.actions`), and followed by one-statement graph loads (:mod:`.load`)."""
+"""Relations between collections, enforced: a delete's ``restrict``, ``cascade`` and ``set_null``
+actions inside the write transaction (:mod:`.actions`). The declarations are the model's
+(:mod:`jarenlab.model.relations`); graph loads that follow them are queries
+(:mod:`jarenlab.query.loads`).
+
+May import: the store and collections (it is a subsystem), the planner, the language, the model.
+"""

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import StoreError
+from jarenlab.model.relations import actions
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.lang.values import ebv
 from jarenlab.query.planner.run import narrowed_rows
-from jarenlab.relations.declare import actions
 from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:

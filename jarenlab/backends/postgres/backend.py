@@ -44,8 +44,8 @@ from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.model import Model
 
 if TYPE_CHECKING:
-    from jarenlab.intervals import IntervalSpec
     from jarenlab.model import CollectionSpec
+    from jarenlab.model.intervals import IntervalSpec
 
 #: SQLSTATEs of failures that succeed when tried again: serialization failure, deadlock, lock
 #: timeout, statement cancelled (a lock_timeout), and lost connections (class 08).

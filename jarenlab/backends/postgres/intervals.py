@@ -19,7 +19,7 @@ A second writer of an overlapping interval waits for the first, then fails with 
 (condition ``"exclusion"``). The ``conflict`` lookup then only names the other record, after the
 write was undone; it repeats the constraint's expressions, so the constraint's index serves it.
 
->>> from jarenlab.intervals import IntervalSpec
+>>> from jarenlab.model.intervals import IntervalSpec
 >>> d = IntervalSpec(0, ("s",), ("e",), "number", (("room",),), "collection",
 ...     ((("status",), "booked"),), None, ("string",))
 >>> print(when_sql(d))
@@ -40,8 +40,8 @@ from jarenlab.backends.postgres import ddl
 from jarenlab.errors import ModelError
 
 if TYPE_CHECKING:
-    from jarenlab.intervals import IntervalSpec, Segments
     from jarenlab.model import CollectionSpec, Model
+    from jarenlab.model.intervals import IntervalSpec, Segments
 
 #: How a bound value is bound in a lookup, by the declaration's kind: epoch milliseconds are
 #: integers; numbers go through their text (a float bound as float8 and cast to numeric keeps only
@@ -65,7 +65,7 @@ def constraint_name(table: str, decl: IntervalSpec) -> str:
     """``_jl_iv_<collection>_<n>``: collections never start with ``_jl``, so no declared index
     collides. JD0005 when PostgreSQL would cut it short.
 
-    >>> from jarenlab.intervals import IntervalSpec
+    >>> from jarenlab.model.intervals import IntervalSpec
     >>> constraint_name("c" * 60, IntervalSpec(0, ("s",), ("e",), "number", (), "collection", (), None))
     Traceback (most recent call last):
     ...

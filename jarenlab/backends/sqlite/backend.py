@@ -36,8 +36,8 @@ from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.model import Model
 
 if TYPE_CHECKING:
-    from jarenlab.intervals import IntervalSpec
     from jarenlab.model import CollectionSpec
+    from jarenlab.model.intervals import IntervalSpec
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 

@@ -16,7 +16,7 @@ deterministic when given an argument, but ``julianday('now')`` in an index is an
 ``GLOB`` guard keeps anything that is not a UTC date-time away from it. ``when`` values are SQL
 literals: a partial index is used only when the query repeats its WHERE terms literally.
 
->>> from jarenlab.intervals import IntervalSpec
+>>> from jarenlab.model.intervals import IntervalSpec
 >>> d = IntervalSpec(0, ("s",), ("e",), "number", (("room",),), "collection", ((("status",), "booked"),), None)
 >>> print(when_sql(d))
 json_type(doc, '$."status"') = 'text' AND json_extract(doc, '$."status"') = 'booked'
@@ -32,8 +32,8 @@ from jarenlab.backends.base import IntervalStatements, quote
 from jarenlab.backends.sqlite.paths import json_path
 
 if TYPE_CHECKING:
-    from jarenlab.intervals import IntervalSpec, Segments
     from jarenlab.model import CollectionSpec
+    from jarenlab.model.intervals import IntervalSpec, Segments
 
 # What SQLite must see before julianday() runs: never 'now' (non-deterministic in an index).
 _UTC_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*Z"

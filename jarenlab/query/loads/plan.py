@@ -7,7 +7,7 @@ The spec (``include`` entries name declared relations; ``True`` takes every rela
      "include": {"flights": {"where": ..., "order_by": ..., "take": 3, "include": {"plane": True}},
                  "airports": {"count": True}}}
 
-compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.relations.load_sql`): each
+compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.query.loads.sql`): each
 document comes back whole, its includes members after its own (an include named like a member
 replaces it, in its place): a to-many include a JSON array of such documents (ordered and windowed
 inside its subquery), a to-one include one document or ``null`` (a missing parent reads as
@@ -35,7 +35,7 @@ from jarenlab.query.planner.translate import Context, field_of, schema_family, t
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
-    from jarenlab.relations.declare import Relation
+    from jarenlab.model.relations import Relation
 
 #: A level without conditions.
 TRUE = Const(True)

@@ -21,11 +21,11 @@ import orjson
 
 from jarenlab import pointer
 from jarenlab.errors import ModelError
-from jarenlab.intervals import IntervalSpec, check_declarations
+from jarenlab.model.intervals import IntervalSpec, check_declarations
+from jarenlab.model.relations import Relation
+from jarenlab.model.relations import check as check_relations
 from jarenlab.query.lang.path import sql_addressable
 from jarenlab.query.lang.values import identical
-from jarenlab.relations.declare import Relation
-from jarenlab.relations.declare import check as check_relations
 
 MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -91,7 +91,7 @@ class Model:
     document: dict[str, Any]
     collections: dict[str, CollectionSpec]
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Declared relations per collection (:mod:`jarenlab.relations.declare`).
+    #: Declared relations per collection (:mod:`jarenlab.model.relations`).
     relations: dict[str, dict[str, Relation]] = field(default_factory=dict)
 
     @functools.cached_property

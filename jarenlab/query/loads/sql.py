@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from jarenlab.query.loads.plan import Level, member_field
 from jarenlab.query.planner.preds import Const
 from jarenlab.query.planner.sql import Emitter, Statement
-from jarenlab.relations.load import Level, member_field
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect

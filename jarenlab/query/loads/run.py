@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from jarenlab.errors import PlanError
+from jarenlab.query.loads.plan import Level, levels, member_field, plan_load
+from jarenlab.query.loads.sql import select_load
 from jarenlab.query.planner.diagnose import window_suggestion
 from jarenlab.query.planner.preds import EXTERNAL_SLOTS
 from jarenlab.query.planner.run import bound_externals, check_externals, divert_reason
-from jarenlab.relations.load import Level, levels, member_field, plan_load
-from jarenlab.relations.load_sql import select_load
 
 if TYPE_CHECKING:
     import pandas as pd
