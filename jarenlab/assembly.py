@@ -12,24 +12,31 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from jarenlab import events, idempotency, jobs, live, migrations, owner, stats
+from jarenlab import idempotency, owner, stats
 from jarenlab.errors import StoreError
+from jarenlab.events.ledger import Events
+from jarenlab.jobs.api import Jobs
+from jarenlab.live.hub import ChangeHub
+from jarenlab.migrations.runner import Migrator
 from jarenlab.query.planner.pages import PageKeys
 from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
 
 #: What :func:`open` registers with every store, in this order.
 SUBSYSTEMS: tuple[Subsystem, ...] = (
-    live.SUBSYSTEM,
-    jobs.SUBSYSTEM,
-    events.SUBSYSTEM,
+    Subsystem("live", create=ChangeHub, eager=True, stats=ChangeHub.stats),
+    Subsystem("jobs", create=Jobs, stats=lambda jobs: jobs.counts()),
+    Subsystem("events", create=Events),
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
     relations.SUBSYSTEM,
     Subsystem("pages", PageKeys),
     stats.SUBSYSTEM,
-    # Last: its guard (a before-commit hook) reads what the change hub's hook wrote just before it.
-    migrations.SUBSYSTEM,
+    # Last: the history table (the backend's ``migrations`` catalogue), ``store.migrate`` and
+    # ``store.migrations()``, and the guard (a before-commit hook, eager so it is in place from the
+    # first write) that rolls back a write made under a model another process has migrated away;
+    # it reads what the change hub's hook wrote just before it.
+    Subsystem("migrations", Migrator, eager=True),
 )
 
 

@@ -588,6 +588,26 @@ class Collection(Queryable):
 
         return explain_load(self, spec, externals)
 
+    def _page(self, document: Any, limit: int, after: str | None, externals: dict[str, Any]) -> Any:
+        from jarenlab.query.planner.pages import page
+
+        return page(self, document, limit, after, externals)
+
+    def _matching(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> list[tuple[Any, Any]]:
+        from jarenlab.query.planner.keyed import matching
+
+        return matching(self, conditions, externals)
+
+    def _update_where(self, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int:
+        from jarenlab.query.planner.keyed import update
+
+        return update(self, conditions, ops, externals)
+
+    def _delete_where(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int:
+        from jarenlab.query.planner.keyed import delete
+
+        return delete(self, conditions, externals)
+
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""
         from jarenlab.live.live import LiveQuery

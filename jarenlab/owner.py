@@ -269,6 +269,10 @@ class OwnedCollection(Queryable):
     _run_query = Collection._run_query
     explain = Collection.explain
     live = Collection.live
+    _page = Collection._page
+    _matching = Collection._matching
+    _update_where = Collection._update_where
+    _delete_where = Collection._delete_where
 
     @property
     def store(self) -> Store:

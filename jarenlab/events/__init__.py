@@ -13,12 +13,18 @@
 
 from __future__ import annotations
 
-from jarenlab.events.event import Event, decode_cursor, encode_cursor
-from jarenlab.events.ledger import Events, Handler
-from jarenlab.events.stream import EventStream
-from jarenlab.store import Subsystem
+from jarenlab.lazy import exports
 
-#: Registered with every store by :func:`jarenlab.open`.
-SUBSYSTEM = Subsystem("events", create=Events)
+__getattr__ = exports(
+    __name__,
+    {
+        "Event": "jarenlab.events.event",
+        "EventStream": "jarenlab.events.stream",
+        "Events": "jarenlab.events.ledger",
+        "Handler": "jarenlab.events.ledger",
+        "decode_cursor": "jarenlab.events.event",
+        "encode_cursor": "jarenlab.events.event",
+    },
+)
 
-__all__ = ["SUBSYSTEM", "Event", "EventStream", "Events", "Handler", "decode_cursor", "encode_cursor"]
+__all__ = ["Event", "EventStream", "Events", "Handler", "decode_cursor", "encode_cursor"]

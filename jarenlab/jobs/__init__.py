@@ -5,20 +5,27 @@
 
 from __future__ import annotations
 
-from jarenlab.jobs.api import Jobs
-from jarenlab.jobs.clock import VirtualClock, backoff
-from jarenlab.jobs.context import Context, current_job
-from jarenlab.jobs.dag import Dag
-from jarenlab.jobs.queue import Lease
-from jarenlab.jobs.registry import Handlers, HandlerSpec
-from jarenlab.jobs.worker import Idle, Stopped, Worker
-from jarenlab.store import Subsystem
+from jarenlab.lazy import exports
 
-#: Registered with every store by :func:`jarenlab.open`.
-SUBSYSTEM = Subsystem("jobs", create=Jobs, stats=lambda jobs: jobs.counts())
+__getattr__ = exports(
+    __name__,
+    {
+        "Context": "jarenlab.jobs.context",
+        "Dag": "jarenlab.jobs.dag",
+        "HandlerSpec": "jarenlab.jobs.registry",
+        "Handlers": "jarenlab.jobs.registry",
+        "Idle": "jarenlab.jobs.worker",
+        "Jobs": "jarenlab.jobs.api",
+        "Lease": "jarenlab.jobs.queue",
+        "Stopped": "jarenlab.jobs.worker",
+        "VirtualClock": "jarenlab.jobs.clock",
+        "Worker": "jarenlab.jobs.worker",
+        "backoff": "jarenlab.jobs.clock",
+        "current_job": "jarenlab.jobs.context",
+    },
+)
 
 __all__ = [
-    "SUBSYSTEM",
     "Context",
     "Dag",
     "HandlerSpec",

@@ -8,17 +8,22 @@ of minimal RFC 6902 patches per document. See ``docs/live.md``.
 
 from __future__ import annotations
 
-from jarenlab.live.capture import ChangeLog, Record
-from jarenlab.live.feed import ChangePage, DocumentChange
-from jarenlab.live.hub import ChangeHub
-from jarenlab.live.live import LiveMode, LiveQuery
-from jarenlab.store import Subsystem
+from jarenlab.lazy import exports
 
-#: Registered with every store by :func:`jarenlab.open`.
-SUBSYSTEM = Subsystem("live", create=ChangeHub, eager=True, stats=ChangeHub.stats)
+__getattr__ = exports(
+    __name__,
+    {
+        "ChangeHub": "jarenlab.live.hub",
+        "ChangeLog": "jarenlab.live.capture",
+        "ChangePage": "jarenlab.live.feed",
+        "DocumentChange": "jarenlab.live.feed",
+        "LiveMode": "jarenlab.live.live",
+        "LiveQuery": "jarenlab.live.live",
+        "Record": "jarenlab.live.capture",
+    },
+)
 
 __all__ = [
-    "SUBSYSTEM",
     "ChangeHub",
     "ChangeLog",
     "ChangePage",

@@ -33,15 +33,17 @@ the history table is the backend's ``migrations`` catalogue.
 
 from __future__ import annotations
 
-from jarenlab.migrations.migration import Migration
-from jarenlab.migrations.plan import Plan, Step, make_plan
-from jarenlab.migrations.runner import Migrator
-from jarenlab.store import Subsystem
+from jarenlab.lazy import exports
 
-#: Registered with every store by :mod:`jarenlab.assembly`: the history table (the backend's
-#: ``migrations`` catalogue), ``store.migrate`` and ``store.migrations()``, and the guard that
-#: rolls back a write made under a model another process has migrated away (eager, so the guard
-#: is in place from the first write).
-SUBSYSTEM = Subsystem("migrations", Migrator, eager=True)
+__getattr__ = exports(
+    __name__,
+    {
+        "Migration": "jarenlab.migrations.migration",
+        "Migrator": "jarenlab.migrations.runner",
+        "Plan": "jarenlab.migrations.plan",
+        "Step": "jarenlab.migrations.plan",
+        "make_plan": "jarenlab.migrations.plan",
+    },
+)
 
-__all__ = ["SUBSYSTEM", "Migration", "Migrator", "Plan", "Step", "make_plan"]
+__all__ = ["Migration", "Migrator", "Plan", "Step", "make_plan"]

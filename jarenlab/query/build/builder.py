@@ -15,7 +15,7 @@ import json
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError, QueryWarning
@@ -43,11 +43,28 @@ PREVIEW_ROWS = 10
 
 
 class Source(Protocol):
-    """What a :class:`Query` runs against: a name and ``_run_query(document, externals)``."""
+    """What a :class:`Query` runs against: a name and ``_run_query(document, externals)``.
+
+    A collection is one, and more: it pages (``_page``), reads and changes the documents a ``where``
+    chain keeps (``_matching``, ``_update_where``, ``_delete_where``), explains and goes live. The
+    builder asks the source for each, so it never imports the planner or a subsystem.
+    """
 
     name: str
 
     def _run_query(self, document: Any, externals: dict[str, Any]) -> list[Any]: ...
+
+
+class Stored(Source, Protocol):
+    """A source of stored documents (a collection, an owner's view of one): pages and keyed changes."""
+
+    def _page(self, document: Any, limit: int, after: str | None, externals: dict[str, Any]) -> Any: ...
+
+    def _matching(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> list[tuple[Any, Any]]: ...
+
+    def _update_where(self, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int: ...
+
+    def _delete_where(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int: ...
 
 
 def value_doc(value: Any) -> Any:
@@ -336,9 +353,7 @@ class Query:
         Pages stay correct while others write; see :mod:`jarenlab.query.planner.pages`. JD0032 beside
         ``take``/``skip``, JD0035 for a continuation of another ordering or an altered one.
         """
-        from jarenlab.query.planner.pages import page
-
-        return page(self._source, self.document, limit, after, externals)  # type: ignore[arg-type]
+        return self._stored("page")._page(self.document, limit, after, externals)
 
     def _aggregate(self, name: str, expr: Any, externals: dict[str, Any], *more: Any) -> Any:
         q = self if expr is None else self.select(expr)
@@ -388,22 +403,22 @@ class Query:
                 f"{what}() works on a chain of where() calls over a collection (no select, group_by, "
                 "order_by, skip, take or distinct): it acts on stored documents",
             )
-        if not hasattr(self._source, "patch"):
-            raise QueryError("JQ0008", f"{what}() needs a collection, not {type(self._source).__name__}")
         return st.where
+
+    def _stored(self, what: str) -> Stored:
+        """The source as a source of stored documents, or JQ0008 naming the call that needs one."""
+        if not hasattr(self._source, "_matching"):
+            raise QueryError("JQ0008", f"{what}() needs a collection, not {type(self._source).__name__}")
+        return cast(Stored, self._source)
 
     def keys(self, **externals: Any) -> list[Any]:
         """The keys of the stored documents this ``where`` chain keeps, in storage order."""
-        from jarenlab.query.planner import keyed
-
-        return [k for k, _ in keyed.matching(self._source, self._where_only("keys"), externals)]  # type: ignore[arg-type]
+        return [k for k, _ in self._stored("keys")._matching(self._where_only("keys"), externals)]
 
     def items(self, **externals: Any) -> list[tuple[Any, Any]]:
         """``(key, document)`` pairs of the stored documents this ``where`` chain keeps (an
         identity-keyed collection's keys are not members of its documents: here they are)."""
-        from jarenlab.query.planner import keyed
-
-        return keyed.matching(self._source, self._where_only("items"), externals)  # type: ignore[arg-type]
+        return self._stored("items")._matching(self._where_only("items"), externals)
 
     def update(self, ops: Any, **externals: Any) -> int:
         """Patch every document this ``where`` chain keeps, in ONE transaction; return how many.
@@ -411,15 +426,11 @@ class Query:
         ``ops`` is an RFC 6902 list or a merge-patch dict (as :meth:`Collection.patch`); every
         result is validated, and a failure writes nothing.
         """
-        from jarenlab.query.planner import keyed
-
-        return keyed.update(self._source, self._where_only("update"), ops, externals)  # type: ignore[arg-type]
+        return self._stored("update")._update_where(self._where_only("update"), ops, externals)
 
     def delete(self, **externals: Any) -> int:
         """Delete every document this ``where`` chain keeps, in ONE transaction; return how many."""
-        from jarenlab.query.planner import keyed
-
-        return keyed.delete(self._source, self._where_only("delete"), externals)  # type: ignore[arg-type]
+        return self._stored("delete")._delete_where(self._where_only("delete"), externals)
 
     def _columns(self) -> list[str] | None:
         """The member names of a final ``select({...})`` (its map constructor), in order."""
@@ -513,9 +524,10 @@ class Query:
 
     def live(self, **externals: Any) -> Any:
         """A live query of this chain over a collection (:class:`jarenlab.live.LiveQuery`)."""
-        from jarenlab.live.live import LiveQuery
-
-        return LiveQuery(self._source, self._expr(), externals)  # type: ignore[arg-type]
+        live = getattr(self._source, "live", None)
+        if live is None:
+            raise QueryError("JQ0008", f"{type(self._source).__name__} has no live queries")
+        return live(self._expr(), **externals)
 
     def __repr__(self) -> str:
         name = getattr(self._source, "name", "?")
