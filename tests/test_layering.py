@@ -1,10 +1,16 @@
 """The layering of the house, checked on the source and on real imports.
 
+- Every room (a folder; a top-level module) is on one floor of :data:`layers.FLOORS`, and imports only
+  its own room and lower floors, counting every import: module-level, inside functions, and under
+  ``TYPE_CHECKING``; the arrows against the order are named in :data:`layers.EXCEPTIONS`, each with
+  its reason, and each is still there.
+- No import cycle between jarenlab's modules, of any kind, counting the package ``__init__`` an
+  import runs.
+- Planted violations of each kind are caught (the checks can fail).
 - Only ``jarenlab/backends/`` imports a database driver, writes SQL text or issues transaction control
   (the planner's emitter, ``query/planner/sql.py``, spells every construct through the backend's dialect).
-- No import cycle between jarenlab's modules, counting the imports inside functions too (the lazy
-  ones that used to hide cycles); imports under ``TYPE_CHECKING`` are for types only and are skipped.
-- ``import jarenlab`` loads no ipywidgets; ``import jarenlab.query.lang.engine`` loads no driver and no store.
+- ``import jarenlab`` loads no ipywidgets; the reference engine loads no driver and no store; a small
+  module of a subsystem loads neither the store nor pandas.
 - No module imports another module's private names.
 """
 
@@ -12,13 +18,19 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from layers import EXCEPTIONS, FLOORS, ROOT, cycles, floors, modules, order_violations, read_imports, room
 
-ROOT = Path(__file__).resolve().parent.parent / "jarenlab"
+SOURCES = modules()
+MODULES = {name: ROOT.parent / (name.replace(".", "/") + ".py") for name in SOURCES}
+MODULES = {
+    name: path if path.exists() else path.with_suffix("") / "__init__.py" for name, path in MODULES.items()
+}
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 SQL = re.compile(
     r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\S+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(UNIQUE\s+)?"
@@ -27,52 +39,100 @@ SQL = re.compile(
 )
 
 
-def modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
-
-
-MODULES = modules()
-
-
 def in_backends(name: str) -> bool:
     return name == "jarenlab.backends" or name.startswith("jarenlab.backends.")
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                skipped.update(id(n) for n in ast.walk(child))
-    return skipped
-
-
 def imports(name: str) -> list[tuple[str, int, list[str]]]:
-    """(imported module, line, imported names) for every runtime import in a module."""
-    tree = ast.parse(MODULES[name].read_text("utf-8"))
-    skipped = _type_checking_nodes(tree)
-    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
-    out = []
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno, []) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parent + ([node.module] if node.module else []))
-            names = [a.name for a in node.names]
-            out.append((base, node.lineno, names))
-            out += [(f"{base}.{n}", node.lineno, []) for n in names if f"{base}.{n}" in MODULES]
-    return out
+    """(imported module, line, imported names) for every import in a module, of every kind."""
+    return [(i.target, i.line, list(i.names)) for i in read_imports(name, SOURCES)]
+
+
+def test_every_room_is_on_exactly_one_floor() -> None:
+    placed = [r for floor in FLOORS for r in floor]
+    rooms = {room(name, SOURCES) for name in SOURCES}
+    assert sorted(r for r in set(placed) if placed.count(r) > 1) == []
+    assert sorted(rooms - set(placed)) == [], "a new folder needs its floor in tests/layers.py"
+    assert sorted(set(placed) - rooms) == [], "a floor names a room that is gone"
+
+
+def test_no_import_goes_against_the_order_of_floors() -> None:
+    assert order_violations(SOURCES) == []
+
+
+def test_no_import_cycles_of_any_kind() -> None:
+    assert cycles(SOURCES) == []
+
+
+def test_every_exception_is_an_arrow_that_exists() -> None:
+    arrows = {(name, i.target) for name in SOURCES for i in read_imports(name, SOURCES)}
+    stale = [f"{a} -> {b}" for a, b, _ in EXCEPTIONS if (a, b) not in arrows]
+    assert stale == [], "an exception no import needs any more: remove it from tests/layers.py"
+    assert all(reason for _, _, reason in EXCEPTIONS)
+
+
+#: Violations planted into a copy of the sources: (module, text appended or the new module's text,
+#: which check must catch it). Each kind of import, each kind of arrow.
+PLANTS = [
+    ("jarenlab.query.lang.path", "from jarenlab.query.planner import run\n", "order"),
+    ("jarenlab.query.lang.path", "def f():\n    from jarenlab.store import Store\n", "order"),
+    ("jarenlab.query.planner.plan", "if TYPE_CHECKING:\n    from jarenlab.store import Store\n", "order"),
+    ("jarenlab.query.lang.values", "import jarenlab.jobs.api\n", "order"),
+    ("jarenlab.query.lang.values", "from ..planner.run import run_query\n", "order"),
+    ("jarenlab.query.lang.path", "from jarenlab import store\n", "order"),
+    ("jarenlab.jobs.queue", "from jarenlab.events.ledger import Events\n", "order"),  # siblings
+    ("jarenlab.query", "from jarenlab.query.planner.run import run_query\n", "order"),  # a package face
+    ("jarenlab.store", "from jarenlab.jobs.api import Jobs\n", "cycle"),  # store -> jobs.api -> store
+    ("jarenlab.query.lang.planted_a", "from jarenlab.query.lang.planted_b import x\n", "cycle"),
+    ("jarenlab.query.lang.planted_b", "def f():\n    from jarenlab.query.lang import planted_a\n", "cycle"),
+    (
+        "jarenlab.query.lang.compiled",
+        "if TYPE_CHECKING:\n    from jarenlab.query.lang.engine import Compiler\n",
+        "cycle",
+    ),
+    ("jarenlab.planted.things", "from jarenlab.errors import QueryError\n", "room"),
+]
+
+
+def _planted(module: str, text: str) -> dict[str, str]:
+    sources = dict(SOURCES)
+    sources[module] = sources.get(module, '"""planted"""\n') + "\n" + text
+    other = {  # the other half of a planted pair
+        "jarenlab.query.lang.planted_a": (
+            "jarenlab.query.lang.planted_b",
+            "def f():\n    from . import planted_a\n",
+        ),
+        "jarenlab.query.lang.planted_b": ("jarenlab.query.lang.planted_a", "from .planted_b import f\n"),
+    }.get(module)
+    if other:
+        sources[other[0]] = other[1]
+    return sources
+
+
+@pytest.mark.parametrize(("module", "text", "check"), PLANTS)
+def test_a_planted_violation_is_caught(module: str, text: str, check: str) -> None:
+    sources = _planted(module, text)
+    if check == "room":
+        assert room(module, sources) not in floors()
+        return
+    found = order_violations(sources) if check == "order" else cycles(sources)
+    assert found, f"planted {text.strip()!r} in {module}: not caught"
+    assert any(module in line for line in found), found
+    print("\n".join(found))  # the offending chain, as a failing run shows it
+
+
+def test_the_reader_sees_a_cycle_planted_in_files(tmp_path: Path) -> None:
+    """A temporary module on disk: two modules of the language importing each other are a cycle."""
+    copy = tmp_path / "jarenlab"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "query" / "lang" / "planted.py").write_text("from jarenlab.query.lang.engine import evaluate\n")
+    engine = copy / "query" / "lang" / "engine.py"
+    engine.write_text(engine.read_text("utf-8") + "\nfrom jarenlab.query.lang import planted  # noqa\n")
+    found = cycles(modules(copy))
+    assert any(
+        "jarenlab.query.lang.planted" in line and "jarenlab.query.lang.engine" in line for line in found
+    )
+    assert cycles(modules(ROOT)) == []
 
 
 def test_only_the_backends_import_a_driver() -> None:
@@ -117,34 +177,6 @@ def test_only_the_backends_write_sql() -> None:
     assert found == []
 
 
-def test_no_import_cycles() -> None:
-    graph = {
-        name: sorted(
-            {t for t, _, _ in imports(name) if t in MODULES and t != name and not name.startswith(t + ".")}
-        )
-        for name in MODULES
-    }
-    cycles: list[list[str]] = []
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in graph[node]:
-            if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt) :], nxt])
-            elif nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in graph:
-        if node not in state:
-            visit(node)
-    assert [" -> ".join(c) for c in cycles] == []
-
-
 def test_no_module_imports_another_modules_private_names() -> None:
     found = [
         f"{name}:{line} imports {target}.{n}"
@@ -175,6 +207,14 @@ def test_the_reference_engine_loads_no_driver_and_no_store(module: str) -> None:
     loaded = _loaded_after(f"import {module}")
     assert not {
         m for m in loaded if m.split(".")[0] in DRIVERS or m in ("jarenlab.store", "jarenlab.backends")
+    }
+
+
+@pytest.mark.parametrize("module", ["jarenlab.jobs.clock", "jarenlab.events.event", "jarenlab.live.diff"])
+def test_a_small_module_of_a_subsystem_loads_no_store_and_no_pandas(module: str) -> None:
+    loaded = _loaded_after(f"import {module}")
+    assert not {
+        m for m in loaded if m in ("jarenlab.store", "pandas", "pyarrow") or m.split(".")[0] in DRIVERS
     }
 
 

@@ -16,12 +16,26 @@ reached with ``it["name"]``. Any other call of a member (``it.x.count()``) is re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from jarenlab.errors import QueryError
 
-if TYPE_CHECKING:
-    from jarenlab.query.build.expr import Expr
+
+class Textual(Protocol):
+    """What the string habits need of an expression: the language's string functions, each giving
+    an expression of the same kind (the builder's ``Expr``; named here so habits need not import it)."""
+
+    def lower(self: E) -> E: ...
+    def upper(self: E) -> E: ...
+    def length(self: E) -> E: ...
+    def startswith(self: E, prefix: Any) -> E: ...
+    def endswith(self: E, suffix: Any) -> E: ...
+    def contains(self: E, part: Any) -> E: ...
+    def search(self: E, pattern: Any) -> E: ...
+    def matches(self: E, pattern: Any) -> E: ...
+
+
+E = TypeVar("E", bound=Textual)
 
 _TO_PANDAS = "run the query into pandas first (q.to_pandas()) and use pandas there"
 
@@ -73,7 +87,7 @@ def refuse(shown: str, name: str, advice: str, *, member: bool = True) -> NoRetu
     raise QueryError("JQ0034", f"{shown}.{name}: {advice}{tail}")
 
 
-def on_attribute(expr: Expr, name: str, shown: str) -> Any:
+def on_attribute(expr: Textual, name: str, shown: str) -> Any:
     """What ``expr.<name>`` means when ``name`` is a pandas habit, or None when it is a member."""
     if name == "str":
         return StrAccessor(expr, shown)
@@ -116,7 +130,7 @@ METHODS = (
 )
 
 
-class StrAccessor:
+class StrAccessor(Generic[E]):
     """``it.x.str``: pandas' string methods, as the language's string functions.
 
     ``contains(pat, case=True, regex=True)`` (pandas' defaults: a pattern with regular-expression
@@ -127,11 +141,11 @@ class StrAccessor:
 
     __slots__ = ("_expr", "_shown")
 
-    def __init__(self, expr: Expr, shown: str) -> None:
+    def __init__(self, expr: E, shown: str) -> None:
         self._expr = expr
         self._shown = shown
 
-    def contains(self, pat: Any, case: bool = True, regex: bool = True) -> Expr:
+    def contains(self, pat: Any, case: bool = True, regex: bool = True) -> E:
         """Substring test (``$contains``), or ``$search`` for a regular expression."""
         target = self._expr if case else self._expr.lower()
         if isinstance(pat, str) and not case:
@@ -143,27 +157,27 @@ class StrAccessor:
             return target.search(pat)
         return target.contains(pat)
 
-    def startswith(self, prefix: Any) -> Expr:
+    def startswith(self, prefix: Any) -> E:
         """``$starts-with``."""
         return self._expr.startswith(prefix)
 
-    def endswith(self, suffix: Any) -> Expr:
+    def endswith(self, suffix: Any) -> E:
         """``$ends-with``."""
         return self._expr.endswith(suffix)
 
-    def lower(self) -> Expr:
+    def lower(self) -> E:
         """``$lower``."""
         return self._expr.lower()
 
-    def upper(self) -> Expr:
+    def upper(self) -> E:
         """``$upper``."""
         return self._expr.upper()
 
-    def len(self) -> Expr:
+    def len(self) -> E:
         """``$string-length`` (code points)."""
         return self._expr.length()
 
-    def fullmatch(self, pattern: str) -> Expr:
+    def fullmatch(self, pattern: str) -> E:
         """``$match``: the whole string matches the I-Regexp pattern."""
         return self._expr.matches(pattern)
 

@@ -14,13 +14,9 @@ import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from jarenlab.query.lang.compiled import BoolFn, Env, ItemPredMaker, SeqFn
 from jarenlab.query.lang.document import Node, PathRef
 from jarenlab.query.lang.values import json_eq, json_lt, kind
-
-Env = dict[str, Any]
-SeqFn = Callable[[Env], list[Any]]
-BoolFn = Callable[[Env], bool]
-ItemPredMaker = Callable[[Env], Callable[[Any], bool]]
 
 MISSING: Any = object()
 FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}

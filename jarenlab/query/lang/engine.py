@@ -23,11 +23,7 @@ from jarenlab.query.lang.compare import (
     FLIP,
     MISSING,
     TESTS,
-    BoolFn,
-    Env,
-    ItemPredMaker,
     MemberTest,
-    SeqFn,
     compare_literal,
     exists_pair,
     item_logic,
@@ -36,6 +32,7 @@ from jarenlab.query.lang.compare import (
     member_compare_literal,
     member_of,
 )
+from jarenlab.query.lang.compiled import BoolFn, Env, ItemPredMaker, SeqFn
 from jarenlab.query.lang.document import (
     ARITY,
     DEFAULT_MAX_DEPTH,

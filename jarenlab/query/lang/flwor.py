@@ -19,7 +19,7 @@ from jarenlab.query.lang.document import Flwor, Node, PathRef
 from jarenlab.query.lang.values import TYPE_KINDS, hash_key
 
 if TYPE_CHECKING:
-    from jarenlab.query.lang.engine import Compiler, SeqFn
+    from jarenlab.query.lang.compiled import Compiling, SeqFn
 
 Env = dict[str, Any]
 _EMPTY_KEY = ("empty",)
@@ -34,12 +34,12 @@ def _unpack(seq: list[Any]) -> list[Any]:
     return [y for item in seq for y in (item if type(item) is list else (item,))]
 
 
-def compile_flwor(node: Flwor, c: Compiler) -> SeqFn:
+def compile_flwor(node: Flwor, c: Compiling) -> SeqFn:
     """Compile a FLWOR node into a closure over the enclosing environment."""
     return _compile_items(node, c) or _compile_tuples(node, c)
 
 
-def _compile_items(node: Flwor, c: Compiler) -> SeqFn | None:
+def _compile_items(node: Flwor, c: Compiling) -> SeqFn | None:
     """The common shape, one ``$for`` variable and no ``$at/$let/$groupby/$count``: tuples are items.
 
     No environment is built per item: ``$where`` must have an item-level predicate
@@ -81,7 +81,7 @@ def _compile_items(node: Flwor, c: Compiler) -> SeqFn | None:
     return run
 
 
-def _item_key(key: Node, var: str, c: Compiler) -> tuple[KeyFn, bool]:
+def _item_key(key: Node, var: str, c: Compiling) -> tuple[KeyFn, bool]:
     """An ``$orderby`` key over items: ``(column(env, items), wrapped)`` for :func:`_sorted_positions`."""
     member = member_of(key, var)
     if member is not None:
@@ -98,7 +98,7 @@ def _item_key(key: Node, var: str, c: Compiler) -> tuple[KeyFn, bool]:
     return column, True
 
 
-def _compile_tuples(node: Flwor, c: Compiler) -> SeqFn:
+def _compile_tuples(node: Flwor, c: Compiling) -> SeqFn:
     """The general FLWOR: a list of tuple environments through every clause."""
     fors = [(name, c.seq(e), at) for name, e, at in node.fors]
     lets = [(name, c.seq(e)) for name, e in node.lets]

@@ -60,9 +60,8 @@ from jarenlab.query.lang.path import VAR_NAME
 from jarenlab.query.lang.values import hash_key, kind
 
 if TYPE_CHECKING:
-    from jarenlab.query.lang.compare import Env, SeqFn
+    from jarenlab.query.lang.compiled import Compiling, Env, SeqFn
     from jarenlab.query.lang.document import Node
-    from jarenlab.query.lang.engine import Compiler
 
 
 class Parser(Protocol):
@@ -327,7 +326,7 @@ def _stamper(where: str) -> Callable[[int], str]:
     return stamp
 
 
-def compile_rolling(node: Rolling, c: Compiler) -> SeqFn:
+def compile_rolling(node: Rolling, c: Compiling) -> SeqFn:
     """The closure of a ``$rolling`` node (see the module docstring)."""
     items_fn, time_fn = c.seq(node.seq), c.seq(node.time)
     parts = [c.seq(x) for x in node.partition]
@@ -368,7 +367,7 @@ def compile_rolling(node: Rolling, c: Compiler) -> SeqFn:
     return run
 
 
-def compile_resample(node: Resample, c: Compiler) -> SeqFn:
+def compile_resample(node: Resample, c: Compiling) -> SeqFn:
     """The closure of a ``$resample`` node (see the module docstring)."""
     items_fn, time_fn = c.seq(node.seq), c.seq(node.time)
     by = [(n, c.seq(e), e.path) for n, e in node.by]

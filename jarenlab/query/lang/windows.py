@@ -31,17 +31,17 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
-from jarenlab.query.lang.compare import Env, SeqFn
+from jarenlab.query.lang.compiled import Env, SeqFn
 from jarenlab.query.lang.document import Asof, Window, WindowFn
 from jarenlab.query.lang.flwor import sorted_positions
 from jarenlab.query.lang.functions import FUNCTIONS, exact_sum, integer
 from jarenlab.query.lang.values import hash_key, json_eq, kind
 
 if TYPE_CHECKING:
-    from jarenlab.query.lang.engine import Compiler
+    from jarenlab.query.lang.compiled import Compiling
 
 
-def compile_window(node: Window, c: Compiler) -> SeqFn:
+def compile_window(node: Window, c: Compiling) -> SeqFn:
     """The closure of a ``$window`` node (see the module docstring)."""
     items_fn = c.seq(node.seq)
     parts = [(c.seq(p), p.path) for p in node.partition]
@@ -217,7 +217,7 @@ def _compute(
     return out
 
 
-def compile_asof(node: Asof, c: Compiler) -> SeqFn:
+def compile_asof(node: Asof, c: Compiling) -> SeqFn:
     """``$asof``: each left item (an object) with, as member ``$as``, the right item whose ``$on``
     key is the greatest at or before the left item's, among right items with equal ``$by`` keys
     (deep equality); of several right items with that key, the last in their order. Keys are
