@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import html
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -13,7 +13,7 @@ import orjson
 
 from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
-from jarenlab.intervals import Refusal, WriteLock
+from jarenlab.intervals import Refusal, WriteCheck, WriteLock
 from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
 from jarenlab.intervals import write_lock as interval_lock
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import StorageOrder
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
-
-#: Called inside the write transaction after each row is written: (key, doc or None for a delete).
-WriteCheck = Callable[[Any, "dict[str, Any] | None"], None]
 
 _BATCH = 5_000
 _PROGRESS_FROM = 50_000

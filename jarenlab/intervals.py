@@ -46,10 +46,11 @@ from jarenlab.pointer import of as pointer_of
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import IntervalStatements
-    from jarenlab.collection import WriteCheck
     from jarenlab.database import Database
     from jarenlab.model import CollectionSpec
-    from jarenlab.store import Store
+
+#: Called inside the write transaction after each row is written: (key, doc or None for a delete).
+WriteCheck = Callable[[Any, "dict[str, Any] | None"], None]
 
 _UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?Z\Z")
 _from_iso = datetime.datetime.fromisoformat
@@ -389,20 +390,19 @@ def conflict_error(
     return err
 
 
-def check_existing(store: Store, collection: str, spec: CollectionSpec | None = None) -> None:
+def check_existing(db: Database, spec: CollectionSpec, collection: str | None = None) -> None:
     """Check every stored record against the collection's declarations (activation check).
 
     Raises JD2091 naming the first record with invalid bounds, or IntervalConflict naming two
     overlapping records. ``store.migrate`` runs this when a migration adds a declaration to a
     collection (or transforms one that has declarations), before it creates the declaration's
     index or constraint; ``spec`` is then the collection's new declaration (its table already
-    under ``spec.name``), where the store still holds the old one.
+    under ``spec.name``), where the store still holds the old one; ``collection`` names it in errors
+    (``spec.name`` when not given).
     """
-    spec = spec or store[collection].spec
-    db = store.db
     for decl in spec.intervals:
         statements = db.backend.interval_statements(spec.name, decl)
-        with db.translating(collection=collection):
+        with db.translating(collection=collection or spec.name):
             _check_stored(db, spec, decl, statements)
 
 

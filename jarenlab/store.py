@@ -34,7 +34,7 @@ from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
 from jarenlab.query.planner.diagnose import check_switch
 from jarenlab.query.planner.profile import Profile
-from jarenlab.query.planner.run import PlannerState
+from jarenlab.query.planner.source import PlannerState
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:

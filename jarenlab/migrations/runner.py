@@ -352,7 +352,7 @@ class Migrator:
                 return
             spec = dataclasses.replace(pair.new, name=pair.old.name)  # the table keeps its old name
         try:
-            intervals.check_existing(self.store, pair.new.name, spec)
+            intervals.check_existing(self.store.db, spec, pair.new.name)
         except JarenlabError as err:
             if dry:
                 violations.append((pair.new.name, err.key, "", err.reason))

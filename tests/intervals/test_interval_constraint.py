@@ -380,14 +380,14 @@ def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     b.insert(booking("a", "10", "12"))
     b.insert(booking("b", "12", "14"))
     b.insert(booking("c", "10", "12", room="B"))
-    intervals.check_existing(store, "bookings")
+    intervals.check_existing(store.db, store["bookings"].spec)
     _write_around_the_check(store, "z", AROUND)
     with pytest.raises(IntervalConflict) as info:
-        intervals.check_existing(store, "bookings")
+        intervals.check_existing(store.db, store["bookings"].spec)
     assert {info.value.key, info.value.conflict["key"]} == {"b", "z"}
     assert "'b'" in str(info.value) and "'z'" in str(info.value)
     b.patch("z", {"status": "cancelled"})
-    intervals.check_existing(store, "bookings")
+    intervals.check_existing(store.db, store["bookings"].spec)
 
 
 @pytest.mark.postgresql_only("the database enforces the rule on every write, raw SQL included")
@@ -395,7 +395,7 @@ def test_the_database_refuses_an_overlap_written_around_the_check(store: Any) ->
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
     b.insert(booking("b", "12", "14", owner="ann"))
-    intervals.check_existing(store, "bookings")
+    intervals.check_existing(store.db, store["bookings"].spec)
     with pytest.raises(StoreError) as info:
         _write_around_the_check(store, "z", AROUND)
     assert (info.value.code, info.value.condition) == ("JD2005", "exclusion")
@@ -407,7 +407,7 @@ def test_the_database_refuses_an_overlap_written_around_the_check(store: Any) ->
     ):
         assert str(value) not in str(info.value) + repr(info.value.__dict__), str(info.value)
     assert b.count() == 2
-    intervals.check_existing(store, "bookings")
+    intervals.check_existing(store.db, store["bookings"].spec)
 
 
 def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
@@ -417,7 +417,7 @@ def test_check_existing_refuses_stored_invalid_bounds(store: Any) -> None:
         '{"id":"bad","owner":"bob","room":"A","status":"booked","start":"2024-05-01T13:00:00+02:00","end":"2024-05-01T15:00:00Z"}',
     )
     with pytest.raises(StoreError) as info:
-        intervals.check_existing(store, "bookings")
+        intervals.check_existing(store.db, store["bookings"].spec)
     assert info.value.code == "JD2091" and info.value.key == "bad"
 
 

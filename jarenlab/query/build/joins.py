@@ -31,14 +31,12 @@ import html
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jarenlab.errors import QueryError
 from jarenlab.query.build.expr import Expr, OrderKey, lit
 from jarenlab.query.lang.path import VAR_NAME
 
-if TYPE_CHECKING:
-    from jarenlab.store import Store
 
 
 def var(name: str) -> Expr:
@@ -62,11 +60,21 @@ def _condition(on: Any, what: str) -> Any:
     return on.document
 
 
+class Runner(Protocol):
+    """What a join chain runs on: a store, which executes, explains and goes live on a document."""
+
+    def execute(self, document: Any, externals: dict[str, Any] | None = None) -> Any: ...
+
+    def explain(self, document: Any, externals: dict[str, Any] | None = None, *, analyze: bool = False) -> Any: ...
+
+    def live(self, document: Any, **externals: Any) -> Any: ...
+
+
 @dataclass(frozen=True)
 class JoinQuery:
     """An immutable chain over several collections; each method returns a new one."""
 
-    store: Store
+    store: Runner
     shape_value: Callable[[Any], Any]
     fors: tuple[tuple[str, Any], ...]
     labels: tuple[tuple[str, str], ...]

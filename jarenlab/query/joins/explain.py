@@ -19,7 +19,7 @@ from jarenlab.query.planner.run import Trace, check_externals, divert_reason
 
 if TYPE_CHECKING:
     from jarenlab.query.planner.run import Prepared
-    from jarenlab.store import Store
+    from jarenlab.query.planner.source import Host
 
 
 @dataclass
@@ -43,7 +43,7 @@ class JoinExplain(Explain):
 
 
 def explain(
-    store: Store,
+    store: Host,
     document: Any,
     externals: dict[str, Any] | None = None,
     *,

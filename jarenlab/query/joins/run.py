@@ -45,7 +45,7 @@ from jarenlab.query.planner.sql import Layout, Statement, select_candidates
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.query.planner.run import Prepared
-    from jarenlab.store import Store
+    from jarenlab.query.planner.source import Host
 
 
 @dataclass
@@ -72,7 +72,7 @@ def check_flags(**flags: Any) -> None:
             raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
 
 
-def prepare(store: Store, document: Any, *, pushdown: bool, strict: bool) -> tuple[JoinPrepared, bool]:
+def prepare(store: Host, document: Any, *, pushdown: bool, strict: bool) -> tuple[JoinPrepared, bool]:
     """The cached preparation of a store-level document (True when it came from the cache)."""
     cache = store.planner.cache
     opts = repr(("store", pushdown, strict, store.planner.udf_hatch))
@@ -94,7 +94,7 @@ def prepare(store: Store, document: Any, *, pushdown: bool, strict: bool) -> tup
     return entry, hit
 
 
-def _build(store: Store, document: Any, compiled: CompiledQuery, *, pushdown: bool) -> JoinPrepared:
+def _build(store: Host, document: Any, compiled: CompiledQuery, *, pushdown: bool) -> JoinPrepared:
     dialect: Dialect = store.backend.dialect
     specs = store.model.collections
     plan = analyze(document, specs, dialect=dialect, operators=frozenset(store.operators))
@@ -136,7 +136,7 @@ def row_document(plan: JoinPlan, compiled: CompiledQuery) -> Any:
     }
 
 
-def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
+def _join_rows(store: Host, plan: JoinPlan) -> list[dict[str, Any]]:
     """Per binding, in the written (nested-loop) order: its collection, the conditions joining it
     and the index that serves each of its join keys."""
     specs = store.model.collections
@@ -170,7 +170,7 @@ def _join_rows(store: Store, plan: JoinPlan) -> list[dict[str, Any]]:
     return out
 
 
-def _asof_rows(store: Store, push: AsofPush) -> list[dict[str, Any]]:
+def _asof_rows(store: Host, push: AsofPush) -> list[dict[str, Any]]:
     """The two sides of a pushed ``$asof``: the right side's ``$by`` and ``$on`` keys, and the
     declared index serving its subquery (the first leading with a ``$by`` column, or with the
     ``$on`` column when there is no ``$by``)."""
@@ -197,7 +197,7 @@ def _asof_rows(store: Store, push: AsofPush) -> list[dict[str, Any]]:
     ]
 
 
-def _refuse_profile(store: Store, plan: JoinPlan) -> None:
+def _refuse_profile(store: Host, plan: JoinPlan) -> None:
     if store.profile is not None and plan.mode != "single":
         raise PlanError(
             "JD0011", "the safe profile covers queries over one collection; this document reads several"
@@ -205,7 +205,7 @@ def _refuse_profile(store: Store, plan: JoinPlan) -> None:
 
 
 def run(
-    store: Store, document: Any, externals: Any = None, *, pushdown: bool = True, strict: bool = False
+    store: Host, document: Any, externals: Any = None, *, pushdown: bool = True, strict: bool = False
 ) -> tuple[list[Any], Trace, JoinPrepared]:
     """The flat result of a store-level document, what happened, and the prepared plan."""
     check_flags(pushdown=pushdown, strict=strict)
@@ -254,7 +254,7 @@ def run(
     return items, trace, prepared
 
 
-def _joined(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace) -> list[Any]:
+def _joined(store: Host, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace) -> list[Any]:
     """Row or native mode: SQL joins, filters, orders and windows; the engine computes each return."""
     plan = prepared.plan
     assert prepared.main is not None
@@ -287,7 +287,7 @@ def _joined(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
     return [items] if plan.wrap else items
 
 
-def _paired(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace) -> list[Any]:
+def _paired(store: Host, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace) -> list[Any]:
     """Asof mode: SQL pairs each left document with its match, built as the engine builds it (the
     left object with member ``$as`` set to the match, left as it is without one); the engine runs the
     rest of the document with the paired items as the external in the ``$asof`` node's place."""
@@ -320,7 +320,7 @@ def _paired(store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Tr
 
 
 def _read(
-    store: Store,
+    store: Host,
     prepared: JoinPrepared,
     names: Iterable[str],
     ext: dict[str, Any],
@@ -342,7 +342,7 @@ def _read(
 
 
 def _set(
-    store: Store, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace, *, narrowed: bool
+    store: Host, prepared: JoinPrepared, ext: dict[str, Any], trace: Trace, *, narrowed: bool
 ) -> list[Any]:
     """The whole document in the engine, over the collections it reads (narrowed where it may be)."""
     t = time.perf_counter()
@@ -355,7 +355,7 @@ def _set(
 
 
 def execute(
-    store: Store, document: Any, externals: Any = None, *, pushdown: bool = True, strict: bool = False
+    store: Host, document: Any, externals: Any = None, *, pushdown: bool = True, strict: bool = False
 ) -> Any:
     """The engine's result shape of a store-level document: None, the one item, or a list."""
     return shape(run(store, document, externals, pushdown=pushdown, strict=strict)[0])

@@ -38,7 +38,7 @@ from jarenlab.query.planner.tree import plan_tree, tree_html
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jarenlab.collection import Collection
+    from jarenlab.query.planner.source import Source
 
 
 @dataclass
@@ -156,7 +156,7 @@ class Explain:
 
 
 def explain(
-    coll: Collection,
+    coll: Source,
     document: Any,
     externals: dict[str, Any] | None = None,
     *,

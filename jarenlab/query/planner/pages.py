@@ -52,15 +52,14 @@ from jarenlab.query.planner.sql import Emitter, Statement
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jarenlab.collection import Collection
-    from jarenlab.store import Store
+    from jarenlab.query.planner.source import Host, Source
 
 
 class PageKeys:
     """The store's secret for signing continuations (made on first use, kept in the store): the
     ``pages`` subsystem (:mod:`jarenlab.assembly` registers it)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Host) -> None:
         self.store = store
         self._secret: bytes | None = None
 
@@ -106,7 +105,7 @@ class Page:
 
 
 # -- the continuation ------------------------------------------------------------------------------
-def _ordering(coll: Collection, order: tuple[OrderKey, ...]) -> list[Any]:
+def _ordering(coll: Source, order: tuple[OrderKey, ...]) -> list[Any]:
     return [coll.name, [[list(k.field.steps) if k.field else [], k.desc, k.empty_greatest] for k in order]]
 
 
@@ -170,9 +169,7 @@ def _after(e: Emitter, exprs: list[str], order: tuple[OrderKey, ...], values: li
     return d.any_of(branches)
 
 
-def _statement(
-    coll: Collection, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any
-) -> Statement:
+def _statement(coll: Source, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any) -> Statement:
     d = coll.store.backend.dialect
     e = Emitter(d)
     exprs = []
@@ -193,7 +190,7 @@ def _statement(
     return e.statement(text)
 
 
-def page(coll: Collection, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
+def page(coll: Source, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
     """One page of a query document over a collection (see the module docstring)."""
     if not is_count(limit) or limit == 0:
         raise PlanError("JD0032", f"page(limit) takes an integer >= 1, not {limit!r}", collection=coll.name)

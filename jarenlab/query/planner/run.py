@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +30,6 @@ from jarenlab.query.lang.document import Call, canonical, parse, walk
 from jarenlab.query.lang.engine import CompiledQuery, compile_query
 from jarenlab.query.lang.functions import exact_sum
 from jarenlab.query.lang.values import ebv
-from jarenlab.query.planner.cache import StatementCache
 from jarenlab.query.planner.decode import Fallback, decode
 from jarenlab.query.planner.diagnose import Diagnostic, diagnose, refuse_non_query, report
 from jarenlab.query.planner.plan import Plan, analyze, conjoin, touched_fields
@@ -67,8 +65,8 @@ _PLAIN_EXTERNAL = frozenset({str, int, type(None), bool})
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
-    from jarenlab.collection import Collection
     from jarenlab.database import Database
+    from jarenlab.query.planner.source import PlannerState, Source
 
 
 class PureOperator:
@@ -90,37 +88,6 @@ def operator(fn: Callable[..., Any], *, pure: bool = False) -> PureOperator:
     must be deterministic and return one JSON item; it never runs inside an index.
     """
     return PureOperator(fn, pure=pure)
-
-
-class PlannerState:
-    """Per-store planner state: the statement cache, the UDF hatch switch and counters."""
-
-    def __init__(self, capacity: int = 128) -> None:
-        self.cache = StatementCache(capacity)
-        #: Run conditions over pure host operators inside the database (False: they stay residual).
-        self.udf_hatch = True
-        #: What schema-aware findings do (:mod:`jarenlab.query.planner.diagnose`): "default", "strict", "off".
-        self.checks = "default"
-        self.lock = threading.Lock()
-        self.counters: dict[str, int] = dict.fromkeys(
-            (
-                "native",
-                "row",
-                "set",
-                "asof",
-                "diverted",
-                "fallbacks",
-                "rows_read",
-                "rows_returned",
-                "refused",
-            ),
-            0,
-        )
-
-    def count(self, **inc: int) -> None:
-        with self.lock:
-            for k, v in inc.items():
-                self.counters[k] += v
 
 
 @dataclass
@@ -194,7 +161,7 @@ def external_value(name: Any, value: Any) -> Any:
     return query_value(value, "JQ2011", f"external ${name} is not a JSON value")
 
 
-def _options_key(coll: Collection, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
+def _options_key(coll: Source, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
     if profile is not None and not isinstance(profile, Profile):
         raise StoreError(
             "JD0006", f"profile is a jarenlab.query.planner.profile.Profile, not {type(profile).__name__}"
@@ -224,7 +191,7 @@ def scope_of(coll: Any) -> Any:
 
 
 def prepare(
-    coll: Collection, document: Any, *, pushdown: bool, strict: bool, profile: Profile | None
+    coll: Source, document: Any, *, pushdown: bool, strict: bool, profile: Profile | None
 ) -> tuple[Prepared, bool]:
     """The cached preparation of a document (True when it came from the cache)."""
     state: PlannerState = coll.store.planner
@@ -251,7 +218,7 @@ def prepare(
 
 
 def _mandatory(
-    coll: Collection, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
+    coll: Source, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
 ) -> Pred | None:
     """The conjuncts every statement carries: the profile's mandatory predicate and the source's scope."""
     docs = [profile.mandatory[coll.name]] if profile is not None and coll.name in profile.mandatory else []
@@ -280,7 +247,7 @@ def _mandatory(
 
 
 def _build(
-    coll: Collection,
+    coll: Source,
     document: Any,
     compiled: CompiledQuery,
     *,
@@ -439,7 +406,7 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
 
 
 def _fetch(
-    coll: Collection, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
+    coll: Source, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
 ) -> list[Any]:
     db = coll.store.db
     params = stmt.bind(externals)
@@ -495,7 +462,7 @@ class FloatSum:
         return exact_sum(self.items, "")
 
 
-def register_functions(coll: Collection, prepared: Prepared) -> None:
+def register_functions(coll: Source, prepared: Prepared) -> None:
     """Register what the prepared statements call on this thread's connection: the UDF hatch's
     conditions and the exact float sum."""
     db = coll.store.db
@@ -519,7 +486,7 @@ def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any])
 
 
 def run_query(
-    coll: Collection,
+    coll: Source,
     document: Any,
     externals: dict[str, Any] | None,
     *,
@@ -592,7 +559,7 @@ def run_query(
 
 
 def stream_query(
-    coll: Collection, document: Any, externals: dict[str, Any] | None, size: int
+    coll: Source, document: Any, externals: dict[str, Any] | None, size: int
 ) -> Iterator[tuple[str, list[Any]]]:
     """A document's results in chunks of at most ``size``: ``("texts", [document text, ...])`` when
     every result is a whole stored document (the caller decodes the text, e.g. with Arrow's JSON
@@ -660,9 +627,7 @@ def stream_chunks(items: list[Any], wrapped: bool, size: int) -> Iterator[tuple[
         yield "items", items[i : i + size]
 
 
-def _set(
-    coll: Collection, prepared: Prepared, stmt: Statement, ext: dict[str, Any], trace: Trace
-) -> list[Any]:
+def _set(coll: Source, prepared: Prepared, stmt: Statement, ext: dict[str, Any], trace: Trace) -> list[Any]:
     t = time.perf_counter()
     rows = _fetch(coll, prepared, stmt, ext, trace)
     loads = orjson.loads
@@ -674,7 +639,7 @@ def _set(
     return out
 
 
-def narrowed_rows(coll: Collection, document: Any, externals: dict[str, Any]) -> list[Any] | None:
+def narrowed_rows(coll: Source, document: Any, externals: dict[str, Any]) -> list[Any] | None:
     """``(key, doc text)`` rows, in storage order, that the pushed conjuncts of ``document`` keep.
 
     The set residual's narrowing, for a caller that runs the document itself over these rows
