@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jarenlab.query.lang.document import Call, Flwor, Node, OrderSpec, PathRef, parse, walk
-
-AGGREGATES = ("count", "sum", "avg", "min", "max")
+from jarenlab.query.lang.document import Flwor, Lit, Node, OrderSpec, PathRef, parse, walk
+from jarenlab.query.planner.shape import Layers, peel
 
 
 @dataclass(frozen=True)
@@ -69,55 +68,74 @@ def _row_flwor(f: Flwor) -> str | None:
 
 
 def plan_live(document: Any, operators: frozenset[str] = frozenset()) -> LivePlan:
-    """The live strategy of ``document`` (raises the engine's JQ00xx errors for a bad document)."""
-    node = parse(document, operators=operators).node
-    start = length = None
-    if isinstance(node, Call) and node.name in ("subsequence", "head") and isinstance(node.args[0], Flwor):
-        if node.name == "subsequence":
-            start = node.args[1]
-            length = node.args[2] if len(node.args) > 2 else None
-            if _reads_root([start] + ([length] if length is not None else [])):
-                return _rerun("$subsequence bounds read the collection")
-        else:
-            start, length = None, None
-        inner: Node = node.args[0]
-        assert isinstance(inner, Flwor)
-        why = _row_flwor(inner)
-        if why:
-            return _rerun(why)
-        if not inner.orderby:
-            return _rerun("skip/take without $orderby (storage order is not a maintained order)")
-        if inner.groupby:
-            return _rerun("skip/take over groups")
-        plan = _flwor_plan(inner)
-        take = length
-        if node.name == "head":
-            from jarenlab.query.lang.document import Lit
+    """The live strategy of ``document`` (raises the engine's JQ00xx errors for a bad document).
 
-            take = Lit(1, node.path)
-        return LivePlan(**{**plan.__dict__, "start": start, "length": take})
-    if isinstance(node, Call) and node.name in AGGREGATES and not node.host and len(node.args) == 1:
-        arg = node.args[0]
-        if isinstance(arg, PathRef) and arg.var is None and arg.steps[:1] == (("wild", None),):
-            ret = PathRef("_row", arg.steps[1:], arg.path)
-            return LivePlan("accumulator", var="_row", ret=ret, aggregate=node.name)
-        if isinstance(arg, Flwor):
-            why = _row_flwor(arg)
-            if why:
-                return _rerun(why)
-            if arg.groupby or arg.orderby:
-                return _rerun(f"${node.name} over a grouped or ordered FLWOR")
-            plan = _flwor_plan(arg)
-            return LivePlan(**{**plan.__dict__, "strategy": "accumulator", "aggregate": node.name})
-        return _rerun(f"${node.name} of something other than $[*] or a FLWOR over it")
-    if not isinstance(node, Flwor):
-        return _rerun("not a FLWOR over the collection")
-    why = _row_flwor(node)
+    The layers around the FLWOR are the planner's (:func:`jarenlab.query.planner.shape.peel`); a live
+    query maintains a FLWOR, a window of an ordered one (``$subsequence``, ``$head``) or an aggregate
+    of one (or of ``$[*]``), and runs anything else again on each change.
+    """
+    layers, inner = peel(parse(document, operators=operators).node)
+    if layers.wrap:
+        return _rerun(_NOT_A_FLWOR)
+    if layers.aggregate is not None:
+        return _accumulator(layers, inner)
+    if layers.distinct:
+        return _rerun(_NOT_A_FLWOR)
+    if layers.subsequence is not None or layers.head:
+        return _windowed(layers, inner)
+    if not isinstance(inner, Flwor):
+        return _rerun(_NOT_A_FLWOR)
+    why = _row_flwor(inner)
     if why:
         return _rerun(why)
-    if node.groupby and (len(node.groupby) > 1 or node.orderby):
+    if inner.groupby and (len(inner.groupby) > 1 or inner.orderby):
         return _rerun("ordered or multi-key $groupby")
-    return _flwor_plan(node)
+    return _flwor_plan(inner)
+
+
+_NOT_A_FLWOR = "not a FLWOR over the collection"
+
+
+def _windowed(layers: Layers, inner: Node) -> LivePlan:
+    """``$subsequence [F, start, length?]`` or ``$head F`` over an ordered per-row FLWOR."""
+    if not isinstance(inner, Flwor):
+        return _rerun(_NOT_A_FLWOR)
+    start = length = None
+    if layers.subsequence is not None:
+        start = layers.subsequence.args[1]
+        length = layers.subsequence.args[2] if len(layers.subsequence.args) > 2 else None
+        if _reads_root([start] + ([length] if length is not None else [])):
+            return _rerun("$subsequence bounds read the collection")
+    else:
+        length = Lit(1, inner.path)
+    why = _row_flwor(inner)
+    if why:
+        return _rerun(why)
+    if not inner.orderby:
+        return _rerun("skip/take without $orderby (storage order is not a maintained order)")
+    if inner.groupby:
+        return _rerun("skip/take over groups")
+    plan = _flwor_plan(inner)
+    return LivePlan(**{**plan.__dict__, "start": start, "length": length})
+
+
+def _accumulator(layers: Layers, arg: Node) -> LivePlan:
+    """An aggregate of ``$[*]`` or of an unordered, ungrouped per-row FLWOR."""
+    name = layers.aggregate
+    if layers.subsequence is not None or layers.head or layers.distinct:
+        return _rerun(f"${name} of something other than $[*] or a FLWOR over it")
+    if isinstance(arg, PathRef) and arg.var is None and arg.steps[:1] == (("wild", None),):
+        ret = PathRef("_row", arg.steps[1:], arg.path)
+        return LivePlan("accumulator", var="_row", ret=ret, aggregate=name)
+    if not isinstance(arg, Flwor):
+        return _rerun(f"${name} of something other than $[*] or a FLWOR over it")
+    why = _row_flwor(arg)
+    if why:
+        return _rerun(why)
+    if arg.groupby or arg.orderby:
+        return _rerun(f"${name} over a grouped or ordered FLWOR")
+    plan = _flwor_plan(arg)
+    return LivePlan(**{**plan.__dict__, "strategy": "accumulator", "aggregate": name})
 
 
 def _flwor_plan(f: Flwor) -> LivePlan:

@@ -55,7 +55,7 @@ from jarenlab.query.lang.document import (
     unparse,
     walk,
 )
-from jarenlab.query.planner.plan import conjoin, subsequence_window
+from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import (
     ArrOut,
     Const,
@@ -68,6 +68,7 @@ from jarenlab.query.planner.preds import (
     Pred,
     Reason,
 )
+from jarenlab.query.planner.shape import peel
 from jarenlab.query.planner.sql import read_kind
 from jarenlab.query.planner.translate import Context, can_raise, field_of, translate, value_raises
 
@@ -220,21 +221,20 @@ class _Shape:
 
 
 def _shape(root: Node, target: Flwor) -> _Shape | None:
-    """``[ $subsequence [F, s, l] ]``, ``$count F`` or ``F`` itself around the join FLWOR."""
-    wrap = False
-    if isinstance(root, ArrayCons) and len(root.items) == 1:
-        wrap, root = True, root.items[0]
-    if root is target:
-        return _Shape(wrap)
-    if isinstance(root, Call) and not root.host and root.args and root.args[0] is target:
-        if root.name == "count":
-            return _Shape(wrap, count=True)
-        if root.name == "subsequence":
-            window = subsequence_window(root)
-            if window is None:
-                return None
-            return _Shape(wrap, offset=window[0], limit=window[1], windowed=True)
-    return None
+    """``[ $subsequence [F, s, l] ]``, ``$count F`` or ``F`` itself around the join FLWOR (:func:`peel`)."""
+    layers, inner = peel(root)
+    if inner is not target or layers.head or layers.distinct:
+        return None
+    if layers.aggregate is not None:
+        if layers.aggregate != "count" or layers.subsequence is not None:
+            return None
+        return _Shape(layers.wrap, count=True)
+    if layers.subsequence is None:
+        return _Shape(layers.wrap)
+    window = layers.window
+    if window is None:
+        return None
+    return _Shape(layers.wrap, offset=window[0], limit=window[1], windowed=True)
 
 
 def _exactly_one(node: Node, names: set[str]) -> bool:

@@ -42,11 +42,12 @@ import orjson
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import PlanError
-from jarenlab.query.lang.document import ArrayCons, Flwor, parse, unparse
+from jarenlab.query.lang.document import Flwor, parse, unparse
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Const, OrderKey, Ranking
 from jarenlab.query.planner.run import check_externals, divert_reason, prepare
+from jarenlab.query.planner.shape import peel
 from jarenlab.query.planner.sql import Emitter, Statement
 
 if TYPE_CHECKING:
@@ -196,8 +197,8 @@ def page(coll: Source, document: Any, limit: Any, after: Any = None, externals: 
         raise PlanError("JD0032", f"page(limit) takes an integer >= 1, not {limit!r}", collection=coll.name)
     ext = check_externals(externals)
     node = parse(document, operators=frozenset(coll.store.operators)).node
-    flwor = node.items[0] if isinstance(node, ArrayCons) and len(node.items) == 1 else node
-    if not isinstance(flwor, Flwor):
+    layers, flwor = peel(node)
+    if not layers.plain or not isinstance(flwor, Flwor):
         raise PlanError(
             "JD0032",
             "page() reads an ordered query without take/skip (the page is the window), distinct or aggregates",

@@ -65,13 +65,13 @@ from jarenlab.query.planner.preds import (
     fields_of,
     slots_of,
 )
+from jarenlab.query.planner.shape import AGGREGATES, peel
 from jarenlab.query.planner.sql import group_aggregates
 from jarenlab.query.planner.translate import Context, can_raise, date_key, field_of, translate, value_raises
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
 
-AGGREGATES = ("count", "sum", "avg", "min", "max")
 TRUE = Const(True)
 #: Why a projection of numbers runs in the engine there (it reads each document's exact text).
 _NO_REAL_ITEMS = "the projection reads numbers and the backend's JSON does not tell 2.0 from 2"
@@ -183,24 +183,6 @@ def conjoin(parts: list[Pred]) -> Pred:
 
 
 # -- document shape ------------------------------------------------------------------------------
-def _int_literal(node: Node) -> int | None:
-    if isinstance(node, Lit) and type(node.value) in (int, float) and float(node.value).is_integer():
-        return int(node.value)
-    return None
-
-
-def subsequence_window(call: Call) -> tuple[int, int | None] | None:
-    """A ``$subsequence [X, start, length]`` with literal integers as ``(offset, limit)`` (limit None:
-    to the end), or None when start or length is not a literal integer."""
-    start = _int_literal(call.args[1])
-    length = _int_literal(call.args[2]) if len(call.args) > 2 else None
-    if start is None or (len(call.args) > 2 and length is None):
-        return None
-    lo = max(start, 0)
-    hi = None if length is None else max(start + length, 0)
-    return lo, None if hi is None else max(hi - lo, 0)
-
-
 @dataclass
 class _Shape:
     flwor: Flwor
@@ -212,29 +194,23 @@ class _Shape:
     distinct: bool = False
 
 
-def _call(node: Node, name: str) -> bool:
-    return isinstance(node, Call) and not node.host and node.name == name and bool(node.args)
-
-
 def _shape(node: Node, target: Flwor) -> _Shape | None:
-    """Recognise ``[ $subsequence [$distinct F, s, l] ]``, ``$count F`` ... around the target FLWOR."""
-    wrap = False
-    if isinstance(node, ArrayCons) and len(node.items) == 1:
-        wrap, node = True, node.items[0]
-    if isinstance(node, Call) and not node.host and node.name in AGGREGATES and node.args[0] is target:
-        return _Shape(target, wrap, aggregate=node.name)
-    shape = _Shape(target, wrap)
-    if _call(node, "subsequence"):
-        assert isinstance(node, Call)
-        window = subsequence_window(node)
+    """The layers around the target FLWOR that SQL answers (:func:`peel`): ``[ ]``, an aggregate of
+    the FLWOR itself, or ``$subsequence`` (integer literal bounds) of ``$distinct`` of it."""
+    layers, inner = peel(node)
+    if inner is not target or layers.head:
+        return None
+    if layers.aggregate is not None:
+        if layers.subsequence is not None or layers.distinct:
+            return None
+        return _Shape(target, layers.wrap, aggregate=layers.aggregate)
+    shape = _Shape(target, layers.wrap, distinct=layers.distinct)
+    if layers.subsequence is not None:
+        window = layers.window
         if window is None:
             return None
         shape.offset, shape.limit, shape.windowed = window[0], window[1], True
-        node = node.args[0]
-    if _call(node, "distinct"):
-        assert isinstance(node, Call)
-        shape.distinct, node = True, node.args[0]
-    return shape if node is target else None
+    return shape
 
 
 def _target(root: Node) -> Flwor | Reason:
