@@ -5,6 +5,14 @@ Every subsystem reaches the database through the store's :class:`Database` (``st
 only inside :meth:`Database.transaction` (savepoints for nesting), and reads a consistent state
 with :meth:`Database.snapshot`. Connections are per thread and opened on first use.
 
+A backend whose connections can be lost (PostgreSQL: a server restart, an ended session, a dropped
+network; :attr:`~jarenlab.backends.base.Backend.reconnects`) has this thread's connection checked
+before each statement outside a transaction and snapshot (:meth:`~jarenlab.backends.base.Backend.lost`,
+which sends nothing): a lost one is closed and replaced, so the statement runs on a new connection.
+Inside a transaction or snapshot the connection is never swapped: the statement fails with the
+retryable JD2005 (``condition="connection"``), and so does everything else in that transaction,
+which rolls back; the next transaction gets a new connection.
+
 The SQL lives in the backend (``jarenlab/backends/<name>/sql/<subsystem>.sql``); a statement's
 ``{fields}`` are filled with identifiers (``table="flights"``, checked and quoted), a number of
 placeholders (``kinds=3``) or fragments of the same catalogue (``where=("by_kind", "due")``).
@@ -61,6 +69,9 @@ class Database:
         self._execute = backend.execute
         self._driver_error = backend.driver_error
         self._translate = backend.translate
+        self._lost: Callable[[Any], bool] | None = backend.lost if backend.reconnects else None
+        #: How many lost connections were replaced by new ones.
+        self.reconnects = 0
 
     # -- connections --------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -71,10 +82,14 @@ class Database:
         """
         if self._closed:
             raise StoreError("JD2063", "the store is closed")
-        conn = self._state.conn
+        state = self._state
+        conn = state.conn
         if conn is None:
-            conn = self._open(reader=False)
-            self._state.conn = conn
+            conn = state.conn = self._open(reader=False)
+        elif self._lost is not None and not state.depth and not state.reading and self._lost(conn):
+            state.conn = None  # a failed reconnect leaves nothing lost behind: the next call tries again
+            self._discard(conn)
+            conn = state.conn = self._open(reader=False)
         return conn
 
     def _open(self, *, reader: bool) -> Any:
@@ -82,6 +97,14 @@ class Database:
         with self._conns_lock:
             self._conns.append(conn)
         return conn
+
+    def _discard(self, conn: Any) -> None:
+        """Close a lost connection and forget it."""
+        with self._conns_lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+            self.reconnects += 1
+        self.backend.disconnect(conn)
 
     @property
     def closed(self) -> bool:
@@ -365,6 +388,10 @@ class Database:
         if self._closed:
             raise StoreError("JD2063", "the store is closed")
         reader = self._state.reader
+        if reader is not None and self._lost is not None and self._lost(reader):
+            self._state.reader = None
+            self._discard(reader)
+            reader = None
         if reader is None:
             reader = self._state.reader = self._open(reader=True)
         previous, self._state.conn = self._state.conn, reader

@@ -450,6 +450,18 @@ class IdempotencyError(StoreError):
     """A retry-safe transaction's key or result was refused."""
 
 
+def unreachable(err: BaseException) -> bool:
+    """True for the error of a database that cannot be reached right now: JD2005 with
+    ``retryable`` and ``condition="connection"`` (a PostgreSQL server restarting or gone, a session
+    it ended, a dropped network). Nothing is wrong with the request: wait, then call again (the
+    store opens a new connection).
+
+    >>> unreachable(StoreError("JD2005", "server closed the connection", retryable=True, condition="connection"))
+    True
+    """
+    return isinstance(err, JarenlabError) and err.retryable and err.condition == "connection"
+
+
 __all__ = [
     "CODES",
     "EventError",
