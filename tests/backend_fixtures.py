@@ -130,7 +130,8 @@ def terminate_sessions(server: Any, schema: str, *, wait: bool = True, timeout: 
         for pid in pids:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         deadline = time.monotonic() + timeout
-        while wait and admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchone()[0]:
+        alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)"
+        while wait and admin.execute(alive, (pids,)).fetchone()[0]:
             assert time.monotonic() < deadline, "the terminated sessions did not end"
             time.sleep(0.005)
     return len(pids)

@@ -490,7 +490,7 @@ class Worker:
         self.concurrency = concurrency
         self.poll = poll
         self.owner = owner
-        self.stats: dict[str, float] = {
+        self.stats: dict[str, Any] = {
             "claimed": 0, "done": 0, "failed": 0, "retried": 0, "deferred": 0, "dead": 0, "lost": 0,
             "cancelled": 0, "errors": 0, "outages": 0, "unreachable_s": 0.0,
         }  # fmt: skip
@@ -552,7 +552,7 @@ class Worker:
             except Exception as exc:  # a storage failure must not kill the loop: back off and retry
                 if isinstance(exc, JarenlabError) and exc.code == "JD2063":
                     return
-                if unreachable(exc):
+                if isinstance(exc, JarenlabError) and unreachable(exc):
                     self._stopping.wait(self._unreachable(exc))
                     continue
                 self.stats["errors"] += 1

@@ -51,7 +51,9 @@ def target(fault_server: Any) -> Iterator[dict[str, Any]]:
 def admin_value(target: dict[str, Any], sql: str) -> Any:
     """One value read on a connection of its own (None while the server cannot be reached)."""
     try:
-        with psycopg.connect(target["path"], connect_timeout=2, options=f"-c search_path={target['schema']}") as c:
+        with psycopg.connect(
+            target["path"], connect_timeout=2, options=f"-c search_path={target['schema']}"
+        ) as c:
             row = c.execute(sql).fetchone()
             return row[0] if row else None
     except psycopg.OperationalError:

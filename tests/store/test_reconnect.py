@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 import pytest
+from backend_fixtures import terminate_sessions
 
 import jarenlab as jl
-from backend_fixtures import terminate_sessions
 from jarenlab import it
 from jarenlab.errors import unreachable
 
@@ -44,25 +44,25 @@ def test_every_call_heals_after_the_sessions_are_terminated(store: Any, pg_serve
     assert notes.count() == 3
 
 
-def test_a_transaction_broken_midway_fails_retryable_and_the_next_one_runs(store: Any, pg_server: Any) -> None:
+def test_a_transaction_broken_midway_fails_retryable_and_the_next_one_runs(
+    store: Any, pg_server: Any
+) -> None:
     notes = store["notes"]
-    with pytest.raises(jl.JarenlabError) as caught:
-        with store.transaction():
-            notes.insert({"id": "lost-1"})
-            terminate_sessions(pg_server, store.backend.schema)
-            notes.insert({"id": "lost-2"})
+    with pytest.raises(jl.JarenlabError) as caught, store.transaction():
+        notes.insert({"id": "lost-1"})
+        terminate_sessions(pg_server, store.backend.schema)
+        notes.insert({"id": "lost-2"})
     assert ended(caught.value), caught.value
     assert isinstance(caught.value.__cause__, Exception)  # the driver's error
     # Inside the broken transaction everything keeps failing: no statement runs outside it.
-    with pytest.raises(jl.JarenlabError) as again:
-        with store.transaction():
-            notes.insert({"id": "ok-1"})
-            terminate_sessions(pg_server, store.backend.schema)
-            try:
-                notes.insert({"id": "lost-3"})
-            except jl.JarenlabError:
-                pass
-            notes.insert({"id": "lost-4"})  # the transaction is gone: this must not commit alone
+    with pytest.raises(jl.JarenlabError) as again, store.transaction():
+        notes.insert({"id": "ok-1"})
+        terminate_sessions(pg_server, store.backend.schema)
+        try:
+            notes.insert({"id": "lost-3"})
+        except jl.JarenlabError:
+            pass
+        notes.insert({"id": "lost-4"})  # the transaction is gone: this must not commit alone
     assert ended(again.value)
     with store.transaction():
         notes.insert({"id": "ok-2"})
@@ -93,12 +93,11 @@ def test_a_caller_that_retries_a_retryable_error_succeeds(store: Any, pg_server:
 
 def test_the_idle_in_transaction_timeout_fails_the_transaction_and_the_next_one_runs(store: Any) -> None:
     notes = store["notes"]
-    with pytest.raises(jl.JarenlabError) as caught:
-        with store.transaction():
-            store.db.connection().execute("SET LOCAL idle_in_transaction_session_timeout = '100ms'")
-            notes.insert({"id": "late"})
-            time.sleep(0.4)  # a notebook paused inside the block: the server ends the session
-            notes.insert({"id": "later"})
+    with pytest.raises(jl.JarenlabError) as caught, store.transaction():
+        store.db.connection().execute("SET LOCAL idle_in_transaction_session_timeout = '100ms'")
+        notes.insert({"id": "late"})
+        time.sleep(0.4)  # a notebook paused inside the block: the server ends the session
+        notes.insert({"id": "later"})
     assert ended(caught.value), caught.value
     notes.insert({"id": "next"})
     assert notes.keys() == ["next"]
@@ -121,7 +120,10 @@ def test_committed_reads_heal_too(store: Any, pg_server: Any) -> None:
 def test_a_server_that_cannot_be_reached_is_retryable_and_names_no_password(fault_server: Any) -> None:
     """While the server is down a call fails at once with the retryable error; once it is back the
     same store carries on."""
-    model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}}}
+    model = {
+        "$model": "0.1",
+        "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+    }
     with jl.open(fault_server.url(), model, schema="down_store") as store:
         store["t"].insert({"n": 1})
         fault_server.halt()
