@@ -372,8 +372,11 @@ class ChangeHub:
                 except StoreError as err:
                     if db.closed or self._stop.is_set() or err.code == "JD2063":
                         return  # the store closed under us
-                    if not unreachable(err):
+                    if not err.retryable:
                         raise
+                    if not unreachable(err):  # busy (SQLite's lock): look again at the next tick
+                        self._stop.wait(STOP_SLICE)
+                        continue
                     self._went_stale(err)
                     failures += 1
                     self._stop.wait(
