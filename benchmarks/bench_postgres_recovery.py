@@ -154,7 +154,8 @@ def main() -> None:
     print_machine()
     with LocalServer(settings=DURABLE) as server:
         with psycopg.connect(server.url()) as c:
-            print(f"PostgreSQL {c.info.server_version}, fsync on, synchronous_commit on")
+            version = c.execute("SHOW server_version").fetchone()
+            print(f"PostgreSQL {version[0] if version else '?'}, fsync on, synchronous_commit on")
         bench_terminate(server, args.rounds)
         bench_restart(server, args.rounds)
 
