@@ -37,7 +37,6 @@ delivered, as after a server restored to an earlier state), and only then calls 
 from __future__ import annotations
 
 import contextlib
-import random
 import threading
 import time
 import warnings
@@ -98,7 +97,8 @@ class ChangeHub:
         #: The error of the ongoing outage (None: the database is reachable), and how many outages.
         self.outage: StoreError | None = None
         self.outages = 0
-        self.rand: Callable[[], float] = random.random
+        #: Jitter for the pauses between attempts to reach a lost database (the store's source).
+        self.rand: Callable[[], float] = store.random
         if not store.read_only:
             store.db.on_commit(before=self._before_commit)
         store.db.on_commit(after=self._after_commit)

@@ -58,6 +58,8 @@ _RETRYABLE = {"40001", "40P01", "55P03", "57014"}
 #: call gets a new one.
 _SESSION_ENDED = {"57P01", "57P02", "57P03", "25P03", "57P05"}
 _IDLE = pq.TransactionStatus.IDLE
+#: ``select.poll`` (not limited to descriptors below 1024, as ``select`` is), where the system has it.
+_poll = getattr(select, "poll", None)
 
 
 #: ``marks(n)``: n placeholders in this driver's style.
@@ -326,15 +328,19 @@ class PostgresBackend:
         administrator's ``pg_terminate_backend``, a shutdown or restart, the idle-in-transaction
         timeout. Those write a farewell and close the socket, so a readable idle socket means the
         session is over, and the statement about to run has not reached the server. One
-        ``select`` with no wait; nothing is sent.
+        ``poll`` with no wait (``select`` where there is no ``poll``); nothing is sent.
         """
         if conn.closed:
             return True
         try:
-            readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+            fd = conn.pgconn.socket
+            if _poll is None:
+                return bool(select.select([fd], [], [], 0)[0])
+            poller = _poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
         except (OSError, ValueError, psycopg.Error):
             return True
-        return bool(readable)
 
     def begin(self, conn: psycopg.Connection[Any]) -> None:
         try:
