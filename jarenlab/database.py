@@ -5,6 +5,19 @@ Every subsystem reaches the database through the store's :class:`Database` (``st
 only inside :meth:`Database.transaction` (savepoints for nesting), and reads a consistent state
 with :meth:`Database.snapshot`. Connections are per thread and opened on first use.
 
+A backend whose connections can be lost (PostgreSQL: a server restart, an ended session, a dropped
+network; :attr:`~jarenlab.backends.base.Backend.reconnects`) has this thread's connection checked
+before each statement outside a transaction and snapshot (:meth:`~jarenlab.backends.base.Backend.lost`,
+which sends nothing): a lost one is closed and replaced, so the statement runs on a new connection.
+A loss the check cannot see yet (the server is still ending the session, or a network dropped
+without a word) shows when a statement is sent. Where nothing can have run, the store tries once
+more on a new connection: the ``BEGIN`` of a transaction or a snapshot. A statement outside a
+transaction fails with the retryable JD2005 (``condition="connection"``) once (it may have
+reached the server: a write is not repeated behind the caller's back), and the next call runs on
+a new connection. Inside a transaction or snapshot the connection is never swapped: the
+statement fails with that error, and so does everything else in that transaction, which rolls
+back; the next transaction gets a new connection.
+
 The SQL lives in the backend (``jarenlab/backends/<name>/sql/<subsystem>.sql``); a statement's
 ``{fields}`` are filled with identifiers (``table="flights"``, checked and quoted), a number of
 placeholders (``kinds=3``) or fragments of the same catalogue (``where=("by_kind", "due")``).
@@ -19,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from jarenlab.backends.base import Backend, Fill, Row, Watch
-from jarenlab.errors import StoreError
+from jarenlab.errors import StoreError, unreachable
 
 #: A change made inside a transaction: (collection, key, document or None when deleted), and from a
 #: collection's writes a fourth member, the document's JSON text before the write (None: absent).
@@ -61,6 +74,9 @@ class Database:
         self._execute = backend.execute
         self._driver_error = backend.driver_error
         self._translate = backend.translate
+        self._lost: Callable[[Any], bool] | None = backend.lost if backend.reconnects else None
+        #: How many lost connections were replaced by new ones.
+        self.reconnects = 0
 
     # -- connections --------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -71,10 +87,14 @@ class Database:
         """
         if self._closed:
             raise StoreError("JD2063", "the store is closed")
-        conn = self._state.conn
+        state = self._state
+        conn = state.conn
         if conn is None:
-            conn = self._open(reader=False)
-            self._state.conn = conn
+            conn = state.conn = self._open(reader=False)
+        elif self._lost is not None and not state.depth and not state.reading and self._lost(conn):
+            state.conn = None  # a failed reconnect leaves nothing lost behind: the next call tries again
+            self._discard(conn)
+            conn = state.conn = self._open(reader=False)
         return conn
 
     def _open(self, *, reader: bool) -> Any:
@@ -82,6 +102,14 @@ class Database:
         with self._conns_lock:
             self._conns.append(conn)
         return conn
+
+    def _discard(self, conn: Any) -> None:
+        """Close a lost connection and forget it."""
+        with self._conns_lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+            self.reconnects += 1
+        self.backend.disconnect(conn)
 
     @property
     def closed(self) -> bool:
@@ -319,7 +347,14 @@ class Database:
         if gate is not None and not gate.acquire(timeout=self.queue_timeout):
             raise StoreError("JD0012", f"waited {self.queue_timeout}s for another thread's transaction")
         try:
-            backend.begin(conn)
+            try:
+                backend.begin(conn)
+            except StoreError as err:
+                # Lost before the transaction began (nothing ran): once more on a new connection.
+                if self._lost is None or not unreachable(err):
+                    raise
+                conn = self.connection()
+                backend.begin(conn)
             state.depth, state.changes = 1, changes
             try:
                 yield subject
@@ -355,24 +390,49 @@ class Database:
             if state.depth or state.reading:
                 yield
                 return
-            state.reading += 1
-            try:
-                with self.backend.snapshot(self.connection()):
+            with contextlib.ExitStack() as stack:
+                self._begin_snapshot(stack, reader=False)
+                state.reading += 1
+                try:
                     yield
-            finally:
-                state.reading -= 1
+                finally:
+                    state.reading -= 1
             return
         if self._closed:
             raise StoreError("JD2063", "the store is closed")
-        reader = self._state.reader
-        if reader is None:
-            reader = self._state.reader = self._open(reader=True)
-        previous, self._state.conn = self._state.conn, reader
-        try:
-            with self.backend.snapshot(reader):
+        with contextlib.ExitStack() as stack:
+            reader = self._begin_snapshot(stack, reader=True)
+            previous, state.conn = state.conn, reader
+            try:
                 yield
-        finally:
-            self._state.conn = previous
+            finally:
+                state.conn = previous
+
+    def _begin_snapshot(self, stack: contextlib.ExitStack, *, reader: bool) -> Any:
+        """Open a snapshot on this thread's connection (``reader``: its committed-reads one) in
+        ``stack``; returns the connection. A connection lost before the snapshot began (its BEGIN
+        failed: nothing ran) is replaced and the snapshot begun once more on the new one."""
+        for retry in (False, True):
+            conn = self._reader() if reader else self.connection()
+            try:
+                stack.enter_context(self.backend.snapshot(conn))
+                return conn
+            except StoreError as err:
+                if retry or self._lost is None or not unreachable(err):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _reader(self) -> Any:
+        """This thread's connection for committed reads (opened on first use, replaced when lost)."""
+        state = self._state
+        reader = state.reader
+        if reader is not None and self._lost is not None and self._lost(reader):
+            state.reader = None
+            self._discard(reader)
+            reader = None
+        if reader is None:
+            reader = state.reader = self._open(reader=True)
+        return reader
 
 
 @contextlib.contextmanager

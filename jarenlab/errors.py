@@ -116,7 +116,13 @@ CODES: dict[str, tuple[str, str]] = {
         "The document failed schema validation; `errors` lists the validator's messages.",
     ),
     "JD2004": ("unknown_collection", "The collection is not declared in the model."),
-    "JD2005": ("database_error", "SQLite reported a failure; busy or locked is retryable."),
+    "JD2005": (
+        "database_error",
+        "The database reported a failure. Retryable (`retryable`): SQLite busy or locked; PostgreSQL "
+        "lock timeouts, deadlocks and serialization failures (`busy`), and a server that cannot be "
+        "reached or ended the session (`connection`: the next call opens a new connection; a "
+        "transaction it broke rolled back).",
+    ),
     "JD2006": ("not_found", "No document is stored under the key (patch)."),
     "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
     "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
@@ -450,6 +456,18 @@ class IdempotencyError(StoreError):
     """A retry-safe transaction's key or result was refused."""
 
 
+def unreachable(err: BaseException) -> bool:
+    """True for the error of a database that cannot be reached right now: JD2005 with
+    ``retryable`` and ``condition="connection"`` (a PostgreSQL server restarting or gone, a session
+    it ended, a dropped network). Nothing is wrong with the request: wait, then call again (the
+    store opens a new connection).
+
+    >>> unreachable(StoreError("JD2005", "server closed the connection", retryable=True, condition="connection"))
+    True
+    """
+    return isinstance(err, JarenlabError) and err.retryable and err.condition == "connection"
+
+
 __all__ = [
     "CODES",
     "EventError",
@@ -465,6 +483,7 @@ __all__ = [
     "QueryWarning",
     "StoreError",
     "ValidationError",
+    "unreachable",
 ]
 
 
@@ -476,9 +495,10 @@ def errors_markdown() -> str:
         "Every error jarenlab raises is a `jarenlab.JarenlabError` with `code`, `name`, `reason`, and where",
         "known `doc_path` (a JSON Pointer into the model or query document), `collection`, `key`, `errors`",
         "(validator messages), `position` (in a batch), `retryable` and, for a database error, `condition`",
-        "(`duplicate`, `busy`, `read_only`, `overflow`, `function_failed`, `other`). The driver's own error is",
-        "`__cause__`. Database errors are translated in one place, the backend's error boundary",
-        "(`jarenlab/backends/sqlite/backend.py`); busy/locked is retryable.",
+        "(`duplicate`, `busy`, `connection`, `exclusion`, `read_only`, `overflow`, `function_failed`, `other`).",
+        "The driver's own error is `__cause__`. Database errors are translated in one place per backend, its",
+        "error boundary (`jarenlab/backends/sqlite/backend.py`, `jarenlab/backends/postgres/backend.py`);",
+        "busy/locked and a lost connection are retryable (`jarenlab.errors.unreachable(err)` tells the latter).",
         "",
         "Where jarenlab raises a condition the `@jarenjs/db` code table names, it uses that code (a lease",
         "that expired is `JD2067`, a job no longer leased `JD2065`, one live query too many `JD0052`).",

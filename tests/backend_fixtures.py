@@ -70,16 +70,9 @@ class Opened:
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
     """This test worker's PostgreSQL server (started on first use, stopped at the end)."""
-    from jarenlab.backends.postgres.server import LocalServer, find_bindir
+    from jarenlab.backends.postgres.server import LocalServer
 
-    if find_bindir() is None:
-        reason = (
-            "PostgreSQL server binaries not found ($JARENLAB_PG_BIN, pg_config --bindir, "
-            "/usr/lib/postgresql/*/bin, PATH): the PostgreSQL half of the suite did not run"
-        )
-        if os.environ.get("JARENLAB_REQUIRE_PG"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    _server_or_skip()
     server = LocalServer().start()
     try:
         import psycopg
@@ -89,6 +82,59 @@ def pg_server() -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+def _server_or_skip() -> None:
+    from jarenlab.backends.postgres.server import find_bindir
+
+    if find_bindir() is None:
+        reason = (
+            "PostgreSQL server binaries not found ($JARENLAB_PG_BIN, pg_config --bindir, "
+            "/usr/lib/postgresql/*/bin, PATH): the PostgreSQL half of the suite did not run"
+        )
+        if os.environ.get("JARENLAB_REQUIRE_PG"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def fault_server() -> Iterator[Any]:
+    """A PostgreSQL server of its own for the fault tests, which halt, restart and end its
+    sessions (the test worker's shared server is left alone). Commits are synchronous, as on a
+    real server: an immediate restart then loses nothing that was acknowledged."""
+    from jarenlab.backends.postgres.server import LocalServer
+
+    _server_or_skip()
+    server = LocalServer(settings={"synchronous_commit": "on"}).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def terminate_sessions(server: Any, schema: str, *, wait: bool = True, timeout: float = 10.0) -> int:
+    """End every server session of the store in ``schema`` (``pg_terminate_backend`` from a
+    connection of its own, as an administrator would) and, with ``wait``, wait until they are
+    gone (the server ends them asynchronously); returns how many there were."""
+    import time
+
+    import psycopg
+
+    with psycopg.connect(server.url(), autocommit=True) as admin:
+        pids = [
+            row[0]
+            for row in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (f"jarenlab:{schema}",)
+            )
+        ]
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + timeout
+        alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)"
+        while wait and admin.execute(alive, (pids,)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the terminated sessions did not end"
+            time.sleep(0.005)
+    return len(pids)
 
 
 @pytest.fixture(params=BACKENDS)

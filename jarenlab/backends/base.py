@@ -767,6 +767,10 @@ class Backend(Protocol):
     #: True when a failed statement undoes only itself and the transaction goes on (SQLite); False
     #: when it aborts the whole transaction (PostgreSQL: writes that may fail run in a savepoint).
     statement_atomic: bool
+    #: True when a connection can be lost while the store is open (a server restarted, a session
+    #: ended, a network dropped): the store then asks :meth:`lost` before using an idle connection
+    #: and replaces a lost one (SQLite's file connections are never lost: False).
+    reconnects: bool
 
     @property
     def driver_error(self) -> type[Exception]:
@@ -800,6 +804,12 @@ class Backend(Protocol):
 
     def disconnect(self, conn: Any) -> None:
         """Close a connection; never raises."""
+        ...
+
+    def lost(self, conn: Any) -> bool:
+        """True when ``conn`` can no longer be used (closed by a failure, or the server ended its
+        session while it sat idle); cheap enough to ask before every statement, and it sends
+        nothing to the server. Only asked when :attr:`reconnects`."""
         ...
 
     def begin(self, conn: Any) -> None:

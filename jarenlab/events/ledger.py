@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ import orjson
 
 from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import current_attempt, current_event, current_job
-from jarenlab.errors import EventError, JarenlabError, StoreError
+from jarenlab.errors import EventError, JarenlabError, StoreError, unreachable
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
 from jarenlab.events.stream import EventStream
@@ -471,22 +472,30 @@ class Events:
         self._watcher.start()
 
     def _watching(self, interval: float) -> None:
-        try:
-            watch = self.store.db.watch(interval, "events")
-        except StoreError:
-            return  # the store closed under us
+        watch = None
         try:
             # Block on the watch (PostgreSQL: LISTEN, woken by the emit's NOTIFY at its commit; else
             # polling every ``interval``) in slices short enough to notice the store closing.
             while not self._closed:
-                if watch.wait(min(max(interval, 0.01), _STOP_SLICE)) and not self._closed:
+                try:
+                    if watch is None:
+                        watch = self.store.db.watch(interval, "events")
+                    if watch.wait(min(max(interval, 0.01), _STOP_SLICE)) and not self._closed:
+                        self.wake()
+                except StoreError as err:
+                    if not unreachable(err) or self.store.db.closed:
+                        raise
+                    # The server is away: look again soon (the watch listens again once it is
+                    # back); wake the streams, whose own reads meet the outage and say so.
                     self.wake()
+                    time.sleep(_STOP_SLICE * 5)
         except StoreError:
             return  # the store closed under us
         except Exception as exc:  # a watcher must not die silently
             warnings.warn(f"jarenlab events watcher stopped: {exc!r}", RuntimeWarning, stacklevel=1)
         finally:
-            watch.close()
+            if watch is not None:
+                watch.close()
 
     def _close(self) -> None:
         self._closed = True

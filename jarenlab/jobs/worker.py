@@ -9,6 +9,12 @@ commit in the settlement's transaction, behind its fence; if one of them fails, 
 rolls back with it and the attempt fails instead. A refused settlement (the lease was lost) is
 reported, never raised into the loop. :class:`Worker` runs claim-execute loops in threads;
 ``stop(grace=...)`` is bounded by the grace period.
+
+When the database cannot be reached (:func:`jarenlab.errors.unreachable`: a PostgreSQL server
+restarting or gone), a worker's loops back off with jitter (up to :data:`OUTAGE_CAP` seconds), log
+one warning when the outage starts and one line when they reach the store again, and count it in
+``worker.stats`` (``outages``, ``unreachable_s``). A settlement the outage interrupted is tried
+again until the job's lease ends (behind its fence: one that did commit is refused, never doubled).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
 from jarenlab.causation import current_attempt, current_job
-from jarenlab.errors import JarenlabError, JobError
+from jarenlab.errors import JarenlabError, JobError, unreachable
 from jarenlab.jobs.clock import backoff
 from jarenlab.jobs.context import Context
 from jarenlab.jobs.queue import Lease, dumps
@@ -37,6 +43,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("jarenlab.jobs")
 
 _FENCE_CODES = ("JD2067", "JD2066", "JD2065", "JD2126")
+#: The longest pause (seconds, before jitter) between a worker's attempts to reach a database it lost.
+OUTAGE_CAP = 2.0
+#: The first such pause (seconds, before jitter).
+OUTAGE_BASE = 0.05
 
 
 def describe(exc: BaseException) -> str:
@@ -256,7 +266,7 @@ class Executor:
 
     def _settle(self, action: Callable[[], object], outcome: str, lease: Lease, ctx: Context) -> str:
         try:
-            action()
+            self._until_lease_ends(action, lease)
             return outcome
         except JobError as refusal:
             if refusal.code in _FENCE_CODES:
@@ -271,6 +281,28 @@ class Executor:
         # A staged action failed: the settlement rolled back with it. The attempt fails instead.
         ctx.discard_staged()
         return self._settle_failure(lease, ctx, f"a staged action failed: {describe(failure)}", retry=True)
+
+    def _until_lease_ends(self, action: Callable[[], object], lease: Lease) -> None:
+        """Run a settlement; while the database cannot be reached, try again with a jittered
+        backoff until the job's lease ends (then the error goes up: another claim recovers it).
+
+        Trying again is safe: a settlement is one fenced transaction, so one whose COMMIT went
+        through before the connection did is refused by its fence (``lost``), never applied twice.
+        """
+        failures = 0
+        while True:
+            try:
+                action()
+                return
+            except JarenlabError as exc:
+                if not unreachable(exc):
+                    raise
+                failures += 1
+                left = lease.until - self.jobs.clock()
+                if left <= 0:
+                    raise
+                pause = backoff(failures, base=OUTAGE_BASE, cap=OUTAGE_CAP, rand=self.jobs.rand)
+                time.sleep(min(pause, left))
 
     def _refused(self, refusal: JobError, lease: Lease) -> str:
         # Not leased any more: cancelled (unwind the lease it kept) or settled by another claim.
@@ -302,7 +334,10 @@ class Executor:
                 if refusal.code in _FENCE_CODES:
                     ctx.cancelled.set()
             except JarenlabError as exc:
-                log.warning("renewing the lease of job %s failed: %s", lease.id, exc)
+                # An unreachable database is the worker loop's to report (once per outage).
+                (log.debug if unreachable(exc) else log.warning)(
+                    "renewing the lease of job %s failed: %s", lease.id, exc
+                )
         return renewed
 
     def cancel_local(self, job_id: str) -> None:
@@ -366,18 +401,28 @@ class Wakeups:
     def _run(self) -> None:
         jobs = self.jobs
         tick = min(jobs.poll, 0.25)  # how soon a stop is noticed
-        try:
-            watch = jobs.store.db.watch(jobs.poll, "jobs")
-        except JarenlabError:  # the store closed meanwhile
-            return
+        watch = None
+        failures = 0
         try:
             while not self._stop.is_set():
-                if watch.wait(tick) and not self._stop.is_set():
-                    jobs.wake()
-        except Exception:  # the connection went away: the workers' polling carries on alone
+                try:
+                    if watch is None:
+                        watch = jobs.store.db.watch(jobs.poll, "jobs")
+                    if watch.wait(tick) and not self._stop.is_set():
+                        jobs.wake()
+                    failures = 0
+                except JarenlabError as exc:
+                    if not unreachable(exc):
+                        raise
+                    # The server is away: the watch listens again once it is back (the workers'
+                    # own polling carries on meanwhile and reports the outage).
+                    failures += 1
+                    self._stop.wait(backoff(failures, base=OUTAGE_BASE, cap=OUTAGE_CAP, rand=jobs.rand))
+        except Exception:  # the store closed: the workers' polling carries on alone
             log.debug("job wake-ups stopped", exc_info=True)
         finally:
-            watch.close()
+            if watch is not None:
+                watch.close()
 
     def stop(self) -> None:
         """Ask the thread to end (it does within a poll)."""
@@ -445,10 +490,13 @@ class Worker:
         self.concurrency = concurrency
         self.poll = poll
         self.owner = owner
-        self.stats = {
+        self.stats: dict[str, Any] = {
             "claimed": 0, "done": 0, "failed": 0, "retried": 0, "deferred": 0, "dead": 0, "lost": 0,
-            "cancelled": 0, "errors": 0,
+            "cancelled": 0, "errors": 0, "outages": 0, "unreachable_s": 0.0,
         }  # fmt: skip
+        #: Since when (``time.monotonic()``) the database cannot be reached; None while it can.
+        self.unreachable_since: float | None = None
+        self._outage_failures = 0
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._in_flight: dict[int, str] = {}
@@ -502,13 +550,18 @@ class Worker:
                         self._kinds_running[lease.kind] = self._kinds_running.get(lease.kind, 0) + 1
                         self.stats["claimed"] += 1
             except Exception as exc:  # a storage failure must not kill the loop: back off and retry
-                self.stats["errors"] += 1
                 if isinstance(exc, JarenlabError) and exc.code == "JD2063":
                     return
+                if isinstance(exc, JarenlabError) and unreachable(exc):
+                    self._stopping.wait(self._unreachable(exc))
+                    continue
+                self.stats["errors"] += 1
                 log.warning("claiming failed: %s", exc)
                 self._report(f"worker {self.owner} could not claim", exc)
                 self._stopping.wait(self.poll)
                 continue
+            if self.unreachable_since is not None:
+                self._reached()
             if lease is None:
                 jobs.wait_for_work(self.poll, self._stopping, seen)
                 continue
@@ -527,6 +580,32 @@ class Worker:
             if outcome in self.stats:
                 self.stats[outcome] += 1
             jobs.notify_settled()
+
+    def _unreachable(self, exc: JarenlabError) -> float:
+        """A claim found the database unreachable: the first of an outage logs one warning and
+        reports it (``jobs.wait_for_idle`` carries it); returns the jittered pause before the next try."""
+        with self._lock:
+            first = self.unreachable_since is None
+            if first:
+                self.unreachable_since = time.monotonic()
+                self.stats["outages"] += 1
+                self._outage_failures = 0
+            self._outage_failures += 1
+            failures = self._outage_failures
+        if first:
+            log.warning("worker %s: the store cannot be reached (%s); retrying with backoff", self.owner, exc)
+            self._report(f"worker {self.owner} could not reach the store", exc)
+        return backoff(failures, base=OUTAGE_BASE, cap=OUTAGE_CAP, rand=self.jobs.rand)
+
+    def _reached(self) -> None:
+        """A claim reached the database after an outage: one line saying so, its length counted."""
+        with self._lock:
+            since, self.unreachable_since = self.unreachable_since, None
+            if since is None:
+                return  # another loop of this worker said it already
+            lasted = time.monotonic() - since
+            self.stats["unreachable_s"] = round(self.stats["unreachable_s"] + lasted, 3)
+        log.warning("worker %s: reconnected to the store after %.1f s", self.owner, lasted)
 
     def _report(self, what: str, exc: BaseException) -> None:
         failure = JobError("JD2121", f"{what}: {describe(exc)}")

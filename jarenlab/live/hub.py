@@ -15,6 +15,16 @@ run. A subscriber that writes does not recurse: its
 commit is queued and delivered after the current record reached everyone. Closing the store
 stops the poller and closes its watch.
 
+When the database cannot be reached (a PostgreSQL server restarting or gone, a dropped
+connection: the retryable JD2005 with ``condition="connection"``), the poller does not stop: every
+live query turns ``stale`` (its ``on_error`` subscribers get the error once, the query stays
+open), the hub warns once, and the poller tries again with a growing, jittered pause (at most
+:data:`OUTAGE_CAP` seconds). Once a read succeeds it listens again, reads what it missed from the
+change log (re-seeding from a fresh run where the log cannot tell: a gap, or a log behind what was
+delivered, as after a server restored to an earlier state), and only then calls the queries
+``live`` again. Any other failure of the poller closes every live query with that error
+(``on_error``), never silently.
+
 >>> import jarenlab as jl
 >>> model = {"$model": "0.1", "collections": {"t": {"schema": {"type": "object"}, "key": None,
 ...          "identity": "integer"}}}
@@ -36,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_count
-from jarenlab.errors import LiveError, StoreError
+from jarenlab.errors import JarenlabError, LiveError, StoreError, unreachable
 from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
 from jarenlab.live.feed import ChangePage, DocumentChange, decode_cursor, document_changes, encode_cursor
 
@@ -47,6 +57,8 @@ if TYPE_CHECKING:
 
 #: The longest the poller blocks on its watch before it looks whether the store is closing (seconds).
 STOP_SLICE = 0.1
+#: The longest pause (seconds, before jitter) between the poller's attempts to reach a database it lost.
+OUTAGE_CAP = 1.0
 
 
 class ChangeHub:
@@ -82,6 +94,11 @@ class ChangeHub:
         self._own_seq: int | None = None
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
+        #: The error of the ongoing outage (None: the database is reachable), and how many outages.
+        self.outage: StoreError | None = None
+        self.outages = 0
+        #: Jitter for the pauses between attempts to reach a lost database (the store's source).
+        self.rand: Callable[[], float] = store.random
         if not store.read_only:
             store.db.on_commit(before=self._before_commit)
         store.db.on_commit(after=self._after_commit)
@@ -202,8 +219,13 @@ class ChangeHub:
             if not self.queries:
                 return
             self._pending[stashed[1]] = net_changes(changes)
-            if not self._delivering:
-                self._drain(check_log=False)
+            if not self._delivering and self.outage is None:
+                try:
+                    self._drain(check_log=False)
+                except StoreError as err:  # committed; the poller catches up once it can read
+                    if not unreachable(err):
+                        raise
+                    self._went_stale(err)
 
     def _migrated(self, old: Model, new: Model) -> None:
         """The store adopted a migrated model: a query whose collection is gone (renamed or
@@ -323,25 +345,99 @@ class ChangeHub:
         self._poller.start()
 
     def _poll(self) -> None:
+        db = self.store.db
+        watch = None
+        failures = 0
         try:
-            watch = self.store.db.watch(self.poll_interval)
-        except StoreError:
-            return  # the store closed under us
-        try:
-            # Block on the watch, so a notification (PostgreSQL's NOTIFY) wakes the poller at once,
-            # in slices short enough that close() still ends it promptly whatever the interval.
             while not self._stop.is_set():
-                if not watch.wait(min(self.poll_interval, STOP_SLICE)) or self._stop.is_set():
-                    continue
-                with self.lock:
-                    if self.queries and not self._delivering:
-                        self._drain(check_log=True)
-        except StoreError:
-            return  # the store closed under us
-        except Exception as exc:  # a poller must not die silently
-            warnings.warn(f"jarenlab live poller stopped: {exc!r}", RuntimeWarning, stacklevel=1)
+                try:
+                    if watch is None:
+                        watch = db.watch(self.poll_interval)
+                    # Block on the watch, so a notification (PostgreSQL's NOTIFY) wakes the poller at
+                    # once, in slices short enough that close() still ends it promptly.
+                    woke = watch.wait(min(self.poll_interval, STOP_SLICE))
+                    if self._stop.is_set():
+                        return
+                    if not woke and self.outage is None:
+                        continue
+                    with self.lock:
+                        if self.queries and not self._delivering:
+                            if self.outage is not None:
+                                self._recover()
+                            else:
+                                self._drain(check_log=True)
+                        elif not self.queries:
+                            self._recovered()
+                    failures = 0
+                except StoreError as err:
+                    if db.closed or self._stop.is_set() or err.code == "JD2063":
+                        return  # the store closed under us
+                    if not err.retryable:
+                        raise
+                    if not unreachable(err):  # busy (SQLite's lock): look again at the next tick
+                        self._stop.wait(STOP_SLICE)
+                        continue
+                    self._went_stale(err)
+                    failures += 1
+                    self._stop.wait(
+                        min(OUTAGE_CAP, 0.05 * 2.0 ** min(failures - 1, 10)) * (0.5 + self.rand() / 2)
+                    )
+        except Exception as exc:  # a poller must not die silently: its queries close with the error
+            self._poller_failed(exc)
         finally:
-            watch.close()
+            if watch is not None:
+                watch.close()
+
+    def _went_stale(self, err: StoreError) -> None:
+        """The database cannot be reached: every live query is stale (once per outage)."""
+        with self.lock:
+            first = self.outage is None
+            self.outage = err
+            if first:
+                self.outages += 1
+            queries = list(self.queries)
+        if first and queries:
+            warnings.warn(
+                f"jarenlab live queries are stale, the database cannot be reached: {err}; retrying",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        for q in queries:
+            q.mark_stale(err)
+
+    def _recover(self) -> None:
+        """Catch up after an outage (caller holds the lock): read what was missed, then go live.
+
+        A log whose watermark is behind what was delivered lost commits this hub had seen (a
+        server restored to an earlier state, or one that lost its last commits): every query
+        re-seeds from a fresh run, as for a gap.
+        """
+        high = self.high_watermark()
+        if high < (self._last or 0):
+            self._reseed_all(high)
+        self._drain(check_log=True)
+        self._recovered()
+
+    def _recovered(self) -> None:
+        if self.outage is None:
+            return
+        self.outage = None
+        for q in list(self.queries):
+            q.mark_live()
+
+    def _poller_failed(self, exc: Exception) -> None:
+        err = (
+            exc
+            if isinstance(exc, JarenlabError)
+            else StoreError("JD2005", f"the live poller failed: {exc!r}", condition="other")
+        )
+        if err is not exc:
+            err.__cause__ = exc
+        warnings.warn(f"jarenlab live poller stopped: {exc!r}", RuntimeWarning, stacklevel=1)
+        with self.lock:
+            queries = list(self.queries)
+        for q in queries:
+            q.fail(err)
 
     def stats(self) -> dict[str, Any]:
         """Live queries for ``store.stats()``: how many, their updates, and how many per strategy."""
@@ -350,7 +446,13 @@ class ChangeHub:
         by_mode: dict[str, int] = {}
         for q in queries:
             by_mode[q.mode.strategy] = by_mode.get(q.mode.strategy, 0) + 1
-        return {"queries": len(queries), "updates": sum(q.updates for q in queries), **by_mode}
+        return {
+            "queries": len(queries),
+            "updates": sum(q.updates for q in queries),
+            "stale": sum(q.stale is not None for q in queries),
+            "outages": self.outages,
+            **by_mode,
+        }
 
     def close(self) -> None:
         """Close every live query and stop the poller (``store.close()`` calls this)."""

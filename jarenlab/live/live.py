@@ -92,6 +92,12 @@ class LiveQuery:
     objects), ``seq`` the last change record applied, ``mode`` the strategy, ``error`` the
     coded error that closed it (if any), ``updated_at`` the clock time of the last change.
     A window's order is its ``$orderby`` terms, then the collection key ascending (code points).
+
+    ``stale`` is the retryable error (JD2005, ``condition="connection"``) that keeps it from
+    following the store (the database server cannot be reached), None while it follows: ``rows``
+    are then the last known rows, not the current ones, and ``state`` says ``"stale"``. Once
+    the store is reachable again the query catches up from the change log (or re-seeds from a
+    fresh run) and is ``"live"`` again.
     """
 
     def __init__(
@@ -114,11 +120,15 @@ class LiveQuery:
         self._hub: ChangeHub = store.changes
         self._maintainer: Sorted | Accumulator | Groups | None = None
         self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
+        self._on_state: list[Callable[[str], Any]] = []
         self._observed: list[tuple[Any, Callable[..., Any]]] = []
         self._on_close: list[Callable[[], Any]] = []
         self.rows: list[Any] = []
         self.seq = 0
         self.error: JarenlabError | None = None
+        self.stale: JarenlabError | None = None
+        #: Clock time the query went stale (None while it follows the store).
+        self.stale_since: float | None = None
         self.closed = False
         self.updated_at: float | None = None
         #: How many emissions (one per commit that changed the result) this query has made.
@@ -239,6 +249,46 @@ class LiveQuery:
         """Close the query with a coded error: ``error`` holds it, ``on_error`` subscribers get it."""
         self._fail(err)
 
+    @property
+    def state(self) -> str:
+        """``"live"`` (following the store), ``"stale"`` (it cannot reach the store: ``rows`` are
+        the last known ones) or ``"closed"``."""
+        if self.closed:
+            return "closed"
+        return "live" if self.stale is None else "stale"
+
+    def mark_stale(self, err: JarenlabError) -> bool:
+        """The store's change hub cannot reach the database (``err``: retryable JD2005): the
+        query is ``stale`` until :meth:`mark_live`. The first call of an outage tells the
+        ``on_error`` subscribers (the query stays open) and the ``on_state`` ones; returns
+        whether this call was that first one."""
+        if self.closed or self.stale is not None:
+            return False
+        self.stale, self.stale_since = err, self.clock()
+        for _, on_error in list(self._subscribers):
+            if on_error is not None:
+                try:
+                    on_error(err)
+                except Exception as exc:  # a listener must not stop the others or the hub
+                    warnings.warn(f"a live query error listener raised {exc!r}", RuntimeWarning, stacklevel=2)
+        self._state_changed()
+        return True
+
+    def mark_live(self) -> None:
+        """The hub caught up after an outage (the rows are current again): ``state`` is ``live``."""
+        if self.closed or self.stale is None:
+            return
+        self.stale = self.stale_since = None
+        self._state_changed()
+
+    def _state_changed(self) -> None:
+        state = self.state
+        for fn in list(self._on_state):
+            try:
+                fn(state)
+            except Exception as exc:  # a listener must not stop the others or the hub
+                warnings.warn(f"a live query state listener raised {exc!r}", RuntimeWarning, stacklevel=2)
+
     def _fail(self, err: JarenlabError) -> None:
         self.error = err
         subscribers = list(self._subscribers)
@@ -256,13 +306,17 @@ class LiveQuery:
         *,
         on_error: ErrorHandler | None = None,
         on_close: Callable[[], Any] | None = None,
+        on_state: Callable[[str], Any] | None = None,
     ) -> Callable[[], None]:
         """Call ``fn(patch, seq)`` once per commit that changes the result; return ``unsubscribe``.
 
         ``patch`` is a list of RFC 6902 ops on ``/rows/i``. A coded error that closes the query
-        (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``;
-        ``on_close()`` runs once when the query closes (``close()``, an error, the store closing).
-        Raises JD2127 on a closed query.
+        (JD2060 bounds, a query error the fresh run would raise too) goes to ``on_error(err)``,
+        and so does, once per outage, the retryable JD2005 (``err.retryable``,
+        ``condition="connection"``) of a database server that cannot be reached: the query then
+        stays open but ``stale`` until the server is back. ``on_state(state)`` is called with
+        ``"stale"`` and ``"live"`` as that happens; ``on_close()`` runs once when the query
+        closes (``close()``, an error, the store closing). Raises JD2127 on a closed query.
         """
         if self.closed:
             raise LiveError("JD2127", "the live query is closed", collection=self.collection.name)
@@ -273,16 +327,26 @@ class LiveQuery:
                 f"subscribe takes callables fn(patch, seq) and on_error(err), not {type(bad).__name__}",
                 collection=self.collection.name,
             )
+        if on_state is not None and not callable(on_state):
+            raise StoreError(
+                "JD2010",
+                f"subscribe takes a callable on_state(state), not {type(on_state).__name__}",
+                collection=self.collection.name,
+            )
         entry = (fn, on_error)
         self._subscribers.append(entry)
         if on_close is not None:
             self._on_close.append(on_close)
+        if on_state is not None:
+            self._on_state.append(on_state)
 
         def unsubscribe() -> None:
             if entry in self._subscribers:
                 self._subscribers.remove(entry)
             if on_close in self._on_close:
                 self._on_close.remove(on_close)
+            if on_state in self._on_state:
+                self._on_state.remove(on_state)
 
         return unsubscribe
 
@@ -292,13 +356,18 @@ class LiveQuery:
         *,
         on_error: ErrorHandler | None = None,
         on_close: Callable[[], Any] | None = None,
+        on_state: Callable[[str], Any] | None = None,
     ) -> tuple[list[Any], int, Callable[[], None]]:
         """:meth:`subscribe`, and the ``(rows, seq)`` the first patch applies to, taken together
         under the store's delivery lock, so no patch falls between them (what a view needs to
         start from). Returns ``(rows, seq, unsubscribe)``.
         """
         with self._hub.lock:
-            return self.rows, self.seq, self.subscribe(fn, on_error=on_error, on_close=on_close)
+            return (
+                self.rows,
+                self.seq,
+                self.subscribe(fn, on_error=on_error, on_close=on_close, on_state=on_state),
+            )
 
     def set_externals(self, **values: Any) -> None:
         """Change externals and re-seed from a fresh run (emits the difference as one patch)."""
@@ -367,6 +436,7 @@ class LiveQuery:
         self._observed.clear()
         self._hub.unregister(self)
         self._subscribers.clear()
+        self._on_state.clear()
         self._maintainer = None
         closers, self._on_close = self._on_close, []
         for fn in closers:
@@ -383,14 +453,17 @@ class LiveQuery:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.rows)} rows at seq {self.seq}"
+        if self.stale is not None:
+            state = f"stale: {state}, the store cannot be reached"
         return f"<jarenlab.LiveQuery {self.collection.name!r} {self.mode} ({state})>"
 
     def status(self, *, age_s: float | None = None) -> dict[str, Any]:
-        """What a status line says: ``state`` (live/closed), ``rows``, ``seq``, ``strategy``,
-        ``age_s`` (given by the caller, who knows its clock) and ``error`` (code and name)."""
-        err = self.error
+        """What a status line says: ``state`` (live/stale/closed), ``rows``, ``seq``, ``strategy``,
+        ``age_s`` (given by the caller, who knows its clock) and ``error`` (code and name: the
+        error that closed it, or while ``stale`` the one that keeps it from the store)."""
+        err = self.error or self.stale
         return {
-            "state": "closed" if self.closed else "live",
+            "state": self.state,
             "rows": len(self.rows),
             "seq": self.seq,
             "strategy": str(self.mode),

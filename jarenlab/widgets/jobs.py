@@ -2,7 +2,9 @@
 
 One anywidget whose content is HTML computed by :func:`jarenlab.jobs.views.dashboard_html` (pure,
 tested without a browser); a daemon timer refreshes it. When the store closes the timer stops and
-the dashboard keeps its last view, saying so. Its display carries a static copy of the view
+the dashboard keeps its last view, saying so. While the database cannot be reached (a PostgreSQL
+server restarting) the view keeps its last counts and says since when the store is unreachable;
+the timer keeps trying and the next good read clears it. Its display carries a static copy of the view
 (:class:`jarenlab.widgets.display.StaticCopy`: the same HTML as ``text/html``, hidden while the
 widget lives), refreshed as the view changes (at most once a second, always after the last change, and at
 once when the store or the dashboard closes), so a saved notebook shows the last view without a
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from jarenlab.errors import JarenlabError
+from jarenlab.errors import JarenlabError, unreachable
 from jarenlab.jobs.views import Sample, dashboard_html, throughput
 from jarenlab.widgets.display import STATIC, CopiedWidget, Schedule, es_module, timer
 
@@ -69,6 +71,8 @@ class JobsDashboard(CopiedWidget):
         self.rate: float | None = None
         self.samples: list[Sample] = []
         self.failures: list[dict[str, Any]] = []
+        #: Since when (``time.strftime('%H:%M:%S')``) the store cannot be reached; None while it can.
+        self.unreachable_since: str | None = None
         self._stop = threading.Event()
         self.on_msg(self._on_message)
         self.refresh()
@@ -115,8 +119,20 @@ class JobsDashboard(CopiedWidget):
         while not self._stop.wait(every):
             try:
                 self.refresh()
-            except JarenlabError:  # the store closed between the check and the read
+                self.unreachable_since = None
+            except JarenlabError as exc:
+                if not unreachable(exc):
+                    return  # the store closed between the check and the read
+                self._unreachable(exc)
+
+    def _unreachable(self, exc: JarenlabError) -> None:
+        """The last view stays, its status saying since when the store cannot be reached."""
+        with self._lock:
+            if not self.live:
                 return
+            if self.unreachable_since is None:
+                self.unreachable_since = time.strftime("%H:%M:%S")
+            self._draw(f"the store cannot be reached since {self.unreachable_since} ({exc.code}); retrying")
 
     def _store_closed(self) -> None:
         """Stop refreshing and keep the last view, saying the store closed.

@@ -7,8 +7,9 @@ flush sends one message with the row-level changes since the last one. The front
 renders only the visible rows once a table is large (virtual scrolling: the DOM stays bounded
 whatever the row count), sizes columns to their content, right-aligns numbers, shows dates
 readably, tells ``null`` from missing, keeps the header in view, follows JupyterLab's theme and
-sorts by a header click. The status line ticks the real age of the last change and says
-``closed`` when the query closes. Every widget mutation (a flush, a snapshot, the status, closing)
+sorts by a header click. The status line ticks the real age of the last change, says ``stale``
+while the query cannot reach the store (its rows are the last known ones) and ``closed`` when the
+query closes. Every widget mutation (a flush, a snapshot, the status, closing)
 runs under one lock, so concurrent patches never interleave.
 
 Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
@@ -20,7 +21,7 @@ always after the last change, and at once when the query closes;
 DOM contract (what browser tests read):
 
 - the root element has ``data-jl-widget="live-table"`` and a property ``root.jlState``:
-  ``{columns: [...], rows: [[...], ...], keys: [...], status: "live" | "closed", age_s: number,
+  ``{columns: [...], rows: [[...], ...], keys: [...], status: "live" | "stale" | "closed", age_s: number,
   sort: null | {column, desc}, seq: number}``; ``rows`` is the full row model in the current
   display order (the query's order, or the header sort the reader chose), cells as JSON values
   (a missing member reads as ``null`` there; the grid shows it differently); ``keys`` are the
@@ -97,7 +98,7 @@ class LiveTable(CopiedWidget):
         self.version = 0
         with self._lock:
             rows, _, self._unsubscribe = live.follow(
-                self._on_patch, on_error=self._failed, on_close=self._ended
+                self._on_patch, on_error=self._failed, on_close=self._ended, on_state=self._state_changed
             )
             self._reset(rows)
         self.on_msg(self._on_message)
@@ -190,6 +191,13 @@ class LiveTable(CopiedWidget):
 
     def _failed(self, err: Any) -> None:
         """The error that closed the query shows in the status (``_ended`` runs as it closes)."""
+
+    def _state_changed(self, state: str) -> None:
+        """The query went ``stale`` or ``live`` again: the status line says so at once."""
+        with self._lock:
+            if not self._closed_widget():
+                self.send({"type": "status", "status": self.status()})
+            self.static.changed()
 
     def _ended(self) -> None:
         """The query closed (or failed): flush what is queued, say so, and leave the last rows."""

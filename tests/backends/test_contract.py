@@ -310,3 +310,17 @@ def test_a_snapshot_inside_a_snapshot_reads_the_outer_one(db: Database) -> None:
     db.write("store.put_meta", ("nested", "1"))
     with db.snapshot():
         assert meta(db, "nested") == "1"
+
+
+def test_a_connection_is_lost_only_when_it_can_no_longer_be_used(db: Database, backend: Backend) -> None:
+    """``lost`` asks nothing of the server; a backend whose connections can be lost reports a closed
+    one (the Database then replaces it), one whose connections cannot (a file) never does."""
+    conn = db.connection()
+    assert db.value("store.get_meta", ("nothing",)) is None
+    assert backend.lost(conn) is False
+    if not backend.reconnects:
+        return
+    backend.disconnect(conn)
+    assert backend.lost(conn) is True
+    assert db.value("store.get_meta", ("nothing",)) is None  # the next statement runs on a new connection
+    assert db.connection() is not conn and db.reconnects == 1

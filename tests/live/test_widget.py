@@ -257,6 +257,39 @@ def test_the_status_says_closed_when_the_query_closes(store: Any, sent: list[dic
     assert front.dicts() == _front(table, sent).dicts()  # a reload still shows the last rows
 
 
+def test_the_status_says_stale_while_the_store_cannot_be_reached(
+    store: Any, sent: list[dict[str, Any]]
+) -> None:
+    """What the hub does in an outage (``tests/live/test_outage.py`` makes a real one): the status
+    line says ``stale`` at once, with the error, and ``live`` again once it caught up."""
+    from jarenlab.errors import StoreError
+
+    coll = store["items"]
+    coll.insert({"id": "a", "n": 1})
+    live = coll.live(ROWS)
+    table = LiveTable(live, min_interval=0.0, schedule=lambda d, fn: None)
+    front = _front(table, sent)
+    sent.clear()
+    down = StoreError(
+        "JD2005", "the connection to the server was lost", retryable=True, condition="connection"
+    )
+    assert live.mark_stale(down) and not live.mark_stale(down)  # once per outage
+    assert [m["content"]["type"] for m in sent] == ["status"]
+    for m in sent:
+        front.receive(m)
+    assert front.status["state"] == "stale" and front.status["error"] == "JD2005 database_error"
+    assert "stale · 1 rows" in table.static_html() and not live.closed
+    sent.clear()
+    live.mark_live()
+    for m in sent:
+        front.receive(m)
+    assert front.status["state"] == "live" and front.status["error"] is None
+    coll.insert({"id": "b", "n": 2})  # and it follows on
+    for m in sent:
+        front.receive(m)
+    assert front.dicts() == [{"id": "a", "n": 1}, {"id": "b", "n": 2}]
+
+
 def test_the_display_carries_static_html_beside_the_widget(store: Any) -> None:
     coll = store["items"]
     coll.insert_many([{"id": f"k{i:03}", "n": i, "s": "<b>&amp;</b>"} for i in range(80)])

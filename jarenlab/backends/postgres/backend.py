@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import select
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 import psycopg
 from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.string import TextLoader
 
 from jarenlab.backends.base import (
@@ -48,9 +50,16 @@ if TYPE_CHECKING:
     from jarenlab.model.intervals import IntervalSpec
 
 #: SQLSTATEs of failures that succeed when tried again: serialization failure, deadlock, lock
-#: timeout, statement cancelled (a lock_timeout), and lost connections (class 08).
-_RETRYABLE = {"40001", "40P01", "55P03", "57014", "57P01"}
+#: timeout, statement cancelled (a lock_timeout).
+_RETRYABLE = {"40001", "40P01", "55P03", "57014"}
+#: SQLSTATEs that end the session (besides class 08, connection exceptions): an administrator's
+#: ``pg_terminate_backend`` or a fast shutdown, a crash or immediate shutdown, a server still
+#: starting, the idle-in-transaction and idle-session timeouts. The connection is gone; the next
+#: call gets a new one.
+_SESSION_ENDED = {"57P01", "57P02", "57P03", "25P03", "57P05"}
 _IDLE = pq.TransactionStatus.IDLE
+#: ``select.poll`` (not limited to descriptors below 1024, as ``select`` is), where the system has it.
+_poll = getattr(select, "poll", None)
 
 
 #: ``marks(n)``: n placeholders in this driver's style.
@@ -92,9 +101,17 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2005", text, condition="exclusion", **fields)
     elif state in _RETRYABLE:
         err = StoreError("JD2005", text, retryable=True, condition="busy", **fields)
-    elif state.startswith("08") or (isinstance(exc, psycopg.OperationalError) and not state):
+    elif (
+        state in _SESSION_ENDED
+        or state.startswith("08")
+        or (isinstance(exc, psycopg.OperationalError) and not state)
+    ):
         err = StoreError(
-            "JD2005", f"the connection failed ({text})", retryable=True, condition="connection", **fields
+            "JD2005",
+            f"the connection to the server was lost ({text}); the next call opens a new one",
+            retryable=True,
+            condition="connection",
+            **fields,
         )
     elif state == "25006":
         err = StoreError("JD2005", f"the store is read-only ({text})", condition="read_only", **fields)
@@ -113,28 +130,53 @@ _translated = translating.translated
 
 class _Notifications:
     """Wakes on ``NOTIFY`` to the store's channel, and at least every ``interval`` seconds anyway
-    (a notification is not durable: one sent while the listener reconnects is lost)."""
+    (a notification is not durable: one sent while the listener reconnects is lost).
+
+    A lost listening connection raises the retryable JD2005 (``condition="connection"``) once;
+    the next :meth:`wait` opens a new connection and LISTENs again (raising the same error while
+    the server cannot be reached) and then says "look" at once: what was sent meanwhile is lost.
+    """
 
     def __init__(self, backend: PostgresBackend, channel: str, interval: float) -> None:
         self._backend = backend
+        self._channel = channel
         self._interval = max(interval, 0.01)
-        self._conn = backend.connect(reader=True)
+        self._conn: psycopg.Connection[Any] | None = None
         self._last = float("-inf")  # the first wait says "look": see Watch.wait
-        with translating():
-            self._conn.execute(f"LISTEN {quote(channel)}")
+        self._listen()
+
+    def _listen(self) -> None:
+        conn = self._backend.connect(reader=True)
+        try:
+            with translating():
+                conn.execute(f"LISTEN {quote(self._channel)}")
+        except BaseException:
+            self._backend.disconnect(conn)
+            raise
+        self._conn = conn
 
     def wait(self, timeout: float) -> bool:
-        with translating():
-            for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
-                self._last = time.monotonic()
-                return True
+        if self._conn is None:
+            self._listen()
+            self._last = time.monotonic()
+            return True  # notifications sent while no one listened are lost: look
+        try:
+            with translating():
+                for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
+                    self._last = time.monotonic()
+                    return True
+        except JarenlabError:
+            self.close()
+            raise
         if time.monotonic() - self._last >= self._interval:
             self._last = time.monotonic()
             return True
         return False
 
     def close(self) -> None:
-        self._backend.disconnect(self._conn)
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._backend.disconnect(conn)
 
 
 class _Polling:
@@ -170,6 +212,7 @@ class PostgresBackend:
     name = "postgresql"
     needs_write_gate = False
     statement_atomic = False
+    reconnects = True
     driver_error = psycopg.Error
 
     def __init__(
@@ -194,6 +237,22 @@ class PostgresBackend:
         self.notify_enabled = notify
         self._dialect: Any = None
         self._clock = ServerClock(lambda: self.connect(reader=True), translate)
+        given = conninfo_to_dict(url) if "=" in url or "://" in url else {}
+        #: Connection parameters the URL leaves unset: the session's name (``pg_stat_activity``
+        #: shows which store a connection serves) and TCP keepalives, so a peer that vanished
+        #: without closing the connection (a dropped network) is noticed in about a minute
+        #: instead of the system's two hours.
+        self._params: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("application_name", f"jarenlab:{schema}"),
+                ("keepalives", 1),
+                ("keepalives_idle", 30),
+                ("keepalives_interval", 10),
+                ("keepalives_count", 3),
+            )
+            if name not in given
+        }
 
     @property
     def dialect(self) -> Any:
@@ -238,7 +297,7 @@ class PostgresBackend:
         graph load's correlated subqueries, and made no statement the store writes faster:
         ``docs/postgres.md``)."""
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, **self._params)
         except psycopg.Error as exc:
             raise StoreError(
                 "JD2005",
@@ -261,6 +320,28 @@ class PostgresBackend:
         with contextlib.suppress(Exception):
             conn.close()
 
+    def lost(self, conn: psycopg.Connection[Any]) -> bool:
+        """True when the connection failed, or the server wrote to it while it sat idle.
+
+        Between statements the server sends nothing to a connection that does not ``LISTEN``
+        (the store's statement connections never do) unless it is ending the session: an
+        administrator's ``pg_terminate_backend``, a shutdown or restart, the idle-in-transaction
+        timeout. Those write a farewell and close the socket, so a readable idle socket means the
+        session is over, and the statement about to run has not reached the server. One
+        ``poll`` with no wait (``select`` where there is no ``poll``); nothing is sent.
+        """
+        if conn.closed:
+            return True
+        try:
+            fd = conn.pgconn.socket
+            if _poll is None:
+                return bool(select.select([fd], [], [], 0)[0])
+            poller = _poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
+        except (OSError, ValueError, psycopg.Error):
+            return True
+
     def begin(self, conn: psycopg.Connection[Any]) -> None:
         try:
             conn.execute("BEGIN")
@@ -271,7 +352,13 @@ class PostgresBackend:
         try:
             conn.execute("COMMIT")
         except psycopg.Error as exc:
-            raise _translated(exc) from exc
+            err = _translated(exc)
+            if err.condition == "connection":
+                # The server may have committed before the connection went: say so (a retry-safe
+                # transaction, ``idempotency_key=...``, is the way to try again without doubt).
+                err.reason = f"{err.reason}; it was lost during COMMIT, so the transaction may have committed"
+                err.args = (err.message,)
+            raise err from exc
 
     def rollback(self, conn: psycopg.Connection[Any]) -> None:
         if conn.info.transaction_status != _IDLE:

@@ -84,6 +84,7 @@ class LocalServer:
         self.port: int | None = None
         self._bindir: str | None = None
         self._run_as: list[str] = []
+        self._options = ""
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self) -> LocalServer:
@@ -125,9 +126,34 @@ class LocalServer:
             [f"-p {self.port}", f"-k {self.base}", "-c listen_addresses=127.0.0.1"]
             + [f"-c {k}={v}" for k, v in self.settings.items()]
         )
-        log = os.path.join(self.base, "server.log")
-        self._run("pg_ctl", "-D", data, "-w", "-t", "60", "-l", log, "-o", options, "start")
+        self._options = options
+        self.resume()
         return self
+
+    def halt(self, mode: str = "immediate") -> None:
+        """Stop the server but keep its data (``resume`` starts it again on the same address).
+        ``immediate`` ends every session at once without a checkpoint, as a crash would; ``fast``
+        ends them politely. For fault tests: what clients see while a server goes away."""
+        self._ctl("-m", mode, "stop")
+
+    def resume(self) -> None:
+        """Start the (halted) server again on the same port and socket; returns once it accepts."""
+        self._ctl("-w", "-t", "60", "-l", self._log(), "-o", self._options, "start")
+
+    def restart(self, mode: str = "immediate") -> None:
+        """:meth:`halt` then :meth:`resume` (``pg_ctl restart``): every session ends, the data stays."""
+        self._ctl("-m", mode, "-w", "-t", "60", "-l", self._log(), "-o", self._options, "restart")
+
+    def _log(self) -> str:
+        return os.path.join(os.path.dirname(self._data()), "server.log")
+
+    def _data(self) -> str:
+        if self.base is None:
+            raise StoreError("JD2063", "the server is not running")
+        return os.path.join(self.base, "data")
+
+    def _ctl(self, *args: str) -> None:
+        self._run("pg_ctl", "-D", self._data(), *args)
 
     def stop(self) -> None:
         """Stop the server at once and remove its folder; never raises."""

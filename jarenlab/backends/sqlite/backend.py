@@ -117,6 +117,7 @@ class SQLiteBackend:
     name = "sqlite"
     needs_write_gate = True
     statement_atomic = True
+    reconnects = False
     driver_error = sqlite3.Error
 
     def __init__(self, path: str, *, read_only: bool = False, busy_timeout: float = 5.0) -> None:
@@ -178,6 +179,10 @@ class SQLiteBackend:
     def disconnect(self, conn: sqlite3.Connection) -> None:
         with contextlib.suppress(sqlite3.Error):
             conn.close()
+
+    def lost(self, conn: sqlite3.Connection) -> bool:
+        """Never: a connection to a file is not ended from outside (:attr:`reconnects` is False)."""
+        return False
 
     def begin(self, conn: sqlite3.Connection) -> None:
         try:

@@ -127,6 +127,7 @@ function render({ model, el: host }) {
   function drawStatus() {
     status.textContent = statusText(st.status, age());
     root.classList.toggle("jl-closed", !!st.status && st.status.state === "closed");
+    root.classList.toggle("jl-stale", !!st.status && st.status.state === "stale");
   }
 
   function drawHead() {
