@@ -1,4 +1,4 @@
-"""jarenlab: a notebook-native document store on SQLite.
+"""jarenlab: a notebook-native document store, embedded (SQLite) or shared (PostgreSQL).
 
 >>> import jarenlab as jl
 >>> from jarenlab import it, param

@@ -510,7 +510,7 @@ class Collection(Queryable):
     ) -> Any:
         """Run a query document; return the engine's result shape (None, the one item, or a list).
 
-        The planner runs what SQLite answers exactly and the reference engine the rest
+        The planner runs what the database answers exactly and the reference engine the rest
         (``explain()`` shows which). ``pushdown=False`` runs the reference engine over the whole
         collection; ``strict=True`` refuses any residual (JD0010); ``profile`` replaces the
         store's safe profile for this call.

@@ -66,7 +66,8 @@ class Subsystem:
 
 
 class Store:
-    """An open store: a SQLite file, its model and its collections. Use :func:`jarenlab.open`."""
+    """An open store: a database (a SQLite file, a PostgreSQL schema), its model and its collections.
+    Use :func:`jarenlab.open`."""
 
     def __init__(
         self,

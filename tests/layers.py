@@ -48,7 +48,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 
 _WIDGET = "a .widget() convenience: loads ipywidgets and the view only when a notebook asks for one"
 _PROPERTY = "a property's return type: the store hands out the subsystem object registered with it"
-_HANDED = "type only: the object a caller hands in (the planner never imports what it is handed)"
+_HANDED = "type only, inside one room: the object that made this one hands itself in"
 _LIVE = "a .live() convenience: a live query of this source, built by the live room on demand"
 _NODES = "type only: the language's node union names the series nodes their module parses"
 
@@ -246,3 +246,18 @@ def cycles(sources: Mapping[str, str]) -> list[str]:
         if node not in state:
             visit(node)
     return found
+
+
+def render_floors() -> str:
+    """The order of rooms as ``docs/architecture.md`` shows it (a test holds the two equal)."""
+    lines = ["| floor | rooms |", "|---|---|"]
+    lines += [f"| {i} | {', '.join(f'`{r}`' for r in floor)} |" for i, floor in enumerate(FLOORS)]
+    return "\n".join(lines)
+
+
+def render_exceptions() -> str:
+    """The exception list as ``docs/architecture.md`` shows it (a test holds the two equal)."""
+    short = {a: a.removeprefix("jarenlab.") for a, _, _ in EXCEPTIONS}
+    return "\n".join(
+        f"- `{short[a]}` -> `{b.removeprefix('jarenlab.')}`: {reason}" for a, b, reason in EXCEPTIONS
+    )

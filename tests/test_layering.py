@@ -24,7 +24,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from layers import EXCEPTIONS, FLOORS, ROOT, cycles, floors, modules, order_violations, read_imports, room
+
+from tests.layers import (
+    EXCEPTIONS,
+    FLOORS,
+    ROOT,
+    cycles,
+    floors,
+    modules,
+    order_violations,
+    read_imports,
+    render_exceptions,
+    render_floors,
+    room,
+)
 
 SOURCES = modules()
 MODULES = {name: ROOT.parent / (name.replace(".", "/") + ".py") for name in SOURCES}
@@ -69,6 +82,12 @@ def test_every_exception_is_an_arrow_that_exists() -> None:
     stale = [f"{a} -> {b}" for a, b, _ in EXCEPTIONS if (a, b) not in arrows]
     assert stale == [], "an exception no import needs any more: remove it from tests/layers.py"
     assert all(reason for _, _, reason in EXCEPTIONS)
+
+
+def test_the_architecture_page_shows_the_order_and_the_exceptions() -> None:
+    page = (ROOT.parent / "docs" / "architecture.md").read_text("utf-8")
+    assert render_floors() in page, "docs/architecture.md: paste tests/layers.py's render_floors()"
+    assert render_exceptions() in page, "docs/architecture.md: paste tests/layers.py's render_exceptions()"
 
 
 #: Violations planted into a copy of the sources: (module, text appended or the new module's text,

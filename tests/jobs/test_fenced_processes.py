@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 import jarenlab as jl
+from tests.waiting import wait_for
 
-from .test_processes import COUNTERS, lines, settles, wait_for, worker
+from .test_processes import COUNTERS, lines, settles, worker
 
 pytestmark = pytest.mark.slow
 

@@ -12,6 +12,7 @@ import pytest
 import jarenlab as jl
 from jarenlab.errors import JobError
 from jarenlab.jobs import Jobs, VirtualClock
+from tests.waiting import wait_for
 
 from .conftest import run_one
 
@@ -89,8 +90,7 @@ def test_a_cancelled_head_still_running_blocks_until_it_unwinds(jobs: Jobs) -> N
     lease = jobs.claim()
     runner = threading.Thread(target=lambda: box.setdefault("outcome", jobs.executor.execute(lease)))
     runner.start()
-    while "started" not in box:
-        time.sleep(0.001)
+    wait_for(lambda: "started" in box, 30, what="the handler to start")
     assert jobs.cancel("head") is True
     assert jobs.claim() is None  # the cancelled head is still unwinding
     gate.set()

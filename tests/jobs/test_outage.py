@@ -13,7 +13,7 @@ import signal
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +21,12 @@ import psycopg
 import pytest
 
 import jarenlab as jl
+from tests.waiting import wait_for
 
 from .conftest import MODEL
 from .test_processes import COUNTERS, lines, worker
 
 pytestmark = pytest.mark.slow
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 @pytest.fixture

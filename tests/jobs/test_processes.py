@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 import jarenlab as jl
+from tests.waiting import wait_for
 
 from .conftest import MODEL
 
@@ -74,13 +74,6 @@ def settles(db: dict[str, Any]) -> Counter[str]:
 
 def lines(log: Path) -> list[list[str]]:
     return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def wait_for(predicate: Any, timeout: float = 60.0) -> None:  # a loaded machine starts a worker slowly
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: dict[str, Any], tmp_path: Path) -> None:

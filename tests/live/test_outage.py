@@ -20,17 +20,11 @@ from backend_fixtures import terminate_sessions
 
 import jarenlab as jl
 from jarenlab import it
+from tests.waiting import wait_for
 
 from .conftest import MODEL
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:jarenlab live queries are stale")]
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 @pytest.fixture

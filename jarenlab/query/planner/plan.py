@@ -1,7 +1,7 @@
-"""Analyze a query document into a plan: what SQLite answers and what the engine must run.
+"""Analyze a query document into a plan: what the database answers and what the engine must run.
 
 A plan is a plain value with no SQL text (``sql.py`` emits that). The document is recognised
-as one FLWOR over the collection (``$for: {b: "$[*]"}``), possibly wrapped in a ``$subsequence``
+as one FLWOR over the collection (``$for: {b: "$[*]"}``), possibly wrapped (:mod:`.shape`) in a ``$subsequence``
 with literal bounds, a whole-query aggregate, and/or an array constructor (the builder's
 shape). Modes: ``native`` (SQL answers everything), ``row`` (SQL filters and orders; the
 engine computes each row's ``$return``), ``set`` (SQL narrows the candidates; the engine runs
