@@ -33,7 +33,10 @@ from jarenlab.errors import (
     StoreError,
     ValidationError,
 )
+from jarenlab.moved import install as _install_moved
 from jarenlab.query import Expr, Query, agg, canonical, evaluate, it, key, param, var, win
+
+_install_moved()  # the module paths that moved keep importing, with a warning
 
 if TYPE_CHECKING:
     from jarenlab.assembly import SUBSYSTEMS, open
