@@ -1,5 +1,8 @@
 """jarenlab: a notebook-native document store, embedded (SQLite) or shared (PostgreSQL).
 
+May import: anything (the front door); it loads the store, the subsystems and pandas only when a
+name needs them.
+
 >>> import jarenlab as jl
 >>> from jarenlab import it, param
 >>> model = {"$model": "0.1", "collections": {"notes": {"schema": {"type": "object",

@@ -237,11 +237,12 @@ def test_a_small_module_of_a_subsystem_loads_no_store_and_no_pandas(module: str)
     }
 
 
-def test_every_package_says_what_its_room_holds() -> None:
+def test_every_package_says_what_its_room_holds_and_may_import() -> None:
     missing = [
         name
         for name, path in MODULES.items()
-        if path.name == "__init__.py" and not ast.get_docstring(ast.parse(path.read_text("utf-8")))
+        if path.name == "__init__.py"
+        and "May import" not in (ast.get_docstring(ast.parse(path.read_text("utf-8"))) or "")
     ]
     assert missing == []
 

@@ -1,5 +1,9 @@
 """Backends: the database engines a store runs on, and the only place SQL and drivers live.
 
+May import: the foundation and the model's declarations (``jarenlab.model``); a backend's own
+folder is loaded only when a store uses it. Nothing above: the planner, the store and the subsystems
+reach a database only through the :class:`Backend` and :class:`Dialect` protocols.
+
 - :mod:`jarenlab.backends.base`: the :class:`~jarenlab.backends.base.Backend` protocol (the contract
   every engine implements) and the :class:`~jarenlab.backends.base.Catalogue` of named statements.
 - :mod:`jarenlab.backends.sqlite`: the embedded default, one SQLite file in WAL mode; its

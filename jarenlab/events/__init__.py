@@ -1,5 +1,7 @@
 """The event ledger: durable, ordered events whose handlers write data and enqueue jobs atomically.
 
+May import: the store and everything below it (a subsystem); never another subsystem's room.
+
 ``store.events`` is an :class:`Events`. See ``docs/events.md`` for the guide.
 
 >>> import jarenlab as jl

@@ -1,5 +1,7 @@
 """The durable job queue: ``store.jobs``.
 
+May import: the store and everything below it (a subsystem); its widget only on demand.
+
 >>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job
 """
 

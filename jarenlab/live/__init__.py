@@ -1,5 +1,8 @@
 """Live queries: change capture, maintained results and their RFC 6902 patches.
 
+May import: the store and everything below it (a subsystem), the planner's run; its widget only
+on demand.
+
 ``collection.live(document, **externals)`` (or a builder query's ``.live(**externals)``) returns a
 :class:`LiveQuery`; ``store.changes`` is the store's :class:`ChangeHub` (the change log, bounds,
 the poller), and ``store.changes(after=cursor)`` the public change feed, a :class:`ChangePage`

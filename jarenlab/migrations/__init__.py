@@ -1,5 +1,7 @@
 """Migrations: evolve a store's model in one visible, all-or-nothing transaction.
 
+May import: the store, collections, the model and the interval check (a subsystem).
+
 ``store.migrate(new_model, dry_run=True)`` shows the plan (steps, documents affected, the
 violations the new model would refuse) and changes nothing; ``store.migrate(new_model,
 transforms={"flights": fn})`` carries it out; ``store.migrations()`` is the history.

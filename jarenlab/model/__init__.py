@@ -1,5 +1,8 @@
 """The model document, checked completely before any database work, and normalized.
 
+May import: the language's paths and values (``jarenlab.query.lang``) and the foundation: the model
+is pure values, which the backends and every room above may import.
+
 >>> m = load_model({"$model": "0.1", "collections": {"notes": {
 ...     "schema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
 ...     "key": "/id", "indexes": [{"name": "by_id", "path": "$.id"}]}}})

@@ -1,5 +1,7 @@
 """The Jaren JSON query language: check, canonicalise, evaluate, and build documents.
 
+May import: the builder and the language (this is the language's front door, not the planner's).
+
 >>> from jarenlab.query import evaluate, shape
 >>> shape(evaluate({"$for": {"d": "$[*]"}, "$where": {"$eq": ["$d.k", 1]}, "$return": "$d.v"},
 ...                [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}]))

@@ -1,5 +1,7 @@
 """Notebook views (thin: what they show is computed by pure functions in the subsystems).
 
+May import: every room (the views sit on top); loaded only when a notebook asks for a widget.
+
 The live table and the jobs dashboard are anywidgets with small front ends of their own in
 ``static/``; :func:`require_anywidget` says clearly when that package is missing.
 """

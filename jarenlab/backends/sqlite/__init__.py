@@ -1,6 +1,10 @@
 """SQLite, the embedded default: one file in WAL mode (see :mod:`.backend`), the model's DDL
 (:mod:`.ddl`), the planner's dialect (:mod:`.dialect`) and every statement of every subsystem,
-one ``sql/<subsystem>.sql`` file each."""
+one ``sql/<subsystem>.sql`` file each.
+
+May import: its driver (sqlite3), ``jarenlab.backends.base``, the model's declarations and the
+foundation.
+"""
 
 from __future__ import annotations
 
