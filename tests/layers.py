@@ -50,7 +50,6 @@ _WIDGET = "a .widget() convenience: loads ipywidgets and the view only when a no
 _PROPERTY = "a property's return type: the store hands out the subsystem object registered with it"
 _HANDED = "type only, inside one room: the object that made this one hands itself in"
 _LIVE = "a .live() convenience: a live query of this source, built by the live room on demand"
-_NODES = "type only: the language's node union names the series nodes their module parses"
 
 #: Arrows against the order, each with its reason: (importer, imported module, reason). An arrow on
 #: this list is allowed in both checks (the order and the cycles). Each is one line to remove later.
@@ -79,7 +78,6 @@ EXCEPTIONS: tuple[tuple[str, str, str], ...] = (
     ("jarenlab.store", "jarenlab.live.joined", _LIVE),
     ("jarenlab.collection", "jarenlab.live.live", _LIVE),
     ("jarenlab.collection", "jarenlab.store", "type only: the store a collection belongs to (its .store)"),
-    ("jarenlab.query.lang.series", "jarenlab.query.lang.document", _NODES),
     ("jarenlab.events.stream", "jarenlab.events.ledger", _HANDED),
     ("jarenlab.jobs.drain", "jarenlab.jobs.api", _HANDED),
     ("jarenlab.jobs.worker", "jarenlab.jobs.api", _HANDED),

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jarenlab.query.lang.document import Flwor, Lit, Node, OrderSpec, PathRef, parse, walk
+from jarenlab.query.lang.document import parse, walk
+from jarenlab.query.lang.nodes import Flwor, Lit, Node, OrderSpec, PathRef
 from jarenlab.query.planner.shape import Layers, peel
 
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jarenlab import pointer
-from jarenlab.query.lang.document import Asof, Flwor, Node, Parsed, PathRef, unparse, walk
+from jarenlab.query.lang.document import Parsed, unparse, walk
+from jarenlab.query.lang.nodes import Asof, Flwor, Node, PathRef
 from jarenlab.query.planner.preds import Const, Field, Pred, Reason
 from jarenlab.query.planner.translate import Context, field_of, translate
 

@@ -43,18 +43,8 @@ from typing import TYPE_CHECKING, Any
 from jarenlab import pointer
 from jarenlab.errors import QueryError, StoreError
 from jarenlab.query.joins.asof import JOINABLE, AsofPush, collection_of, plan_asof
-from jarenlab.query.lang.document import (
-    ArrayCons,
-    Call,
-    Flwor,
-    Lit,
-    MapCons,
-    Node,
-    PathRef,
-    parse,
-    unparse,
-    walk,
-)
+from jarenlab.query.lang.document import parse, unparse, walk
+from jarenlab.query.lang.nodes import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import (
     ArrOut,

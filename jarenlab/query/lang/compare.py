@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from jarenlab.query.lang.compiled import BoolFn, Env, ItemPredMaker, SeqFn
-from jarenlab.query.lang.document import Node, PathRef
+from jarenlab.query.lang.nodes import Node, PathRef
 from jarenlab.query.lang.values import json_eq, json_lt, kind
 
 MISSING: Any = object()

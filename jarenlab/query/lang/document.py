@@ -20,15 +20,24 @@ from typing import Any
 from jarenlab import pointer
 from jarenlab.errors import QueryError
 from jarenlab.query.lang.dates import DATE_ARITY, NAMED_ARGUMENT
-from jarenlab.query.lang.path import VAR_NAME, Step, parse_path, path_text
-from jarenlab.query.lang.series import (
+from jarenlab.query.lang.nodes import (
+    ArrayCons,
+    Asof,
+    Call,
+    Flwor,
+    Lit,
+    MapCons,
+    Node,
+    OrderSpec,
+    PathRef,
+    Quant,
     Resample,
     Rolling,
-    parse_resample,
-    parse_rolling,
-    series_kids,
-    unparse_series,
+    Window,
+    WindowFn,
 )
+from jarenlab.query.lang.path import VAR_NAME, parse_path, path_text
+from jarenlab.query.lang.series import parse_resample, parse_rolling, series_kids, unparse_series
 from jarenlab.query.lang.values import check_json
 
 #: operator name -> (fewest, most) arguments; ``None`` means any number.
@@ -80,130 +89,6 @@ WINDOW_FUNCTIONS = {
 }
 FLWOR_KEYS = ("$for", "$let", "$where", "$groupby", "$orderby", "$count", "$return")
 DEFAULT_MAX_DEPTH = 128
-
-
-@dataclass(frozen=True, slots=True)
-class Lit:
-    """A literal item (a scalar, or a ``$const`` value)."""
-
-    value: Any
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class PathRef:
-    """A path from the root (``var`` is None) or from a variable."""
-
-    var: str | None
-    steps: tuple[Step, ...]
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class ArrayCons:
-    """``[e1, e2, ...]``: one array holding every item of every element."""
-
-    items: tuple[Node, ...]
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class MapCons:
-    """``{"k": e, ...}`` (``computed`` False) or ``{"$map": [[k, v], ...]}`` (True)."""
-
-    members: tuple[tuple[Node | str, Node], ...]
-    computed: bool
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """An operator phrase ``{"$name": [args]}``; ``host`` marks a registered host operator."""
-
-    name: str
-    args: tuple[Node, ...]
-    host: bool
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class OrderSpec:
-    """One ``$orderby`` key."""
-
-    key: Node
-    desc: bool
-    empty_greatest: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Flwor:
-    """A FLWOR expression with its clauses in the fixed evaluation order."""
-
-    fors: tuple[tuple[str, Node, str | None], ...]
-    lets: tuple[tuple[str, Node], ...]
-    where: Node | None
-    groupby: tuple[tuple[str, Node], ...]
-    orderby: tuple[OrderSpec, ...]
-    count: str | None
-    ret: Node
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Quant:
-    """``{"$some": {"x": seq, "$satisfies": p}}`` (``every`` False) or ``$every``: whether some (every)
-    item of ``seq``, bound to ``var``, makes ``pred`` true."""
-
-    every: bool
-    var: str
-    seq: Node
-    pred: Node
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class WindowFn:
-    """One computed member of a ``$window``: a ranking (no ``args``), ``lag``/``lead`` (value,
-    offset, default) or an aggregate over a frame of rows (``frame``: offsets from the current row,
-    None for unbounded)."""
-
-    name: str
-    fn: str
-    args: tuple[Node, ...]
-    frame: tuple[int | None, int | None] | None
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """``{"$window": {"x": seq, "$partition": [...], "$orderby": [...], "$compute": {...}}}``: every
-    item of ``seq`` (an object) with the computed members added, in the input order."""
-
-    var: str
-    seq: Node
-    partition: tuple[Node, ...]
-    orderby: tuple[OrderSpec, ...]
-    compute: tuple[WindowFn, ...]
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Asof:
-    """``{"$asof": {"f": left, "w": right, "$on": [lkey, rkey], "$by": [[l, r], ...], "$as": "name"}}``:
-    every left item with the right item of the greatest ``rkey`` at or before its ``lkey`` (among
-    those with equal ``$by`` keys) as member ``name``."""
-
-    left_var: str
-    left: Node
-    right_var: str
-    right: Node
-    on: tuple[Node, Node]
-    by: tuple[tuple[Node, Node], ...]
-    name: str
-    path: str
-
-
-Node = Lit | PathRef | ArrayCons | MapCons | Call | Flwor | Quant | Window | Asof | Rolling | Resample
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,9 +33,10 @@ from jarenlab.query.lang.compare import (
     member_of,
 )
 from jarenlab.query.lang.compiled import BoolFn, Env, ItemPredMaker, SeqFn
-from jarenlab.query.lang.document import (
-    ARITY,
-    DEFAULT_MAX_DEPTH,
+from jarenlab.query.lang.document import ARITY, DEFAULT_MAX_DEPTH, parse
+from jarenlab.query.lang.flwor import compile_flwor
+from jarenlab.query.lang.functions import FUNCTIONS, range_bounds
+from jarenlab.query.lang.nodes import (
     ArrayCons,
     Asof,
     Call,
@@ -44,13 +45,12 @@ from jarenlab.query.lang.document import (
     Node,
     PathRef,
     Quant,
+    Resample,
+    Rolling,
     Window,
-    parse,
 )
-from jarenlab.query.lang.flwor import compile_flwor
-from jarenlab.query.lang.functions import FUNCTIONS, range_bounds
 from jarenlab.query.lang.path import VAR_NAME
-from jarenlab.query.lang.series import Resample, Rolling, compile_resample, compile_rolling
+from jarenlab.query.lang.series import compile_resample, compile_rolling
 from jarenlab.query.lang.values import check_json, ebv
 from jarenlab.query.lang.windows import compile_asof, compile_window
 

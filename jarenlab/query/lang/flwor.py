@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.query.lang.compare import MISSING, member_of
-from jarenlab.query.lang.document import Flwor, Node, PathRef
+from jarenlab.query.lang.nodes import Flwor, Node, PathRef
 from jarenlab.query.lang.values import TYPE_KINDS, hash_key
 
 if TYPE_CHECKING:

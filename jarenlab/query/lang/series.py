@@ -38,7 +38,6 @@ from __future__ import annotations
 import copy
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from jarenlab import pointer
@@ -56,12 +55,13 @@ from jarenlab.query.lang.dates import (
     parse_duration,
 )
 from jarenlab.query.lang.functions import FUNCTIONS
+from jarenlab.query.lang.nodes import Node, Resample, Rolling, SeriesFn
 from jarenlab.query.lang.path import VAR_NAME
 from jarenlab.query.lang.values import hash_key, kind
 
 if TYPE_CHECKING:
     from jarenlab.query.lang.compiled import Compiling, Env, SeqFn
-    from jarenlab.query.lang.document import Node
+    from jarenlab.query.lang.nodes import Node
 
 
 class Parser(Protocol):
@@ -84,47 +84,6 @@ MAX_INTERVALS = 1_000_000
 DEFAULT_AS = "time"
 #: What a group holds for one of its intervals (rows, or computed members).
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class SeriesFn:
-    """One computed member: an aggregate (:data:`SERIES_FUNCTIONS`) of ``arg`` over a window or interval."""
-
-    name: str
-    fn: str
-    arg: Node
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rolling:
-    """``{"$rolling": {"x": seq, "$time": t, "$width": "P7D", "$partition"?: [...], "$compute": {...}}}``."""
-
-    var: str
-    seq: Node
-    time: Node
-    width: str
-    partition: tuple[Node, ...]
-    compute: tuple[SeriesFn, ...]
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Resample:
-    """``{"$resample": {"x": seq, "$time": t, "$width": "PT1H", "$origin"?, "$by"?: {name: e},
-    "$compute": {...}, "$fill"?: "drop" | "previous" | {"$value": e}, "$as"?: name}}``; ``fill`` is
-    a name of :data:`FILLS` or the constant's expression."""
-
-    var: str
-    seq: Node
-    time: Node
-    width: str
-    origin: str
-    by: tuple[tuple[str, Node], ...]
-    compute: tuple[SeriesFn, ...]
-    fill: str | Node
-    name: str
-    path: str
 
 
 # -- parsing (called by the document parser) ------------------------------------------------------

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.query.lang.compiled import Env, SeqFn
-from jarenlab.query.lang.document import Asof, Window, WindowFn
 from jarenlab.query.lang.flwor import sorted_positions
 from jarenlab.query.lang.functions import FUNCTIONS, exact_sum, integer
+from jarenlab.query.lang.nodes import Asof, Window, WindowFn
 from jarenlab.query.lang.values import hash_key, json_eq, kind
 
 if TYPE_CHECKING:

@@ -40,7 +40,8 @@ from typing import Any
 
 from jarenlab.errors import QueryError, QueryWarning
 from jarenlab.query.lang.compare import FLIP
-from jarenlab.query.lang.document import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef, parse
+from jarenlab.query.lang.document import parse
+from jarenlab.query.lang.nodes import ArrayCons, Call, Flwor, Lit, MapCons, Node, PathRef
 from jarenlab.query.lang.path import Step, path_text
 
 

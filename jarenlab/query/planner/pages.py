@@ -42,8 +42,9 @@ import orjson
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import PlanError
-from jarenlab.query.lang.document import Flwor, parse, unparse
+from jarenlab.query.lang.document import parse, unparse
 from jarenlab.query.lang.engine import compile_query
+from jarenlab.query.lang.nodes import Flwor
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Const, OrderKey, Ranking
 from jarenlab.query.planner.run import check_externals, divert_reason, prepare

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.query.lang.compare import FLIP
 from jarenlab.query.lang.dates import SECOND, epoch_ms, parse_duration
-from jarenlab.query.lang.document import (
+from jarenlab.query.lang.document import parse, unparse, walk
+from jarenlab.query.lang.nodes import (
     ArrayCons,
     Call,
     Flwor,
@@ -30,13 +31,11 @@ from jarenlab.query.lang.document import (
     MapCons,
     Node,
     PathRef,
+    Resample,
+    Rolling,
     Window,
     WindowFn,
-    parse,
-    unparse,
-    walk,
 )
-from jarenlab.query.lang.series import Resample, Rolling
 from jarenlab.query.planner.preds import (
     AggOut,
     And,

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import PlanError, QueryError, StoreError
-from jarenlab.query.lang.document import Call, canonical, parse, walk
+from jarenlab.query.lang.document import canonical, parse, walk
 from jarenlab.query.lang.engine import CompiledQuery, compile_query
 from jarenlab.query.lang.functions import exact_sum
+from jarenlab.query.lang.nodes import Call
 from jarenlab.query.lang.values import ebv
 from jarenlab.query.planner.decode import Fallback, decode
 from jarenlab.query.planner.diagnose import Diagnostic, diagnose, refuse_non_query, report

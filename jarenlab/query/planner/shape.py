@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from jarenlab.query.lang.document import ArrayCons, Call, Lit, Node
+from jarenlab.query.lang.nodes import ArrayCons, Call, Lit, Node
 
 #: The aggregates SQL computes over a whole query's items.
 AGGREGATES = ("count", "sum", "avg", "min", "max")

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from jarenlab.errors import QueryError
 from jarenlab.query.lang.compare import FLIP
 from jarenlab.query.lang.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
-from jarenlab.query.lang.document import ArrayCons, Call, Lit, MapCons, Node, PathRef, unparse, walk
+from jarenlab.query.lang.document import unparse, walk
+from jarenlab.query.lang.nodes import ArrayCons, Call, Lit, MapCons, Node, PathRef
 from jarenlab.query.lang.path import sql_addressable
 from jarenlab.query.planner.preds import (
     BOOLEAN_KINDS,
