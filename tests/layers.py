@@ -48,7 +48,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 
 _WIDGET = "a .widget() convenience: loads ipywidgets and the view only when a notebook asks for one"
 _PROPERTY = "a property's return type: the store hands out the subsystem object registered with it"
-_HANDED = "type only, inside one room: the object that made this one hands itself in"
+_HANDED = (
+    "type only, inside one room: the job queue hands itself to its drain loop and its workers, which"
+    " read most of it (a protocol would restate the whole Jobs)"
+)
 _LIVE = "a .live() convenience: a live query of this source, built by the live room on demand"
 
 #: Arrows against the order, each with its reason: (importer, imported module, reason). An arrow on
@@ -78,10 +81,8 @@ EXCEPTIONS: tuple[tuple[str, str, str], ...] = (
     ("jarenlab.store", "jarenlab.live.joined", _LIVE),
     ("jarenlab.collection", "jarenlab.live.live", _LIVE),
     ("jarenlab.collection", "jarenlab.store", "type only: the store a collection belongs to (its .store)"),
-    ("jarenlab.events.stream", "jarenlab.events.ledger", _HANDED),
     ("jarenlab.jobs.drain", "jarenlab.jobs.api", _HANDED),
     ("jarenlab.jobs.worker", "jarenlab.jobs.api", _HANDED),
-    ("jarenlab.live.live", "jarenlab.live.hub", _HANDED),
 )
 
 KINDS = ("module", "function", "type")

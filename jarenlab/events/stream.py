@@ -28,12 +28,35 @@ import collections
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jarenlab.events.event import Event, encode_cursor, events_html
 
-if TYPE_CHECKING:
-    from jarenlab.events.ledger import Events
+
+class Ledger(Protocol):
+    """What a stream reads of the ledger that made it (:class:`jarenlab.events.ledger.Events`)."""
+
+    @property
+    def version(self) -> int:
+        """How many times the ledger has been woken."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """True once the store closed the ledger."""
+        ...
+
+    def read_after(self, seq: int, *, types: tuple[str, ...], strict: bool) -> tuple[list[Event], int]:
+        """One batch of committed events after ``seq``, and how far it scanned."""
+        ...
+
+    def wake(self) -> None:
+        """Wake every stream waiting for events."""
+        ...
+
+    def wait_for_commit(self, seen: int, seconds: float, poll: float) -> None:
+        """Wait up to ``seconds`` for a commit after version ``seen``."""
+        ...
 
 
 class EventStream(Iterator[Event]):
@@ -41,7 +64,7 @@ class EventStream(Iterator[Event]):
 
     def __init__(
         self,
-        ledger: Events,
+        ledger: Ledger,
         *,
         after: int,
         backlog: list[Event],

@@ -20,8 +20,9 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -38,10 +39,36 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from jarenlab.collection import Collection
-    from jarenlab.live.hub import ChangeHub
 
 Subscriber = Callable[[list[Op], int], Any]
 ErrorHandler = Callable[[JarenlabError], Any]
+
+
+class Hub(Protocol):
+    """What a live query reads of the store's change hub (:class:`jarenlab.live.hub.ChangeHub`),
+    which holds it and delivers each change to it under its lock."""
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held while the hub delivers changes (and while a query re-seeds)."""
+        ...
+
+    @property
+    def max_maintained(self) -> int:
+        """The most entries one query may keep."""
+        ...
+
+    def high_watermark(self) -> int:
+        """The last committed change's sequence number."""
+        ...
+
+    def register(self, query: LiveQuery) -> None:
+        """Start delivering changes to ``query``."""
+        ...
+
+    def unregister(self, query: LiveQuery) -> None:
+        """Stop delivering changes to ``query``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -117,7 +144,7 @@ class LiveQuery:
         self._names = compiled.externals
         self._plan = plan_live(document, frozenset(store.operators))
         self.mode = LiveMode(self._plan.strategy, self._plan.reason)
-        self._hub: ChangeHub = store.changes
+        self._hub: Hub = store.changes
         self._maintainer: Sorted | Accumulator | Groups | None = None
         self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
         self._on_state: list[Callable[[str], Any]] = []
