@@ -66,7 +66,9 @@ class Subsystem:
 
 
 class Store:
-    """An open store: a SQLite file, its model and its collections. Use :func:`jarenlab.open`."""
+    """An open store: a database (a SQLite file, a PostgreSQL schema), its model and its collections.
+    Use :func:`jarenlab.open`; ``backend_options`` are those of the target's backend
+    (:data:`jarenlab.backends.OPTIONS`: a PostgreSQL store's ``schema`` and ``notify``)."""
 
     def __init__(
         self,
