@@ -42,7 +42,7 @@ class Option:
         name: the option's name, also the worker's flag (``--schema``; ``--no-notify`` for an
             option that is on by default).
         default: its value when not given (None: the backend's own default).
-        help: what it does, for the worker's ``--help``.
+        help: what its flag does, for the worker's ``--help``.
         check: the reason a value is refused (JD0006), or None when it is fine; asked whatever
             the target.
         ignored_elsewhere: True when a store on another backend accepts it and does nothing with
@@ -281,8 +281,8 @@ def check_options(entry: Registered, options: Mapping[str, Any]) -> None:
     """Refuse (JD0006) a backend option whose value is bad, or one given for a target whose backend
     does not take it (unless it is ignored elsewhere)."""
     for option in OPTIONS:
-        if option.name not in options or options[option.name] is None:
-            continue
+        if option.name not in options or (options[option.name] is None and option.default is None):
+            continue  # not given
         reason = option.check(options[option.name]) if option.check is not None else None
         if reason is not None:
             raise StoreError("JD0006", reason)

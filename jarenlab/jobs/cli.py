@@ -71,14 +71,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("db", help=f"the store: {' or '.join(entry.target for entry in backends.REGISTERED)}")
     for entry in backends.REGISTERED:
         for option in entry.options:
+            say = f"{entry.title} ({entry.target}): {option.help}"
             if option.default is True:  # on by default: the flag turns it off
-                p.add_argument(
-                    option.flag, action="store_false", dest=option.name, help=f"{entry.title}: {option.help}"
-                )
+                p.add_argument(option.flag, action="store_false", dest=option.name, help=say)
             else:
-                p.add_argument(
-                    option.flag, dest=option.name, help=f"{entry.title}: {option.help} (with {entry.target})"
-                )
+                p.add_argument(option.flag, dest=option.name, help=say)
     p.add_argument(
         "--handlers",
         action="append",

@@ -378,6 +378,7 @@ def test_a_target_finds_its_backend_and_an_option_its_owner(tmp_path: Path) -> N
         check_options(DEFAULT, {"schema": "lab"})
     assert err.value.code == "JD0006"
     assert str(err.value.reason) == "schema is for a PostgreSQL store (a postgresql:// URL), not a file"
-    with pytest.raises(StoreError) as err:
-        check_options(server, {"notify": "yes"})
-    assert err.value.code == "JD0006" and "notify is True or False" in err.value.reason
+    for entry, value in ((server, "yes"), (server, None), (DEFAULT, 1)):
+        with pytest.raises(StoreError) as err:
+            check_options(entry, {"notify": value})
+        assert err.value.code == "JD0006" and "notify is True or False" in err.value.reason
