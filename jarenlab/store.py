@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+import jarenlab.backends as backends
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.backends import is_server_target, local_target, open_backend
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
@@ -67,7 +67,8 @@ class Subsystem:
 
 class Store:
     """An open store: a database (a SQLite file, a PostgreSQL schema), its model and its collections.
-    Use :func:`jarenlab.open`."""
+    Use :func:`jarenlab.open`; ``backend_options`` are those of the target's backend
+    (:data:`jarenlab.backends.OPTIONS`: a PostgreSQL store's ``schema`` and ``notify``)."""
 
     def __init__(
         self,
@@ -80,21 +81,22 @@ class Store:
         operators: dict[str, Callable[..., Any]] | None = None,
         profile: Any = None,
         statement_cache: int = 128,
-        schema: str | None = None,
-        notify: bool = True,
         clock: Callable[[], float] | None = None,
         random: int | Random | Callable[[], float] | None = None,
         checks: str = "default",
         subsystems: Sequence[Subsystem] = (),
+        **backend_options: Any,
     ) -> None:
         _check_options(path, read_only, busy_timeout, queue_timeout, operators, profile, statement_cache)
         if clock is not None and not callable(clock):
             raise StoreError("JD0006", f"clock is a function returning epoch seconds, not {clock!r}")
         source = _random_source(random)
-        if schema is not None and not is_server_target(path):
-            raise StoreError("JD0006", "schema is for a PostgreSQL store (a postgresql:// URL), not a file")
-        if type(notify) is not bool:
-            raise StoreError("JD0006", f"notify is True or False, not {notify!r}")
+        # The backend's own options (a PostgreSQL store's schema, notify) are its registry entry's.
+        entry = backends.entry_for(path)
+        unknown = sorted(set(backend_options) - {o.name for o in backends.OPTIONS})
+        if unknown:
+            raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(OPTIONS)})")
+        backends.check_options(entry, backend_options)
         checked = load_model(model) if model is not None else None
         #: The safe profile every query runs under unless a call passes its own (:mod:`jarenlab.query.planner.profile`).
         self.profile = profile
@@ -102,17 +104,20 @@ class Store:
         self.planner = PlannerState(statement_cache)
         self.planner.checks = check_switch(checks)
         self._temp_dir: str | None = None
-        if path is not None and not is_server_target(path):
-            # ":memory:" and file: URIs: a fresh store in a temporary folder, or the file they name.
-            path, uri_read_only = local_target(os.fspath(path))
-            read_only = read_only or uri_read_only
+        if path is not None:
+            # What the target names (SQLite: ":memory:" and file: URIs are a fresh store in a
+            # temporary folder, or the file they name).
+            path, target_read_only = entry.locate(os.fspath(path))
+            read_only = read_only or target_read_only
         if path is None:
             if checked is None:
                 raise ModelError(
                     "JD0005", "a fresh store (no path, or ':memory:') needs a model", doc_path=""
                 )
+            if entry.scratch is None:
+                raise StoreError("JD0006", f"a {entry.title} store has no fresh store of its own")
             self._temp_dir = tempfile.mkdtemp(prefix="jarenlab-")
-            path = os.path.join(self._temp_dir, "store.db")
+            path = entry.scratch(self._temp_dir)
         #: The file, or the server's URL.
         self.path = os.fspath(path)
         self.read_only = read_only
@@ -120,8 +125,8 @@ class Store:
         self.queue_timeout = queue_timeout
         self.operators = dict(operators or {})
         #: The database engine behind the store (:mod:`jarenlab.backends`).
-        self.backend = open_backend(
-            self.path, read_only=read_only, busy_timeout=busy_timeout, schema=schema, notify=notify
+        self.backend = backends.open_backend(
+            self.path, read_only=read_only, busy_timeout=busy_timeout, **backend_options
         )
         #: Connections, transactions and named statements (:class:`jarenlab.database.Database`).
         self.db = Database(self.backend, queue_timeout=queue_timeout)
@@ -212,7 +217,7 @@ class Store:
                 foreign = tables[:3]
                 raise ModelError(
                     "JD0002",
-                    f"{self.path} is a SQLite database of something else (tables {', '.join(map(repr, foreign))}), "
+                    f"{self.path} is a {backends.title(backend.name)} database of something else (tables {', '.join(map(repr, foreign))}), "
                     "not a jarenlab store; nothing was altered",
                 )
             if self.read_only:
@@ -520,7 +525,8 @@ class Store:
         )
 
 
-#: The options :func:`jarenlab.open` takes.
+#: The options :func:`jarenlab.open` takes: the store's own, then each registered backend's
+#: (:data:`jarenlab.backends.OPTIONS`: a PostgreSQL store's ``schema`` and ``notify``).
 OPTIONS = (
     "read_only",
     "busy_timeout",
@@ -528,11 +534,10 @@ OPTIONS = (
     "operators",
     "profile",
     "statement_cache",
-    "schema",
-    "notify",
     "clock",
     "random",
     "checks",
+    *(option.name for option in backends.OPTIONS),
 )
 
 

@@ -9,6 +9,9 @@
 - Planted violations of each kind are caught (the checks can fail).
 - Only ``jarenlab/backends/`` imports a database driver, writes SQL text or issues transaction control
   (the planner's emitter, ``query/planner/sql.py``, spells every construct through the backend's dialect).
+- Only ``jarenlab/backends/`` names a backend in code (a registered backend's name, or a target's
+  scheme, as a string of its own): the rest reads what it needs from the backend or its registry
+  entry, so adding a backend touches nothing outside ``backends/``.
 - ``import jarenlab`` loads no ipywidgets; the reference engine loads no driver and no store; a small
   module of a subsystem loads neither the store nor pandas.
 - No module imports another module's private names.
@@ -194,6 +197,56 @@ def test_only_the_backends_write_sql() -> None:
             if SQL.match(text):
                 found.append(f"{name}:{node.lineno}: {text[:60]!r}")
     assert found == []
+
+
+def _backend_names() -> set[str]:
+    """Every registered backend's name, and the schemes of the targets they recognise."""
+    from jarenlab.backends import REGISTERED, SERVER_SCHEMES
+
+    return {entry.name for entry in REGISTERED} | {"postgres", *SERVER_SCHEMES}
+
+
+def named_backends(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of each string in code (docstrings aside) that is a backend's name: the text of
+    a comparison, a default, a key or a branch on which engine runs."""
+    docs = _docstrings(tree)
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docs
+        and node.value.strip().lower() in names
+    ]
+
+
+def test_only_the_backends_name_a_backend_in_code() -> None:
+    names = _backend_names()
+    found = [
+        f"{name}:{line}: {text!r}"
+        for name, path in MODULES.items()
+        if not in_backends(name)
+        for line, text in named_backends(ast.parse(path.read_text("utf-8")), names)
+    ]
+    assert found == [], "read the fact from the backend or its registry entry (jarenlab/backends/__init__.py)"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'def f(store):\n    return store.backend.name == "sqlite"\n',
+        'TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}\n',
+        'def f(database: str = "postgresql") -> str:\n    return database\n',
+        'def f(url):\n    return url.startswith("postgresql://")\n',
+    ],
+)
+def test_a_planted_backend_name_is_caught(code: str) -> None:
+    assert named_backends(ast.parse(code), _backend_names())
+
+
+def test_prose_naming_a_backend_is_not_a_branch() -> None:
+    code = '"""On SQLite a file; on PostgreSQL a schema."""\nSAY = "a postgresql:// URL"\n'
+    assert named_backends(ast.parse(code), _backend_names()) == []
 
 
 def test_no_module_imports_another_modules_private_names() -> None:

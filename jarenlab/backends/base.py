@@ -755,7 +755,8 @@ class Backend(Protocol):
     :class:`~jarenlab.errors.JarenlabError` s (never a driver error) through :meth:`translating`.
     """
 
-    #: ``"sqlite"`` or ``"postgresql"``.
+    #: The name of its entry in the registry (:data:`jarenlab.backends.REGISTERED`): ``"sqlite"``,
+    #: ``"postgresql"``.
     name: str
     #: Where the store lives, as shown to users (a file path, a URL without its password).
     target: str

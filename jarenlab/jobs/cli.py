@@ -2,8 +2,9 @@
 
 ``STORE`` is what :func:`jarenlab.open` takes: a store file, or a ``postgresql://`` URL with
 ``--schema`` naming the store's schema (``--no-notify`` turns the NOTIFY wake-ups off: the worker
-polls). ``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry, a function taking the
-store's queue (``store.jobs``, the one queue object of the store, set up with the options given
+polls; each registered backend's options are flags, given only with a target of that backend).
+``attr`` names a :class:`~jarenlab.jobs.registry.Handlers` registry, a function taking the store's
+queue (``store.jobs``, the one queue object of the store, set up with the options given
 here) and registering handlers on it, or a plain mapping ``{kind: function}``. Handlers
 defined in a notebook cannot be imported here: put them in a module the worker can import.
 
@@ -18,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import signal
 import sys
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import jarenlab.backends as backends
 from jarenlab.errors import JarenlabError, JobError, StoreError
 
 if TYPE_CHECKING:
@@ -67,9 +68,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m jarenlab worker", description="Run jarenlab jobs from a store."
     )
-    p.add_argument("db", help="the store file, or a postgresql:// URL")
-    p.add_argument("--schema", help="the store's schema (with a postgresql:// URL)")
-    p.add_argument("--no-notify", action="store_true", help="PostgreSQL: no NOTIFY wake-ups, poll instead")
+    p.add_argument("db", help=f"the store: {' or '.join(entry.target for entry in backends.REGISTERED)}")
+    for entry in backends.REGISTERED:
+        for option in entry.options:
+            say = f"{entry.title} ({entry.target}): {option.help}"
+            if option.default is True:  # on by default: the flag turns it off
+                p.add_argument(option.flag, action="store_false", dest=option.name, help=say)
+            else:
+                p.add_argument(option.flag, dest=option.name, help=say)
     p.add_argument(
         "--handlers",
         action="append",
@@ -110,23 +116,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import jarenlab as jl
-    from jarenlab.backends import is_server_target, local_target
     from jarenlab.jobs.api import Jobs
     from jarenlab.jobs.registry import Handlers
 
-    options: dict[str, Any] = {}
-    if is_server_target(args.db):
-        options = {"schema": args.schema or "public", "notify": not args.no_notify}
-    elif args.schema is not None or args.no_notify:
-        raise StoreError("JD0006", "--schema and --no-notify are for a postgresql:// URL, not a file")
-    else:
-        path, _ = local_target(args.db)
-        if path is None:
-            raise StoreError(
-                "JD0006", f"{args.db!r} is a fresh store of its own; a worker needs a store file"
-            )
-        if not os.path.isfile(path):
-            raise StoreError("JD2010", f"no store file at {path!r}")
+    entry = backends.entry_for(args.db)
+    given = [o for o in backends.OPTIONS if getattr(args, o.name) != o.default]
+    foreign = [o for o in given if not entry.takes(o.name)]
+    if foreign:
+        owner = next(e for e in backends.REGISTERED if e.takes(foreign[0].name))
+        flags = " and ".join(o.flag for o in owner.options)
+        raise StoreError("JD0006", f"{flags} are for {owner.target}, not {entry.target}")
+    if entry.existing is not None:
+        entry.existing(args.db)
+    options = {o.name: getattr(args, o.name) for o in entry.options}
     store = jl.open(args.db, **options)
     try:
         jobs = store.jobs.configure(lease=args.lease, poll=args.poll, close_grace=args.grace)

@@ -9,13 +9,11 @@ if TYPE_CHECKING:
     from jarenlab.query.planner.explain import Explain
 
 
-#: How a database is named in a tab title.
-_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
-
-
 def explain_widget(ex: Explain) -> Any:
     """Tabs: SQL and params, pushed vs residual, the database's plan tree, counts (after analyze)."""
     import ipywidgets as w
+
+    from jarenlab.backends import title as backend_title
 
     def table(pairs: list[tuple[str, str]]) -> Any:
         body = "".join(
@@ -34,6 +32,6 @@ def explain_widget(ex: Explain) -> Any:
         ("counts", "run explain(analyze=True)")
     ]
     tabs = w.Tab(children=[table(sql), table(residual), table(plan), table(counts)])
-    for i, title in enumerate(("SQL", "residual", f"{_TITLES.get(ex.database, ex.database)} plan", "counts")):
+    for i, title in enumerate(("SQL", "residual", f"{backend_title(ex.database)} plan", "counts")):
         tabs.set_title(i, title)
     return tabs

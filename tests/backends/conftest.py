@@ -1,47 +1,28 @@
-"""The backends the contract suites run against: every test here runs once per backend.
+"""The backends the contract suites run against: every test here runs once per registered backend.
 
-A new backend joins by adding a factory to :data:`FACTORIES`; the suites need no new code.
+A new backend joins through its harness in ``tests/backend_fixtures.py`` (``HARNESSES``: how to
+make a bare backend over a fresh database); the suites need no new code.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from backend_fixtures import BACKENDS, HARNESSES, server_for
 
 from jarenlab.backends.base import Backend
-from jarenlab.backends.sqlite import SQLiteBackend
 from jarenlab.database import Database
 
 
-def _sqlite(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Backend:
-    return SQLiteBackend(str(tmp_path / "contract.db"), **options)
-
-
-def _postgresql(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Backend:
-    import psycopg
-
-    from jarenlab.backends.postgres import PostgresBackend
-
-    server = request.getfixturevalue("pg_server")
-    schema = f"c_{uuid.uuid5(uuid.NAMESPACE_URL, str(tmp_path)).hex[:16]}"
-    with psycopg.connect(server.url(), autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-    return PostgresBackend(server.url(), schema=schema, **options)
-
-
-#: name -> factory(request, tmp_path, **options) -> a backend over one fresh, empty database per test
-#: (every call in a test reaches the same database).
-FACTORIES: dict[str, Callable[..., Backend]] = {"sqlite": _sqlite, "postgresql": _postgresql}
-
-
-@pytest.fixture(params=sorted(FACTORIES))
+@pytest.fixture(params=BACKENDS)
 def make_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Backend]:
-    factory = FACTORIES[request.param]
-    return lambda **options: factory(request, tmp_path, **options)
+    """``make_backend(**options)``: a bare backend over one fresh, empty database per test (every call
+    in a test reaches the same database)."""
+    make = HARNESSES[request.param].backend
+    server = server_for(request.param, request)
+    return lambda **options: make(tmp_path, server, **options)
 
 
 @pytest.fixture

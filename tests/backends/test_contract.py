@@ -1,6 +1,7 @@
 """The backend contract: what every backend's primitives and the Database over them must do.
 
-Runs once per backend in :data:`tests.backends.conftest.FACTORIES`.
+Runs once per registered backend (:data:`jarenlab.backends.REGISTERED`, made by its harness in
+``tests/backend_fixtures.py``); the registry itself is checked at the end.
 """
 
 from __future__ import annotations
@@ -324,3 +325,60 @@ def test_a_connection_is_lost_only_when_it_can_no_longer_be_used(db: Database, b
     assert backend.lost(conn) is True
     assert db.value("store.get_meta", ("nothing",)) is None  # the next statement runs on a new connection
     assert db.connection() is not conn and db.reconnects == 1
+
+
+# -- the registry -------------------------------------------------------------------------------------
+
+
+def test_every_registered_backend_has_a_test_harness_and_a_known_title() -> None:
+    from backend_fixtures import HARNESSES
+
+    from jarenlab.backends import CAPABILITIES, DEFAULT, REGISTERED
+
+    assert sorted(HARNESSES) == sorted(entry.name for entry in REGISTERED)
+    assert [entry for entry in REGISTERED if entry.recognises is None] == [DEFAULT]
+    assert (
+        len({entry.name for entry in REGISTERED})
+        == len({entry.title for entry in REGISTERED})
+        == len(REGISTERED)
+    )
+    assert all(entry.capabilities <= set(CAPABILITIES) for entry in REGISTERED)
+
+
+def test_the_registry_entry_says_what_the_backend_does(backend: Backend) -> None:
+    """The capabilities tests select on agree with what the backend object says of itself."""
+    from jarenlab.backends import entry_for, registered
+
+    entry = registered(backend.name)
+    caps = entry.capabilities
+    assert isinstance(backend, entry.load())  # type: ignore[arg-type]
+    assert ("single_writer" in caps) == backend.needs_write_gate == ("concurrent_writers" not in caps)
+    assert ("sessions" in caps) == backend.reconnects
+    assert ("decimal_numbers" in caps) == (backend.dialect.exact_float is not None)
+    assert ("notify" in caps) == entry.takes("notify")
+    assert ("checked_intervals" in caps) != ("enforced_intervals" in caps)
+    assert entry_for(getattr(backend, "url", backend.target)) is entry
+
+
+def test_a_target_finds_its_backend_and_an_option_its_owner(tmp_path: Path) -> None:
+    from jarenlab.backends import DEFAULT, check_options, entry_for, registered, title
+
+    assert (
+        entry_for("postgresql://db.lab/lab").name == entry_for("postgres://db.lab/lab").name != DEFAULT.name
+    )
+    assert entry_for(tmp_path / "lab.db") is entry_for("file:lab.db") is entry_for(None) is DEFAULT
+    assert title("no such engine") == "no such engine"
+    with pytest.raises(StoreError) as err:
+        registered("no such engine")
+    assert err.value.code == "JD2010"
+    server = entry_for("postgresql://db.lab/lab")
+    check_options(server, {"schema": "lab", "notify": False})
+    check_options(DEFAULT, {"notify": False})  # a backend without wake-ups looks anyway
+    with pytest.raises(StoreError) as err:
+        check_options(DEFAULT, {"schema": "lab"})
+    assert err.value.code == "JD0006"
+    assert str(err.value.reason) == "schema is for a PostgreSQL store (a postgresql:// URL), not a file"
+    for entry, value in ((server, "yes"), (server, None), (DEFAULT, 1)):
+        with pytest.raises(StoreError) as err:
+            check_options(entry, {"notify": value})
+        assert err.value.code == "JD0006" and "notify is True or False" in err.value.reason

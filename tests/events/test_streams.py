@@ -219,7 +219,7 @@ def test_show_updates_one_display_in_a_notebook(store: jl.Store, monkeypatch: An
     assert "ended" in handle.pages[-1]
 
 
-@pytest.mark.postgresql_only("the emit's NOTIFY wakes a following stream")
+@pytest.mark.needs("notify", "the emit's NOTIFY wakes a following stream")
 def test_a_notification_wakes_a_following_stream_at_once(open_store: Any, model: dict[str, Any]) -> None:
     import subprocess
     import sys

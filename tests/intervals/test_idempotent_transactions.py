@@ -144,7 +144,7 @@ def test_keys_and_fingerprints_are_stored_as_sha256_only(store: Any) -> None:
     ]
 
 
-@pytest.mark.sqlite_only("reads the bytes of the database files")
+@pytest.mark.needs("file", "reads the bytes of the database files")
 def test_the_files_hold_no_plain_key_or_fingerprint(store: Any) -> None:
     store.transaction(Work(), idempotency_key="customer-42/order-7", fingerprint="card-4242")
     store.close()

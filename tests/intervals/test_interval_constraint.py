@@ -252,7 +252,7 @@ def _plan(conn: Any, sql: str, params: tuple[Any, ...]) -> str:
     return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
 
 
-@pytest.mark.sqlite_only("reads SQLite's query plan of its own lookup")
+@pytest.mark.needs("checked_intervals", "reads SQLite's query plan of its own lookup")
 def test_the_check_is_one_indexed_lookup(store: Any) -> None:
     conn = store.db.connection()
     for name in ("bookings", "shifts"):
@@ -265,7 +265,7 @@ def test_the_check_is_one_indexed_lookup(store: Any) -> None:
         assert f"SCAN {name}" not in plan and "TEMP B-TREE" not in plan, plan
 
 
-@pytest.mark.sqlite_only("reads SQLite's partial index through sqlite_master and INDEXED BY")
+@pytest.mark.needs("checked_intervals", "reads SQLite's partial index through sqlite_master and INDEXED BY")
 def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
@@ -286,7 +286,9 @@ def test_the_partial_index_holds_only_matching_records(store: Any) -> None:
     assert counted == 2
 
 
-@pytest.mark.postgresql_only("reads PostgreSQL's plan of the lookup that names a refused write's clash")
+@pytest.mark.needs(
+    "enforced_intervals", "reads PostgreSQL's plan of the lookup that names a refused write's clash"
+)
 def test_the_lookup_is_served_by_the_constraint_index(store: Any) -> None:
     conn = store.db.connection()
     for name, params in (("bookings", ("A", 5, "k", 1)), ("shifts", ("ann", 5, 0, 1))):
@@ -298,7 +300,7 @@ def test_the_lookup_is_served_by_the_constraint_index(store: Any) -> None:
         assert f"_jl_iv_{name}_0" in plan and "Seq Scan" not in plan, plan
 
 
-@pytest.mark.postgresql_only("reads PostgreSQL's catalogue")
+@pytest.mark.needs("enforced_intervals", "reads PostgreSQL's catalogue")
 def test_each_declaration_is_an_exclusion_constraint_counting_what_when_counts(store: Any) -> None:
     conn = store.db.connection()
     schema = store.backend.schema
@@ -374,7 +376,9 @@ def _write_around_the_check(store: Any, key: str, text: str) -> None:
         store.db.run("collection.insert_keyed", (key, text), table="bookings")
 
 
-@pytest.mark.sqlite_only("writes an overlap around the check; PostgreSQL's constraint refuses even that")
+@pytest.mark.needs(
+    "checked_intervals", "writes an overlap around the check; PostgreSQL's constraint refuses even that"
+)
 def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
@@ -390,7 +394,7 @@ def test_check_existing_names_both_overlapping_records(store: Any) -> None:
     intervals.check_existing(store.db, store["bookings"].spec)
 
 
-@pytest.mark.postgresql_only("the database enforces the rule on every write, raw SQL included")
+@pytest.mark.needs("enforced_intervals", "the database enforces the rule on every write, raw SQL included")
 def test_the_database_refuses_an_overlap_written_around_the_check(store: Any) -> None:
     b = store["bookings"]
     b.insert(booking("a", "10", "12"))
@@ -484,9 +488,10 @@ def test_sql_and_python_accept_the_same_edge_instants(store: Any, backend: str, 
     assert _sql_instants(store, backend, [text]) == [intervals.instant(text, "date-time")]
 
 
-@pytest.mark.postgresql_only(
+@pytest.mark.needs(
+    "enforced_intervals",
     "the constraint reads bounds as the row is written, before the write check: it must give no "
-    "slot to what Python refuses (SQLite's julianday() reads Feb 30 as Mar 1; its check decides first)"
+    "slot to what Python refuses (SQLite's julianday() reads Feb 30 as Mar 1; its check decides first)",
 )
 def test_sql_and_python_refuse_the_same_texts(store: Any, backend: str) -> None:
     assert _sql_instants(store, backend, NOT_INSTANTS) == [None] * len(NOT_INSTANTS)
@@ -554,7 +559,7 @@ def test_nested_bound_pointers(open_store: Any) -> None:
         assert err.conflict["key"] == 1
 
 
-@pytest.mark.postgresql_only("about PostgreSQL's btree_gist extension")
+@pytest.mark.needs("enforced_intervals", "about PostgreSQL's btree_gist extension")
 def test_declared_intervals_need_btree_gist_and_say_so(pg_server: Any, model: dict[str, Any]) -> None:
     import psycopg
 
@@ -575,7 +580,7 @@ def test_declared_intervals_need_btree_gist_and_say_so(pg_server: Any, model: di
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.mark.postgresql_only("PostgreSQL cuts names longer than 63 bytes without a word")
+@pytest.mark.needs("enforced_intervals", "PostgreSQL cuts names longer than 63 bytes without a word")
 def test_a_constraint_name_postgresql_would_cut_short_is_refused(
     open_store: Any, model: dict[str, Any]
 ) -> None:

@@ -183,7 +183,7 @@ def test_two_threads_never_run_the_same_job(store: jl.Store) -> None:
     assert jobs.counts()["done"] == 300
 
 
-@pytest.mark.postgresql_only("a server's clock: SQLite's database clock is this machine's")
+@pytest.mark.needs("server_clock", "a server's clock: SQLite's database clock is this machine's")
 def test_leases_are_judged_on_the_servers_clock(store: jl.Store, monkeypatch: Any) -> None:
     monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)  # this machine's clock is years off
     jobs = store.jobs.configure(lease=30)  # the default clock: the database's
@@ -198,7 +198,7 @@ def test_leases_are_judged_on_the_servers_clock(store: jl.Store, monkeypatch: An
     assert abs(jobs.get("a")["created_at"] - server) < 1.0
 
 
-@pytest.mark.postgresql_only("claims run concurrently only on a server")
+@pytest.mark.needs("concurrent_writers", "claims run concurrently only on a server")
 def test_a_claim_refused_by_a_partition_leased_meanwhile_claims_again(
     open_store: Any, store: jl.Store, jobs: Jobs, clock: VirtualClock
 ) -> None:

@@ -215,7 +215,7 @@ def test_another_process_write_arrives_within_a_second(open_store: Any) -> None:
     assert live.rows[0]["id"] == "remote"
 
 
-@pytest.mark.postgresql_only("NOTIFY wakes the poller")
+@pytest.mark.needs("notify", "NOTIFY wakes the poller")
 def test_a_notification_wakes_the_poller_at_once(open_store: Any) -> None:
     store = open_store(MODEL)
     store.changes.poll_interval = 3600  # no polling to speak of: only the NOTIFY can wake it
@@ -228,7 +228,7 @@ def test_a_notification_wakes_the_poller_at_once(open_store: Any) -> None:
     assert live.rows[0]["id"] == "remote"
 
 
-@pytest.mark.postgresql_only("NOTIFY turned off: the poller polls")
+@pytest.mark.needs("notify", "NOTIFY turned off: the poller polls")
 def test_without_notify_the_poller_polls_and_writers_send_nothing(open_store: Any) -> None:
     import psycopg
 

@@ -69,7 +69,7 @@ def _write(target: dict[str, Any], worker: int, barrier: Any) -> list[tuple[str,
 
 
 @pytest.mark.slow
-@pytest.mark.postgresql_only("concurrent writers in commit order: the server's advisory locks")
+@pytest.mark.needs("concurrent_writers", "concurrent writers in commit order: the server's advisory locks")
 def test_followers_see_every_committed_record_once_in_order(open_store: Any) -> None:
     store = open_store(EVENTS_MODEL)
     hub = store.changes

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_fixtures import BACKENDS, scratch_store
 
 import jarenlab as jl
 from tests.planner.model import MODEL
@@ -105,17 +106,14 @@ def flights_sample() -> dict[str, Any]:
     return frames
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def flights(request: pytest.FixtureRequest, flights_sample: dict[str, Any]) -> Iterator[Any]:
-    """The sample's flights collection in a new store on SQLite, and on PostgreSQL in a schema named
-    after the test module (``test_windows`` -> ``windows``)."""
+    """The sample's flights collection in a new store on each registered backend (on a server, in a
+    schema named after the test module: ``test_windows`` -> ``windows``)."""
     from jarenlab.examples import flights_model, load_flights
 
-    if request.param == "sqlite":
-        store = jl.open(model=flights_model())
-    else:
-        schema = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
-        store = jl.open(request.getfixturevalue("pg_server").url(), flights_model(), schema=schema)
+    name = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    store = scratch_store(request.param, request, flights_model(), name)
     load_flights(store, frames=flights_sample, progress=False)
     yield store["flights"]
     store.close()

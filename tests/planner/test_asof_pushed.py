@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from backend_fixtures import BACKENDS, scratch_store
 
 import jarenlab as jl
 
@@ -64,12 +65,9 @@ W = [
 ]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    if request.param == "sqlite":
-        s = jl.open(model=MODEL)
-    else:
-        s = jl.open(request.getfixturevalue("pg_server").url(), MODEL, schema="asof_pushed")
+    s = scratch_store(request.param, request, MODEL, "asof_pushed")
     s["f"].insert_many(F)
     s["w"].insert_many(W)
     s["names"].insert_many([{"o": "A", "name": "Alpha"}, {"o": "B", "name": "Beta"}])

@@ -27,7 +27,7 @@ DATABASE = "jl_icu_en"
 #: The mode each case's pushed run took.
 MODES: list[str] = []
 
-pytestmark = pytest.mark.postgresql_only("the default collation of a PostgreSQL database")
+pytestmark = pytest.mark.needs("collations", "the default collation of a PostgreSQL database")
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def test_float_sums_are_correctly_rounded_on_both(open_store: Any) -> None:
     assert q.to_list() == want == m._run_query(q.document, {}, pushdown=False)[0]
     assert m.sum(it.x) == 8.6
     ex = q.explain()
-    if store.backend.name == "sqlite":
+    if store.backend.dialect.sums_floats_exactly:
         assert ex.mode == "native" and "jl_fsum(" in ex.sql
     else:
         assert ex.mode == "set" and "correctly rounded" in ex.residual["reasons"][0]["reason"]

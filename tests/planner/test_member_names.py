@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from backend_fixtures import BACKENDS, scratch_store
 
-import jarenlab as jl
 from jarenlab.errors import JarenlabError, PlanError
 from jarenlab.query import evaluate
 from jarenlab.query.lang.path import path_text, sql_addressable
@@ -52,13 +52,10 @@ IDS = [f"U+{ord(n[0]):04X}" + ("..." if len(n) > 1 else "") if n else "empty" fo
 DOCS = [{name: "A", "n": 1} for name in NAMES] + [{name: "B", "n": 2} for name in NAMES] + [{"n": 3}]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Any:
     """One store per backend for the module (queries never write)."""
-    if request.param == "sqlite":
-        s = jl.open(model=MODEL, checks="off")
-    else:
-        s = jl.open(request.getfixturevalue("pg_server").url(), MODEL, schema="member_names", checks="off")
+    s = scratch_store(request.param, request, MODEL, "member_names", checks="off")
     s["d"].insert_many(DOCS)
     yield s
     s.close()

@@ -184,10 +184,10 @@ def test_udf_hatch_on_and_off(hatch: bool, open_store: Any) -> None:
         s.planner.udf_hatch = hatch
         doc = F({"$and": [{"$eq": ["$it.s", "b"]}, {"$gt": [{"$root": "$it.i"}, 1.5]}]})
         ex = s["docs"].explain(doc)
-        pushed = hatch and s.backend.name == "sqlite"
+        pushed = hatch and s.backend.dialect.host_functions
         assert (ex.mode == "native") is pushed and ("jl_p_" in ex.sql) is pushed
         assert s["docs"].execute(doc) == s["docs"].execute(doc, pushdown=False) == "d18"
-        if s.backend.name == "postgresql":
+        if not s.backend.dialect.host_functions:
             assert ex.residual is not None and "the database cannot call them" in str(ex.residual)
             with pytest.raises(JarenlabError) as err:
                 s["docs"].execute(doc, strict=True)
@@ -382,7 +382,7 @@ def test_typed_numbers_are_projected_from_one_column_each(open_store: Any) -> No
             assert got == evaluate(doc, docs, {}) and type(got[-1]["n"]) is type(big), big
 
 
-@pytest.mark.postgresql_only("numeric compares a stored float as the decimal it is written as")
+@pytest.mark.needs("decimal_numbers", "numeric compares a stored float as the decimal it is written as")
 @pytest.mark.xfail(
     strict=True,
     reason="PostgreSQL compares members as numeric, a stored float as its shortest decimal: 2^60 "
@@ -422,7 +422,7 @@ def test_externals_compared_with_members_bind_per_kind(store: Any) -> None:
         assert params.count({"external": "v"}) == 4
 
 
-@pytest.mark.postgresql_only("the SQL of PostgreSQL's dialect")
+@pytest.mark.needs("collations", "the SQL of PostgreSQL's dialect")
 def test_every_string_comparison_and_order_is_collated_c(store: Any) -> None:
     """Each string value the planner reads is the C-collated expression of the declared indexes, and
     every ordering term says where NULLs go (``tests/planner/test_collation.py`` runs the cases on a
@@ -444,7 +444,7 @@ def test_every_string_comparison_and_order_is_collated_c(store: Any) -> None:
         assert sql.count(" ASC") + sql.count(" DESC") == sql.count(" NULLS "), sql
 
 
-@pytest.mark.postgresql_only("PostgreSQL's plan: a full scan is a Seq Scan")
+@pytest.mark.needs("plan_json", "PostgreSQL's plan: a full scan is a Seq Scan")
 def test_the_profile_refuses_a_sequential_scan(store: Any) -> None:
     docs = store["docs"]
     with pytest.raises(JarenlabError) as err:
@@ -452,7 +452,7 @@ def test_the_profile_refuses_a_sequential_scan(store: Any) -> None:
     assert err.value.code == "JD0011" and "Seq Scan on docs" in err.value.reason
 
 
-@pytest.mark.postgresql_only("how PostgreSQL's dialect binds floats")
+@pytest.mark.needs("decimal_numbers", "how PostgreSQL's dialect binds floats")
 def test_floats_are_bound_as_the_decimal_they_are_written_as(store: Any) -> None:
     """Members compare as ``numeric``; a float bound as float8 would turn the comparison into a
     float8 one (no index) or, cast to numeric, keep 15 digits. Bound as its decimal it uses the index."""

@@ -130,7 +130,7 @@ def test_a_windowed_include_reads_its_window_once_through_the_index(open_store: 
         assert len([d for d in details if " on flights" in d]) == 1, details
 
 
-@pytest.mark.postgresql_only("JIT compilation is a PostgreSQL setting")
+@pytest.mark.needs("session_settings", "JIT compilation is a PostgreSQL setting")
 def test_postgresql_sessions_compile_no_statement(store: Any) -> None:
     """The store turns JIT off for its sessions: PostgreSQL compiled a load's correlated subqueries
     for longer than they ran, and no statement the store writes ran faster with it."""

@@ -19,7 +19,7 @@ import jarenlab as jl
 from jarenlab import it
 from jarenlab.errors import unreachable
 
-pytestmark = pytest.mark.postgresql_only("sessions a server ends; a SQLite file has none")
+pytestmark = pytest.mark.needs("sessions", "sessions a server ends; a SQLite file has none")
 
 
 def ended(err: jl.JarenlabError) -> bool:

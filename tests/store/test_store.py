@@ -47,7 +47,7 @@ def test_context_manager_closes(open_store: Any, model: dict[str, Any]) -> None:
         assert again["notes"].get("x") == {"id": "x"}
 
 
-@pytest.mark.sqlite_only("the WAL file of a SQLite store")
+@pytest.mark.needs("file", "the WAL file of a SQLite store")
 def test_close_checkpoints_the_wal(tmp_path: Any, model: dict[str, Any]) -> None:
     store = jl.open(tmp_path / "a.db", model)
     store["notes"].insert_many([{"id": str(i)} for i in range(500)])
@@ -57,7 +57,7 @@ def test_close_checkpoints_the_wal(tmp_path: Any, model: dict[str, Any]) -> None
     assert sqlite3.connect(tmp_path / "a.db").execute("SELECT count(*) FROM notes").fetchone()[0] == 500
 
 
-@pytest.mark.sqlite_only("SQLite's own catalogue and plan text")
+@pytest.mark.needs("file", "SQLite's own catalogue and plan text")
 def test_physical_shape(store: Any) -> None:
     conn = sqlite3.connect(store.path)
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='notes'").fetchone()[0]
@@ -114,7 +114,7 @@ def test_reopen_refuses_a_tampered_shape(open_store: Any, model: dict[str, Any],
         open_store.reopen(store, model)
 
 
-@pytest.mark.postgresql_only("a schema holding another application's tables")
+@pytest.mark.needs("schemas", "a schema holding another application's tables")
 def test_a_schema_of_something_else_is_refused_and_left_alone(open_store: Any, model: dict[str, Any]) -> None:
     import psycopg
 
@@ -138,7 +138,7 @@ def test_opening_a_foreign_file_without_a_model(tmp_path: Any) -> None:
     assert info.value.code == "JD0005"
 
 
-@pytest.mark.postgresql_only("the server's capabilities")
+@pytest.mark.needs("schemas", "the server's capabilities")
 def test_capabilities_on_a_server(store: Any) -> None:
     caps = store.capabilities
     assert caps["backend"] == "postgresql" and caps["jsonb"] is True and caps["udf_hatch"] is False
@@ -147,7 +147,7 @@ def test_capabilities_on_a_server(store: Any) -> None:
     assert int(caps["server_version"].split(".")[0]) >= 13
 
 
-@pytest.mark.sqlite_only("the SQLite library's capabilities")
+@pytest.mark.needs("file", "the SQLite library's capabilities")
 def test_capabilities(store: Any) -> None:
     caps = store.capabilities
     assert caps["json1"] and caps["strict_tables"] and caps["generated_columns"]
@@ -194,7 +194,7 @@ def test_transaction_with_a_function_returns_its_result(store: Any) -> None:
     assert store.transaction(lambda s: s["notes"].insert({"id": "f"})) == "f"
 
 
-@pytest.mark.postgresql_only("a server runs writers side by side")
+@pytest.mark.needs("concurrent_writers", "a server runs writers side by side")
 def test_another_thread_writes_beside_an_open_transaction(store: Any) -> None:
     notes = store["notes"]
     seen: dict[str, Any] = {}
@@ -215,7 +215,7 @@ def test_another_thread_writes_beside_an_open_transaction(store: Any) -> None:
     assert notes.get("t") is None
 
 
-@pytest.mark.sqlite_only("SQLite allows one writer: other threads queue behind the write gate")
+@pytest.mark.needs("single_writer", "SQLite allows one writer: other threads queue behind the write gate")
 def test_another_thread_waits_instead_of_joining(store: Any) -> None:
     notes = store["notes"]
     seen: dict[str, Any] = {}

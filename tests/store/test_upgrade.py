@@ -110,7 +110,7 @@ def test_the_earlier_change_records_ask_a_feed_reader_to_reset(
     assert again.changes(after=cursor).patch == page.patch
 
 
-@pytest.mark.sqlite_only("read_only is a SQLite option")
+@pytest.mark.needs("file", "read_only is a SQLite option")
 def test_a_read_only_open_of_an_earlier_store_alters_nothing_and_says_why(
     earlier: tuple[jl.Store, str], backend: str
 ) -> None:

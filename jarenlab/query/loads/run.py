@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from jarenlab.backends import DEFAULT
 from jarenlab.errors import PlanError
 from jarenlab.query.loads.plan import Level, levels, member_field, plan_load
 from jarenlab.query.loads.sql import select_load
@@ -170,7 +171,7 @@ class LoadExplain:
     pagination: str
     includes: list[dict[str, Any]]
     engine_plan: list[dict[str, Any]] = field(default_factory=list)
-    database: str = "sqlite"
+    database: str = DEFAULT.name
     #: Per to-many or count include no declared index serves: ``{"collection", "index"}``, the
     #: index (relation member, then the include's order) that reads each parent's rows in order.
     suggested_indexes: list[dict[str, Any]] = field(default_factory=list)

@@ -4,8 +4,8 @@ Fields: ``mode`` (native/row/set), ``sql``, ``params`` (bound slots in order), `
 ``residual`` (``None`` or ``{"mode", "reasons": [{"construct", "reason"}]}``), ``diverted``
 (why these externals ran the set residual, or None), ``cache`` (hit/miss), ``engine_plan``
 (the database's own plan as ``[{id, parent, depth, detail}]``: SQLite's ``EXPLAIN QUERY PLAN``,
-PostgreSQL's ``EXPLAIN (FORMAT JSON)``; also readable as ``sqlite_plan``), ``database`` (whose
-plan it is: ``sqlite``, ``postgresql``), ``suggested_indexes`` (when the database scans the whole
+PostgreSQL's ``EXPLAIN (FORMAT JSON)``; also readable under its first name, ``sqlite_plan``),
+``database`` (whose plan it is: the backend's name, :data:`jarenlab.backends.REGISTERED`), ``suggested_indexes`` (when the database scans the whole
 table for a condition or order on members no index covers, or for a group-by no index covers
 whole: the declarations to add to the model).
 ``analyze=True`` runs the query and adds ``rows_read`` (the rows the database read: every row of a
@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.backends import DEFAULT
 from jarenlab.query.planner.diagnose import bound, covering_suggestion, index_suggestions
 from jarenlab.query.planner.plan import covered_fields
 from jarenlab.query.planner.preds import EXTERNAL_SLOTS, Reason, fields_of
@@ -60,7 +61,8 @@ class Explain:
     rows_returned: int | None = None
     phases: dict[str, float] = field(default_factory=dict)
     fallback: str | None = None
-    database: str = "sqlite"
+    #: Whose plan it is: the backend's name (``backend.name``; the default backend's when not given).
+    database: str = DEFAULT.name
     #: Index declarations that would serve the scan (add them to the model's ``indexes``): one per
     #: member a condition scans for, one over an order's keys in their directions, or for a group-by
     #: over the whole collection one over every member it reads, so the database answers from the
@@ -73,7 +75,8 @@ class Explain:
 
     @property
     def sqlite_plan(self) -> list[dict[str, Any]]:
-        """The database's own plan of the statement (the same rows as ``engine_plan``, on every backend)."""
+        """The database's own plan of the statement: an alias of ``engine_plan`` (the same rows, on
+        every backend), kept from when SQLite was the only one."""
         return self.engine_plan
 
     @property
