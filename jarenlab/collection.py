@@ -187,9 +187,11 @@ class Collection(Queryable):
                     self._write_lock((doc,))
                 if key is None:
                     db.serialize(self._key_lock)
-                    key = db.value("collection.insert", (self.name, text), table=self.name)
+                    key = db.value(
+                        "collection.insert", {"collection": self.name, "doc": text}, table=self.name
+                    )
                 else:
-                    db.run("collection.insert_keyed", (key, text), table=self.name)
+                    db.run("collection.insert_keyed", {"key": key, "doc": text}, table=self.name)
                 self._written(key, doc, None)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -269,7 +271,7 @@ class Collection(Queryable):
             next_key = None
             if identity == "integer":
                 db.serialize(self._key_lock)
-                next_key = db.value("collection.next_key", (self.name,), table=self.name)
+                next_key = db.value("collection.next_key", {"collection": self.name}, table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
@@ -290,7 +292,7 @@ class Collection(Queryable):
                 refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
-                        db.many(statement, rows, table=self.name)
+                        db.many(statement, [{"key": key, "doc": text} for key, text in rows], table=self.name)
                 except StoreError as err:
                     if err.condition == "duplicate":
                         self._find_duplicate(rows, start)
@@ -309,7 +311,7 @@ class Collection(Queryable):
         """Name the first duplicate of a failed batch (inside the transaction that will roll back)."""
         seen: set[Any] = set()
         for i, (key, _) in enumerate(rows):
-            dup = key in seen or self._db.one("collection.exists", (key,), table=self.name)
+            dup = key in seen or self._db.one("collection.exists", {"key": key}, table=self.name)
             if dup:
                 raise _at(
                     StoreError(
@@ -348,8 +350,8 @@ class Collection(Queryable):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
                 # The document it replaces (locked on a server), so the change log can say what changed.
-                old = db.value("collection.get_for_update", (key,), table=self.name)
-                db.run("collection.put", (key, text), table=self.name)
+                old = db.value("collection.get_for_update", {"key": key}, table=self.name)
+                db.run("collection.put", {"key": key, "doc": text}, table=self.name)
                 self._written(key, doc, old)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -375,7 +377,7 @@ class Collection(Queryable):
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
-                row = db.one("collection.get_for_update", (key,), table=self.name)
+                row = db.one("collection.get_for_update", {"key": key}, table=self.name)
                 if row is None:
                     raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
                 old = orjson.loads(row[0])
@@ -391,7 +393,7 @@ class Collection(Queryable):
                     )
                 if self._write_lock is not None:
                     self._write_lock((new,))
-                db.run("collection.update", (text, key), table=self.name)
+                db.run("collection.update", {"doc": text, "key": key}, table=self.name)
                 self._written(key, new, row[0])
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -407,11 +409,13 @@ class Collection(Queryable):
         # Two statements for an allocated identity (the delete and its key's record): one unit.
         unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
         with unit, db.translating(collection=self.name, key=key):
-            old = db.value("collection.delete", (key,), table=self.name)
+            old = db.value("collection.delete", {"key": key}, table=self.name)
             gone = old is not None
             if gone:
                 if self.spec.identity == "integer":
-                    db.run("collection.keys_seen", (self.name, key))  # never allocated again
+                    db.run(
+                        "collection.keys_seen", {"collection": self.name, "last": key}
+                    )  # never allocated again
                 self._written(key, None, old)
         return gone
 
@@ -420,7 +424,7 @@ class Collection(Queryable):
         """The document stored under ``key``, or None."""
         key = self._check_key(key)
         with self._db.translating(collection=self.name, key=key):
-            text = self._db.value("collection.get", (key,), table=self.name)
+            text = self._db.value("collection.get", {"key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
     def count(self) -> int:  # type: ignore[override]
@@ -444,9 +448,9 @@ class Collection(Queryable):
         while True:
             with self._db.translating(collection=self.name):
                 if after is None:
-                    rows = self._db.all("collection.first_page", (size,), table=self.name)
+                    rows = self._db.all("collection.first_page", {"limit": size}, table=self.name)
                 else:
-                    rows = self._db.all("collection.page", (after, size), table=self.name)
+                    rows = self._db.all("collection.page", {"after": after, "limit": size}, table=self.name)
             if not rows:
                 return
             yield [(r[1], r[2]) for r in rows]
@@ -459,9 +463,13 @@ class Collection(Queryable):
         db = self._db
         with db.translating(collection=self.name):
             if updates:
-                db.many("collection.update", [(text, key) for key, text, _ in updates], table=self.name)
+                db.many(
+                    "collection.update",
+                    [{"doc": text, "key": key} for key, text, _ in updates],
+                    table=self.name,
+                )
             if deletes:
-                db.many("collection.delete", [(key,) for key in deletes], table=self.name)
+                db.many("collection.delete", [{"key": key} for key in deletes], table=self.name)
         for key, _, doc in updates:
             db.record((self.name, key, doc))
         for key in deletes:

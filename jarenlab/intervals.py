@@ -179,7 +179,7 @@ def _owner_of(db: Database, spec: CollectionSpec) -> Callable[[Any], Any]:
     path = db.backend.json_path((spec.owner[1:],))
 
     def owner_of(key: Any) -> Any:
-        text = db.value("intervals.owner_of", (path, key), table=spec.name)
+        text = db.value("intervals.owner_of", {"path": path, "key": key}, table=spec.name)
         return None if text is None else orjson.loads(text)
 
     return owner_of

@@ -85,7 +85,7 @@ class OwnedCollection(Queryable):
         #: The owner test every query statement carries (a predicate document over ``it``).
         self.scope: dict[str, Any] = {"$eq": [f"$it[{json.dumps(self._member)}]", owner]}
         path = collection.store.backend.json_path((self._member,))
-        self._params = (path, path, owner)
+        self._params = {"path": path, "owner": owner}
         self._owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
         self._key_member = collection.spec.key[1:] if collection.spec.key else None
 
@@ -139,7 +139,7 @@ class OwnedCollection(Queryable):
             return self.collection.get(key)  # refuses the key (JD2002)
         db = self.store.db
         with db.translating(collection=self.name, key=key):
-            text = db.value("collection.get_for_update", (key,), table=self.name)
+            text = db.value("collection.get_for_update", {"key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
     # -- writes ----------------------------------------------------------------------------------

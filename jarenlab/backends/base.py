@@ -15,20 +15,26 @@ every backend that exists.
 >>> cat = Catalogue.parse("demo", '''
 ... -- name: get
 ... -- One document by key.
-... SELECT doc FROM {table} WHERE key = ?
+... SELECT doc FROM {table} WHERE key = :key
 ... -- name: many
 ... SELECT doc FROM {table} WHERE key IN ({keys})
 ... ''')
 >>> cat.names()
 ('get', 'many')
->>> cat.text("get", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join("?" * n), table="t")
-'SELECT doc FROM "t" WHERE key = ?'
->>> cat.text("many", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join(["?"] * n), table="t", keys=3)
-'SELECT doc FROM "t" WHERE key IN (?, ?, ?)'
+>>> cat.text("get", quote=lambda n: f'"{n}"', table="t")
+'SELECT doc FROM "t" WHERE key = :key'
+>>> cat.text("many", quote=lambda n: f'"{n}"', table="t", keys=3)
+'SELECT doc FROM "t" WHERE key IN (:keys_0, :keys_1, :keys_2)'
 >>> Catalogue.parse("demo", "-- name: pick\\nSELECT k FROM t WHERE k IN ({keys})\\n"
-...     "-- name: take\\nDELETE FROM t WHERE k = ({@pick} LIMIT 1)").text(
-...     "take", quote=str, marks=lambda n: ", ".join(["?"] * n), keys=2)
-'DELETE FROM t WHERE k = (SELECT k FROM t WHERE k IN (?, ?) LIMIT 1)'
+...     "-- name: take\\nDELETE FROM t WHERE k = ({@pick} LIMIT 1)").text("take", quote=str, keys=2)
+'DELETE FROM t WHERE k = (SELECT k FROM t WHERE k IN (:keys_0, :keys_1) LIMIT 1)'
+
+Parameters are named (``:name``) in every backend's files; a catalogue for a driver that spells
+them ``%(name)s`` (psycopg) translates each statement once, when it is read:
+
+>>> Catalogue.parse("demo", "-- name: due\\nSELECT '50%', :at::float8 FROM t WHERE n = :n",
+...     style="pyformat").text("due", quote=str)
+"SELECT '50%%', %(at)s::float8 FROM t WHERE n = %(n)s"
 """
 
 from __future__ import annotations
@@ -92,10 +98,10 @@ def placeholders(mark: str, count: int) -> str:
 
 
 @cache
-def load_catalogue(package: str, subsystem: str) -> Catalogue:
+def load_catalogue(package: str, subsystem: str, style: ParamStyle = "named") -> Catalogue:
     """The named statements of ``subsystem`` in a backend's package (``<package>/sql/<subsystem>.sql``),
-    read once."""
-    return Catalogue.load(package, subsystem)
+    read once, their parameters in the driver's ``style``."""
+    return Catalogue.load(package, subsystem, style=style)
 
 
 class ErrorBoundary:
@@ -131,19 +137,94 @@ class ErrorBoundary:
             raise self.translated(exc, **fields) from exc
 
 
+#: How a driver spells a named parameter: ``"named"`` is ``:name`` (sqlite3, and every ``.sql``
+#: file), ``"pyformat"`` is ``%(name)s`` (psycopg).
+ParamStyle = Literal["named", "pyformat"]
+
+#: One token of a statement's text that parameter translation must see: a string literal, a quoted
+#: identifier, a comment and a dollar-quoted body are kept whole; ``::`` is a cast; ``:name`` a
+#: parameter (group 1); ``%`` (group 2) and ``?`` (group 3) are a driver's markers.
+_TOKEN = re.compile(
+    r"'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|\$\$.*?\$\$|::|:([a-z_][a-z0-9_]*)|(%)|(\?)", re.DOTALL
+)
+
+
+def _mark(style: ParamStyle, name: str) -> str:
+    return f":{name}" if style == "named" else f"%({name})s"
+
+
+def translate_params(template: str, style: ParamStyle) -> tuple[str, tuple[str, ...]]:
+    """A statement's text in a driver's parameter style, and the names of its parameters (first
+    use order). A positional ``?`` is refused (JD0003): every statement binds by name.
+
+    >>> translate_params("SELECT :a::int, '100%', :b FROM t WHERE x = :a AND y % 2 = 0", "pyformat")
+    ("SELECT %(a)s::int, '100%%', %(b)s FROM t WHERE x = %(a)s AND y %% 2 = 0", ('a', 'b'))
+    """
+    names: dict[str, None] = {}
+
+    def token(match: re.Match[str]) -> str:
+        if match[1]:
+            names[match[1]] = None
+            return _mark(style, match[1])
+        if match[2]:
+            return "%%" if style == "pyformat" else "%"
+        if match[3] and style == "named":
+            raise StoreError("JD0003", f"a positional parameter in {template[:60]!r}: name it (:name)")
+        # psycopg reads every % of a statement that has parameters, inside literals too
+        return match[0].replace("%", "%%") if style == "pyformat" else match[0]
+
+    return _TOKEN.sub(token, template), tuple(names)
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """One named statement: where it comes from, its comment, and its template text."""
+    """One named statement: where it comes from, its comment, its template text as written, and
+    that text in the driver's parameter style (``sql``) with the names of its parameters."""
 
     catalogue: str
     name: str
     doc: str
     template: str
+    sql: str
+    params: tuple[str, ...]
 
     @property
     def fields(self) -> tuple[str, ...]:
         """The template's fields (identifiers, placeholder lists, fragments), in order."""
         return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A statement with its fields filled, ready to run: its text, the names of the parameters a
+    call passes (``names``), and which of them are lists (``lists``: ``(name, length)`` of each
+    ``{name}`` filled with a count, bound as ``name_0``, ``name_1``, ...)."""
+
+    text: str
+    names: frozenset[str]
+    lists: tuple[tuple[str, int], ...]
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The parameters to hand the driver: ``params`` checked against :attr:`names` (JD0003
+        names what is missing or unexpected), each list spread over its placeholders."""
+        try:
+            keys = params.keys()
+        except AttributeError:
+            raise StoreError("JD0003", f"{statement} takes its parameters by name, not {params!r}") from None
+        if keys != self.names:
+            missing, extra = sorted(self.names - keys), sorted(keys - self.names)
+            raise StoreError(
+                "JD0003", f"{statement} takes {sorted(self.names)}: missing {missing}, unexpected {extra}"
+            )
+        if not self.lists:
+            return params
+        bound = dict(params)
+        for name, length in self.lists:
+            values = bound.pop(name)
+            if len(values) != length:
+                raise StoreError("JD0003", f"{statement}: {name} has {len(values)} values, not {length}")
+            bound.update(zip([f"{name}_{i}" for i in range(length)], values, strict=True))
+        return bound
 
 
 class Catalogue:
@@ -154,16 +235,18 @@ class Catalogue:
     (validated and quoted by the backend), a number of placeholders, or fragments of the same
     file. ``{@name}`` includes the statement ``name`` of the same file, filled with the same
     fields (a claim's pick and the "what would a claim take" query are one text). Values are never
-    filled in; they are always bound parameters.
+    filled in; they are always bound parameters, by name (``:name``), translated to the driver's
+    ``style`` once, when the file is read.
     """
 
-    def __init__(self, name: str, statements: Mapping[str, Statement]) -> None:
+    def __init__(self, name: str, statements: Mapping[str, Statement], style: ParamStyle = "named") -> None:
         self.name = name
+        self.style = style
         self._statements = dict(statements)
-        self._texts: dict[tuple[str, tuple[tuple[str, Fill], ...]], str] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, Fill], ...]], Prepared] = {}
 
     @classmethod
-    def parse(cls, name: str, text: str) -> Catalogue:
+    def parse(cls, name: str, text: str, *, style: ParamStyle = "named") -> Catalogue:
         """Read a catalogue from its file text; a malformed file is an internal error (JD0003)."""
         statements: dict[str, Statement] = {}
         current: str | None = None
@@ -176,7 +259,8 @@ class Catalogue:
             sql = "\n".join(body).strip().rstrip(";").strip()
             if not sql:
                 raise StoreError("JD0003", f"statement {name}.{current} is empty")
-            statements[current] = Statement(name, current, " ".join(doc), sql)
+            translated, params = translate_params(sql, style)
+            statements[current] = Statement(name, current, " ".join(doc), sql, translated, params)
 
         for line in text.splitlines():
             match = _NAME.match(line.strip())
@@ -193,12 +277,13 @@ class Catalogue:
             else:
                 body.append(line)
         flush()
-        return cls(name, statements)
+        return cls(name, statements, style)
 
     @classmethod
-    def load(cls, package: str, name: str) -> Catalogue:
-        """The catalogue ``<package>/sql/<name>.sql``."""
-        return cls.parse(name, resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8"))
+    def load(cls, package: str, name: str, *, style: ParamStyle = "named") -> Catalogue:
+        """The catalogue ``<package>/sql/<name>.sql``, its parameters in ``style``."""
+        text = resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8")
+        return cls.parse(name, text, style=style)
 
     def names(self) -> tuple[str, ...]:
         """Every statement's name, in file order."""
@@ -214,24 +299,29 @@ class Catalogue:
         except KeyError:
             raise StoreError("JD0003", f"no statement {self.name}.{name}") from None
 
-    def text(
-        self,
-        name: str,
-        *,
-        quote: Callable[[str], str],
-        marks: Callable[[int], str],
-        **fill: Fill,
-    ) -> str:
-        """The SQL text of ``name`` with its fields filled (cached by name and fill)."""
+    def text(self, name: str, *, quote: Callable[[str], str], **fill: Fill) -> str:
+        """The SQL text of ``name`` with its fields filled (see :meth:`prepare`)."""
+        return self.prepare(name, quote=quote, **fill).text
+
+    def prepare(self, name: str, *, quote: Callable[[str], str], **fill: Fill) -> Prepared:
+        """``name`` with its fields filled, and the parameters it takes (cached by name and fill)."""
         cache_key = (name, tuple(sorted(fill.items())))
-        text = self._texts.get(cache_key)
-        if text is not None:
-            return text
+        prepared = self._prepared.get(cache_key)
+        if prepared is not None:
+            return prepared
         stmt = self.statement(name)
         values: dict[str, str] = {}
+        names = set(stmt.params)
+        lists: dict[tuple[str, int], None] = {}
+
+        def take(part: Prepared) -> str:
+            names.update(part.names)
+            lists.update(dict.fromkeys(part.lists))
+            return part.text
+
         for field in stmt.fields:
             if field.startswith("@"):  # another statement of this file, filled with the same fields
-                values[field] = self.text(field[1:], quote=quote, marks=marks, **fill)
+                values[field] = take(self.prepare(field[1:], quote=quote, **fill))
                 continue
             if field not in fill:
                 raise StoreError("JD0003", f"statement {self.name}.{name} needs {{{field}}}")
@@ -239,18 +329,19 @@ class Catalogue:
             if isinstance(value, bool):
                 raise StoreError("JD0003", f"{{{field}}} of {self.name}.{name} is a bool")
             if isinstance(value, int):
-                values[field] = marks(value)
+                values[field] = ", ".join(_mark(self.style, f"{field}_{i}") for i in range(value))
+                names.add(field)
+                lists[(field, value)] = None
             elif isinstance(value, str):
                 values[field] = quote(value)
             else:
                 values[field] = (
-                    " AND ".join(f"({self.text(part, quote=quote, marks=marks)})" for part in value)
-                    or "1 = 1"
+                    " AND ".join(f"({take(self.prepare(part, quote=quote))})" for part in value) or "1 = 1"
                 )
-        text = stmt.template.format_map(values)
-        if len(self._texts) < 4096:
-            self._texts[cache_key] = text
-        return text
+        prepared = Prepared(stmt.sql.format_map(values), frozenset(names), tuple(lists))
+        if len(self._prepared) < 4096:
+            self._prepared[cache_key] = prepared
+        return prepared
 
     def schema(self) -> list[str]:
         """The statements that create this subsystem's tables: those named ``create_*``, in file order."""
@@ -845,11 +936,12 @@ class Backend(Protocol):
         ...
 
     # -- statements ---------------------------------------------------------------------------------
-    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        """Run one statement with bound parameters (placeholders from :meth:`marks`)."""
+    def execute(self, conn: Any, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
+        """Run one statement with bound parameters: positional (placeholders from :meth:`marks`) or,
+        for a named statement, by name."""
         ...
 
-    def executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
+    def executemany(self, conn: Any, sql: str, rows: Sequence[Mapping[str, Any]]) -> Cursor:
         """Run one statement once per row of parameters (a bulk insert)."""
         ...
 

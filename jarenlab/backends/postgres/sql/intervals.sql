@@ -1,5 +1,5 @@
 -- Declared intervals: the fixed statements (each declaration's exclusion constraint and lookups are
--- built by backends/postgres/intervals.py). Placeholders are %s.
+-- built by backends/postgres/intervals.py).
 
 -- name: instant_ms
 -- A UTC date-time YYYY-MM-DDTHH:MM:SS[.fraction]Z as epoch milliseconds, NULL for anything else
@@ -33,6 +33,5 @@ END
 $$
 
 -- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text (the stored lexeme):
--- (the owner's JSON path, its key).
-SELECT doc #> %s FROM {table} WHERE key = %s
+-- The owner member of the record a write clashed with, as its JSON text (the stored lexeme).
+SELECT doc #> :path FROM {table} WHERE key = :key

@@ -3,6 +3,5 @@
 -- the fixed ones.
 
 -- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text: (the owner's JSON path,
--- its key).
-SELECT json_quote(json_extract(doc, ?)) FROM {table} WHERE key = ?
+-- The owner member of the record a write clashed with, as its JSON text.
+SELECT json_quote(json_extract(doc, :path)) FROM {table} WHERE key = :key

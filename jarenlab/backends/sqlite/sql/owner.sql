@@ -1,12 +1,12 @@
 -- Owner views: the rows of one owner in an owned collection, in storage order. {owned} is one of
--- the owned_by_* fragments; every statement takes (the owner's JSON path, the same path, owner).
+-- the owned_by_* fragments: the owner's JSON :path and the :owner.
 -- json_type guards the member's type, so owner 1 never matches a stored true or 1.0.
 
 -- name: owned_by_string
-json_type(doc, ?) = 'text' AND json_extract(doc, ?) = ?
+json_type(doc, :path) = 'text' AND json_extract(doc, :path) = :owner
 
 -- name: owned_by_integer
-json_type(doc, ?) = 'integer' AND json_extract(doc, ?) = ?
+json_type(doc, :path) = 'integer' AND json_extract(doc, :path) = :owner
 
 -- name: count
 SELECT count(*) FROM {table} WHERE {owned}
