@@ -220,25 +220,26 @@ def test_a_list_parameter_has_the_length_of_its_fill(open_store: Callable[..., j
     assert info.value.code == "JD0003"
 
 
-def test_parameters_are_named_and_read_once_in_the_drivers_style() -> None:
+def test_parameters_are_named_and_written_as_the_drivers_markers() -> None:
     text = (
         "-- name: due\n"
         "SELECT :at::float8, '50% :not_a_name', \"odd:name\" FROM t -- :nor_this\n"
-        "WHERE n % 2 = :n AND k IN ({keys}) AND f = $$ :body % $$\n"
+        "WHERE n % 2 = :n AND k IN ({keys}) AND f = $$ :body % $$ AND g = :at\n"
     )
-    named = Catalogue.parse("demo", text).prepare("due", quote=str, keys=2)
-    pyformat = Catalogue.parse("demo", text, style="pyformat").prepare("due", quote=str, keys=2)
-    assert named.names == pyformat.names == {"at", "n", "keys"}
-    assert named.lists == pyformat.lists == (("keys", 2),)
-    assert named.text.startswith("SELECT :at::float8, '50% :not_a_name'")
-    assert "k IN (:keys_0, :keys_1)" in named.text
-    assert pyformat.text == (
-        "SELECT %(at)s::float8, '50%% :not_a_name', \"odd:name\" FROM t -- :nor_this\n"
-        "WHERE n %% 2 = %(n)s AND k IN (%(keys_0)s, %(keys_1)s) AND f = $$ :body %% $$"
+    qmark = Catalogue.parse("demo", text).prepare("due", quote=str, keys=2)
+    fmt = Catalogue.parse("demo", text, style="format").prepare("due", quote=str, keys=2)
+    assert qmark.names == fmt.names == {"at", "n", "keys"}
+    assert qmark.lists == fmt.lists == (("keys", 2),)
+    assert qmark.order == fmt.order == ("at", "n", "keys_0", "keys_1", "at")
+    assert qmark.text == (
+        "SELECT ?::float8, '50% :not_a_name', \"odd:name\" FROM t -- :nor_this\n"
+        "WHERE n % 2 = ? AND k IN (?, ?) AND f = $$ :body % $$ AND g = ?"
     )
-    assert named.bind("demo.due", {"at": 1, "n": 0, "keys": ["a", "b"]}) == {
-        "at": 1, "n": 0, "keys_0": "a", "keys_1": "b"
-    }  # fmt: skip
+    assert fmt.text == (
+        "SELECT %s::float8, '50%% :not_a_name', \"odd:name\" FROM t -- :nor_this\n"
+        "WHERE n %% 2 = %s AND k IN (%s, %s) AND f = $$ :body %% $$ AND g = %s"
+    )
+    assert qmark.bind("demo.due", {"at": 1, "n": 0, "keys": ["a", "b"]}) == (1, 0, "a", "b", 1)
 
 
 def test_a_positional_parameter_is_refused_when_the_file_is_read() -> None:
@@ -246,3 +247,5 @@ def test_a_positional_parameter_is_refused_when_the_file_is_read() -> None:
         Catalogue.parse("demo", "-- name: get\nSELECT doc FROM t WHERE key = ?\n")
     assert info.value.code == "JD0003"
     assert Catalogue.parse("demo", "-- name: get\nSELECT '?' FROM t\n").statement("get").params == ()
+    with pytest.raises(StoreError):  # a fragment's own ? is refused too
+        Catalogue.parse("demo", "-- name: part\nk = ?\n")

@@ -66,7 +66,7 @@ def test_fills_are_identifiers_placeholder_counts_or_fragments(backend: Backend)
     )
     text = cat.text("pick", quote=backend.quote, table="t", keys=2, where=("small", "odd"))
     assert text.startswith('SELECT k FROM "t" WHERE k IN (')
-    assert text.endswith("AND (k < :k) AND (k % 2 = 1)")
+    assert text.endswith("AND (k < ?) AND (k % 2 = 1)")
     assert cat.text("pick", quote=backend.quote, table="t", keys=1, where=()).endswith("1 = 1")
     with pytest.raises(StoreError) as info:
         cat.text("pick", quote=backend.quote, table='t"; DROP', keys=1, where=())

@@ -179,7 +179,8 @@ def test_each_statement_runs_on_a_fresh_store(seeded: jl.Store, name: str) -> No
 def test_job_records_are_read_in_the_order_of_their_columns(seeded: jl.Store, name: str) -> None:
     params, fill, _ = CALLS[name]
     db = seeded.db
-    cursor: Any = db.backend.execute(db.connection(), db.sql(f"jobs.{name}", **fill), params)
+    prepared = db.backend.catalogue("jobs").prepare(name, quote=db.backend.quote, **fill)
+    cursor: Any = db.backend.execute(db.connection(), prepared.text, prepared.bind(name, params))
     assert tuple(d[0] for d in cursor.description) == COLUMNS
 
 

@@ -65,7 +65,7 @@ _poll = getattr(select, "poll", None)
 #: ``marks(n)``: n placeholders in this driver's style.
 marks = functools.partial(placeholders, "%s")
 #: ``catalogue(subsystem)``: the named PostgreSQL statements of one subsystem (``sql/<subsystem>.sql`` here).
-catalogue = functools.partial(load_catalogue, "jarenlab.backends.postgres", style="pyformat")
+catalogue = functools.partial(load_catalogue, "jarenlab.backends.postgres", style="format")
 
 
 def redact(url: str) -> str:
@@ -274,9 +274,7 @@ class PostgresBackend:
     def marks(self, count: int) -> str:
         return marks(count)
 
-    def execute(
-        self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
-    ) -> Any:
+    def execute(self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any] = ()) -> Any:
         return conn.execute(sql, params)
 
     def executemany(self, conn: psycopg.Connection[Any], sql: str, rows: Any) -> Any:

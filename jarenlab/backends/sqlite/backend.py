@@ -143,9 +143,7 @@ class SQLiteBackend:
     def marks(self, count: int) -> str:
         return marks(count)
 
-    def execute(
-        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
-    ) -> sqlite3.Cursor:
+    def execute(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return conn.execute(sql, params)
 
     def executemany(self, conn: sqlite3.Connection, sql: str, rows: Any) -> sqlite3.Cursor:
