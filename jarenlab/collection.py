@@ -72,8 +72,8 @@ class Collection(Queryable):
         #: (only where the database enforces the declarations itself).
         self._write_lock: WriteLock | None = None
         if spec.intervals:
-            self.write_checks.append(interval_check(spec, self._db))
-            self.refusal = interval_refusal(spec, self._db)
+            self.write_checks.append(interval_check(spec, self._db, self.owner_of))
+            self.refusal = interval_refusal(spec, self._db, self.owner_of)
             self._write_lock = interval_lock(spec, self._db)
 
     # -- preparing documents ---------------------------------------------------------------------
@@ -425,6 +425,40 @@ class Collection(Queryable):
         key = self._check_key(key)
         with self._db.translating(collection=self.name, key=key):
             text = self._db.value("collection.get", {"key": key}, table=self.name)
+        return None if text is None else orjson.loads(text)
+
+    def locked(self, key: Any) -> dict[str, Any] | None:
+        """Inside a transaction: the document under ``key`` (None: none), locked until the
+        transaction ends, so no other writer changes it between a caller's check and its write."""
+        key = self._check_key(key)
+        with self._db.translating(collection=self.name, key=key):
+            text = self._db.value("collection.get_for_update", {"key": key}, table=self.name)
+        return None if text is None else orjson.loads(text)
+
+    def _owned(self, statement: str, owner: str | int) -> list[Any]:
+        assert self.spec.owner is not None, "only an owned collection has owners"
+        path = self.store.backend.json_path((self.spec.owner[1:],))
+        owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
+        with self._db.translating(collection=self.name):
+            return self._db.all(statement, {"path": path, "owner": owner}, table=self.name, owned=owned)
+
+    def owned_count(self, owner: str | int) -> int:
+        """How many documents of an owned collection ``owner`` holds (owner views count with it)."""
+        return int(self._owned("collection.owned_count", owner)[0][0])
+
+    def owned_texts(self, owner: str | int) -> tuple[list[Any], list[str]]:
+        """The keys and document texts ``owner`` holds in an owned collection, in storage order."""
+        rows = self._owned("collection.owned_scan", owner)
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def owner_of(self, key: Any) -> Any:
+        """The owner member of the document under ``key`` (None: no such document, or the
+        collection is not owned)."""
+        if self.spec.owner is None:
+            return None
+        path = self.store.backend.json_path((self.spec.owner[1:],))
+        with self._db.translating(collection=self.name, key=key):
+            text = self._db.value("collection.owner_of", {"path": path, "key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
     def count(self) -> int:  # type: ignore[override]

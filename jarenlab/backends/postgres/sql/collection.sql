@@ -67,3 +67,26 @@ SELECT pos, key, doc FROM {table} WHERE pos > :after ORDER BY pos LIMIT :limit
 
 -- name: first_page
 SELECT pos, key, doc FROM {table} ORDER BY pos LIMIT :limit
+
+-- name: owned_by_string
+-- An owned collection's rows of one owner (owner views read through owned_count and owned_scan,
+-- whose owned field is one of these fragments): the owner member's JSON :path and the :owner.
+-- The member's JSON type is tested first, so owner 1 never matches a stored true, "1" or 1.0.
+jsonb_typeof(body #> :path) = 'string' AND (body #>> :path) = :owner
+
+-- name: owned_by_integer
+-- The stored lexeme, as written: a number written with a fraction or an exponent (1.0, 1e16) is
+-- not an integer owner (jsonb would write 1e16 as 10000000000000000).
+jsonb_typeof(body #> :path) = 'number' AND (doc #>> :path) = :owner::text
+
+-- name: owned_count
+SELECT count(*) FROM {table} WHERE {owned}
+
+-- name: owned_scan
+-- Keys and documents.
+SELECT key, doc FROM {table} WHERE {owned} ORDER BY pos
+
+-- name: owner_of
+-- The owner member of a stored record (a clash names the other record's owner), as its JSON
+-- text (the stored lexeme).
+SELECT doc #> :path FROM {table} WHERE key = :key

@@ -31,7 +31,3 @@ BEGIN
         + coalesce(rpad(substring(t FROM '\.([0-9][0-9]?[0-9]?)'), 3, '0')::int, 0);
 END
 $$
-
--- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text (the stored lexeme).
-SELECT doc #> :path FROM {table} WHERE key = :key

@@ -65,3 +65,24 @@ SELECT rowid, key, doc FROM {table} WHERE rowid > :after ORDER BY rowid LIMIT :l
 
 -- name: first_page
 SELECT rowid, key, doc FROM {table} ORDER BY rowid LIMIT :limit
+
+-- name: owned_by_string
+-- An owned collection's rows of one owner (owner views read through owned_count and owned_scan,
+-- whose owned field is one of these fragments): the owner member's JSON :path and the :owner.
+-- The member's JSON type is tested first, so owner 1 never matches a stored true, "1" or 1.0.
+json_type(doc, :path) = 'text' AND json_extract(doc, :path) = :owner
+
+-- name: owned_by_integer
+json_type(doc, :path) = 'integer' AND json_extract(doc, :path) = :owner
+
+-- name: owned_count
+SELECT count(*) FROM {table} WHERE {owned}
+
+-- name: owned_scan
+-- Keys and documents.
+SELECT key, doc FROM {table} WHERE {owned} ORDER BY rowid
+
+-- name: owner_of
+-- The owner member of a stored record (a clash names the other record's owner), as its JSON
+-- text.
+SELECT json_quote(json_extract(doc, :path)) FROM {table} WHERE key = :key

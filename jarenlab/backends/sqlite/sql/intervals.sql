@@ -1,7 +1,3 @@
 -- The interval constraint. Each declaration's own statements (its partial index, the conflict
--- lookup, the checks of stored data) are built from the declaration by ../intervals.py; these are
--- the fixed ones.
-
--- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text.
-SELECT json_quote(json_extract(doc, :path)) FROM {table} WHERE key = :key
+-- lookup, the checks of stored data) are built from the declaration by ../intervals.py; the owner
+-- of a record a write clashed with is read through its collection (collection.owner_of).
