@@ -1,6 +1,6 @@
 """Every named statement of every catalogue runs on every backend, with its parameters by name.
 
-:data:`CALLS` holds, per statement, the parameters and fills of one run on a small store (the jobs
+:func:`calls` holds, per statement, the parameters and fills of one run on a small store (the jobs
 catalogue has its own, richer table in ``tests/jobs/test_statements.py``). The store records which
 statements ran (:meth:`~jarenlab.database.Database.record_statements`), so a statement added to a
 ``.sql`` file without a run here fails :func:`test_every_statement_runs`, on the backend that has it.
