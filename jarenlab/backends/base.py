@@ -226,23 +226,31 @@ class Prepared:
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
         """The values to hand the driver, in marker order: ``params`` checked against :attr:`names`
         (JD0003 names what is missing or unexpected), each list spread over its markers."""
+        # As many names as it takes and none missing is exactly its names: no set is compared.
         try:
-            keys = params.keys()
-        except AttributeError:
-            raise StoreError("JD0003", f"{statement} takes its parameters by name, not {params!r}") from None
-        if keys != self.names:
-            missing, extra = sorted(self.names - keys), sorted(keys - self.names)
-            raise StoreError(
-                "JD0003", f"{statement} takes {sorted(self.names)}: missing {missing}, unexpected {extra}"
-            )
-        if self.lists:
-            params = dict(params)
-            for name, length in self.lists:
-                values = params.pop(name)
-                if len(values) != length:
-                    raise StoreError("JD0003", f"{statement}: {name} has {len(values)} values, not {length}")
-                params.update(zip([f"{name}_{i}" for i in range(length)], values, strict=True))
-        return self._pick(params)
+            if len(params) == len(self.names):
+                if self.lists:
+                    params = self._spread(statement, dict(params))
+                return self._pick(params)
+        except (KeyError, TypeError, ValueError):
+            pass
+        raise self._refused(statement, params)
+
+    def _spread(self, statement: str, params: dict[str, Any]) -> dict[str, Any]:
+        for name, length in self.lists:
+            values = params.pop(name)
+            if len(values) != length:
+                raise StoreError("JD0003", f"{statement}: {name} has {len(values)} values, not {length}")
+            params.update(zip([f"{name}_{i}" for i in range(length)], values, strict=True))
+        return params
+
+    def _refused(self, statement: str, params: Any) -> StoreError:
+        if not isinstance(params, Mapping):
+            return StoreError("JD0003", f"{statement} takes its parameters by name, not {params!r}")
+        missing, extra = sorted(self.names - params.keys()), sorted(params.keys() - self.names)
+        return StoreError(
+            "JD0003", f"{statement} takes {sorted(self.names)}: missing {missing}, unexpected {extra}"
+        )
 
 
 class Catalogue:
