@@ -72,8 +72,8 @@ class Collection(Queryable):
         #: (only where the database enforces the declarations itself).
         self._write_lock: WriteLock | None = None
         if spec.intervals:
-            self.write_checks.append(interval_check(spec, self._db))
-            self.refusal = interval_refusal(spec, self._db)
+            self.write_checks.append(interval_check(spec, self._db, self.owner_of))
+            self.refusal = interval_refusal(spec, self._db, self.owner_of)
             self._write_lock = interval_lock(spec, self._db)
 
     # -- preparing documents ---------------------------------------------------------------------
@@ -187,9 +187,11 @@ class Collection(Queryable):
                     self._write_lock((doc,))
                 if key is None:
                     db.serialize(self._key_lock)
-                    key = db.value("collection.insert", (self.name, text), table=self.name)
+                    key = db.value(
+                        "collection.insert", {"collection": self.name, "doc": text}, table=self.name
+                    )
                 else:
-                    db.run("collection.insert_keyed", (key, text), table=self.name)
+                    db.run("collection.insert_keyed", {"key": key, "doc": text}, table=self.name)
                 self._written(key, doc, None)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -269,7 +271,7 @@ class Collection(Queryable):
             next_key = None
             if identity == "integer":
                 db.serialize(self._key_lock)
-                next_key = db.value("collection.next_key", (self.name,), table=self.name)
+                next_key = db.value("collection.next_key", {"collection": self.name}, table=self.name)
             for start in range(0, total, _BATCH):
                 prepared = [
                     self._prepare(d, start + i) for i, d in enumerate(records[start : start + _BATCH])
@@ -290,7 +292,7 @@ class Collection(Queryable):
                 refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
-                        db.many(statement, rows, table=self.name)
+                        db.many(statement, [{"key": key, "doc": text} for key, text in rows], table=self.name)
                 except StoreError as err:
                     if err.condition == "duplicate":
                         self._find_duplicate(rows, start)
@@ -309,7 +311,7 @@ class Collection(Queryable):
         """Name the first duplicate of a failed batch (inside the transaction that will roll back)."""
         seen: set[Any] = set()
         for i, (key, _) in enumerate(rows):
-            dup = key in seen or self._db.one("collection.exists", (key,), table=self.name)
+            dup = key in seen or self._db.one("collection.exists", {"key": key}, table=self.name)
             if dup:
                 raise _at(
                     StoreError(
@@ -348,8 +350,8 @@ class Collection(Queryable):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
                 # The document it replaces (locked on a server), so the change log can say what changed.
-                old = db.value("collection.get_for_update", (key,), table=self.name)
-                db.run("collection.put", (key, text), table=self.name)
+                old = db.value("collection.get_for_update", {"key": key}, table=self.name)
+                db.run("collection.put", {"key": key, "doc": text}, table=self.name)
                 self._written(key, doc, old)
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -375,7 +377,7 @@ class Collection(Queryable):
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
-                row = db.one("collection.get_for_update", (key,), table=self.name)
+                row = db.one("collection.get_for_update", {"key": key}, table=self.name)
                 if row is None:
                     raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
                 old = orjson.loads(row[0])
@@ -391,7 +393,7 @@ class Collection(Queryable):
                     )
                 if self._write_lock is not None:
                     self._write_lock((new,))
-                db.run("collection.update", (text, key), table=self.name)
+                db.run("collection.update", {"doc": text, "key": key}, table=self.name)
                 self._written(key, new, row[0])
         except StoreError as err:
             if err.condition != "exclusion" or self.refusal is None:
@@ -407,11 +409,13 @@ class Collection(Queryable):
         # Two statements for an allocated identity (the delete and its key's record): one unit.
         unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
         with unit, db.translating(collection=self.name, key=key):
-            old = db.value("collection.delete", (key,), table=self.name)
+            old = db.value("collection.delete", {"key": key}, table=self.name)
             gone = old is not None
             if gone:
                 if self.spec.identity == "integer":
-                    db.run("collection.keys_seen", (self.name, key))  # never allocated again
+                    db.run(
+                        "collection.keys_seen", {"collection": self.name, "last": key}
+                    )  # never allocated again
                 self._written(key, None, old)
         return gone
 
@@ -420,7 +424,41 @@ class Collection(Queryable):
         """The document stored under ``key``, or None."""
         key = self._check_key(key)
         with self._db.translating(collection=self.name, key=key):
-            text = self._db.value("collection.get", (key,), table=self.name)
+            text = self._db.value("collection.get", {"key": key}, table=self.name)
+        return None if text is None else orjson.loads(text)
+
+    def locked(self, key: Any) -> dict[str, Any] | None:
+        """Inside a transaction: the document under ``key`` (None: none), locked until the
+        transaction ends, so no other writer changes it between a caller's check and its write."""
+        key = self._check_key(key)
+        with self._db.translating(collection=self.name, key=key):
+            text = self._db.value("collection.get_for_update", {"key": key}, table=self.name)
+        return None if text is None else orjson.loads(text)
+
+    def _owned(self, statement: str, owner: str | int) -> list[Any]:
+        assert self.spec.owner is not None, "only an owned collection has owners"
+        path = self.store.backend.json_path((self.spec.owner[1:],))
+        owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
+        with self._db.translating(collection=self.name):
+            return self._db.all(statement, {"path": path, "owner": owner}, table=self.name, owned=owned)
+
+    def owned_count(self, owner: str | int) -> int:
+        """How many documents of an owned collection ``owner`` holds (owner views count with it)."""
+        return int(self._owned("collection.owned_count", owner)[0][0])
+
+    def owned_texts(self, owner: str | int) -> tuple[list[Any], list[str]]:
+        """The keys and document texts ``owner`` holds in an owned collection, in storage order."""
+        rows = self._owned("collection.owned_scan", owner)
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def owner_of(self, key: Any) -> Any:
+        """The owner member of the document under ``key`` (None: no such document, or the
+        collection is not owned)."""
+        if self.spec.owner is None:
+            return None
+        path = self.store.backend.json_path((self.spec.owner[1:],))
+        with self._db.translating(collection=self.name, key=key):
+            text = self._db.value("collection.owner_of", {"path": path, "key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
     def count(self) -> int:  # type: ignore[override]
@@ -444,9 +482,9 @@ class Collection(Queryable):
         while True:
             with self._db.translating(collection=self.name):
                 if after is None:
-                    rows = self._db.all("collection.first_page", (size,), table=self.name)
+                    rows = self._db.all("collection.first_page", {"limit": size}, table=self.name)
                 else:
-                    rows = self._db.all("collection.page", (after, size), table=self.name)
+                    rows = self._db.all("collection.page", {"after": after, "limit": size}, table=self.name)
             if not rows:
                 return
             yield [(r[1], r[2]) for r in rows]
@@ -459,9 +497,13 @@ class Collection(Queryable):
         db = self._db
         with db.translating(collection=self.name):
             if updates:
-                db.many("collection.update", [(text, key) for key, text, _ in updates], table=self.name)
+                db.many(
+                    "collection.update",
+                    [{"doc": text, "key": key} for key, text, _ in updates],
+                    table=self.name,
+                )
             if deletes:
-                db.many("collection.delete", [(key,) for key in deletes], table=self.name)
+                db.many("collection.delete", [{"key": key} for key in deletes], table=self.name)
         for key, _, doc in updates:
             db.record((self.name, key, doc))
         for key in deletes:

@@ -1,7 +1,8 @@
 """Database: a store's connections, its one transaction implementation, and its named statements.
 
 Every subsystem reaches the database through the store's :class:`Database` (``store.db``): it runs
-**named statements** from the backend's catalogue (``db.one("jobs.by_id", (job_id,))``), writes
+**named statements** from the backend's catalogue with named parameters
+(``db.one("jobs.by_id", {"id": job_id})``: a missing or unexpected name is JD0003), writes
 only inside :meth:`Database.transaction` (savepoints for nesting), and reads a consistent state
 with :meth:`Database.snapshot`. Connections are per thread and opened on first use.
 
@@ -28,12 +29,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from jarenlab.backends.base import Backend, Fill, Row, Watch
+from jarenlab.backends.base import Backend, Fill, Prepared, Row, Watch
 from jarenlab.errors import StoreError, unreachable
 
+#: No parameters (the default of a statement that takes none).
+_NONE: Mapping[str, Any] = {}
 #: A change made inside a transaction: (collection, key, document or None when deleted), and from a
 #: collection's writes a fourth member, the document's JSON text before the write (None: absent).
 Change = tuple[Any, ...]
@@ -69,7 +72,8 @@ class Database:
         self._close_lock = threading.Lock()
         self._before: list[CommitHook] = []
         self._after: list[CommitHook] = []
-        self._texts: dict[Any, str] = {}
+        self._prepared: dict[Any, Prepared] = {}
+        self._ran: set[str] | None = None
         # Bound once: every statement goes through these (the hot path of every read and write).
         self._execute = backend.execute
         self._driver_error = backend.driver_error
@@ -141,19 +145,20 @@ class Database:
     # -- statements ---------------------------------------------------------------------------------
     def sql(self, name: str, **fill: Fill) -> str:
         """The text of a named statement (``"subsystem.statement"``) with its fields filled."""
+        return self._prepare(name, fill).text
+
+    def _prepare(self, name: str, fill: dict[str, Fill]) -> Prepared:
         cache_key = (name, *fill.items()) if fill else name
-        text = self._texts.get(cache_key)
-        if text is None:
+        prepared = self._prepared.get(cache_key)
+        if prepared is None:
             subsystem, _, statement = name.partition(".")
             backend = self.backend
-            text = backend.catalogue(subsystem).text(
-                statement, quote=backend.quote, marks=backend.marks, **fill
-            )
-            if len(self._texts) < 4096:
-                self._texts[cache_key] = text
-        return text
+            prepared = backend.catalogue(subsystem).prepare(statement, quote=backend.quote, **fill)
+            if len(self._prepared) < 4096:
+                self._prepared[cache_key] = prepared
+        return prepared
 
-    def _fetch(self, sql: str, params: Sequence[Any], how: int) -> Any:
+    def _fetch(self, sql: str, params: Any, how: int) -> Any:
         """Run one statement on this thread's connection and fetch its answer inside the error
         boundary (SQLite steps lazily: a function can fail on any row). ``how``: 0 the first row,
         1 every row, 2 the changed-row count, 3 (every row, the count)."""
@@ -172,41 +177,66 @@ class Database:
                 raise
             raise err from exc
 
-    def one(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Row | None:
+    def _named(self, name: str, params: Mapping[str, Any], fill: dict[str, Fill], how: int) -> Any:
+        """Run a named statement with its parameters checked against the names it takes (JD0003
+        for a missing or unexpected one, before anything reaches the driver)."""
+        prepared = self._prepare(name, fill)
+        if self._ran is not None:
+            self._record(name, fill)
+        return self._fetch(prepared.text, prepared.bind(name, params), how)
+
+    def one(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> Row | None:
         """The first row of a named statement, or None."""
-        row: Row | None = self._fetch(self.sql(name, **fill), params, 0)
+        row: Row | None = self._named(name, params, fill, 0)
         return row
 
-    def all(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> list[Row]:
+    def all(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> list[Row]:
         """Every row of a named statement."""
-        rows: list[Row] = self._fetch(self.sql(name, **fill), params, 1)
+        rows: list[Row] = self._named(name, params, fill, 1)
         return rows
 
-    def value(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> Any:
+    def value(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> Any:
         """The first column of the first row (None when there is no row)."""
-        row = self._fetch(self.sql(name, **fill), params, 0)
+        row = self._named(name, params, fill, 0)
         return None if row is None else row[0]
 
-    def run(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> int:
+    def run(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> int:
         """Run a named write inside the open transaction; return how many rows it changed."""
-        return int(self._fetch(self.sql(name, **fill), params, 2))
+        return int(self._named(name, params, fill, 2))
 
-    def many(self, name: str, rows: Sequence[Sequence[Any]], **fill: Fill) -> int:
+    def many(self, name: str, rows: Sequence[Mapping[str, Any]], **fill: Fill) -> int:
         """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
+        prepared = self._prepare(name, fill)
+        if self._ran is not None:
+            self._record(name, fill)
+        bound = [prepared.bind(name, row) for row in rows]
         with self.backend.translating():
-            return int(self.backend.executemany(self.connection(), self.sql(name, **fill), rows).rowcount)
+            return int(self.backend.executemany(self.connection(), prepared.text, bound).rowcount)
 
-    def write(self, name: str, params: Sequence[Any] = (), **fill: Fill) -> tuple[list[Row], int]:
+    def write(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> tuple[list[Row], int]:
         """One write statement that is a transaction of its own when none is open.
 
         Returns (rows it returned, rows it changed). Inside an open transaction it joins it;
         outside, it runs alone under the write gate (one statement is atomic by itself).
         """
-        sql = self.sql(name, **fill)
         if self._state.depth:
-            return self._fetch(sql, params, 3)
+            return self._named(name, params, fill, 3)
         with self._gated():
-            return self._fetch(sql, params, 3)
+            return self._named(name, params, fill, 3)
+
+    def record_statements(self, ran: set[str] | None) -> None:
+        """Add the name of every named statement run from now on to ``ran``, and of the fragments
+        joined into it (None: stop). For the test that every statement of every catalogue runs;
+        off otherwise."""
+        self._ran = ran
+
+    def _record(self, name: str, fill: dict[str, Fill]) -> None:
+        assert self._ran is not None
+        self._ran.add(name)
+        subsystem = name.partition(".")[0]
+        for value in fill.values():
+            if isinstance(value, tuple):
+                self._ran.update(f"{subsystem}.{part}" for part in value)
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """Run SQL the planner emitted through the backend's dialect (the one caller of raw text)."""

@@ -29,7 +29,8 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "JD0003": (
         "internal_error",
-        "jarenlab broke its own contract (a missing or malformed named statement); please report it.",
+        "jarenlab broke its own contract (a missing or malformed named statement, or a call that passes a "
+        "parameter the statement does not name or leaves one out); please report it.",
     ),
     "JD0004": (
         "index_unmappable",

@@ -99,8 +99,8 @@ def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | N
     key_hash, print_hash = digest(key), digest(fingerprint)
     db = store.db
     with db.transaction():
-        while db.one("idempotency.claim", (key_hash, print_hash)) is None:
-            stored = db.one("idempotency.lookup", (key_hash,))
+        while db.one("idempotency.claim", {"key": key_hash, "fingerprint": print_hash}) is None:
+            stored = db.one("idempotency.lookup", {"key": key_hash})
             if stored is None:
                 continue  # evicted since the claim looked: claim it again
             if not stored[1]:
@@ -115,8 +115,8 @@ def run_idempotent(store: Store, fn: Callable[[Store], Any] | None, key: str | N
                 )
             return orjson.loads(stored[1])
         text = encode_result(fn(store))
-        db.run("idempotency.record", (text, key_hash))
-        db.run("idempotency.prune", (KEEP,))
+        db.run("idempotency.record", {"result": text, "key": key_hash})
+        db.run("idempotency.prune", {"keep": KEEP})
     return orjson.loads(text)
 
 

@@ -172,20 +172,12 @@ def _grouping(decl: IntervalSpec) -> Callable[[dict[str, Any]], tuple[Any, ...]]
     return _values_of(([decl.owner] if decl.owner else []) + list(decl.within))
 
 
-def _owner_of(db: Database, spec: CollectionSpec) -> Callable[[Any], Any]:
-    """A function reading the owner of a stored record by its key (None for unowned collections)."""
-    if spec.owner is None:
-        return lambda key: None
-    path = db.backend.json_path((spec.owner[1:],))
-
-    def owner_of(key: Any) -> Any:
-        text = db.value("intervals.owner_of", (path, key), table=spec.name)
-        return None if text is None else orjson.loads(text)
-
-    return owner_of
+#: The owner of a stored record by its key (None: unowned, or no such record): the collection's
+#: :meth:`~jarenlab.collection.Collection.owner_of`, so the check never reads its table itself.
+OwnerOf = Callable[[Any], Any]
 
 
-def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
+def write_check(spec: CollectionSpec, db: Database, owner_of: OwnerOf) -> WriteCheck:
     """The check :class:`~jarenlab.collection.Collection` runs after each written row.
 
     Raises JD2091 for invalid bounds and :class:`IntervalConflict` (JD2090) for a clash; the
@@ -193,7 +185,8 @@ def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
     ``err.conflict_owner`` the other record's owner (owner views redact both). The backend builds
     each declaration's lookup once, here. Where the database enforces a declaration itself
     (``IntervalStatements.enforced``) the check only reads the bounds: an overlapping write has
-    already been refused, and :func:`refusal` names the clash.
+    already been refused, and :func:`refusal` names the clash. ``owner_of`` reads the other
+    record's owner (:data:`OwnerOf`).
     """
     plans = []
     for decl in spec.intervals:
@@ -207,7 +200,6 @@ def write_check(spec: CollectionSpec, db: Database) -> WriteCheck:
                 _fast_ms if decl.kind == "date-time" else _fast_number,
             )
         )
-    owner_of = _owner_of(db, spec)
     one_built = db.one_built
 
     def check(key: Any, doc: dict[str, Any] | None) -> None:
@@ -284,7 +276,7 @@ def write_lock(spec: CollectionSpec, db: Database) -> WriteLock | None:
 Refusal = Callable[[Sequence[tuple[Any, "dict[str, Any]"]]], IntervalConflict]
 
 
-def refusal(spec: CollectionSpec, db: Database) -> Refusal:
+def refusal(spec: CollectionSpec, db: Database, owner_of: OwnerOf) -> Refusal:
     """What names the clash when the database itself refused a write (an error with condition
     ``"exclusion"``: a declaration it enforces), called with the written ``(key, doc)`` rows once
     the write was undone. Returns the JD2090 :class:`IntervalConflict` that :func:`write_check`
@@ -299,7 +291,6 @@ def refusal(spec: CollectionSpec, db: Database) -> Refusal:
         (decl, db.backend.interval_statements(spec.name, decl).conflict, _grouping(decl))
         for decl in spec.intervals
     ]
-    owner_of = _owner_of(db, spec)
     owner_member = spec.owner[1:] if spec.owner else None
 
     def refused(written: Sequence[tuple[Any, dict[str, Any]]]) -> IntervalConflict:

@@ -84,9 +84,6 @@ class OwnedCollection(Queryable):
         self._member = collection.spec.owner[1:]
         #: The owner test every query statement carries (a predicate document over ``it``).
         self.scope: dict[str, Any] = {"$eq": [f"$it[{json.dumps(self._member)}]", owner]}
-        path = collection.store.backend.json_path((self._member,))
-        self._params = (path, path, owner)
-        self._owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
         self._key_member = collection.spec.key[1:] if collection.spec.key else None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -135,12 +132,7 @@ class OwnedCollection(Queryable):
     def _locked(self, key: Any) -> dict[str, Any] | None:
         """Inside a transaction: the record under ``key``, locked until the transaction ends, so no
         other writer can hand it to another owner between this view's check and its write."""
-        if type(key) is not self.collection.spec.key_type:
-            return self.collection.get(key)  # refuses the key (JD2002)
-        db = self.store.db
-        with db.translating(collection=self.name, key=key):
-            text = db.value("collection.get_for_update", (key,), table=self.name)
-        return None if text is None else orjson.loads(text)
+        return self.collection.locked(key)
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
@@ -213,43 +205,33 @@ class OwnedCollection(Queryable):
         doc = self.collection.get(key)
         return doc if self._mine(doc) else None
 
-    def _rows(self, statement: str) -> list[Any]:
-        db = self.store.db
-        with db.translating(collection=self.name):
-            return db.all(f"owner.{statement}", self._params, table=self.name, owned=self._owned)
-
     def count(self) -> int:  # type: ignore[override]
         """How many records this owner has."""
-        return int(self._rows("count")[0][0])
+        return self.collection.owned_count(self.owner)
 
     def __len__(self) -> int:
         return self.count()
 
     def to_list(self) -> list[dict[str, Any]]:  # type: ignore[override]
         """This owner's records as a list of dicts."""
-        return [orjson.loads(r[0]) for r in self._rows("docs")]
+        return [orjson.loads(text) for text in self.texts()[1]]
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """This owner's records as a DataFrame indexed by key."""
-        rows = self._rows("scan")
-        return frames.texts_to_frame(
-            [r[1] for r in rows], [r[0] for r in rows], self.collection.spec.schema, flatten=flatten
-        )
+        keys, texts = self.texts()
+        return frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=flatten)
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""
-        return frames.texts_to_arrow(
-            [r[0] for r in self._rows("docs")], self.collection.spec.schema, flatten=flatten
-        )
+        return frames.texts_to_arrow(self.texts()[1], self.collection.spec.schema, flatten=flatten)
 
     def texts(self) -> tuple[list[Any], list[str]]:
         """This owner's keys and document texts, in storage order."""
-        rows = self._rows("scan")
-        return [r[0] for r in rows], [r[1] for r in rows]
+        return self.collection.owned_texts(self.owner)
 
     def keys(self) -> list[Any]:
         """This owner's keys, in storage order."""
-        return [r[0] for r in self._rows("scan")]
+        return self.texts()[0]
 
     def owns(self, doc: dict[str, Any] | None) -> bool:
         """Whether ``doc`` is this owner's record (a live query shows no other: another owner's

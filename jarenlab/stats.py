@@ -146,7 +146,7 @@ def stats_html(data: dict[str, Any]) -> str:
 
 def _index_sizes(store: Store, names: list[str]) -> dict[str, Any]:
     try:
-        rows = store.db.all("stats.index_bytes", (json.dumps(names),))
+        rows = store.db.all("stats.index_bytes", {"names": json.dumps(names)})
     except StoreError:  # a build without SQLITE_ENABLE_DBSTAT_VTAB: sizes are optional, not an error
         return dict.fromkeys(names, "dbstat unavailable")
     found = {n: int(b) for n, b in rows}

@@ -226,8 +226,10 @@ class Store:
                 self.db.serialize("ddl")  # two processes creating one store: the second verifies
                 if "_jl_meta" not in backend.holds_tables(conn):
                     backend.create(conn, model)
-                    self.db.run("store.put_meta", ("model", orjson.dumps(model.document).decode()))
-                    self.db.run("store.put_meta", ("model_hash", model.hash))
+                    self.db.run(
+                        "store.put_meta", {"name": "model", "value": orjson.dumps(model.document).decode()}
+                    )
+                    self.db.run("store.put_meta", {"name": "model_hash", "value": model.hash})
                     return model
         return self._verify(model)
 
@@ -254,14 +256,14 @@ class Store:
     def stored_model(self) -> Model:
         """The model the database holds now (read on this thread's connection: inside an open
         transaction, what it sees)."""
-        text = self.db.value("store.get_meta", ("model",))
+        text = self.db.value("store.get_meta", {"name": "model"})
         if text is None:
             raise ModelError("JD0002", "the store's metadata has no model")
         return load_model(orjson.loads(text))
 
     def stored_hash(self) -> str | None:
         """The hash of the model the database holds now (cheaper than :meth:`stored_model`)."""
-        value = self.db.value("store.get_meta", ("model_hash",))
+        value = self.db.value("store.get_meta", {"name": "model_hash"})
         return None if value is None else str(value)
 
     def write_model(self, model: Model) -> None:
@@ -271,8 +273,8 @@ class Store:
         :meth:`reload` once the transaction commits."""
         if not self.db.in_transaction:
             raise StoreError("JD0003", "write_model runs inside the migration's transaction")
-        self.db.run("store.set_meta", ("model", orjson.dumps(model.document).decode()))
-        self.db.run("store.set_meta", ("model_hash", model.hash))
+        self.db.run("store.set_meta", {"name": "model", "value": orjson.dumps(model.document).decode()})
+        self.db.run("store.set_meta", {"name": "model_hash", "value": model.hash})
         difference = self.backend.record_shape(self.db.connection(), model)
         if difference is not None:
             raise StoreError("JD0003", f"the migrated shape differs from the new model: {difference}")

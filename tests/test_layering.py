@@ -333,3 +333,25 @@ def test_no_module_reaches_into_another_modules_private_attributes() -> None:
             ):
                 found.append(f"{name}:{node.lineno} reads .{node.attr}")
     assert found == []
+
+
+def test_only_the_collection_room_reads_a_collections_table() -> None:
+    """A named statement filled with a collection's table (``table=``), or one of the collection
+    catalogue's, runs only in ``jarenlab/collection.py``: owner views, interval checks and every
+    other room read documents through a collection's methods or the planner."""
+    found = []
+    for name, path in MODULES.items():
+        if name == "jarenlab.collection":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("one", "all", "value", "run", "many", "write")
+            ):
+                continue
+            first = node.args[0] if node.args else None
+            named = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+            if any(k.arg == "table" for k in node.keywords) or named.startswith("collection."):
+                found.append(f"{name}:{node.lineno} runs {named or 'a statement'} on a collection's table")
+    assert found == []

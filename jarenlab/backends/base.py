@@ -15,25 +15,36 @@ every backend that exists.
 >>> cat = Catalogue.parse("demo", '''
 ... -- name: get
 ... -- One document by key.
-... SELECT doc FROM {table} WHERE key = ?
+... SELECT doc FROM {table} WHERE key = :key
 ... -- name: many
 ... SELECT doc FROM {table} WHERE key IN ({keys})
 ... ''')
 >>> cat.names()
 ('get', 'many')
->>> cat.text("get", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join("?" * n), table="t")
+>>> cat.text("get", quote=lambda n: f'"{n}"', table="t")
 'SELECT doc FROM "t" WHERE key = ?'
->>> cat.text("many", quote=lambda n: f'"{n}"', marks=lambda n: ", ".join(["?"] * n), table="t", keys=3)
+>>> cat.text("many", quote=lambda n: f'"{n}"', table="t", keys=3)
 'SELECT doc FROM "t" WHERE key IN (?, ?, ?)'
 >>> Catalogue.parse("demo", "-- name: pick\\nSELECT k FROM t WHERE k IN ({keys})\\n"
-...     "-- name: take\\nDELETE FROM t WHERE k = ({@pick} LIMIT 1)").text(
-...     "take", quote=str, marks=lambda n: ", ".join(["?"] * n), keys=2)
+...     "-- name: take\\nDELETE FROM t WHERE k = ({@pick} LIMIT 1)").text("take", quote=str, keys=2)
 'DELETE FROM t WHERE k = (SELECT k FROM t WHERE k IN (?, ?) LIMIT 1)'
+
+Parameters are named (``:name``) in every backend's files and a call passes them by name; the
+catalogue writes each as the driver's positional marker (``?``, or ``%s`` for psycopg, which
+also needs ``%`` written ``%%``) once per statement and fill, and binds a call's values in order:
+
+>>> due = Catalogue.parse("demo", "-- name: due\\nSELECT '50%', :at::float8 FROM t WHERE n = :n OR m = :at",
+...     style="format").prepare("due", quote=str)
+>>> due.text, due.order
+("SELECT '50%%', %s::float8 FROM t WHERE n = %s OR m = %s", ('at', 'n', 'at'))
+>>> due.bind("demo.due", {"n": 2, "at": 1.5})
+(1.5, 2, 1.5)
 """
 
 from __future__ import annotations
 
 import contextlib
+import operator
 import re
 import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -92,10 +103,10 @@ def placeholders(mark: str, count: int) -> str:
 
 
 @cache
-def load_catalogue(package: str, subsystem: str) -> Catalogue:
+def load_catalogue(package: str, subsystem: str, style: ParamStyle = "qmark") -> Catalogue:
     """The named statements of ``subsystem`` in a backend's package (``<package>/sql/<subsystem>.sql``),
-    read once."""
-    return Catalogue.load(package, subsystem)
+    read once, for a driver binding ``style``."""
+    return Catalogue.load(package, subsystem, style=style)
 
 
 class ErrorBoundary:
@@ -131,19 +142,115 @@ class ErrorBoundary:
             raise self.translated(exc, **fields) from exc
 
 
+#: The positional marker a driver binds (its DB-API ``paramstyle``): ``"qmark"`` is ``?`` (sqlite3),
+#: ``"format"`` is ``%s`` (psycopg, which then reads ``%%`` as one percent sign).
+ParamStyle = Literal["qmark", "format"]
+
+#: One token of a statement's text that parameter translation must see: a string literal, a quoted
+#: identifier, a comment and a dollar-quoted body are kept whole; ``::`` is a cast; ``:name`` a
+#: parameter (group 1); ``%`` a percent sign; ``?`` (group 2) a positional marker.
+_TOKEN = re.compile(
+    r"'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|\$\$.*?\$\$|::|:([a-z_][a-z0-9_]*)|%|(\?)", re.DOTALL
+)
+_MARKS: dict[str, str] = {"qmark": "?", "format": "%s"}
+
+
+def positional(text: str, style: ParamStyle) -> tuple[str, tuple[str, ...]]:
+    """A statement's text with each ``:name`` written as the driver's positional marker, and the
+    names in marker order (a name used twice is bound twice). A ``?`` of the text itself is
+    refused (JD0003): every statement names its parameters.
+
+    >>> positional("SELECT :a::int, '100%', :b FROM t WHERE x = :a AND y % 2 = 0", "format")
+    ("SELECT %s::int, '100%%', %s FROM t WHERE x = %s AND y %% 2 = 0", ('a', 'b', 'a'))
+    """
+    mark = _MARKS[style]
+    order: list[str] = []
+
+    def token(match: re.Match[str]) -> str:
+        if match[1]:
+            order.append(match[1])
+            return mark
+        if match[2]:
+            raise StoreError("JD0003", f"a positional parameter in {text[:60]!r}: name it (:name)")
+        # psycopg reads every % of a statement it binds, inside literals too
+        return match[0].replace("%", "%%") if style == "format" else match[0]
+
+    return _TOKEN.sub(token, text), tuple(order)
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """One named statement: where it comes from, its comment, and its template text."""
+    """One named statement: where it comes from, its comment, its template text, and the names of
+    the parameters it binds itself (fragments and includes bring their own)."""
 
     catalogue: str
     name: str
     doc: str
     template: str
+    params: tuple[str, ...]
 
     @property
     def fields(self) -> tuple[str, ...]:
         """The template's fields (identifiers, placeholder lists, fragments), in order."""
         return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
+
+
+def _one(name: str) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    return lambda params: (params[name],)
+
+
+def _none(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    return ()
+
+
+class Prepared:
+    """A statement with its fields filled, in the driver's positional style, ready to run: its
+    ``text``, the names a call passes (``names``), which of them are lists (``lists``: ``(name,
+    length)`` of each ``{name}`` filled with a count, bound as ``name_0``, ``name_1``, ...), and the
+    name of each marker in order (``order``)."""
+
+    __slots__ = ("_pick", "lists", "names", "order", "text")
+
+    def __init__(
+        self, text: str, names: frozenset[str], lists: tuple[tuple[str, int], ...], order: tuple[str, ...]
+    ) -> None:
+        self.text = text
+        self.names = names
+        self.lists = lists
+        self.order = order
+        # itemgetter of one name gives the value, not a tuple of it
+        self._pick: Callable[[Mapping[str, Any]], tuple[Any, ...]] = (
+            operator.itemgetter(*order) if len(order) > 1 else _one(order[0]) if order else _none
+        )
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The values to hand the driver, in marker order: ``params`` checked against :attr:`names`
+        (JD0003 names what is missing or unexpected), each list spread over its markers."""
+        # As many names as it takes and none missing is exactly its names: no set is compared.
+        try:
+            if len(params) == len(self.names):
+                if self.lists:
+                    params = self._spread(statement, dict(params))
+                return self._pick(params)
+        except (KeyError, TypeError, ValueError):
+            pass
+        raise self._refused(statement, params)
+
+    def _spread(self, statement: str, params: dict[str, Any]) -> dict[str, Any]:
+        for name, length in self.lists:
+            values = params.pop(name)
+            if len(values) != length:
+                raise StoreError("JD0003", f"{statement}: {name} has {len(values)} values, not {length}")
+            params.update(zip([f"{name}_{i}" for i in range(length)], values, strict=True))
+        return params
+
+    def _refused(self, statement: str, params: Any) -> StoreError:
+        if not isinstance(params, Mapping):
+            return StoreError("JD0003", f"{statement} takes its parameters by name, not {params!r}")
+        missing, extra = sorted(self.names - params.keys()), sorted(params.keys() - self.names)
+        return StoreError(
+            "JD0003", f"{statement} takes {sorted(self.names)}: missing {missing}, unexpected {extra}"
+        )
 
 
 class Catalogue:
@@ -154,16 +261,18 @@ class Catalogue:
     (validated and quoted by the backend), a number of placeholders, or fragments of the same
     file. ``{@name}`` includes the statement ``name`` of the same file, filled with the same
     fields (a claim's pick and the "what would a claim take" query are one text). Values are never
-    filled in; they are always bound parameters.
+    filled in; they are always bound parameters, by name (``:name``), written as the driver's
+    positional markers (``style``) once per statement and fill.
     """
 
-    def __init__(self, name: str, statements: Mapping[str, Statement]) -> None:
+    def __init__(self, name: str, statements: Mapping[str, Statement], style: ParamStyle = "qmark") -> None:
         self.name = name
+        self.style = style
         self._statements = dict(statements)
-        self._texts: dict[tuple[str, tuple[tuple[str, Fill], ...]], str] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, Fill], ...]], Prepared] = {}
 
     @classmethod
-    def parse(cls, name: str, text: str) -> Catalogue:
+    def parse(cls, name: str, text: str, *, style: ParamStyle = "qmark") -> Catalogue:
         """Read a catalogue from its file text; a malformed file is an internal error (JD0003)."""
         statements: dict[str, Statement] = {}
         current: str | None = None
@@ -176,7 +285,8 @@ class Catalogue:
             sql = "\n".join(body).strip().rstrip(";").strip()
             if not sql:
                 raise StoreError("JD0003", f"statement {name}.{current} is empty")
-            statements[current] = Statement(name, current, " ".join(doc), sql)
+            order = positional(sql, "qmark")[1]  # refuses a ? of the text
+            statements[current] = Statement(name, current, " ".join(doc), sql, tuple(dict.fromkeys(order)))
 
         for line in text.splitlines():
             match = _NAME.match(line.strip())
@@ -193,12 +303,13 @@ class Catalogue:
             else:
                 body.append(line)
         flush()
-        return cls(name, statements)
+        return cls(name, statements, style)
 
     @classmethod
-    def load(cls, package: str, name: str) -> Catalogue:
-        """The catalogue ``<package>/sql/<name>.sql``."""
-        return cls.parse(name, resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8"))
+    def load(cls, package: str, name: str, *, style: ParamStyle = "qmark") -> Catalogue:
+        """The catalogue ``<package>/sql/<name>.sql``, its parameters in ``style``."""
+        text = resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8")
+        return cls.parse(name, text, style=style)
 
     def names(self) -> tuple[str, ...]:
         """Every statement's name, in file order."""
@@ -214,24 +325,40 @@ class Catalogue:
         except KeyError:
             raise StoreError("JD0003", f"no statement {self.name}.{name}") from None
 
-    def text(
+    def text(self, name: str, *, quote: Callable[[str], str], **fill: Fill) -> str:
+        """The SQL text of ``name`` with its fields filled (see :meth:`prepare`)."""
+        return self.prepare(name, quote=quote, **fill).text
+
+    def prepare(self, name: str, *, quote: Callable[[str], str], **fill: Fill) -> Prepared:
+        """``name`` with its fields filled and its ``:name`` parameters written as the driver's
+        positional markers, with what a call passes (made once per name and fill, then cached)."""
+        cache_key = (name, tuple(sorted(fill.items())))
+        prepared = self._prepared.get(cache_key)
+        if prepared is None:
+            names: set[str] = set()
+            lists: dict[tuple[str, int], None] = {}
+            text, order = positional(self._filled(name, quote, fill, names, lists), self.style)
+            prepared = Prepared(text, frozenset(names), tuple(lists), order)
+            if len(self._prepared) < 4096:
+                self._prepared[cache_key] = prepared
+        return prepared
+
+    def _filled(
         self,
         name: str,
-        *,
         quote: Callable[[str], str],
-        marks: Callable[[int], str],
-        **fill: Fill,
+        fill: Mapping[str, Fill],
+        names: set[str],
+        lists: dict[tuple[str, int], None],
     ) -> str:
-        """The SQL text of ``name`` with its fields filled (cached by name and fill)."""
-        cache_key = (name, tuple(sorted(fill.items())))
-        text = self._texts.get(cache_key)
-        if text is not None:
-            return text
+        """The text of ``name`` with its fields filled, parameters still ``:name``; adds the
+        parameters it takes to ``names`` and its list parameters to ``lists``."""
         stmt = self.statement(name)
+        names.update(stmt.params)
         values: dict[str, str] = {}
         for field in stmt.fields:
             if field.startswith("@"):  # another statement of this file, filled with the same fields
-                values[field] = self.text(field[1:], quote=quote, marks=marks, **fill)
+                values[field] = self._filled(field[1:], quote, fill, names, lists)
                 continue
             if field not in fill:
                 raise StoreError("JD0003", f"statement {self.name}.{name} needs {{{field}}}")
@@ -239,18 +366,15 @@ class Catalogue:
             if isinstance(value, bool):
                 raise StoreError("JD0003", f"{{{field}}} of {self.name}.{name} is a bool")
             if isinstance(value, int):
-                values[field] = marks(value)
+                values[field] = ", ".join(f":{field}_{i}" for i in range(value))
+                names.add(field)
+                lists[(field, value)] = None
             elif isinstance(value, str):
                 values[field] = quote(value)
             else:
-                values[field] = (
-                    " AND ".join(f"({self.text(part, quote=quote, marks=marks)})" for part in value)
-                    or "1 = 1"
-                )
-        text = stmt.template.format_map(values)
-        if len(self._texts) < 4096:
-            self._texts[cache_key] = text
-        return text
+                parts = [self._filled(part, quote, {}, names, lists) for part in value]
+                values[field] = " AND ".join(f"({part})" for part in parts) or "1 = 1"
+        return stmt.template.format_map(values)
 
     def schema(self) -> list[str]:
         """The statements that create this subsystem's tables: those named ``create_*``, in file order."""

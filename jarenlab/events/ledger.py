@@ -177,7 +177,7 @@ class Events:
             if fence is not None:
                 fence.fence()  # a job handler's emit: only while its attempt holds the lease
             if dedupe_key is not None:
-                row = db.one("events.by_dedupe_key", (dedupe_key,))
+                row = db.one("events.by_dedupe_key", {"dedupe_key": dedupe_key})
                 if row is not None:
                     if row[1] != type:
                         raise EventError(
@@ -186,12 +186,22 @@ class Events:
                         )
                     return _event(row, deduplicated=True)
             at_ms = int(self.clock() * 1000)
-            seq = db.value("events.append", (type, text, at_ms, dedupe_key, job, attempt))
+            seq = db.value(
+                "events.append",
+                {
+                    "type": type,
+                    "payload": text,
+                    "at_ms": at_ms,
+                    "dedupe_key": dedupe_key,
+                    "caused_by_job": job,
+                    "caused_by_attempt": attempt,
+                },
+            )
             db.notify("events")  # other processes' following streams wake at the commit
             event = Event(seq, type, payload, from_ms(at_ms), dedupe_key, None, job, attempt)
             outcome = self._run_handlers(event)
             if outcome is not None:
-                db.run("events.set_outcome", (orjson.dumps(outcome).decode(), seq))
+                db.run("events.set_outcome", {"outcome": orjson.dumps(outcome).decode(), "seq": seq})
                 event = Event(seq, type, payload, event.at, dedupe_key, outcome, job, attempt)
         return event
 
@@ -351,9 +361,11 @@ class Events:
                 seq = boundary
             head = self._head()
             if types:
-                rows = db.all("events.after_of_types", (seq, *types, _BATCH), types=len(types))
+                rows = db.all(
+                    "events.after_of_types", {"after": seq, "types": types, "limit": _BATCH}, types=len(types)
+                )
             else:
-                rows = db.all("events.after", (seq, _BATCH))
+                rows = db.all("events.after", {"after": seq, "limit": _BATCH})
         events = [_event(r) for r in rows]
         return events, (events[-1].seq if len(events) == _BATCH else max(seq, head))
 
@@ -372,7 +384,7 @@ class Events:
             head = self._head()
             if seq > head:
                 raise EventError("JD2081", f"cannot expire through #{seq}: the latest event is #{head}")
-            db.run("events.expire_through", (seq,))
+            db.run("events.expire_through", {"seq": seq})
             boundary = self._boundary()
         return encode_cursor(boundary)
 
@@ -534,9 +546,12 @@ def _latest(
 ) -> list[tuple[Any, ...]]:
     """The newest ``limit`` events after ``after`` (of ``types``; stamped at or after ``at_ms``), newest first."""
     also = ("at_or_after",) if at_ms else ()
+    params: dict[str, Any] = {"after": after, "limit": limit}
+    if at_ms:
+        params["at_ms"] = at_ms[0]
     if types:
-        return db.all("events.latest_of_types", (after, *types, *at_ms, limit), types=len(types), also=also)
-    return db.all("events.latest", (after, *at_ms, limit), also=also)
+        return db.all("events.latest_of_types", {**params, "types": types}, types=len(types), also=also)
+    return db.all("events.latest", params, also=also)
 
 
 def _name(fn: object) -> str:

@@ -41,7 +41,7 @@ class Administration:
         if not names:
             return False
         now = self.clock()
-        return self.db.one("jobs.claimable", (now, *names, now), kinds=len(names)) is not None
+        return self.db.one("jobs.claimable", {"now": now, "kinds": names}, kinds=len(names)) is not None
 
     def next_wait(self, kinds: Iterable[str], *, scheduled: bool) -> float | None:
         """When work of ``kinds`` that is under way (retrying, leased) next falls due; with
@@ -49,7 +49,7 @@ class Administration:
         names = tuple(kinds)
         if not names:
             return None
-        due = self.db.value("jobs.next_due", (*names, scheduled), kinds=len(names))
+        due = self.db.value("jobs.next_due", {"kinds": names, "scheduled": scheduled}, kinds=len(names))
         return None if due is None else float(due)
 
     def open_count(self, kinds: Iterable[str]) -> int:
@@ -57,15 +57,15 @@ class Administration:
         names = tuple(kinds)
         if not names:
             return 0
-        return int(self.db.value("jobs.open_count", names, kinds=len(names)))
+        return int(self.db.value("jobs.open_count", {"kinds": names}, kinds=len(names)))
 
     def checkpoints(self, job_id: str) -> dict[str, Any]:
         """The checkpoints saved for a job, by name, decoded."""
-        return {node: orjson.loads(value) for node, value in self.db.all("jobs.checkpoints", (job_id,))}
+        return {node: orjson.loads(value) for node, value in self.db.all("jobs.checkpoints", {"id": job_id})}
 
     def state(self, job_id: str) -> str | None:
         """The job's state now (``pending`` ... ``cancelled``), or None when there is no such job."""
-        row = self.db.one("jobs.state", (job_id,))
+        row = self.db.one("jobs.state", {"id": job_id})
         return None if row is None else str(row[0])
 
     # -- administration --------------------------------------------------------------------------
@@ -78,13 +78,13 @@ class Administration:
         now = self.clock()
         db = self.db
         with db.transaction():
-            row = db.one("jobs.lock_state", (job_id,))
+            row = db.one("jobs.lock_state", {"id": job_id})
             if row is None:
                 raise JobError("JD2126", f"no job {job_id!r}", key=job_id)
             if row[0] in ("done", "dead", "cancelled"):
                 return False
             keep = row[0] == "leased"
-            db.run("jobs.cancel", (now, now, keep, keep, job_id))
+            db.run("jobs.cancel", {"now": now, "leased": keep, "id": job_id})
         return True
 
     def requeue(self, job_id: str, *, budget: int, run_at: float | None) -> None:
@@ -93,12 +93,12 @@ class Administration:
         at = now if run_at is None else check_time("run_at", run_at)
         db = self.db
         with db.transaction():
-            row = db.one("jobs.lock_state", (job_id,))
+            row = db.one("jobs.lock_state", {"id": job_id})
             if row is None:
                 raise JobError("JD2126", f"no job {job_id!r}", key=job_id)
             if row[0] == "leased" or (row[0] == "cancelled" and row[1] is not None and row[1] > now):
                 raise JobError("JD2125", f"job {job_id!r} is running; cancel it or wait", key=job_id)
-            db.run("jobs.requeue", (at, at, budget, now, job_id))
+            db.run("jobs.requeue", {"run_at": at, "due_at": at, "attempts": budget, "now": now, "id": job_id})
             db.notify("jobs")
 
     def sweep(self, settled_before: float, *, limit: int | None) -> int:
@@ -106,7 +106,7 @@ class Administration:
         oldest first, with their checkpoints; at most ``limit`` (None: all)."""
         horizon = check_time("settled_before", settled_before)
         now = self.clock()
-        params = (horizon, now, limit)
+        params = {"before": horizon, "now": now, "limit": limit}
         db = self.db
         with db.transaction():
             # Both statements pick the same jobs: the checkpoints go first, then the jobs.

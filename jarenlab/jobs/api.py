@@ -496,7 +496,7 @@ class Jobs:
     # -- inspection ------------------------------------------------------------------------------
     def get(self, id: str) -> dict[str, Any] | None:
         """The job as a dict (payload and result decoded, no lease token), or None."""
-        row = self.store.db.one("jobs.get", (id,))
+        row = self.store.db.one("jobs.get", {"id": id})
         return None if row is None else views.job_record(row)
 
     def list(
@@ -522,16 +522,16 @@ class Jobs:
             if self.get(after) is None:
                 raise JobError("JD2126", f"no job {after!r} to continue after")
             where.append("where_after")
-            params.append(after)
-        rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
+            params["after"] = after
+        rows = self.store.db.all("jobs.list", {**params, "limit": limit}, where=tuple(where))
         return [views.job_record(r) for r in rows]
 
     def _filters(
         self, state: str | Iterable[str] | None, kind: str | None, source_event: Any = None
-    ) -> tuple[builtins.list[str], builtins.list[Any]]:
+    ) -> tuple[builtins.list[str], dict[str, Any]]:
         """The ``where_*`` fragments of the ``jobs`` statements and their parameters."""
         where: builtins.list[str] = []
-        params: builtins.list[Any] = []
+        params: dict[str, Any] = {}
         if state is not None:
             states = (
                 [state] if isinstance(state, str) else builtins.list(state) if _iterable(state) else [state]
@@ -543,21 +543,22 @@ class Jobs:
                 raise JobError("JD2125", "state=[] matches no job; give at least one state")
             if len(states) == 1:
                 where.append("where_state")
-                params.append(states[0])
+                params["state"] = states[0]
             else:
-                where.append("where_states")
-                params += [*states, *[states[0]] * (len(views.STATES) - len(states))]
+                where.append("where_states")  # six places: the states, the first repeated
+                padded = [*states, *[states[0]] * (len(views.STATES) - len(states))]
+                params.update((f"state{i}", one) for i, one in enumerate(padded, 1))
         if source_event is not None:
             seq = getattr(source_event, "seq", source_event)
             if not is_count(seq, least=1):
                 raise JobError("JD2125", f"source_event is an Event or its seq, not {source_event!r}")
             where.append("where_source_event")
-            params.append(seq)
+            params["source_event"] = seq
         if kind is not None:
             if type(kind) is not str:
                 raise JobError("JD2125", f"kind must be a string, not {kind!r}")
             where.append("where_kind")
-            params.append(kind)
+            params["kind"] = kind
         return where, params
 
     def counts(self, *, kind: str | None = None) -> dict[str, int]:
@@ -576,12 +577,12 @@ class Jobs:
         """Jobs as a DataFrame indexed by id (times as UTC datetimes), e.g. ``jobs.frame(state="dead")``;
         the filters are :meth:`list`'s. ``source_event`` names the event whose handler enqueued each."""
         where, params = self._filters(state, kind, source_event)
-        rows = self.store.db.all("jobs.list", (*params, limit), where=tuple(where))
+        rows = self.store.db.all("jobs.list", {**params, "limit": limit}, where=tuple(where))
         return views.records_frame([views.job_record(r) for r in rows])
 
     def recent_failures(self, limit: int = 5) -> builtins.list[dict[str, Any]]:
         """The latest failed or dead jobs (most recently updated first), with their last error."""
-        rows = self.store.db.all("jobs.failures", (limit,))
+        rows = self.store.db.all("jobs.failures", {"limit": limit})
         return [views.job_record(r) for r in rows]
 
     def checkpoints(self, id: str) -> dict[str, Any]:

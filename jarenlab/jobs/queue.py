@@ -46,6 +46,11 @@ DEFAULT_MAX_ATTEMPTS = 5
 
 #: Rows per statement of ``jobs.enqueue_sixteen`` (``enqueue_many`` inserts in steps of this many).
 SIXTEEN = 16
+#: The parameters of ``jobs.enqueue``, in the order of a prepared row (``enqueue_many``'s rows).
+ENQUEUE = ("id", "kind", "payload", "run_at", "due_at", "max_attempts", "partition_key", "coalescing_key",
+           "created_at", "updated_at", "source_event", "timeout")  # fmt: skip
+#: Those of ``jobs.enqueue_sixteen``: each of them once per row, ``id_0`` ... ``timeout_15``.
+_ENQUEUE_SIXTEEN = tuple(f"{name}_{i}" for i in range(SIXTEEN) for name in ENQUEUE)
 
 #: Claims again after a claim met a partition another claim had just leased (the database refused
 #: the second lease as a duplicate; only a backend whose claims run concurrently can): at most this
@@ -134,15 +139,16 @@ class Queue(Administration):
         return f"{self._id_prefix}{next(self._id_counter):010x}"
 
     # -- fenced writes ---------------------------------------------------------------------------
-    def _fenced(self, name: str, params: tuple[Any, ...], lease: Lease, now: float) -> None:
-        """Run a guarded write (its own transaction, or the caller's); when it matched nothing,
-        raise the reason as a coded refusal."""
-        if self.db.write(name, params)[1] != 1:
+    def _fenced(self, name: str, params: dict[str, Any], lease: Lease, now: float) -> None:
+        """Run a guarded write (its own transaction, or the caller's) with the fence's parameters
+        (the lease's seq and token, ``now``); when it matched nothing, raise the reason as a coded
+        refusal."""
+        if self.db.write(name, {**params, "seq": lease.seq, "token": lease.token, "now": now})[1] != 1:
             raise self.refusal(lease, now)
 
     def refusal(self, lease: Lease, now: float) -> JobError:
         """Why a guarded write on ``lease`` matched nothing (JD2067/JD2066/JD2065/JD2126)."""
-        row = self.db.one("jobs.lease_state", (lease.seq,))
+        row = self.db.one("jobs.lease_state", {"seq": lease.seq})
         if row is None:
             return JobError("JD2126", f"job {lease.id!r} no longer exists", key=lease.id)
         state, token, generation, until = row
@@ -223,7 +229,11 @@ class Queue(Administration):
                   current_event.get(), None if timeout is None else float(timeout))  # fmt: skip
         db = self.db
         if coalescing_key is None:
-            if db.write("jobs.enqueue", params)[1] == 0 and id is not None and if_exists == "error":
+            if (
+                db.write("jobs.enqueue", dict(zip(ENQUEUE, params, strict=True)))[1] == 0
+                and id is not None
+                and if_exists == "error"
+            ):
                 self._same_job(job_id, kind, payload)
             db.notify("jobs")
             return job_id
@@ -234,7 +244,7 @@ class Queue(Administration):
 
     def _same_job(self, job_id: str, kind: str, payload: Any) -> None:
         """Refuse an enqueue whose id holds another job (a different kind or payload): JD2125."""
-        row = self.db.one("jobs.get", (job_id,))
+        row = self.db.one("jobs.get", {"id": job_id})
         if row is None:
             return
         record = job_record(row)
@@ -253,12 +263,14 @@ class Queue(Administration):
         db = self.db
         with db.translating(key=job_id):
             for _ in range(COALESCE_LOOKS):
-                if db.one("jobs.exists", (job_id,)):
+                if db.one("jobs.exists", {"id": job_id}):
                     return str(job_id)
-                row = db.one("jobs.coalesced", (kind, key))  # locked until the transaction ends
+                row = db.one(
+                    "jobs.coalesced", {"kind": kind, "coalescing_key": key}
+                )  # locked until the transaction ends
                 if row is not None:
                     return self._merge(row, params, payload)
-                if db.run("jobs.enqueue", params):
+                if db.run("jobs.enqueue", dict(zip(ENQUEUE, params, strict=True))):
                     return str(job_id)
                 # Nothing inserted: a transaction that committed meanwhile took the id or the key.
         raise StoreError(
@@ -285,7 +297,7 @@ class Queue(Administration):
                 key=existing,
             )
         if at < run_at:
-            self.db.run("jobs.move_earlier", (at, at, now, seq))
+            self.db.run("jobs.move_earlier", {"run_at": at, "due_at": at, "now": now, "seq": seq})
         return str(existing)
 
     def enqueue_many(self, rows: list[tuple[Any, ...]]) -> None:
@@ -295,10 +307,16 @@ class Queue(Administration):
         with db.transaction():
             if full:
                 flat = [value for row in rows[:full] for value in row]
-                width = len(rows[0]) * SIXTEEN
-                db.many("jobs.enqueue_sixteen", [flat[i : i + width] for i in range(0, len(flat), width)])
+                width = len(ENQUEUE) * SIXTEEN
+                db.many(
+                    "jobs.enqueue_sixteen",
+                    [
+                        dict(zip(_ENQUEUE_SIXTEEN, flat[i : i + width], strict=True))
+                        for i in range(0, len(flat), width)
+                    ],
+                )
             if full < len(rows):
-                db.many("jobs.enqueue", rows[full:])
+                db.many("jobs.enqueue", [dict(zip(ENQUEUE, row, strict=True)) for row in rows[full:]])
             db.notify("jobs")
 
     # -- claiming --------------------------------------------------------------------------------
@@ -322,9 +340,7 @@ class Queue(Administration):
                 continue
             return self._lease(rows, now, token, owner)
 
-    def _claim_statement(
-        self, kinds: dict[str, float], owner: str
-    ) -> tuple[str, tuple[Any, ...], float, str]:
+    def _claim_statement(self, kinds: dict[str, float], owner: str) -> tuple[str, dict[str, Any], float, str]:
         key = tuple(kinds.items())
         cached = self._claims.get(key)
         if cached is None:
@@ -337,7 +353,9 @@ class Queue(Administration):
         name, lease = cached
         now = self.clock()
         token = secrets.token_hex(8)
-        return name, (owner, token, now, lease, now, lease, now, now, *kinds, now), now, token
+        params = {"owner": owner, "token": token, "now": now, "kinds": tuple(kinds)}
+        params["seconds" if name == "jobs.claim" else "leases"] = lease
+        return name, params, now, token
 
     def _lease(self, rows: list[Any], now: float, token: str, owner: str) -> Lease | None:
         if not rows:
@@ -382,7 +400,10 @@ class Queue(Administration):
         claimed = None
         try:
             with db.transaction():
-                settled = db.run("jobs.complete", (result_text, now, now, lease.seq, lease.token, now))
+                settled = db.run(
+                    "jobs.complete",
+                    {"result": result_text, "now": now, "seq": lease.seq, "token": lease.token},
+                )
                 if settled == 1:
                     if staged is not None:
                         staged()
@@ -411,14 +432,14 @@ class Queue(Administration):
     ) -> None:
         """Mark the job done with its result; with ``prune``, delete its checkpoints in the same transaction."""
         now = self.clock()
-        params = (result_text, now, now, lease.seq, lease.token, now)
+        params = {"result": result_text}
         if not prune and staged is None:
             self._fenced("jobs.complete", params, lease, now)
             return
         with self.db.transaction():
             self._fenced("jobs.complete", params, lease, now)
             if prune:
-                self.db.run("jobs.prune_checkpoints", (lease.id, lease.generation))
+                self.db.run("jobs.prune_checkpoints", {"id": lease.id, "generation": lease.generation})
             if staged is not None:
                 staged()
 
@@ -428,40 +449,46 @@ class Queue(Administration):
         """Record a failed attempt: ``failed`` and due again at ``retry_at``, or ``dead`` when None."""
         now = self.clock()
         if retry_at is None:
-            params: tuple[Any, ...] = ("dead", now, None, error, now, now)
+            state, run_at, due_at, settled_at = "dead", now, None, now
         else:
-            params = ("failed", retry_at, retry_at, error, None, now)
-        fenced = (*params, lease.seq, lease.token, now)
+            state, run_at, due_at, settled_at = "failed", retry_at, retry_at, None
+        params = {
+            "state": state,
+            "run_at": run_at,
+            "due_at": due_at,
+            "error": error,
+            "settled_at": settled_at,
+        }
         if staged is None:
-            self._fenced("jobs.fail", fenced, lease, now)
+            self._fenced("jobs.fail", params, lease, now)
         else:
             with self.db.transaction():
-                self._fenced("jobs.fail", fenced, lease, now)
+                self._fenced("jobs.fail", params, lease, now)
                 staged()
-        return str(params[0])
+        return state
 
     def hold(self, lease: Lease) -> None:
         """Inside the caller's write transaction: raise the refusal unless ``lease`` is still held
         (on a server backend the job's row stays locked until that transaction ends)."""
         now = self.clock()
-        if self.db.one("jobs.hold", (lease.seq, lease.token, now)) is None:
+        if self.db.one("jobs.hold", {"seq": lease.seq, "token": lease.token, "now": now}) is None:
             raise self.refusal(lease, now)
 
     def release(self, lease: Lease) -> None:
         """Give a claim back unsettled (shutdown, interrupt): due now, the attempt stays counted."""
         now = self.clock()
-        self._fenced("jobs.release", (now, now, now, lease.seq, lease.token, now), lease, now)
+        self._fenced("jobs.release", {"run_at": now, "due_at": now}, lease, now)
 
     def renew(self, lease: Lease) -> None:
         """Extend the lease by its length from now (fenced)."""
         now = self.clock()
         until = now + lease.seconds
-        self._fenced("jobs.renew", (until, until, now, lease.seq, lease.token, now), lease, now)
+        self._fenced("jobs.renew", {"lease_until": until, "due_at": until}, lease, now)
         lease.until = until
 
     def unwind(self, lease: Lease) -> None:
         """Drop the lease of a job cancelled while it ran (its partition is blocked until then)."""
-        self.db.write("jobs.unwind", (lease.seq, lease.token))
+        self.db.write("jobs.unwind", {"seq": lease.seq, "token": lease.token})
 
     def defer(self, lease: Lease, until: float, *, staged: Callable[[], None] | None = None) -> str:
         """Settle as a clean new generation due at ``until`` (attempts reset); merges into a pending
@@ -470,15 +497,19 @@ class Queue(Administration):
         key = lease.job["coalescing_key"]
         db = self.db
         with db.transaction():
-            successor = None if key is None else db.one("jobs.coalesced", (lease.kind, key))
+            successor = (
+                None if key is None else db.one("jobs.coalesced", {"kind": lease.kind, "coalescing_key": key})
+            )
             if successor is None:
-                self._fenced("jobs.restart", (until, until, now, lease.seq, lease.token, now), lease, now)
+                self._fenced("jobs.restart", {"run_at": until, "due_at": until}, lease, now)
                 into = lease.id
             else:
                 seq, into, _, run_at, _ = successor
-                self._fenced("jobs.complete", (dumps({"deferred_into": into}), now, now, lease.seq, lease.token, now),
-                             lease, now)  # fmt: skip
-                db.run("jobs.move_earlier", (min(run_at, until), min(run_at, until), now, seq))
+                self._fenced("jobs.complete", {"result": dumps({"deferred_into": into})}, lease, now)
+                db.run(
+                    "jobs.move_earlier",
+                    {"run_at": min(run_at, until), "due_at": min(run_at, until), "now": now, "seq": seq},
+                )
             if staged is not None:
                 staged()
             return str(into)
@@ -487,6 +518,9 @@ class Queue(Administration):
         """Save one named value for the job, fenced by the lease, in its own transaction."""
         now = self.clock()
         with self.db.transaction():
-            self._fenced("jobs.mark_checkpointed", (now, lease.seq, lease.token, now), lease, now)
-            self.db.run("jobs.save_checkpoint", (lease.id, node, value_text, lease.generation))
+            self._fenced("jobs.mark_checkpointed", {}, lease, now)
+            self.db.run(
+                "jobs.save_checkpoint",
+                {"id": lease.id, "node": node, "value": value_text, "generation": lease.generation},
+            )
         lease.checkpointed = True

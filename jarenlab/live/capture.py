@@ -175,14 +175,20 @@ class ChangeLog:
         # Appends are serialised so records land in commit order (a single-writer engine already is).
         db.serialize("live")
         seq = db.value(
-            "live.append", (int(self.clock() * 1000), self.source, orjson.dumps(collections).decode(), patch)
+            "live.append",
+            {
+                "at_ms": int(self.clock() * 1000),
+                "source": self.source,
+                "collections": orjson.dumps(collections).decode(),
+                "patch": patch,
+            },
         )
         db.notify("live")  # other processes' live queries wake at the commit
         # Prune in steps (about every retention/16 commits, at most 64): a DELETE on every commit would
         # write one more page each time. The newest ``retention`` records are always kept.
         step = max(1, min(64, self.retention // 16))
         if seq > self.retention and seq % step == 0:
-            db.run("live.prune", (seq - self.retention,))
+            db.run("live.prune", {"through": seq - self.retention})
         return int(seq)
 
     def bounds(self, db: Database) -> tuple[int, int]:
@@ -205,7 +211,7 @@ class ChangeLog:
 
     def read(self, db: Database, *, after: int, limit: int = 1000) -> list[Record]:
         """Records with ``seq > after`` in order (at most ``limit``); callers check for gaps."""
-        rows = db.all("live.read", (after, limit))
+        rows = db.all("live.read", {"after": after, "limit": limit})
         return [self._record(*row) for row in rows]
 
     def read_ops(self, db: Database, *, after: int, limit: int = 1000) -> list[tuple[int, int, Any]]:
@@ -214,7 +220,7 @@ class ChangeLog:
         loads = orjson.loads
         return [
             (seq, at_ms, None if patch is None else loads(patch))
-            for seq, at_ms, _, _, patch in db.all("live.read", (after, limit))
+            for seq, at_ms, _, _, patch in db.all("live.read", {"after": after, "limit": limit})
         ]
 
     def _record(self, seq: int, at_ms: int, source: str, collections: str, patch: str | None) -> Record:

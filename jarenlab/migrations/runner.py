@@ -231,16 +231,16 @@ class Migrator:
             result = self._result(plan, True, dry, violations, rewritten, started)
             db.run(
                 "migrations.record",
-                (
-                    int(store.backend.clock() * 1000),
-                    old.hash,
-                    new.hash,
-                    old.version,
-                    new.version,
-                    orjson.dumps([s.as_dict() for s in result.steps]).decode(),
-                    rewritten,
-                    result.duration * 1000,
-                ),
+                {
+                    "at_ms": int(store.backend.clock() * 1000),
+                    "from_hash": old.hash,
+                    "to_hash": new.hash,
+                    "from_version": old.version,
+                    "to_version": new.version,
+                    "steps": orjson.dumps([s.as_dict() for s in result.steps]).decode(),
+                    "documents": rewritten,
+                    "duration_ms": result.duration * 1000,
+                },
             )
             # Last, so nothing after it can fail and leave the mark on this thread's next commit.
             # Every migration commits a change record (other stores' guards rely on it).

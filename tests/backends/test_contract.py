@@ -38,7 +38,7 @@ MODEL = load_model(
 
 
 def meta(db: Database, name: str) -> Any:
-    return db.value("store.get_meta", (name,))
+    return db.value("store.get_meta", {"name": name})
 
 
 # -- catalogues --------------------------------------------------------------------------------------
@@ -63,21 +63,17 @@ def test_fills_are_identifiers_placeholder_counts_or_fragments(backend: Backend)
     cat = Catalogue.parse(
         "demo",
         "-- name: pick\nSELECT k FROM {table} WHERE k IN ({keys}) AND {where}\n"
-        "-- name: small\nk < ?\n-- name: odd\nk % 2 = 1\n",
+        "-- name: small\nk < :k\n-- name: odd\nk % 2 = 1\n",
     )
-    text = cat.text(
-        "pick", quote=backend.quote, marks=backend.marks, table="t", keys=2, where=("small", "odd")
-    )
+    text = cat.text("pick", quote=backend.quote, table="t", keys=2, where=("small", "odd"))
     assert text.startswith('SELECT k FROM "t" WHERE k IN (')
     assert text.endswith("AND (k < ?) AND (k % 2 = 1)")
-    assert cat.text("pick", quote=backend.quote, marks=backend.marks, table="t", keys=1, where=()).endswith(
-        "1 = 1"
-    )
+    assert cat.text("pick", quote=backend.quote, table="t", keys=1, where=()).endswith("1 = 1")
     with pytest.raises(StoreError) as info:
-        cat.text("pick", quote=backend.quote, marks=backend.marks, table='t"; DROP', keys=1, where=())
+        cat.text("pick", quote=backend.quote, table='t"; DROP', keys=1, where=())
     assert info.value.code == "JD2010"
     with pytest.raises(StoreError):
-        cat.text("pick", quote=backend.quote, marks=backend.marks, table="t", where=())  # keys missing
+        cat.text("pick", quote=backend.quote, table="t", where=())  # keys missing
 
 
 def test_a_malformed_catalogue_is_refused() -> None:
@@ -92,9 +88,9 @@ def test_a_malformed_catalogue_is_refused() -> None:
 # -- transactions ------------------------------------------------------------------------------------
 def test_commit_keeps_and_rollback_discards(db: Database) -> None:
     with db.transaction():
-        db.run("store.put_meta", ("a", "1"))
+        db.run("store.put_meta", {"name": "a", "value": "1"})
     with pytest.raises(RuntimeError), db.transaction():
-        db.run("store.put_meta", ("b", "2"))
+        db.run("store.put_meta", {"name": "b", "value": "2"})
         raise RuntimeError("undo")
     assert meta(db, "a") == "1" and meta(db, "b") is None
     assert not db.in_transaction
@@ -102,12 +98,12 @@ def test_commit_keeps_and_rollback_discards(db: Database) -> None:
 
 def test_savepoints_roll_back_only_their_own_level(db: Database) -> None:
     with db.transaction():
-        db.run("store.put_meta", ("outer", "1"))
+        db.run("store.put_meta", {"name": "outer", "value": "1"})
         with pytest.raises(RuntimeError), db.transaction():
-            db.run("store.put_meta", ("inner", "2"))
+            db.run("store.put_meta", {"name": "inner", "value": "2"})
             raise RuntimeError("undo inner")
         with db.transaction():
-            db.run("store.put_meta", ("kept", "3"))
+            db.run("store.put_meta", {"name": "kept", "value": "3"})
     assert (meta(db, "outer"), meta(db, "inner"), meta(db, "kept")) == ("1", None, "3")
 
 
@@ -130,16 +126,16 @@ def test_a_failing_before_hook_rolls_the_transaction_back(db: Database) -> None:
 
     db.on_commit(before=refuse)
     with pytest.raises(RuntimeError), db.transaction():
-        db.run("store.put_meta", ("x", "1"))
+        db.run("store.put_meta", {"name": "x", "value": "1"})
     db.off_commit(refuse)
     assert meta(db, "x") is None
 
 
 def test_a_duplicate_is_jd2001_with_the_driver_error_as_cause(db: Database, backend: Backend) -> None:
     with db.transaction():
-        db.run("store.put_meta", ("a", "1"))
+        db.run("store.put_meta", {"name": "a", "value": "1"})
     with pytest.raises(StoreError) as info, db.transaction():
-        db.run("store.put_meta", ("a", "2"))
+        db.run("store.put_meta", {"name": "a", "value": "2"})
     err = info.value
     assert err.code == "JD2001" and err.condition == "duplicate" and err.__cause__ is not None
     assert backend.translate(err.__cause__) is not None
@@ -172,17 +168,17 @@ def test_single_writer_engines_queue_threads_behind_the_gate(db: Database, backe
 
 
 def test_write_is_its_own_transaction_or_joins_the_open_one(db: Database) -> None:
-    rows, changed = db.write("store.put_meta", ("w", "1"))
+    rows, changed = db.write("store.put_meta", {"name": "w", "value": "1"})
     assert (rows, changed, meta(db, "w")) == ([], 1, "1")
     with pytest.raises(RuntimeError), db.transaction():
-        db.write("store.put_meta", ("joined", "1"))
+        db.write("store.put_meta", {"name": "joined", "value": "1"})
         raise RuntimeError
     assert meta(db, "joined") is None
 
 
 def test_a_snapshot_of_committed_data_does_not_see_the_open_transaction(db: Database) -> None:
     with db.transaction():
-        db.run("store.put_meta", ("pending", "1"))
+        db.run("store.put_meta", {"name": "pending", "value": "1"})
         with db.snapshot():
             assert meta(db, "pending") == "1"  # own writes
         with db.snapshot(own_writes=False):
@@ -240,7 +236,7 @@ def test_a_watch_wakes_when_another_connection_commits(make_backend: Any) -> Non
     try:
         assert watch.wait(0.05) is True  # the first call: whatever came before the watch is to be looked at
         assert watch.wait(0.05) is False
-        writer.write("store.put_meta", ("woken", "1"))
+        writer.write("store.put_meta", {"name": "woken", "value": "1"})
         assert watch.wait(2.0) is True
         assert watch.wait(0.05) is False
     finally:
@@ -255,7 +251,7 @@ def test_serialize_is_callable_inside_a_transaction_and_the_clock_is_epoch_secon
 
     with db.transaction():
         db.serialize("live")
-        db.run("store.put_meta", ("s", "1"))
+        db.run("store.put_meta", {"name": "s", "value": "1"})
     assert abs(backend.clock() - time.time()) < 5
 
 
@@ -297,7 +293,7 @@ def test_read_only_refuses_writes_with_a_coded_error(make_backend: Any, tmp_path
     reader = Database(make_backend(read_only=True), queue_timeout=1)
     try:
         with pytest.raises(StoreError) as info, reader.transaction():
-            reader.run("store.put_meta", ("x", "1"))
+            reader.run("store.put_meta", {"name": "x", "value": "1"})
         assert info.value.code == "JD2005" and info.value.condition == "read_only"
     finally:
         reader.close()
@@ -308,7 +304,7 @@ def test_a_snapshot_inside_a_snapshot_reads_the_outer_one(db: Database) -> None:
         with db.snapshot():
             assert meta(db, "nested") is None
         assert meta(db, "nested") is None
-    db.write("store.put_meta", ("nested", "1"))
+    db.write("store.put_meta", {"name": "nested", "value": "1"})
     with db.snapshot():
         assert meta(db, "nested") == "1"
 
@@ -317,13 +313,15 @@ def test_a_connection_is_lost_only_when_it_can_no_longer_be_used(db: Database, b
     """``lost`` asks nothing of the server; a backend whose connections can be lost reports a closed
     one (the Database then replaces it), one whose connections cannot (a file) never does."""
     conn = db.connection()
-    assert db.value("store.get_meta", ("nothing",)) is None
+    assert db.value("store.get_meta", {"name": "nothing"}) is None
     assert backend.lost(conn) is False
     if not backend.reconnects:
         return
     backend.disconnect(conn)
     assert backend.lost(conn) is True
-    assert db.value("store.get_meta", ("nothing",)) is None  # the next statement runs on a new connection
+    assert (
+        db.value("store.get_meta", {"name": "nothing"}) is None
+    )  # the next statement runs on a new connection
     assert db.connection() is not conn and db.reconnects == 1
 
 

@@ -373,7 +373,7 @@ AROUND = '{"id":"z","owner":"bob","room":"A","status":"booked","start":"2024-05-
 def _write_around_the_check(store: Any, key: str, text: str) -> None:
     """Store a record the way raw SQL would (an old file, a migration): no validation, no check."""
     with store.transaction():
-        store.db.run("collection.insert_keyed", (key, text), table="bookings")
+        store.db.run("collection.insert_keyed", {"key": key, "doc": text}, table="bookings")
 
 
 @pytest.mark.needs(

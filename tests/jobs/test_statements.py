@@ -17,6 +17,7 @@ from backend_fixtures import Opened
 
 import jarenlab as jl
 from jarenlab.jobs import Jobs, VirtualClock
+from jarenlab.jobs.queue import ENQUEUE
 from jarenlab.jobs.views import COLUMNS
 
 from .conftest import MODEL
@@ -42,9 +43,10 @@ OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], jl.Store]] = {
 }
 
 
-def row(job_id: str, key: str | None = None) -> tuple[Any, ...]:
+def row(job_id: str, key: str | None = None) -> dict[str, Any]:
     """The parameters of ``jobs.enqueue`` for a pending job of kind ``work``."""
-    return (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None)
+    values = (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None)
+    return dict(zip(ENQUEUE, values, strict=True))
 
 
 @pytest.fixture(params=sorted(OPENERS))
@@ -66,54 +68,62 @@ def record_a(rows: list[Any]) -> bool:
     return len(rows) == 1 and rows[0][0] == "a" and len(rows[0]) == len(COLUMNS)
 
 
-FENCE = (1, "someone else's token", NOW)
+FENCE = {"seq": 1, "token": "someone else's token", "now": NOW}
 LEASES = '{"work":10,"other":99}'
+CLAIM = {"owner": "me", "token": "t", "now": NOW}
 
 #: name -> (parameters, fills, what it answers on the seeded store: the rows it returns, a test of
 #: them, or how many rows it changed). Fragments (``where_*``) run inside ``jobs.list``.
-CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], Any]] = {
+CALLS: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = {
     "enqueue": (row("b"), {}, 1),
-    "enqueue_sixteen": (tuple(v for n in range(16) for v in row(f"x{n}")), {}, 16),
-    "exists": (("a",), {}, [(1,)]),
-    "coalesced": (("work", "k"), {}, [(1, "a", '{"n":1}', DUE, None)]),
-    "move_earlier": ((DUE - 1, DUE - 1, NOW, 1), {}, 1),
-    "claim": (("me", "t", NOW, 10.0, NOW, 10.0, NOW, NOW, "work", NOW), {"kinds": 1}, claimed_a),
-    "claim_leases": (
-        ("me", "t", NOW, LEASES, NOW, LEASES, NOW, NOW, "work", "other", NOW),
-        {"kinds": 2},
-        claimed_a,
-    ),
-    "claimable": ((NOW, "work", NOW), {"kinds": 1}, [(1,)]),
-    "next_due": (("work", True), {"kinds": 1}, [(DUE,)]),
-    "open_count": (("work",), {"kinds": 1}, [(1,)]),
+    "enqueue_sixteen": ({f"{k}_{n}": v for n in range(16) for k, v in row(f"x{n}").items()}, {}, 16),
+    "exists": ({"id": "a"}, {}, [(1,)]),
+    "coalesced": ({"kind": "work", "coalescing_key": "k"}, {}, [(1, "a", '{"n":1}', DUE, None)]),
+    "move_earlier": ({"run_at": DUE - 1, "due_at": DUE - 1, "now": NOW, "seq": 1}, {}, 1),
+    "claim": ({**CLAIM, "seconds": 10.0, "kinds": ["work"]}, {"kinds": 1}, claimed_a),
+    "claim_leases": ({**CLAIM, "leases": LEASES, "kinds": ["work", "other"]}, {"kinds": 2}, claimed_a),
+    "claimable": ({"now": NOW, "kinds": ["work"]}, {"kinds": 1}, [(1,)]),
+    "next_due": ({"kinds": ["work"], "scheduled": True}, {"kinds": 1}, [(DUE,)]),
+    "open_count": ({"kinds": ["work"]}, {"kinds": 1}, [(1,)]),
     # The fenced writes: a job that is not leased, a token that is not the claim's: nothing changes.
-    "complete": (('"r"', NOW, NOW, *FENCE), {}, 0),
-    "fail": (("failed", NOW, NOW, "boom", None, NOW, *FENCE), {}, 0),
-    "release": ((NOW, NOW, NOW, *FENCE), {}, 0),
-    "renew": ((NOW, NOW, NOW, *FENCE), {}, 0),
-    "restart": ((NOW, NOW, NOW, *FENCE), {}, 0),
-    "mark_checkpointed": ((NOW, *FENCE), {}, 0),
-    "hold": ((*FENCE,), {}, []),
-    "lease_state": ((1,), {}, [("pending", None, 0, None)]),
-    "unwind": ((1, "t"), {}, 0),
-    "save_checkpoint": (("a", "node", "1", 1), {}, 1),
-    "checkpoints": (("a",), {}, []),
-    "prune_checkpoints": (("a", 1), {}, 0),
-    "state": (("a",), {}, [("pending", None)]),
-    "lock_state": (("a",), {}, [("pending", None)]),
-    "cancel": ((NOW, NOW, False, False, "a"), {}, 1),
-    "requeue": ((NOW, NOW, 3, NOW, "a"), {}, 1),
-    "sweep_checkpoints": ((NOW, NOW, None), {}, 0),
-    "sweep": ((NOW, NOW, None), {}, 0),
-    "get": (("a",), {}, record_a),
-    "list": ((None,), {"where": ()}, record_a),
-    "failures": ((5,), {}, []),
-    "counts": ((), {"where": ()}, [("pending", 1)]),
-    "where_state": (("done", None), {}, []),
-    "where_states": (("done", "pending", "dead", "done", "done", "done", None), {}, record_a),
-    "where_source_event": ((7, None), {}, record_a),
-    "where_kind": (("work", None), {}, record_a),
-    "where_after": (("a", None), {}, []),
+    "complete": ({"result": '"r"', **FENCE}, {}, 0),
+    "fail": (
+        {"state": "failed", "run_at": NOW, "due_at": NOW, "error": "boom", "settled_at": None, **FENCE},
+        {},
+        0,
+    ),
+    "release": ({"run_at": NOW, "due_at": NOW, **FENCE}, {}, 0),
+    "renew": ({"lease_until": NOW, "due_at": NOW, **FENCE}, {}, 0),
+    "restart": ({"run_at": NOW, "due_at": NOW, **FENCE}, {}, 0),
+    "mark_checkpointed": (FENCE, {}, 0),
+    "hold": (FENCE, {}, []),
+    "lease_state": ({"seq": 1}, {}, [("pending", None, 0, None)]),
+    "unwind": ({"seq": 1, "token": "t"}, {}, 0),
+    "save_checkpoint": ({"id": "a", "node": "node", "value": "1", "generation": 1}, {}, 1),
+    "checkpoints": ({"id": "a"}, {}, []),
+    "prune_checkpoints": ({"id": "a", "generation": 1}, {}, 0),
+    "state": ({"id": "a"}, {}, [("pending", None)]),
+    "lock_state": ({"id": "a"}, {}, [("pending", None)]),
+    "cancel": ({"now": NOW, "leased": False, "id": "a"}, {}, 1),
+    "requeue": ({"run_at": NOW, "due_at": NOW, "attempts": 3, "now": NOW, "id": "a"}, {}, 1),
+    "sweep_checkpoints": ({"before": NOW, "now": NOW, "limit": None}, {}, 0),
+    "sweep": ({"before": NOW, "now": NOW, "limit": None}, {}, 0),
+    "get": ({"id": "a"}, {}, record_a),
+    "list": ({"limit": None}, {"where": ()}, record_a),
+    "failures": ({"limit": 5}, {}, []),
+    "counts": ({}, {"where": ()}, [("pending", 1)]),
+    "where_state": ({"state": "done", "limit": None}, {}, []),
+    "where_states": (
+        {
+            **{f"state{i}": s for i, s in enumerate(("done", "pending", "dead", "done", "done", "done"), 1)},
+            "limit": None,
+        },
+        {},
+        record_a,
+    ),
+    "where_source_event": ({"source_event": 7, "limit": None}, {}, record_a),
+    "where_kind": ({"kind": "work", "limit": None}, {}, record_a),
+    "where_after": ({"after": "a", "limit": None}, {}, []),
 }
 
 
@@ -169,7 +179,8 @@ def test_each_statement_runs_on_a_fresh_store(seeded: jl.Store, name: str) -> No
 def test_job_records_are_read_in_the_order_of_their_columns(seeded: jl.Store, name: str) -> None:
     params, fill, _ = CALLS[name]
     db = seeded.db
-    cursor: Any = db.backend.execute(db.connection(), db.sql(f"jobs.{name}", **fill), params)
+    prepared = db.backend.catalogue("jobs").prepare(name, quote=db.backend.quote, **fill)
+    cursor: Any = db.backend.execute(db.connection(), prepared.text, prepared.bind(name, params))
     assert tuple(d[0] for d in cursor.description) == COLUMNS
 
 

@@ -65,7 +65,7 @@ _poll = getattr(select, "poll", None)
 #: ``marks(n)``: n placeholders in this driver's style.
 marks = functools.partial(placeholders, "%s")
 #: ``catalogue(subsystem)``: the named PostgreSQL statements of one subsystem (``sql/<subsystem>.sql`` here).
-catalogue = functools.partial(load_catalogue, "jarenlab.backends.postgres")
+catalogue = functools.partial(load_catalogue, "jarenlab.backends.postgres", style="format")
 
 
 def redact(url: str) -> str:

@@ -71,7 +71,7 @@ class PageKeys:
             db = self.store.db
             text = db.value("pages.get_key")
             if text is None:
-                db.write("pages.put_key", (secrets.token_hex(32),))
+                db.write("pages.put_key", {"secret": secrets.token_hex(32)})
                 text = db.value("pages.get_key")
             self._secret = str(text).encode()
         return self._secret

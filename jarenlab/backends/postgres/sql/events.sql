@@ -1,6 +1,6 @@
 -- The event ledger. _jl_events: one row per committed event; seq is the global order (max + 1 under the
 -- store's "events" advisory lock, so seq order is commit order). Rows are never deleted.
--- _jl_event_history: at most one row (the expired-history boundary). Placeholders are %s.
+-- _jl_event_history: at most one row (the expired-history boundary).
 
 -- name: create_events
 CREATE TABLE IF NOT EXISTS _jl_events (
@@ -24,43 +24,43 @@ CREATE TABLE IF NOT EXISTS _jl_event_history (
 )
 
 -- name: append
--- One event: (type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt); returns its seq.
+-- One event; returns its seq.
 -- The emit's transaction holds the "events" lock (serialize) from before its dedupe lookup to its
 -- COMMIT, so max + 1 is the next seq in commit order and a rolled-back emit leaves no hole.
 INSERT INTO _jl_events(seq, type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt)
-SELECT coalesce(max(seq), 0) + 1, %s, %s, %s, %s, %s, %s FROM _jl_events RETURNING seq
+SELECT coalesce(max(seq), 0) + 1, :type, :payload, :at_ms, :dedupe_key, :caused_by_job, :caused_by_attempt FROM _jl_events RETURNING seq
 
 -- name: set_outcome
-UPDATE _jl_events SET outcome = %s WHERE seq = %s
+UPDATE _jl_events SET outcome = :outcome WHERE seq = :seq
 
 -- name: by_dedupe_key
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE dedupe_key = %s
+FROM _jl_events WHERE dedupe_key = :dedupe_key
 
 -- name: latest
 -- The newest events after a seq, newest first: (after, ...{also}, limit). {also} is () or
 -- ("at_or_after",).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > %s AND {also} ORDER BY seq DESC LIMIT %s
+FROM _jl_events WHERE seq > :after AND {also} ORDER BY seq DESC LIMIT :limit
 
 -- name: latest_of_types
 -- latest, of the given types only: (after, type..., ...{also}, limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > %s AND type IN ({types}) AND {also} ORDER BY seq DESC LIMIT %s
+FROM _jl_events WHERE seq > :after AND type IN ({types}) AND {also} ORDER BY seq DESC LIMIT :limit
 
 -- name: at_or_after
 -- Events stamped at or after a time in epoch milliseconds.
-at_ms >= %s
+at_ms >= :at_ms
 
 -- name: after
 -- The oldest events after a seq, oldest first: (after, limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > %s ORDER BY seq LIMIT %s
+FROM _jl_events WHERE seq > :after ORDER BY seq LIMIT :limit
 
 -- name: after_of_types
 -- after, of the given types only: (after, type..., limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > %s AND type IN ({types}) ORDER BY seq LIMIT %s
+FROM _jl_events WHERE seq > :after AND type IN ({types}) ORDER BY seq LIMIT :limit
 
 -- name: head
 -- The latest seq (0 for an empty ledger).
@@ -72,6 +72,6 @@ SELECT expired_through FROM _jl_event_history WHERE singleton = 1
 
 -- name: expire_through
 -- Move the boundary forward to a seq (never back); atomic on the row, so racing calls keep the larger.
-INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, %s)
+INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, :seq)
 ON CONFLICT (singleton) DO UPDATE
 SET expired_through = greatest(_jl_event_history.expired_through, excluded.expired_through)

@@ -1,7 +1,7 @@
 -- Retry-safe transactions: the results of the newest keys, stored as SHA-256 digests.
 -- One call, in one READ COMMITTED transaction: claim the key first; a racing call's claim waits on
 -- the unique key until the first call ends, then finds it taken (it committed: lookup sees it, and
--- the call replays) or goes through (it rolled back: this call runs fn). Placeholders are %s.
+-- the call replays) or goes through (it rolled back: this call runs fn).
 
 -- name: create_results
 CREATE TABLE IF NOT EXISTS _jl_transaction_results (
@@ -15,18 +15,18 @@ CREATE TABLE IF NOT EXISTS _jl_transaction_results (
 -- name: claim
 -- (key, fingerprint): a row when this call now holds the key, no row when it was taken before.
 -- result stays NULL (the claim is in flight) until record fills it in the same transaction.
-INSERT INTO _jl_transaction_results(key, fingerprint, claimed_at) VALUES (%s, %s, now())
+INSERT INTO _jl_transaction_results(key, fingerprint, claimed_at) VALUES (:key, :fingerprint, now())
 ON CONFLICT (key) DO NOTHING RETURNING seq
 
 -- name: lookup
 -- (key): the stored call's (fingerprint, result); the result is NULL while the call still runs.
-SELECT fingerprint, result FROM _jl_transaction_results WHERE key = %s
+SELECT fingerprint, result FROM _jl_transaction_results WHERE key = :key
 
 -- name: record
 -- (result, key): the claimed call's result.
-UPDATE _jl_transaction_results SET result = %s WHERE key = %s
+UPDATE _jl_transaction_results SET result = :result WHERE key = :key
 
 -- name: prune
--- Keep the newest N keys (the parameter).
+-- Keep the newest :keep keys.
 DELETE FROM _jl_transaction_results WHERE seq <=
-(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET %s)
+(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET :keep)

@@ -1,5 +1,5 @@
 -- Declared intervals: the fixed statements (each declaration's exclusion constraint and lookups are
--- built by backends/postgres/intervals.py). Placeholders are %s.
+-- built by backends/postgres/intervals.py).
 
 -- name: instant_ms
 -- A UTC date-time YYYY-MM-DDTHH:MM:SS[.fraction]Z as epoch milliseconds, NULL for anything else
@@ -31,8 +31,3 @@ BEGIN
         + coalesce(rpad(substring(t FROM '\.([0-9][0-9]?[0-9]?)'), 3, '0')::int, 0);
 END
 $$
-
--- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text (the stored lexeme):
--- (the owner's JSON path, its key).
-SELECT doc #> %s FROM {table} WHERE key = %s

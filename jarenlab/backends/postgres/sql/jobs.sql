@@ -1,6 +1,5 @@
 -- The job queue (see the SQLite catalogue for the state machine). On PostgreSQL the table is created
 -- with room for updates in place and eager autovacuum: every job is updated at least twice.
--- Placeholders are %s.
 
 -- name: create_jobs
 CREATE TABLE IF NOT EXISTS _jl_jobs (
@@ -70,57 +69,57 @@ WHERE partition_key IS NOT NULL AND state = 'leased'
 
 
 -- name: enqueue
--- One job; an id already stored changes nothing (enqueue is idempotent by id). The last two: the
--- event whose handler enqueued it (or NULL) and its handler timeout in seconds (or NULL). A coalescing key
+-- One job; an id already stored changes nothing (enqueue is idempotent by id). source_event is
+-- the event whose handler enqueued it (or NULL), timeout its handler timeout in seconds (or NULL). A coalescing key
 -- another transaction took meanwhile changes nothing either: no row inserted, the queue looks again.
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
     coalescing_key, created_at, updated_at, source_event, timeout)
-VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (:id, :kind, :payload, 'pending', :run_at, :due_at, :max_attempts, :partition_key, :coalescing_key, :created_at, :updated_at, :source_event, :timeout)
 ON CONFLICT DO NOTHING
 
 -- name: enqueue_sixteen
 -- Sixteen jobs in one statement (enqueue_many inserts in steps of sixteen, the rest one by one).
 INSERT INTO _jl_jobs(id, kind, payload, state, run_at, due_at, max_attempts, partition_key,
     coalescing_key, created_at, updated_at, source_event, timeout)
-VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s),
-    (%s, %s, %s, 'pending', %s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (:id_0, :kind_0, :payload_0, 'pending', :run_at_0, :due_at_0, :max_attempts_0, :partition_key_0, :coalescing_key_0, :created_at_0, :updated_at_0, :source_event_0, :timeout_0),
+    (:id_1, :kind_1, :payload_1, 'pending', :run_at_1, :due_at_1, :max_attempts_1, :partition_key_1, :coalescing_key_1, :created_at_1, :updated_at_1, :source_event_1, :timeout_1),
+    (:id_2, :kind_2, :payload_2, 'pending', :run_at_2, :due_at_2, :max_attempts_2, :partition_key_2, :coalescing_key_2, :created_at_2, :updated_at_2, :source_event_2, :timeout_2),
+    (:id_3, :kind_3, :payload_3, 'pending', :run_at_3, :due_at_3, :max_attempts_3, :partition_key_3, :coalescing_key_3, :created_at_3, :updated_at_3, :source_event_3, :timeout_3),
+    (:id_4, :kind_4, :payload_4, 'pending', :run_at_4, :due_at_4, :max_attempts_4, :partition_key_4, :coalescing_key_4, :created_at_4, :updated_at_4, :source_event_4, :timeout_4),
+    (:id_5, :kind_5, :payload_5, 'pending', :run_at_5, :due_at_5, :max_attempts_5, :partition_key_5, :coalescing_key_5, :created_at_5, :updated_at_5, :source_event_5, :timeout_5),
+    (:id_6, :kind_6, :payload_6, 'pending', :run_at_6, :due_at_6, :max_attempts_6, :partition_key_6, :coalescing_key_6, :created_at_6, :updated_at_6, :source_event_6, :timeout_6),
+    (:id_7, :kind_7, :payload_7, 'pending', :run_at_7, :due_at_7, :max_attempts_7, :partition_key_7, :coalescing_key_7, :created_at_7, :updated_at_7, :source_event_7, :timeout_7),
+    (:id_8, :kind_8, :payload_8, 'pending', :run_at_8, :due_at_8, :max_attempts_8, :partition_key_8, :coalescing_key_8, :created_at_8, :updated_at_8, :source_event_8, :timeout_8),
+    (:id_9, :kind_9, :payload_9, 'pending', :run_at_9, :due_at_9, :max_attempts_9, :partition_key_9, :coalescing_key_9, :created_at_9, :updated_at_9, :source_event_9, :timeout_9),
+    (:id_10, :kind_10, :payload_10, 'pending', :run_at_10, :due_at_10, :max_attempts_10, :partition_key_10, :coalescing_key_10, :created_at_10, :updated_at_10, :source_event_10, :timeout_10),
+    (:id_11, :kind_11, :payload_11, 'pending', :run_at_11, :due_at_11, :max_attempts_11, :partition_key_11, :coalescing_key_11, :created_at_11, :updated_at_11, :source_event_11, :timeout_11),
+    (:id_12, :kind_12, :payload_12, 'pending', :run_at_12, :due_at_12, :max_attempts_12, :partition_key_12, :coalescing_key_12, :created_at_12, :updated_at_12, :source_event_12, :timeout_12),
+    (:id_13, :kind_13, :payload_13, 'pending', :run_at_13, :due_at_13, :max_attempts_13, :partition_key_13, :coalescing_key_13, :created_at_13, :updated_at_13, :source_event_13, :timeout_13),
+    (:id_14, :kind_14, :payload_14, 'pending', :run_at_14, :due_at_14, :max_attempts_14, :partition_key_14, :coalescing_key_14, :created_at_14, :updated_at_14, :source_event_14, :timeout_14),
+    (:id_15, :kind_15, :payload_15, 'pending', :run_at_15, :due_at_15, :max_attempts_15, :partition_key_15, :coalescing_key_15, :created_at_15, :updated_at_15, :source_event_15, :timeout_15)
 ON CONFLICT DO NOTHING
 
 -- name: exists
-SELECT 1 FROM _jl_jobs WHERE id = %s
+SELECT 1 FROM _jl_jobs WHERE id = :id
 
 -- name: coalesced
 -- The job holding a coalescing key, locked until the transaction ends (a claim skips it meanwhile;
 -- one claimed while we waited no longer matches and a new job takes the key).
 SELECT seq, id, payload, run_at, partition_key FROM _jl_jobs
-WHERE kind = %s AND coalescing_key = %s AND state = 'pending' AND attempts = 0
+WHERE kind = :kind AND coalescing_key = :coalescing_key AND state = 'pending' AND attempts = 0
 FOR UPDATE
 
 -- name: move_earlier
-UPDATE _jl_jobs SET run_at = %s, due_at = %s, updated_at = %s WHERE seq = %s
+UPDATE _jl_jobs SET run_at = :run_at, due_at = :due_at, updated_at = :now WHERE seq = :seq
 
 
 -- name: claim
 -- The pick skips rows other claims hold (SKIP LOCKED) and adds to the head test "no other job of
 -- the partition is leased" (its own probe of _jl_jobs_partition_running; the index is the hard
--- guarantee when two claims race). Parameters as on SQLite.
+-- guarantee when two claims race).
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
-    lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
-    lease_until = %s + %s, due_at = %s + %s, updated_at = %s
+    lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
+    lease_until = :now + :seconds, due_at = :now + :seconds, updated_at = :now
 WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
@@ -128,9 +127,9 @@ RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, leas
 -- name: claim_leases
 -- Like claim, when the kinds' leases differ: the seconds are one JSON object, kind -> seconds.
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
-    lease_generation = lease_generation + 1, lease_owner = %s, lease_token = %s,
-    lease_until = %s + (%s::jsonb ->> kind)::double precision,
-    due_at = %s + (%s::jsonb ->> kind)::double precision, updated_at = %s
+    lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
+    lease_until = :now + (:leases::jsonb ->> kind)::double precision,
+    due_at = :now + (:leases::jsonb ->> kind)::double precision, updated_at = :now
 WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
@@ -138,10 +137,10 @@ RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, leas
 -- name: claimable
 -- The job a claim would lease now, if any (its seq); rows other claims hold count as claimable.
 SELECT j.seq FROM _jl_jobs j
-WHERE j.due_at <= %s AND j.state <> 'cancelled' AND j.kind IN ({kinds})
+WHERE j.due_at <= :now AND j.state <> 'cancelled' AND j.kind IN ({kinds})
   AND (j.partition_key IS NULL OR (NOT EXISTS (
     SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > %s)))
+      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > :now)))
     AND NOT EXISTS (
     SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
       AND r.state = 'leased' AND r.seq <> j.seq)))
@@ -149,94 +148,94 @@ ORDER BY j.due_at, j.seq LIMIT 1
 
 -- name: next_due
 SELECT min(due_at) FROM _jl_jobs
-WHERE due_at IS NOT NULL AND kind IN ({kinds}) AND (state IN ('failed', 'leased') OR %s)
+WHERE due_at IS NOT NULL AND kind IN ({kinds}) AND (state IN ('failed', 'leased') OR :scheduled)
 
 -- name: open_count
 SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({kinds})
 
 
 -- name: complete
-UPDATE _jl_jobs SET state = 'done', result = %s, due_at = NULL, lease_until = NULL, lease_token = NULL,
-    settled_at = %s, updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET state = 'done', result = :result, due_at = NULL, lease_until = NULL, lease_token = NULL,
+    settled_at = :now, updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: fail
-UPDATE _jl_jobs SET state = %s, run_at = %s, due_at = %s, last_error = %s, lease_until = NULL,
-    lease_token = NULL, settled_at = %s, updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET state = :state, run_at = :run_at, due_at = :due_at, last_error = :error, lease_until = NULL,
+    lease_token = NULL, settled_at = :settled_at, updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: release
-UPDATE _jl_jobs SET state = 'pending', run_at = %s, due_at = %s, lease_until = NULL, lease_token = NULL,
-    updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET state = 'pending', run_at = :run_at, due_at = :due_at, lease_until = NULL, lease_token = NULL,
+    updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: renew
-UPDATE _jl_jobs SET lease_until = %s, due_at = %s, updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET lease_until = :lease_until, due_at = :due_at, updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: restart
-UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = %s, due_at = %s, last_error = NULL,
-    lease_until = NULL, lease_token = NULL, updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = :run_at, due_at = :due_at, last_error = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: mark_checkpointed
-UPDATE _jl_jobs SET checkpointed = 1, updated_at = %s
-WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+UPDATE _jl_jobs SET checkpointed = 1, updated_at = :now
+WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: hold
 -- The fence alone, for a write a lease holder makes beside its job (an event its handler emits): one
--- row while the lease is this attempt's (seq, token, now), locked until the transaction ends (a
+-- row while the lease is this attempt's, locked until the transaction ends (a
 -- claim skips it meanwhile, so no other attempt takes the job before this write commits).
-SELECT 1 FROM _jl_jobs WHERE seq = %s AND lease_token = %s AND state = 'leased' AND lease_until > %s
+SELECT 1 FROM _jl_jobs WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 FOR UPDATE
 
 -- name: lease_state
-SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = %s
+SELECT state, lease_token, lease_generation, lease_until FROM _jl_jobs WHERE seq = :seq
 
 -- name: unwind
 UPDATE _jl_jobs SET lease_until = NULL, lease_token = NULL
-WHERE seq = %s AND lease_token = %s AND state = 'cancelled'
+WHERE seq = :seq AND lease_token = :token AND state = 'cancelled'
 
 
 -- name: save_checkpoint
-INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (%s, %s, %s, %s)
+INSERT INTO _jl_job_checkpoints(job_id, node, value, generation) VALUES (:id, :node, :value, :generation)
 ON CONFLICT (job_id, node) DO UPDATE SET value = excluded.value, generation = excluded.generation
 
 -- name: checkpoints
-SELECT node, value FROM _jl_job_checkpoints WHERE job_id = %s ORDER BY node
+SELECT node, value FROM _jl_job_checkpoints WHERE job_id = :id ORDER BY node
 
 -- name: prune_checkpoints
-DELETE FROM _jl_job_checkpoints WHERE job_id = %s AND generation <= %s
+DELETE FROM _jl_job_checkpoints WHERE job_id = :id AND generation <= :generation
 
 
 -- name: state
-SELECT state, lease_until FROM _jl_jobs WHERE id = %s
+SELECT state, lease_until FROM _jl_jobs WHERE id = :id
 
 -- name: lock_state
 -- The job's state and lease expiry for a change in the same transaction: the row stays locked until
 -- it ends (a claim skips it meanwhile, a settle waits).
-SELECT state, lease_until FROM _jl_jobs WHERE id = %s FOR UPDATE
+SELECT state, lease_until FROM _jl_jobs WHERE id = :id FOR UPDATE
 
 -- name: cancel
-UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = %s, updated_at = %s,
+UPDATE _jl_jobs SET state = 'cancelled', due_at = NULL, settled_at = :now, updated_at = :now,
     last_error = coalesce(last_error, 'cancelled'),
-    lease_until = CASE WHEN %s THEN lease_until END,
-    lease_token = CASE WHEN %s THEN lease_token END
-WHERE id = %s
+    lease_until = CASE WHEN :leased THEN lease_until END,
+    lease_token = CASE WHEN :leased THEN lease_token END
+WHERE id = :id
 
 -- name: requeue
 UPDATE _jl_jobs SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,
-    run_at = %s, due_at = %s, max_attempts = attempts + %s, settled_at = NULL, result = NULL,
-    lease_until = NULL, lease_token = NULL, updated_at = %s
-WHERE id = %s
+    run_at = :run_at, due_at = :due_at, max_attempts = attempts + :attempts, settled_at = NULL, result = NULL,
+    lease_until = NULL, lease_token = NULL, updated_at = :now
+WHERE id = :id
 
 -- name: sweep_checkpoints
 -- The checkpoints of the jobs sweep deletes; the jobs stay locked until the transaction ends, so
 -- none of them is requeued in between.
 DELETE FROM _jl_job_checkpoints WHERE job_id IN (
     SELECT id FROM _jl_jobs
-    WHERE settled_at < %s AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= %s)
-    ORDER BY settled_at, seq LIMIT %s
+    WHERE settled_at < :before AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= :now)
+    ORDER BY settled_at, seq LIMIT :limit
     FOR UPDATE)
 
 -- name: sweep
@@ -244,8 +243,8 @@ DELETE FROM _jl_job_checkpoints WHERE job_id IN (
 -- settled since sweep_checkpoints ran may be among them).
 WITH picked AS (
     SELECT seq, id FROM _jl_jobs
-    WHERE settled_at < %s AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= %s)
-    ORDER BY settled_at, seq LIMIT %s
+    WHERE settled_at < :before AND state IN ('done', 'dead', 'cancelled') AND (lease_until IS NULL OR lease_until <= :now)
+    ORDER BY settled_at, seq LIMIT :limit
     FOR UPDATE),
   swept_checkpoints AS (
     DELETE FROM _jl_job_checkpoints WHERE job_id IN (SELECT id FROM picked))
@@ -256,37 +255,37 @@ DELETE FROM _jl_jobs WHERE seq IN (SELECT seq FROM picked)
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
     source_event, timeout
-FROM _jl_jobs WHERE id = %s
+FROM _jl_jobs WHERE id = :id
 
 -- name: list
--- In enqueue order; the last parameter is the limit (NULL: no limit).
+-- In enqueue order; :limit NULL is no limit.
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
     source_event, timeout
-FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT %s
+FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT :limit
 
 -- name: failures
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
     source_event, timeout
-FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT %s
+FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT :limit
 
 -- name: counts
 SELECT state, count(*) FROM _jl_jobs WHERE {where} GROUP BY state
 
 -- name: where_state
-state = %s
+state = :state
 
 -- name: where_states
 -- One of several states: the states asked for, the first repeated to fill all six places.
-state IN (%s, %s, %s, %s, %s, %s)
+state IN (:state1, :state2, :state3, :state4, :state5, :state6)
 
 -- name: where_source_event
 -- Enqueued by the handlers of one event (its seq).
-source_event = %s
+source_event = :source_event
 
 -- name: where_kind
-kind = %s
+kind = :kind
 
 -- name: where_after
-seq > (SELECT seq FROM _jl_jobs WHERE id = %s)
+seq > (SELECT seq FROM _jl_jobs WHERE id = :after)

@@ -1,6 +1,6 @@
 -- The change log: one record per commit that wrote documents, appended in the data's own transaction
 -- under the store's "live" advisory lock (serialize), so seq = max + 1 is taken in commit order and a
--- rolled-back commit leaves no hole. Placeholders are %s.
+-- rolled-back commit leaves no hole.
 
 -- name: create_changes
 CREATE TABLE IF NOT EXISTS _jl_changes (
@@ -21,11 +21,11 @@ UPDATE _jl_changes SET patch = NULL WHERE patch IS NOT NULL
 -- name: append
 -- One record; the caller holds the "live" lock, so max + 1 is the next seq in commit order.
 INSERT INTO _jl_changes(seq, at_ms, source, collections, patch)
-SELECT coalesce(max(seq), 0) + 1, %s, %s, %s, %s FROM _jl_changes RETURNING seq
+SELECT coalesce(max(seq), 0) + 1, :at_ms, :source, :collections, :patch FROM _jl_changes RETURNING seq
 
 -- name: prune
 -- Forget records at or below a seq (the newest are always kept).
-DELETE FROM _jl_changes WHERE seq <= %s
+DELETE FROM _jl_changes WHERE seq <= :through
 
 -- name: bounds
 -- Two subqueries, so each reads one end of the primary key (min and max together would scan it).
@@ -35,4 +35,4 @@ SELECT (SELECT min(seq) FROM _jl_changes), (SELECT max(seq) FROM _jl_changes)
 SELECT coalesce(max(seq), 0) FROM _jl_changes
 
 -- name: read
-SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > %s ORDER BY seq LIMIT %s
+SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > :after ORDER BY seq LIMIT :limit

@@ -1,5 +1,5 @@
 -- The history of a store's migrations: one row per applied migration, written in its transaction.
--- steps is a JSON array of {kind, collection, detail, how, documents}. Placeholders are %s.
+-- steps is a JSON array of {kind, collection, detail, how, documents}.
 
 -- name: create_migrations
 CREATE TABLE IF NOT EXISTS _jl_migrations (
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS _jl_migrations (
 
 -- name: record
 INSERT INTO _jl_migrations(at_ms, from_hash, to_hash, from_version, to_version, steps, documents, duration_ms)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (:at_ms, :from_hash, :to_hash, :from_version, :to_version, :steps, :documents, :duration_ms)
 
 -- name: history
 -- Every migration, oldest first.

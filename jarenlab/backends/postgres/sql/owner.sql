@@ -1,22 +1,2 @@
--- Owner views: the rows of one owner in an owned collection, in storage order. {owned} is one of
--- the owned_by_* fragments; every statement takes (the owner's JSON path, the same path, owner).
--- The member's JSON type is tested first, so owner 1 never matches a stored true, "1" or 1.0.
--- Placeholders are %s.
-
--- name: owned_by_string
-jsonb_typeof(body #> %s) = 'string' AND (body #>> %s) = %s
-
--- name: owned_by_integer
--- The stored lexeme, as written: a number written with a fraction or an exponent (1.0, 1e16) is
--- not an integer owner (jsonb would write 1e16 as 10000000000000000).
-jsonb_typeof(body #> %s) = 'number' AND (doc #>> %s) = %s::text
-
--- name: count
-SELECT count(*) FROM {table} WHERE {owned}
-
--- name: docs
-SELECT doc FROM {table} WHERE {owned} ORDER BY pos
-
--- name: scan
--- Keys and documents.
-SELECT key, doc FROM {table} WHERE {owned} ORDER BY pos
+-- Owner views: no statements of their own. An owned collection reads one owner's rows through
+-- its own statements (collection.sql: owned_by_*, owned_count, owned_scan, owner_of).

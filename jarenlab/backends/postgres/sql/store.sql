@@ -1,16 +1,15 @@
 -- The store's own table: the model document and its hash, written once when the store is created,
 -- and the catalogue's rendering of the model's tables (the shape verified on every open).
--- Placeholders are %s; a literal percent sign is written %% in every statement.
 
 -- name: create_meta
 CREATE TABLE IF NOT EXISTS _jl_meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)
 
 -- name: get_meta
-SELECT value FROM _jl_meta WHERE name = %s
+SELECT value FROM _jl_meta WHERE name = :name
 
 -- name: put_meta
-INSERT INTO _jl_meta(name, value) VALUES (%s, %s)
+INSERT INTO _jl_meta(name, value) VALUES (:name, :value)
 
 -- name: set_meta
 -- Replace a value (a migration records the new model and its hash).
-INSERT INTO _jl_meta(name, value) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET value = excluded.value
+INSERT INTO _jl_meta(name, value) VALUES (:name, :value) ON CONFLICT (name) DO UPDATE SET value = excluded.value

@@ -4,23 +4,21 @@
 -- name: insert
 -- One document under an allocated integer key: one past both the largest stored key and the
 -- largest key ever deleted (keys_seen), so a deleted key is never handed out again; returns it.
--- Takes (the collection's name, the document).
 INSERT INTO {table}(key, doc) VALUES (
     max(coalesce((SELECT max(key) FROM {table}), 0),
-        coalesce((SELECT last FROM _jl_keys WHERE collection = ?), 0)) + 1,
-    ?) RETURNING key
+        coalesce((SELECT last FROM _jl_keys WHERE collection = :collection), 0)) + 1,
+    :doc) RETURNING key
 
 -- name: insert_keyed
-INSERT INTO {table}(key, doc) VALUES (?, ?)
+INSERT INTO {table}(key, doc) VALUES (:key, :doc)
 
 -- name: put
-INSERT INTO {table}(key, doc) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc
+INSERT INTO {table}(key, doc) VALUES (:key, :doc) ON CONFLICT(key) DO UPDATE SET doc = excluded.doc
 
 -- name: next_key
--- The first key a batch allocates from: past every stored key and every deleted one. Takes (the
--- collection's name).
+-- The first key a batch allocates from: past every stored key and every deleted one.
 SELECT max(coalesce((SELECT max(key) FROM {table}), 0),
-    coalesce((SELECT last FROM _jl_keys WHERE collection = ?), 0)) + 1
+    coalesce((SELECT last FROM _jl_keys WHERE collection = :collection), 0)) + 1
 
 -- name: create_keys
 -- Per collection with an allocated integer identity, the largest key ever deleted (a key is
@@ -29,25 +27,25 @@ CREATE TABLE IF NOT EXISTS _jl_keys (collection TEXT PRIMARY KEY, last INTEGER N
 
 -- name: keys_seen
 -- Remember a deleted key of an allocated identity (the largest one stays).
-INSERT INTO _jl_keys(collection, last) VALUES (?, ?)
+INSERT INTO _jl_keys(collection, last) VALUES (:collection, :last)
 ON CONFLICT (collection) DO UPDATE SET last = max(_jl_keys.last, excluded.last)
 
 -- name: get
-SELECT doc FROM {table} WHERE key = ?
+SELECT doc FROM {table} WHERE key = :key
 
 -- name: get_for_update
 -- The document a patch reads and rewrites; the write transaction already excludes other writers.
-SELECT doc FROM {table} WHERE key = ?
+SELECT doc FROM {table} WHERE key = :key
 
 -- name: exists
-SELECT 1 FROM {table} WHERE key = ?
+SELECT 1 FROM {table} WHERE key = :key
 
 -- name: update
-UPDATE {table} SET doc = ? WHERE key = ?
+UPDATE {table} SET doc = :doc WHERE key = :key
 
 -- name: delete
 -- Returns the deleted document (none: nothing was stored), so the change log knows what went.
-DELETE FROM {table} WHERE key = ? RETURNING doc
+DELETE FROM {table} WHERE key = :key RETURNING doc
 
 -- name: count
 SELECT count(*) FROM {table}
@@ -63,7 +61,28 @@ SELECT key FROM {table} ORDER BY rowid
 -- name: page
 -- The next documents in storage order after a position (a migration walks a collection in pages):
 -- position, key, document.
-SELECT rowid, key, doc FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?
+SELECT rowid, key, doc FROM {table} WHERE rowid > :after ORDER BY rowid LIMIT :limit
 
 -- name: first_page
-SELECT rowid, key, doc FROM {table} ORDER BY rowid LIMIT ?
+SELECT rowid, key, doc FROM {table} ORDER BY rowid LIMIT :limit
+
+-- name: owned_by_string
+-- An owned collection's rows of one owner (owner views read through owned_count and owned_scan,
+-- whose owned field is one of these fragments): the owner member's JSON :path and the :owner.
+-- The member's JSON type is tested first, so owner 1 never matches a stored true, "1" or 1.0.
+json_type(doc, :path) = 'text' AND json_extract(doc, :path) = :owner
+
+-- name: owned_by_integer
+json_type(doc, :path) = 'integer' AND json_extract(doc, :path) = :owner
+
+-- name: owned_count
+SELECT count(*) FROM {table} WHERE {owned}
+
+-- name: owned_scan
+-- Keys and documents.
+SELECT key, doc FROM {table} WHERE {owned} ORDER BY rowid
+
+-- name: owner_of
+-- The owner member of a stored record (a clash names the other record's owner), as its JSON
+-- text.
+SELECT json_quote(json_extract(doc, :path)) FROM {table} WHERE key = :key

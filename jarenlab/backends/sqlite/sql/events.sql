@@ -26,42 +26,42 @@ CREATE TABLE IF NOT EXISTS _jl_event_history (
 )
 
 -- name: append
--- One event: (type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt); returns its seq.
+-- One event; returns its seq.
 -- The emit's transaction serialises appends first, so seqs become visible in commit order.
 INSERT INTO _jl_events(type, payload, at_ms, dedupe_key, caused_by_job, caused_by_attempt)
-VALUES (?, ?, ?, ?, ?, ?) RETURNING seq
+VALUES (:type, :payload, :at_ms, :dedupe_key, :caused_by_job, :caused_by_attempt) RETURNING seq
 
 -- name: set_outcome
-UPDATE _jl_events SET outcome = ? WHERE seq = ?
+UPDATE _jl_events SET outcome = :outcome WHERE seq = :seq
 
 -- name: by_dedupe_key
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE dedupe_key = ?
+FROM _jl_events WHERE dedupe_key = :dedupe_key
 
 -- name: latest
 -- The newest events after a seq, newest first: (after, ...{also}, limit). {also} is () or
 -- ("at_or_after",).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > ? AND {also} ORDER BY seq DESC LIMIT ?
+FROM _jl_events WHERE seq > :after AND {also} ORDER BY seq DESC LIMIT :limit
 
 -- name: latest_of_types
 -- latest, of the given types only: (after, type..., ...{also}, limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > ? AND type IN ({types}) AND {also} ORDER BY seq DESC LIMIT ?
+FROM _jl_events WHERE seq > :after AND type IN ({types}) AND {also} ORDER BY seq DESC LIMIT :limit
 
 -- name: at_or_after
 -- Events stamped at or after a time in epoch milliseconds.
-at_ms >= ?
+at_ms >= :at_ms
 
 -- name: after
 -- The oldest events after a seq, oldest first: (after, limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > ? ORDER BY seq LIMIT ?
+FROM _jl_events WHERE seq > :after ORDER BY seq LIMIT :limit
 
 -- name: after_of_types
 -- after, of the given types only: (after, type..., limit).
 SELECT seq, type, payload, at_ms, dedupe_key, outcome, caused_by_job, caused_by_attempt
-FROM _jl_events WHERE seq > ? AND type IN ({types}) ORDER BY seq LIMIT ?
+FROM _jl_events WHERE seq > :after AND type IN ({types}) ORDER BY seq LIMIT :limit
 
 -- name: head
 -- The latest seq (0 for an empty ledger).
@@ -73,5 +73,5 @@ SELECT expired_through FROM _jl_event_history WHERE singleton = 1
 
 -- name: expire_through
 -- Move the boundary forward to a seq (never back).
-INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, ?)
+INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, :seq)
 ON CONFLICT(singleton) DO UPDATE SET expired_through = max(expired_through, excluded.expired_through)

@@ -10,18 +10,18 @@ CREATE TABLE IF NOT EXISTS _jl_transaction_results (seq INTEGER PRIMARY KEY, key
 -- The result is '' until record fills it in the same transaction; the one writer holds the file
 -- meanwhile, so no other call ever reads it.
 INSERT INTO _jl_transaction_results(key, fingerprint, result, claimed_at)
-VALUES (?, ?, '', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+VALUES (:key, :fingerprint, '', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ON CONFLICT(key) DO NOTHING RETURNING seq
 
 -- name: lookup
 -- (key): the stored call's (fingerprint, result); the result is '' while the call still runs.
-SELECT fingerprint, result FROM _jl_transaction_results WHERE key = ?
+SELECT fingerprint, result FROM _jl_transaction_results WHERE key = :key
 
 -- name: record
 -- (result, key): the claimed call's result.
-UPDATE _jl_transaction_results SET result = ? WHERE key = ?
+UPDATE _jl_transaction_results SET result = :result WHERE key = :key
 
 -- name: prune
--- Keep the newest N keys (the parameter).
+-- Keep the newest :keep keys.
 DELETE FROM _jl_transaction_results WHERE seq <=
-(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET ?)
+(SELECT seq FROM _jl_transaction_results ORDER BY seq DESC LIMIT 1 OFFSET :keep)

@@ -1,8 +1,3 @@
 -- The interval constraint. Each declaration's own statements (its partial index, the conflict
--- lookup, the checks of stored data) are built from the declaration by ../intervals.py; these are
--- the fixed ones.
-
--- name: owner_of
--- The owner member of the record a write clashed with, as its JSON text: (the owner's JSON path,
--- its key).
-SELECT json_quote(json_extract(doc, ?)) FROM {table} WHERE key = ?
+-- lookup, the checks of stored data) are built from the declaration by ../intervals.py; the owner
+-- of a record a write clashed with is read through its collection (collection.owner_of).

@@ -20,11 +20,11 @@ UPDATE _jl_changes SET patch = NULL WHERE patch IS NOT NULL
 
 -- name: append
 -- One record; seq is max(rowid) + 1.
-INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (?, ?, ?, ?) RETURNING seq
+INSERT INTO _jl_changes(at_ms, source, collections, patch) VALUES (:at_ms, :source, :collections, :patch) RETURNING seq
 
 -- name: prune
 -- Forget records at or below a seq (the newest are always kept).
-DELETE FROM _jl_changes WHERE seq <= ?
+DELETE FROM _jl_changes WHERE seq <= :through
 
 -- name: bounds
 -- Two subqueries, so each reads one end of the primary key (min and max together would scan it).
@@ -34,4 +34,4 @@ SELECT (SELECT min(seq) FROM _jl_changes), (SELECT max(seq) FROM _jl_changes)
 SELECT coalesce(max(seq), 0) FROM _jl_changes
 
 -- name: read
-SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > ? ORDER BY seq LIMIT ?
+SELECT seq, at_ms, source, collections, patch FROM _jl_changes WHERE seq > :after ORDER BY seq LIMIT :limit

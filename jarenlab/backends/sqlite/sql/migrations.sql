@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS _jl_migrations (
 
 -- name: record
 INSERT INTO _jl_migrations(at_ms, from_hash, to_hash, from_version, to_version, steps, documents, duration_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:at_ms, :from_hash, :to_hash, :from_version, :to_version, :steps, :documents, :duration_ms)
 
 -- name: history
 -- Every migration, oldest first.

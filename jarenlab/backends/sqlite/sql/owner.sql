@@ -1,19 +1,2 @@
--- Owner views: the rows of one owner in an owned collection, in storage order. {owned} is one of
--- the owned_by_* fragments; every statement takes (the owner's JSON path, the same path, owner).
--- json_type guards the member's type, so owner 1 never matches a stored true or 1.0.
-
--- name: owned_by_string
-json_type(doc, ?) = 'text' AND json_extract(doc, ?) = ?
-
--- name: owned_by_integer
-json_type(doc, ?) = 'integer' AND json_extract(doc, ?) = ?
-
--- name: count
-SELECT count(*) FROM {table} WHERE {owned}
-
--- name: docs
-SELECT doc FROM {table} WHERE {owned} ORDER BY rowid
-
--- name: scan
--- Keys and documents.
-SELECT key, doc FROM {table} WHERE {owned} ORDER BY rowid
+-- Owner views: no statements of their own. An owned collection reads one owner's rows through
+-- its own statements (collection.sql: owned_by_*, owned_count, owned_scan, owner_of).

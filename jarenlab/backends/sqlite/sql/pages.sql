@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS _jl_page_keys (id INTEGER PRIMARY KEY CHECK (id = 1),
 
 -- name: put_key
 -- (secret): keeps the first secret ever written.
-INSERT INTO _jl_page_keys(id, secret) VALUES (1, ?) ON CONFLICT(id) DO NOTHING
+INSERT INTO _jl_page_keys(id, secret) VALUES (1, :secret) ON CONFLICT(id) DO NOTHING
 
 -- name: get_key
 SELECT secret FROM _jl_page_keys WHERE id = 1
