@@ -435,9 +435,13 @@ class Collection(Queryable):
             text = self._db.value("collection.get_for_update", {"key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
-    def _owned(self, statement: str, owner: str | int) -> list[Any]:
+    def _owner_path(self) -> str:
+        """The owner member as the backend's JSON path (an owned collection's owner is a top member)."""
         assert self.spec.owner is not None, "only an owned collection has owners"
-        path = self.store.backend.json_path((self.spec.owner[1:],))
+        return self.store.backend.json_path((self.spec.owner[1:],))
+
+    def _owned(self, statement: str, owner: str | int) -> list[Any]:
+        path = self._owner_path()
         owned = ("owned_by_string",) if isinstance(owner, str) else ("owned_by_integer",)
         with self._db.translating(collection=self.name):
             return self._db.all(statement, {"path": path, "owner": owner}, table=self.name, owned=owned)
@@ -456,7 +460,7 @@ class Collection(Queryable):
         collection is not owned)."""
         if self.spec.owner is None:
             return None
-        path = self.store.backend.json_path((self.spec.owner[1:],))
+        path = self._owner_path()
         with self._db.translating(collection=self.name, key=key):
             text = self._db.value("collection.owner_of", {"path": path, "key": key}, table=self.name)
         return None if text is None else orjson.loads(text)

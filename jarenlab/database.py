@@ -177,12 +177,16 @@ class Database:
                 raise
             raise err from exc
 
+    def _statement(self, name: str, fill: dict[str, Fill]) -> Prepared:
+        """The statement a call runs (recorded when :meth:`record_statements` is on)."""
+        if self._ran is not None:
+            self._record(name, fill)
+        return self._prepare(name, fill)
+
     def _named(self, name: str, params: Mapping[str, Any], fill: dict[str, Fill], how: int) -> Any:
         """Run a named statement with its parameters checked against the names it takes (JD0003
         for a missing or unexpected one, before anything reaches the driver)."""
-        prepared = self._prepare(name, fill)
-        if self._ran is not None:
-            self._record(name, fill)
+        prepared = self._statement(name, fill)
         return self._fetch(prepared.text, prepared.bind(name, params), how)
 
     def one(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> Row | None:
@@ -206,9 +210,7 @@ class Database:
 
     def many(self, name: str, rows: Sequence[Mapping[str, Any]], **fill: Fill) -> int:
         """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
-        prepared = self._prepare(name, fill)
-        if self._ran is not None:
-            self._record(name, fill)
+        prepared = self._statement(name, fill)
         bound = [prepared.bind(name, row) for row in rows]
         with self.backend.translating():
             return int(self.backend.executemany(self.connection(), prepared.text, bound).rowcount)
@@ -377,14 +379,7 @@ class Database:
         if gate is not None and not gate.acquire(timeout=self.queue_timeout):
             raise StoreError("JD0012", f"waited {self.queue_timeout}s for another thread's transaction")
         try:
-            try:
-                backend.begin(conn)
-            except StoreError as err:
-                # Lost before the transaction began (nothing ran): once more on a new connection.
-                if self._lost is None or not unreachable(err):
-                    raise
-                conn = self.connection()
-                backend.begin(conn)
+            conn = self._begun(backend.begin, conn, self.connection)
             state.depth, state.changes = 1, changes
             try:
                 yield subject
@@ -438,19 +433,25 @@ class Database:
             finally:
                 state.conn = previous
 
+    def _begun(self, begin: Callable[[Any], Any], conn: Any, connection: Callable[[], Any]) -> Any:
+        """``begin(conn)``, and the connection it began on: one lost before it began (its BEGIN
+        failed, so nothing ran) is replaced (``connection()``) and begun once more on the new one."""
+        try:
+            begin(conn)
+        except StoreError as err:
+            if self._lost is None or not unreachable(err):
+                raise
+            conn = connection()
+            begin(conn)
+        return conn
+
     def _begin_snapshot(self, stack: contextlib.ExitStack, *, reader: bool) -> Any:
         """Open a snapshot on this thread's connection (``reader``: its committed-reads one) in
-        ``stack``; returns the connection. A connection lost before the snapshot began (its BEGIN
-        failed: nothing ran) is replaced and the snapshot begun once more on the new one."""
-        for retry in (False, True):
-            conn = self._reader() if reader else self.connection()
-            try:
-                stack.enter_context(self.backend.snapshot(conn))
-                return conn
-            except StoreError as err:
-                if retry or self._lost is None or not unreachable(err):
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        ``stack`` (see :meth:`_begun`); returns the connection."""
+        connection = self._reader if reader else self.connection
+        return self._begun(
+            lambda conn: stack.enter_context(self.backend.snapshot(conn)), connection(), connection
+        )
 
     def _reader(self) -> Any:
         """This thread's connection for committed reads (opened on first use, replaced when lost)."""

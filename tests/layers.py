@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent / "jarenlab"
 
 #: Every room, lowest floor first. Rooms on one floor are siblings: they do not import each other.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "arguments", "reprs", "pointer", "causation", "lazy", "moved"),  # the foundation
+    ("errors", "arguments", "reprs", "pointer", "causation", "lazy", "moved", "backoff"),  # the foundation
     ("query.lang", "values"),  # the language and its reference engine (the oracle); Python values
     ("patch", "frames"),  # JSON Patch and merge patch; pandas and Arrow conversion
     ("query.build",),  # the builder: it, param, Query, pandas habits, .dt, join chains

@@ -22,7 +22,7 @@ __getattr__ = exports(
         "Stopped": "jarenlab.jobs.worker",
         "VirtualClock": "jarenlab.jobs.clock",
         "Worker": "jarenlab.jobs.worker",
-        "backoff": "jarenlab.jobs.clock",
+        "backoff": "jarenlab.backoff",
         "current_job": "jarenlab.jobs.context",
     },
 )

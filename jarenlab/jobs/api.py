@@ -25,10 +25,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count, is_seconds
+from jarenlab.backoff import Rand
 from jarenlab.causation import current_event
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs import views
-from jarenlab.jobs.clock import Clock, Rand, is_virtual
+from jarenlab.jobs.clock import Clock, is_virtual
 from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Idle, Wakeups, Worker

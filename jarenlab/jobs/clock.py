@@ -1,4 +1,5 @@
-"""Time and randomness for the queue: the system clock, a virtual clock for tests, and backoff.
+"""Time for the queue: the system clock and a virtual clock for tests (backoff is
+:func:`jarenlab.backoff.backoff`).
 
 Workers, leases and retries read time only through a clock (a zero-argument callable returning
 float epoch seconds). A clock with a ``sleep(seconds)`` method is *virtual*: waiting on it moves
@@ -7,8 +8,6 @@ its time forward instead of blocking, so retry and lease tests run without sleep
 >>> clock = VirtualClock(1_900_000_000.0)
 >>> clock.advance(30); clock()
 1900000030.0
->>> backoff(3, rand=lambda: 1.0)
-4.0
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import threading
 from collections.abc import Callable
 
 Clock = Callable[[], float]
-Rand = Callable[[], float]
 
 
 class VirtualClock:
@@ -52,18 +50,3 @@ class VirtualClock:
 def is_virtual(clock: Clock) -> bool:
     """True when waiting on ``clock`` should advance it rather than block."""
     return callable(getattr(clock, "sleep", None))
-
-
-def backoff(attempts: int, *, base: float = 1.0, cap: float = 60.0, rand: Rand) -> float:
-    """Seconds before retry number ``attempts``: ``min(cap, base * 2**(attempts-1)) * (0.5 + rand()/2)``.
-
-    Args:
-        attempts: attempts made so far (1 after the first failure).
-        base: the first delay before jitter. cap: the largest delay before jitter.
-        rand: a source of floats in [0, 1) (inject a fixed one in tests).
-
-    >>> [backoff(n, rand=lambda: 0.0) for n in (1, 2, 3, 8)]
-    [0.5, 1.0, 2.0, 30.0]
-    """
-    exponent = min(max(attempts - 1, 0), 62)
-    return min(cap, base * 2.0**exponent) * (0.5 + rand() / 2)

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
+from jarenlab.backoff import backoff
 from jarenlab.causation import current_attempt, current_job
 from jarenlab.errors import JarenlabError, JobError, unreachable
-from jarenlab.jobs.clock import backoff
 from jarenlab.jobs.context import Context
 from jarenlab.jobs.queue import Lease, dumps
 from jarenlab.reprs import table

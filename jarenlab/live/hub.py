@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_count
+from jarenlab.backoff import backoff
 from jarenlab.errors import JarenlabError, LiveError, StoreError, unreachable
 from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
 from jarenlab.live.feed import ChangePage, DocumentChange, decode_cursor, document_changes, encode_cursor
@@ -57,8 +58,9 @@ if TYPE_CHECKING:
 
 #: The longest the poller blocks on its watch before it looks whether the store is closing (seconds).
 STOP_SLICE = 0.1
-#: The longest pause (seconds, before jitter) between the poller's attempts to reach a database it lost.
-OUTAGE_CAP = 1.0
+#: The first and the longest pause (seconds, before jitter) between the poller's attempts to reach a
+#: database it lost.
+OUTAGE_BASE, OUTAGE_CAP = 0.05, 1.0
 
 
 class ChangeHub:
@@ -379,9 +381,7 @@ class ChangeHub:
                         continue
                     self._went_stale(err)
                     failures += 1
-                    self._stop.wait(
-                        min(OUTAGE_CAP, 0.05 * 2.0 ** min(failures - 1, 10)) * (0.5 + self.rand() / 2)
-                    )
+                    self._stop.wait(backoff(failures, base=OUTAGE_BASE, cap=OUTAGE_CAP, rand=self.rand))
         except Exception as exc:  # a poller must not die silently: its queries close with the error
             self._poller_failed(exc)
         finally:

@@ -5,5 +5,5 @@ statement that builds each document whole (``sql``), and runs and explains it (`
 fast path, a load is checked against the N+1 loop the reference engine answers.
 
 May import: the planner, the language, the builder's expressions, the model and the backends'
-protocols. Never a collection or the store: what it needs of one is the planner's ``Source``.
+protocols. Never a collection or the store: what it needs of one is the planner's ``Readable``.
 """

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from jarenlab.model import CollectionSpec
     from jarenlab.query.planner.run import Prepared
-    from jarenlab.query.planner.source import Source
+    from jarenlab.query.planner.source import Readable
     from jarenlab.query.planner.sql import Statement
 
 
@@ -60,7 +60,7 @@ class _Prepared:
     fixed: tuple[Any, ...] | None
 
 
-def prepare(coll: Source, spec: Any) -> _Prepared:
+def prepare(coll: Readable, spec: Any) -> _Prepared:
     """The checked plan and the one statement of a load spec (JD0032 when SQL cannot answer it),
     from the store's statement cache when the spec is plain JSON (keyed by its complete canonical
     text and the collection; its exact ``repr`` is remembered as an alias of that key)."""
@@ -90,7 +90,7 @@ def prepare(coll: Source, spec: Any) -> _Prepared:
     return entry
 
 
-def _bind(coll: Source, stmt: Statement, externals: Any) -> list[Any]:
+def _bind(coll: Readable, stmt: Statement, externals: Any) -> list[Any]:
     ext = check_externals(externals)
     why = divert_reason(
         cast("Prepared", _Checked(coll.store.backend.dialect, *bound_externals(stmt.slots))), ext
@@ -104,7 +104,7 @@ def _bind(coll: Source, stmt: Statement, externals: Any) -> list[Any]:
     return stmt.bind(ext)
 
 
-def load(coll: Source, spec: Any, externals: Any = None) -> Loaded:
+def load(coll: Readable, spec: Any, externals: Any = None) -> Loaded:
     """The root documents with their includes, from exactly one SQL statement."""
     prepared = prepare(coll, spec)
     stmt = prepared.stmt
@@ -212,7 +212,7 @@ class LoadExplain:
         return "\n".join(f"{k}: {v}" for k, v in self.rows())
 
 
-def explain_load(coll: Source, spec: Any, externals: Any = None) -> LoadExplain:
+def explain_load(coll: Readable, spec: Any, externals: Any = None) -> LoadExplain:
     """The statement a load runs, its includes (kind, relation member, depth) and its pagination."""
     prepared = prepare(coll, spec)
     root, stmt = prepared.root, prepared.stmt

@@ -8,5 +8,5 @@ statement cache (``run``, ``cache``, ``residual``), and what a user sees of it: 
 
 May import: the language, the builder's values, the foundation, and the backends' protocols
 (``jarenlab.backends.base``: SQL is spelled by the dialect, never written here). Never the store,
-a collection or a subsystem: what it needs of a collection is the :class:`Source` protocol.
+a collection or a subsystem: what it needs of a collection is the :class:`Readable` protocol.
 """

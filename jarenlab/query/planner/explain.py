@@ -39,7 +39,7 @@ from jarenlab.query.planner.tree import plan_tree, tree_html
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jarenlab.query.planner.source import Source
+    from jarenlab.query.planner.source import Readable
 
 
 @dataclass
@@ -159,7 +159,7 @@ class Explain:
 
 
 def explain(
-    coll: Source,
+    coll: Readable,
     document: Any,
     externals: dict[str, Any] | None = None,
     *,

@@ -23,7 +23,7 @@ from jarenlab.query.planner.diagnose import report
 from jarenlab.query.planner.run import check_externals, narrowed_rows, prepare
 
 if TYPE_CHECKING:
-    from jarenlab.query.planner.source import Source
+    from jarenlab.query.planner.source import Readable
 
 
 def where_document(conditions: tuple[Any, ...]) -> Any:
@@ -35,7 +35,7 @@ def where_document(conditions: tuple[Any, ...]) -> Any:
     return doc
 
 
-def matching(coll: Source, conditions: tuple[Any, ...], externals: dict[str, Any]) -> list[tuple[Any, Any]]:
+def matching(coll: Readable, conditions: tuple[Any, ...], externals: dict[str, Any]) -> list[tuple[Any, Any]]:
     """``(key, document)`` of every stored document the conditions keep, in storage order."""
     ext = check_externals(externals)
     document = where_document(conditions)
@@ -55,7 +55,7 @@ def matching(coll: Source, conditions: tuple[Any, ...], externals: dict[str, Any
     return [pairs[i] for i in chosen]
 
 
-def update(coll: Source, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int:
+def update(coll: Readable, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int:
     """Patch every matching document (RFC 6902 list or merge-patch dict) in one transaction."""
     if not isinstance(ops, list | dict):
         raise StoreError(
@@ -70,7 +70,7 @@ def update(coll: Source, conditions: tuple[Any, ...], ops: Any, externals: dict[
     return len(found)
 
 
-def delete(coll: Source, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int:
+def delete(coll: Readable, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int:
     """Delete every matching document in one transaction."""
     with coll.store.db.transaction():
         found = matching(coll, conditions, externals)

@@ -54,7 +54,7 @@ from jarenlab.query.planner.sql import Emitter, Statement
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jarenlab.query.planner.source import Host, Source
+    from jarenlab.query.planner.source import Host, Readable
 
 
 class PageKeys:
@@ -107,7 +107,7 @@ class Page:
 
 
 # -- the continuation ------------------------------------------------------------------------------
-def _ordering(coll: Source, order: tuple[OrderKey, ...]) -> list[Any]:
+def _ordering(coll: Readable, order: tuple[OrderKey, ...]) -> list[Any]:
     return [coll.name, [[list(k.field.steps) if k.field else [], k.desc, k.empty_greatest] for k in order]]
 
 
@@ -171,7 +171,7 @@ def _after(e: Emitter, exprs: list[str], order: tuple[OrderKey, ...], values: li
     return d.any_of(branches)
 
 
-def _statement(coll: Source, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any) -> Statement:
+def _statement(coll: Readable, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any) -> Statement:
     d = coll.store.backend.dialect
     e = Emitter(d)
     exprs = []
@@ -192,7 +192,7 @@ def _statement(coll: Source, where: Any, order: tuple[OrderKey, ...], limit: int
     return e.statement(text)
 
 
-def page(coll: Source, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
+def page(coll: Readable, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
     """One page of a query document over a collection (see the module docstring)."""
     if not is_count(limit) or limit == 0:
         raise PlanError("JD0032", f"page(limit) takes an integer >= 1, not {limit!r}", collection=coll.name)

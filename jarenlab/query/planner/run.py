@@ -67,7 +67,7 @@ _PLAIN_EXTERNAL = frozenset({str, int, type(None), bool})
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.database import Database
-    from jarenlab.query.planner.source import PlannerState, Source
+    from jarenlab.query.planner.source import PlannerState, Readable
 
 
 class PureOperator:
@@ -162,7 +162,7 @@ def external_value(name: Any, value: Any) -> Any:
     return query_value(value, "JQ2011", f"external ${name} is not a JSON value")
 
 
-def _options_key(coll: Source, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
+def _options_key(coll: Readable, pushdown: bool, strict: bool, profile: Profile | None, hatch: bool) -> str:
     if profile is not None and not isinstance(profile, Profile):
         raise StoreError(
             "JD0006", f"profile is a jarenlab.query.planner.profile.Profile, not {type(profile).__name__}"
@@ -192,7 +192,7 @@ def scope_of(coll: Any) -> Any:
 
 
 def prepare(
-    coll: Source, document: Any, *, pushdown: bool, strict: bool, profile: Profile | None
+    coll: Readable, document: Any, *, pushdown: bool, strict: bool, profile: Profile | None
 ) -> tuple[Prepared, bool]:
     """The cached preparation of a document (True when it came from the cache)."""
     state: PlannerState = coll.store.planner
@@ -219,7 +219,7 @@ def prepare(
 
 
 def _mandatory(
-    coll: Source, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
+    coll: Readable, profile: Profile | None, columns: dict[tuple[str | int, ...], str], dialect: Dialect
 ) -> Pred | None:
     """The conjuncts every statement carries: the profile's mandatory predicate and the source's scope."""
     docs = [profile.mandatory[coll.name]] if profile is not None and coll.name in profile.mandatory else []
@@ -248,7 +248,7 @@ def _mandatory(
 
 
 def _build(
-    coll: Source,
+    coll: Readable,
     document: Any,
     compiled: CompiledQuery,
     *,
@@ -407,7 +407,7 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
 
 
 def _fetch(
-    coll: Source, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
+    coll: Readable, prepared: Prepared, stmt: Statement, externals: dict[str, Any], trace: Trace
 ) -> list[Any]:
     db = coll.store.db
     params = stmt.bind(externals)
@@ -463,7 +463,7 @@ class FloatSum:
         return exact_sum(self.items, "")
 
 
-def register_functions(coll: Source, prepared: Prepared) -> None:
+def register_functions(coll: Readable, prepared: Prepared) -> None:
     """Register what the prepared statements call on this thread's connection: the UDF hatch's
     conditions and the exact float sum."""
     db = coll.store.db
@@ -487,7 +487,7 @@ def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any])
 
 
 def run_query(
-    coll: Source,
+    coll: Readable,
     document: Any,
     externals: dict[str, Any] | None,
     *,
@@ -560,7 +560,7 @@ def run_query(
 
 
 def stream_query(
-    coll: Source, document: Any, externals: dict[str, Any] | None, size: int
+    coll: Readable, document: Any, externals: dict[str, Any] | None, size: int
 ) -> Iterator[tuple[str, list[Any]]]:
     """A document's results in chunks of at most ``size``: ``("texts", [document text, ...])`` when
     every result is a whole stored document (the caller decodes the text, e.g. with Arrow's JSON
@@ -628,7 +628,7 @@ def stream_chunks(items: list[Any], wrapped: bool, size: int) -> Iterator[tuple[
         yield "items", items[i : i + size]
 
 
-def _set(coll: Source, prepared: Prepared, stmt: Statement, ext: dict[str, Any], trace: Trace) -> list[Any]:
+def _set(coll: Readable, prepared: Prepared, stmt: Statement, ext: dict[str, Any], trace: Trace) -> list[Any]:
     t = time.perf_counter()
     rows = _fetch(coll, prepared, stmt, ext, trace)
     loads = orjson.loads
@@ -640,7 +640,7 @@ def _set(coll: Source, prepared: Prepared, stmt: Statement, ext: dict[str, Any],
     return out
 
 
-def narrowed_rows(coll: Source, document: Any, externals: dict[str, Any]) -> list[Any] | None:
+def narrowed_rows(coll: Readable, document: Any, externals: dict[str, Any]) -> list[Any] | None:
     """``(key, doc text)`` rows, in storage order, that the pushed conjuncts of ``document`` keep.
 
     The set residual's narrowing, for a caller that runs the document itself over these rows

@@ -54,7 +54,7 @@ class Layers:
         (``$head`` is ``(0, 1)``; None also when nothing is cut)."""
         if self.head:
             return (0, 1)
-        return None if self.subsequence is None else subsequence_window(self.subsequence)
+        return None if self.subsequence is None else _subsequence_window(self.subsequence)
 
 
 def _int_literal(node: Node) -> int | None:
@@ -66,7 +66,7 @@ def _int_literal(node: Node) -> int | None:
     return None
 
 
-def subsequence_window(call: Call) -> tuple[int, int | None] | None:
+def _subsequence_window(call: Call) -> tuple[int, int | None] | None:
     """``$subsequence [x, start, length?]`` with integer literals as ``(offset, limit)``, else None.
 
     The engine's positions are 0-based and clip at 0: ``[x, -2, 5]`` keeps items 0..2.

@@ -2,7 +2,7 @@
 
 The planner never imports the store or a collection: it plans for whatever it is handed, and names
 what it reads of it by these protocols. A :class:`jarenlab.collection.Collection` is a
-:class:`Source` and a :class:`jarenlab.store.Store` a :class:`Host` (type checking holds them to it);
+:class:`Readable` and a :class:`jarenlab.store.Store` a :class:`Host` (type checking holds them to it);
 an owner's view of a collection is a source too. :class:`PlannerState` is the planner's own per-store
 state, which the host keeps.
 """
@@ -63,7 +63,7 @@ class Host(Protocol):
     operators: dict[str, Callable[..., Any]]
     profile: Profile | None
 
-    def __getitem__(self, name: str) -> Source:
+    def __getitem__(self, name: str) -> Readable:
         """A collection by name."""
         ...
 
@@ -83,7 +83,7 @@ class Host(Protocol):
         ...
 
 
-class Source(Protocol):
+class Readable(Protocol):
     """What the planner reads of a collection: its name, its declaration, its host, its rows."""
 
     name: str
