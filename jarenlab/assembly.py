@@ -18,6 +18,7 @@ from jarenlab.events.ledger import Events
 from jarenlab.jobs.api import Jobs
 from jarenlab.live.hub import ChangeHub
 from jarenlab.migrations.runner import Migrator
+from jarenlab.query.columnar.path import Columns
 from jarenlab.query.planner.pages import PageKeys
 from jarenlab.relations import actions as relations
 from jarenlab.store import OPTIONS, Store, Subsystem
@@ -31,6 +32,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     owner.SUBSYSTEM,
     relations.SUBSYSTEM,
     Subsystem("pages", PageKeys),
+    Subsystem("columns", lambda store: Columns(store, store.column_budget), stats=Columns.stats),
     stats.SUBSYSTEM,
     # Last: the history table (the backend's ``migrations`` catalogue), ``store.migrate`` and
     # ``store.migrations()``, and the guard (a before-commit hook, eager so it is in place from the

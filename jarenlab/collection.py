@@ -553,18 +553,22 @@ class Collection(Queryable):
         pushdown: bool = True,
         strict: bool = False,
         profile: Any = None,
+        columns: bool | None = None,
     ) -> Any:
         """Run a query document; return the engine's result shape (None, the one item, or a list).
 
         The planner runs what the database answers exactly and the reference engine the rest
         (``explain()`` shows which). ``pushdown=False`` runs the reference engine over the whole
         collection; ``strict=True`` refuses any residual (JD0010); ``profile`` replaces the
-        store's safe profile for this call.
+        store's safe profile for this call; ``columns=True`` answers from the columnar path
+        wherever it can, ``False`` never (None: where the planner chooses it; ``docs/columns.md``).
         """
         from jarenlab.query import shape
 
         return shape(
-            self._run_query(document, externals or {}, pushdown=pushdown, strict=strict, profile=profile)
+            self._run_query(
+                document, externals or {}, pushdown=pushdown, strict=strict, profile=profile, columns=columns
+            )
         )
 
     def _run_query(
@@ -575,13 +579,16 @@ class Collection(Queryable):
         pushdown: bool = True,
         strict: bool = False,
         profile: Any = None,
+        columns: bool | None = None,
     ) -> list[Any]:
         """The flat result sequence of a query document over this collection (through the planner)."""
         from jarenlab.query.planner.run import run_query
 
-        _flags(pushdown=pushdown, strict=strict)
+        _flags(pushdown=pushdown, strict=strict, **({} if columns is None else {"columns": columns}))
         chosen = self.store.profile if profile is None else profile
-        return run_query(self, document, externals, pushdown=pushdown, strict=strict, profile=chosen)[0]
+        return run_query(
+            self, document, externals, pushdown=pushdown, strict=strict, profile=chosen, columns=columns
+        )[0]
 
     def explain(
         self,
@@ -592,14 +599,27 @@ class Collection(Queryable):
         pushdown: bool = True,
         strict: bool = False,
         profile: Any = None,
+        columns: bool | None = None,
     ) -> Any:
         """How the planner runs a document (:class:`jarenlab.query.planner.explain.Explain`); ``analyze`` runs it."""
         from jarenlab.query.planner.explain import explain
 
-        _flags(analyze=analyze, pushdown=pushdown, strict=strict)
+        _flags(
+            analyze=analyze,
+            pushdown=pushdown,
+            strict=strict,
+            **({} if columns is None else {"columns": columns}),
+        )
         chosen = self.store.profile if profile is None else profile
         return explain(
-            self, document, externals, analyze=analyze, pushdown=pushdown, strict=strict, profile=chosen
+            self,
+            document,
+            externals,
+            analyze=analyze,
+            pushdown=pushdown,
+            strict=strict,
+            profile=chosen,
+            columns=columns,
         )
 
     def _stream_batches(

@@ -225,6 +225,14 @@ CODES: dict[str, tuple[str, str]] = {
         "mixed_column",
         "A DataFrame or Arrow column mixes kinds of values that cannot be stored faithfully; the column is named.",
     ),
+    "JD2160": (
+        "columns_budget",
+        "The columns a query needs do not fit the store's `columns=` budget (the message says what they need), or the columnar path is off.",
+    ),
+    "JD2161": (
+        "untyped_column",
+        "A member asked for as a column is not schema-typed as one string, integer or number.",
+    ),
     "JD2130": (
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",

@@ -32,6 +32,7 @@ from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
+from jarenlab.query.columnar.budget import parse_budget
 from jarenlab.query.planner.diagnose import check_switch
 from jarenlab.query.planner.profile import Profile
 from jarenlab.query.planner.source import PlannerState
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from jarenlab.live.hub import ChangeHub
     from jarenlab.migrations import Migration
     from jarenlab.owner import OwnerView
+    from jarenlab.query.columnar.path import Columns
 
 __all__ = ["OPTIONS", "Change", "Store", "Subsystem"]
 
@@ -84,6 +86,7 @@ class Store:
         clock: Callable[[], float] | None = None,
         random: int | Random | Callable[[], float] | None = None,
         checks: str = "default",
+        columns: Any = True,
         subsystems: Sequence[Subsystem] = (),
         **backend_options: Any,
     ) -> None:
@@ -103,6 +106,9 @@ class Store:
         #: The planner's statement cache, UDF hatch switch and counters (:mod:`jarenlab.query.planner.run`).
         self.planner = PlannerState(statement_cache)
         self.planner.checks = check_switch(checks)
+        #: Bytes the columnar path may hold (``columns=``: a budget such as ``"2GB"``, True for the
+        #: default, False for none: :mod:`jarenlab.query.columnar`); None when it is off.
+        self.column_budget: int | None = None if columns is False else parse_budget(columns)
         self._temp_dir: str | None = None
         if path is not None:
             # What the target names (SQLite: ":memory:" and file: URIs are a fresh store in a
@@ -418,6 +424,12 @@ class Store:
         return self.subsystem("live")
 
     @property
+    def columns(self) -> Columns:
+        """The columnar path's columns: what is held, ``warm()``, ``drop()``, the budget
+        (:mod:`jarenlab.query.columnar`)."""
+        return self.subsystem("columns")
+
+    @property
     def jobs(self) -> Jobs:
         """The durable job queue (:mod:`jarenlab.jobs`)."""
         return self.subsystem("jobs")
@@ -539,6 +551,7 @@ OPTIONS = (
     "clock",
     "random",
     "checks",
+    "columns",
     *(option.name for option in backends.OPTIONS),
 )
 

@@ -49,14 +49,25 @@ def outcome(fn: Any) -> tuple[str, Any]:
 
 
 def pushed(store: Any, query: Any, ext: dict[str, Any] | None) -> tuple[tuple[str, Any], str, list[str]]:
-    """The pushed run through the planner: its outcome, the mode that answered it (``error`` when it
-    raised) and the reasons its plan and run give for what the engine ran."""
+    """The pushed run through the planner (SQL, the columnar path kept out): its outcome, the mode
+    that answered it (``error`` when it raised) and the reasons its plan and run give for what the
+    engine ran."""
     try:
-        items, trace, prepared = run_query(store["docs"], query, dict(ext or {}))
+        items, trace, prepared = run_query(store["docs"], query, dict(ext or {}), columns=False)
     except JarenlabError as err:
         return ("error", err.code), "error", []
     why = [r.reason for r in prepared.plan.reasons] + [r for r in (trace.diverted, trace.fallback) if r]
     return ("ok", items), trace.mode, why
+
+
+def columnar(store: Any, query: Any, ext: dict[str, Any] | None) -> tuple[tuple[str, Any], str]:
+    """The run with the columnar path forced where it can answer: its outcome, and ``columnar`` when
+    the columns answered (``sql`` when the path declined and the planner answered as before)."""
+    try:
+        items, trace, _ = run_query(store["docs"], query, dict(ext or {}), columns=True)
+    except JarenlabError as err:
+        return ("error", err.code), "error"
+    return ("ok", items), "columnar" if trace.mode == "columnar" else "sql"
 
 
 def agree(engine: tuple[str, Any], **paths: tuple[str, Any]) -> None:
@@ -76,17 +87,26 @@ def check(
     engine = outcome(lambda: evaluate(query, docs, ext or {}))
     got, mode, why = pushed(store, query, ext)
     plain = outcome(lambda: store["docs"]._run_query(query, dict(ext or {}), pushdown=False))
-    agree(engine, pushdown=got, **{"pushdown=False": plain})
+    in_columns, answered_by = columnar(store, query, ext)
+    agree(engine, pushdown=got, columnar=in_columns, **{"pushdown=False": plain})
     if engine[0] == "ok":
         via_duck = duck.run(docs, query, dict(ext or {}))
         if via_duck is not None:
             assert via_duck == engine[1], f"duckdb: {via_duck!r} vs engine {engine[1]!r}"
             TALLY.add("duckdb")
-    TALLY.add("engine", "pushdown", "pushdown=False", f"pushdown:{mode}")
+    TALLY.add(
+        "engine", "pushdown", "pushdown=False", f"pushdown:{mode}", "columnar", f"columnar:{answered_by}"
+    )
     if pg is not None:
         pg_got, pg_mode, pg_why = pushed(pg, query, ext)
         pg_plain = outcome(lambda: pg["docs"]._run_query(query, dict(ext or {}), pushdown=False))
-        agree(engine, postgresql=pg_got, **{"postgresql pushdown=False": pg_plain})
+        pg_columns, pg_answered = columnar(pg, query, ext)
+        agree(
+            engine,
+            postgresql=pg_got,
+            **{"postgresql pushdown=False": pg_plain, "postgresql columnar": pg_columns},
+        )
+        TALLY.add("postgresql columnar", f"postgresql columnar:{pg_answered}")
         if pg_mode != mode:
             lower = _RANK.get(pg_mode, -1) < _RANK.get(mode, -1)
             stated = next((name for phrase, name in KEPT.items() if any(phrase in w for w in pg_why)), None)
@@ -138,6 +158,11 @@ FLOORS = {
     "pushdown:row": 7,
     "pushdown:set": 206,
     "pushdown:error": 42,
+    # the sixth path: the columnar path forced wherever it can answer (``columnar:sql`` where it
+    # declines: a plan not native, a member not typed as one string, integer or number, a date
+    # function as a group key, window ranks, a float in an integer member, an integer beyond 64 bits)
+    "columnar": 1309,
+    "columnar:columnar": 513,
 }
 
 
@@ -155,6 +180,8 @@ PG_FLOORS = {
     "postgresql:row": 27,
     "postgresql:set": 297,
     "postgresql:error": 42,
+    "postgresql columnar": 1309,
+    "postgresql columnar:columnar": 301,
 }
 PG_KEPT = {
     # number projections (row, or set for a window over one number); integer sums, averages, minima,

@@ -31,6 +31,7 @@ from jarenlab.query.planner.run import (
     check_externals,
     divert_reason,
     prepare,
+    preview_columns,
     register_functions,
     run_query,
 )
@@ -72,6 +73,11 @@ class Explain:
     rows_fetched: int | None = None
     #: Schema-aware findings (:mod:`jarenlab.query.planner.diagnose`): ``[{code, severity, reason, doc_path}]``.
     diagnostics: list[dict[str, str]] = field(default_factory=list)
+    #: The columnar path (:mod:`jarenlab.query.columnar`): ``{"used": True, "read": [members], "warm":
+    #: bool}`` (with ``analyze``, also ``rows`` scanned and the change-log ``seq`` the columns reflect),
+    #: or ``{"used": False, "reason": ...}`` when SQL answers a plan it was asked about; None when the
+    #: plan was not one to ask about (not native, diverted, ``columns=False``).
+    columns: dict[str, Any] | None = None
 
     @property
     def sqlite_plan(self) -> list[dict[str, Any]]:
@@ -99,6 +105,8 @@ class Explain:
         else:
             out.append(("residual", "none"))
         out.append(("diverted", self.diverted or "no"))
+        if self.columns is not None:
+            out.append(("columns", _columns_text(self.columns)))
         for d in self.diagnostics:
             out.append(
                 (f"check ({d['severity']})", f"{d['code']}: {d['reason']} (at {d['doc_path'] or '/'})")
@@ -158,6 +166,16 @@ class Explain:
         return explain_widget(self)
 
 
+def _columns_text(c: dict[str, Any]) -> str:
+    """``explain()``'s columns row: what the columnar path read, or why SQL answered."""
+    if not c["used"]:
+        return f"not used ({c['reason']})"
+    text = f"{', '.join(c['read'])} ({'warm' if c['warm'] else 'cold: built by this run'})"
+    if "rows" in c:
+        text += f", {c['rows']:,} rows scanned, as of change {c['seq']}"
+    return text
+
+
 def explain(
     coll: Readable,
     document: Any,
@@ -167,11 +185,14 @@ def explain(
     pushdown: bool = True,
     strict: bool = False,
     profile: Profile | None = None,
+    columns: bool | None = None,
 ) -> Explain:
     """Plan (and with ``analyze`` run) a document and describe it; see :class:`Explain`."""
     ext = check_externals(externals)
     if analyze:
-        _, trace, prepared = run_query(coll, document, ext, pushdown=pushdown, strict=strict, profile=profile)
+        _, trace, prepared = run_query(
+            coll, document, ext, pushdown=pushdown, strict=strict, profile=profile, columns=columns
+        )
     else:
         prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
         trace = Trace(
@@ -181,6 +202,10 @@ def explain(
             trace.diverted = None  # externals are bound at run time; pass them to see a diversion
         if trace.diverted is not None:
             trace.mode = "set"
+        elif prepared.plan.mode == "native" and pushdown and columns is not False:
+            trace.columns = preview_columns(coll, prepared, force=columns is True)
+            if trace.columns is not None and trace.columns["used"]:
+                trace.mode = "columnar"
     plan = prepared.plan
     if trace.diverted is not None or trace.fallback is not None:
         stmt = prepared.divert
@@ -224,6 +249,7 @@ def explain(
         diagnostics=[d.as_dict() for d in bound(prepared.diagnostics, ext)],
         suggested_indexes=suggested,
         rows_fetched=fetched if analyze else None,
+        columns=trace.columns,
         **traced(trace, plan.reasons, analyze),
     )
 
@@ -238,7 +264,7 @@ def traced(trace: Trace, reasons: Sequence[Reason], analyze: bool) -> dict[str, 
         why = [{"construct": "data", "reason": trace.fallback}, *why]
     return {
         "mode": trace.mode,
-        "residual": None if trace.mode == "native" else {"mode": trace.mode, "reasons": why},
+        "residual": None if trace.mode in ("native", "columnar") else {"mode": trace.mode, "reasons": why},
         "diverted": trace.diverted,
         "cache": trace.cache,
         "analyzed": analyze,

@@ -67,7 +67,7 @@ _PLAIN_EXTERNAL = frozenset({str, int, type(None), bool})
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.database import Database
-    from jarenlab.query.planner.source import PlannerState, Readable
+    from jarenlab.query.planner.source import ColumnPath, PlannerState, Readable
 
 
 class PureOperator:
@@ -127,6 +127,9 @@ class Trace:
     phases: dict[str, float] = field(default_factory=dict)
     statement: Statement | None = None
     params: list[Any] = field(default_factory=list)
+    #: What the columnar path did: ``{"used": True, "read": [members], "warm", "rows", "seq"}``, or
+    #: ``{"used": False, "reason": ...}`` when it was asked and SQL answered (None: not asked).
+    columns: dict[str, Any] | None = None
 
     def finish(self, items: list[Any], wrap: bool, state: PlannerState) -> None:
         """Count the rows a finished run returns (a document wrapped in an array constructor, as
@@ -494,8 +497,12 @@ def run_query(
     pushdown: bool = True,
     strict: bool = False,
     profile: Profile | None = None,
+    columns: bool | None = None,
 ) -> tuple[list[Any], Trace, Prepared]:
-    """The flat result of a document over a collection, what happened, and the prepared plan."""
+    """The flat result of a document over a collection, what happened, and the prepared plan.
+
+    ``columns``: None lets the store's columnar path answer a native plan where it chooses to
+    (:mod:`jarenlab.query.columnar`), True wherever it can, False never."""
     ext = check_externals(externals)
     t0 = time.perf_counter()
     prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
@@ -519,7 +526,13 @@ def run_query(
             "JD0010", f"strict: {trace.diverted}, which diverts to the residual", collection=coll.name
         )
     items: list[Any]
-    if trace.diverted is not None:
+    answered = None
+    if trace.diverted is None and plan.mode == "native" and columns is not False and pushdown:
+        answered = ask_columns(coll, prepared, ext, trace, force=columns is True)
+    if answered is not None:
+        items = [answered] if plan.wrap else answered
+        trace.mode = "columnar"
+    elif trace.diverted is not None:
         items = _set(coll, prepared, prepared.divert, ext, trace)
         trace.mode = "set"
     elif plan.mode == "set":
@@ -557,6 +570,43 @@ def run_query(
             items = [items]
     trace.finish(items, plan.wrap, state)
     return items, trace, prepared
+
+
+def _column_path(coll: Readable) -> ColumnPath | None:
+    """The store's columnar path (None for a store made without one)."""
+    try:
+        path: ColumnPath = coll.store.subsystem("columns")
+    except StoreError:
+        return None
+    return path
+
+
+def preview_columns(coll: Readable, prepared: Prepared, *, force: bool) -> dict[str, Any] | None:
+    """What the columnar path would do with a native plan, reading nothing (``explain()``)."""
+    path = _column_path(coll)
+    if path is None:
+        return None
+    preview: dict[str, Any] = path.preview(coll, prepared.plan, force=force, indexed=bool(prepared.indexes))
+    return preview
+
+
+def ask_columns(
+    coll: Readable, prepared: Prepared, ext: dict[str, Any], trace: Trace, *, force: bool
+) -> list[Any] | None:
+    """The columnar path's items for a native plan, or None when SQL is to answer (``trace.columns``
+    says why). A store without the columnar path answers in SQL."""
+    path = _column_path(coll)
+    if path is None:
+        return None
+    got = path.answer(coll, prepared.plan, ext, force=force, indexed=bool(prepared.indexes))
+    if isinstance(got, Reason):
+        trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
+        return None
+    trace.columns = {"used": True, "read": got.columns, "warm": got.warm, "rows": got.rows, "seq": got.seq}
+    trace.phases.update(got.phases)
+    trace.rows_read = got.rows
+    items: list[Any] = got.items
+    return items
 
 
 def stream_query(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import Backend
     from jarenlab.database import Database
     from jarenlab.model import CollectionSpec, Model
+    from jarenlab.query.planner.plan import Plan
     from jarenlab.query.planner.profile import Profile
 
 
@@ -43,6 +44,7 @@ class PlannerState:
                 "rows_read",
                 "rows_returned",
                 "refused",
+                "columnar",
             ),
             0,
         )
@@ -80,6 +82,22 @@ class Host(Protocol):
         strict: bool = False,
     ) -> Any:
         """Run a store-level document (what a join falls back to)."""
+        ...
+
+
+class ColumnPath(Protocol):
+    """What the planner asks of the store's columnar path (``store.subsystem("columns")``,
+    :class:`jarenlab.query.columnar.path.Columns`): a native plan's items from its columns, or the
+    :class:`~jarenlab.query.planner.preds.Reason` SQL answers it instead."""
+
+    def answer(
+        self, coll: Readable, plan: Plan, externals: dict[str, Any], *, force: bool, indexed: bool
+    ) -> Any:
+        """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``) or a Reason."""
+        ...
+
+    def preview(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> dict[str, Any]:
+        """What :meth:`answer` would do, reading nothing."""
         ...
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -744,4 +744,23 @@ def select_keyed(dialect: Dialect, table: str, where: Pred) -> Statement:
     """``(key, document)`` rows in storage order that ``where`` keeps (a caller's own narrowing)."""
     e = Emitter(dialect)
     text = dialect.select([dialect.key(), dialect.document()], table) + e.where(where)
+    return e.statement(text + dialect.order_by([dialect.storage_order()]))
+
+
+def select_members(
+    dialect: Dialect, table: str, fields: Sequence[Field], keyed: str | None = None
+) -> Statement:
+    """``(storage position, key, member value per field)`` rows in storage order: what the columnar
+    path copies (:mod:`jarenlab.query.columnar`). A string-typed member reads as its text, a number
+    as the document holds it (``2.0`` stays a float: SQLite's ``json_extract``, PostgreSQL's
+    ``jsonb``); NULL when missing. ``keyed`` (the keys' family, ``string`` or ``number``): only the
+    rows whose key is one of the external ``keys`` (a list, bound as one JSON parameter).
+    """
+    e = Emitter(dialect)
+    cols = [dialect.storage_order(), dialect.key()]
+    for f in fields:
+        cols.append(e.value(f, "string") if f.family == "string" else dialect.json_value(e.path(f)))
+    text = dialect.select(cols, table)
+    if keyed is not None:
+        text += dialect.where(dialect.in_list(dialect.key(), e.bind(Slot("list-external", "keys")), keyed))
     return e.statement(text + dialect.order_by([dialect.storage_order()]))

@@ -1,0 +1,2 @@
+-- The columnar path (jarenlab/query/columnar): no tables and no statements of its own; it reads the
+-- collections through the planner's statements and follows the change log (live.sql).

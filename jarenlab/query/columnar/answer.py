@@ -1,0 +1,552 @@
+"""The columnar path's answer: a native plan evaluated over a collection's columns.
+
+The planner's analysis decides what SQL may answer exactly (:class:`~jarenlab.query.planner.plan.Plan`,
+mode ``native``); this module answers the same plan from Arrow columns with pyarrow's compute
+functions and numpy, to the same items: filters (:func:`mask`), whole-query aggregates, group-bys
+(groups in the order of their first row, or as ordered, with their ``HAVING``), and rows of members
+ordered and windowed. It takes a plan only where every member it reads is schema-typed as one
+string, integer or number (a missing member is a null, never a value); :func:`needs` says why
+otherwise, and the SQL path answers. Integers stay integers, float sums are the engine's correctly
+rounded ones (:mod:`.exact`), strings compare by code point (UTF-8 bytes order as code points do),
+missing members order as the engine orders them, and ties keep storage order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jarenlab.query.columnar.columns import Column, Table
+from jarenlab.query.columnar.exact import group_sums, int_sums
+from jarenlab.query.columnar.reads import member, out_fields, pointer
+from jarenlab.query.planner.plan import Plan
+from jarenlab.query.planner.preds import (
+    AggOut,
+    And,
+    ArrOut,
+    Compare,
+    CompareAny,
+    ComparePaths,
+    Const,
+    Exists,
+    Field,
+    FieldOut,
+    Infix,
+    InList,
+    KeyOut,
+    LitOut,
+    MapOut,
+    Not,
+    Or,
+    OrderKey,
+    Out,
+    Pred,
+    Prefix,
+    Slot,
+    Suffix,
+    Truthy,
+    Types,
+)
+from jarenlab.query.planner.translate import successor
+
+_OPS = {
+    "eq": pc.equal,
+    "ne": pc.not_equal,
+    "lt": pc.less,
+    "le": pc.less_equal,
+    "gt": pc.greater,
+    "ge": pc.greater_equal,
+}
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+class Decline(Exception):
+    """The columns cannot give the engine's exact answer for these values: SQL answers instead."""
+
+
+# -- evaluating -----------------------------------------------------------------------------------
+class Held(dict[Field, Column]):
+    """A table's columns looked up by a plan's fields (a column is held per member and family,
+    whichever typed column the plan's field names)."""
+
+    def __init__(self, columns: dict[Field, Column]) -> None:
+        super().__init__()
+        self.columns = columns
+
+    def __getitem__(self, f: Field) -> Column:
+        return self.columns[member(f)]
+
+
+def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]) -> list[Any]:
+    """The flat items of ``plan`` over ``table`` (as :func:`~jarenlab.query.planner.decode.decode`
+    gives them from SQL); :class:`Decline` where the columns cannot be exact."""
+    cols = Held(table.columns)
+    for f in needed:
+        if cols[f].inexact:
+            raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
+    keep = mask(plan.where, cols, externals, len(table))
+    rows = None if keep.all() else np.flatnonzero(keep)
+    if plan.aggregate is not None:
+        fn, of = plan.aggregate
+        n = len(table) if rows is None else len(rows)
+        groups = np.zeros(n, dtype=np.int64)
+        return _aggregate(AggOut(fn, of), cols, rows, groups, 1, np.array([n]))[0]
+    if plan.group is not None:
+        return _groups(plan, cols, rows)
+    return _rows(plan, cols, len(table), rows)
+
+
+def _values(col: Column, rows: np.ndarray | None) -> pa.Array:
+    return col.values if rows is None else col.values.take(pa.array(rows))
+
+
+def _bool(arr: Any) -> np.ndarray:
+    """A boolean Arrow result as numpy, null read as false."""
+    return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.ndarray:
+    """The rows a total predicate keeps, as a boolean array."""
+    if isinstance(p, Const):
+        return np.full(n, p.value, dtype=bool)
+    if isinstance(p, And):
+        out = mask(p.items[0], cols, ext, n)
+        for x in p.items[1:]:
+            out &= mask(x, cols, ext, n)
+        return out
+    if isinstance(p, Or):
+        out = mask(p.items[0], cols, ext, n)
+        for x in p.items[1:]:
+            out |= mask(x, cols, ext, n)
+        return out
+    if isinstance(p, Not):
+        return ~mask(p.item, cols, ext, n)
+    col = cols[p.field]  # type: ignore[union-attr]
+    valid = _bool(col.values.is_valid())
+    family = "string" if col.field.family == "string" else "number"
+    if isinstance(p, Exists):
+        return valid
+    if isinstance(p, Types):
+        kinds = set(p.types)
+        if family == "string":
+            return valid if "string" in kinds else np.zeros(n, dtype=bool)
+        ints = _ints(col)
+        return valid & ((ints & ("int" in kinds)) | (~ints & ("float" in kinds)))
+    if isinstance(p, Truthy):
+        if family == "string":
+            return _bool(pc.greater(pc.binary_length(col.values), 0))
+        return _bool(pc.not_equal(col.values, 0))
+    if isinstance(p, Compare):
+        return _compare(col, p.op, _slot(p.slot, ext), p.family, n)
+    if isinstance(p, CompareAny):
+        v = ext[p.slot.value]
+        if type(v) is str:
+            return _compare(col, p.op, v, "string", n)
+        if type(v) in (int, float):
+            return _compare(col, p.op, v, "number", n)
+        raise Decline(f"external ${p.slot.value} is {type(v).__name__}")
+    if isinstance(p, ComparePaths):
+        other = cols[p.other]
+        if family != p.family or ("string" if other.field.family == "string" else "number") != p.family:
+            return np.zeros(n, dtype=bool)
+        if family == "number" and not _safe_pair(col, other):
+            raise Decline("two number members beyond 2^53 compared")
+        return _bool(_OPS[p.op](col.values, other.values))
+    if isinstance(p, InList):
+        items = _slot(p.slot, ext)
+        if family == "string":
+            strs = [x for x in items if type(x) is str]
+            return _bool(pc.is_in(col.values, value_set=pa.array(strs, type=col.values.type)))
+        nums = [x for x in items if type(x) in (int, float)]
+        out = np.zeros(n, dtype=bool)
+        for x in nums:
+            out |= _compare(col, "eq", x, "number", n)
+        return out
+    if family != "string":
+        return np.zeros(n, dtype=bool)
+    if isinstance(p, Prefix):
+        low = _slot(p.low, ext)
+        out = _compare(col, "ge", low, "string", n) if type(low) is str else np.zeros(n, dtype=bool)
+        if p.high is not None:
+            high = _slot(p.high, ext)
+            out &= _compare(col, "lt", high, "string", n) if type(high) is str else False
+        return out
+    if isinstance(p, Suffix | Infix):
+        v = _slot(p.slot, ext)
+        if type(v) is not str:
+            return np.zeros(n, dtype=bool)
+        fn = pc.ends_with if isinstance(p, Suffix) else pc.match_substring
+        return _bool(fn(col.values, pattern=v))
+    raise Decline(f"no columnar form for {type(p).__name__}")
+
+
+def _slot(slot: Slot, ext: dict[str, Any]) -> Any:
+    """A slot's value as the engine compares it (an external's, a literal, a prefix's successor)."""
+    kind = slot.kind
+    if kind in ("literal", "list"):
+        return slot.value
+    v = ext[slot.value]
+    if kind == "successor":
+        return successor(v) if type(v) is str else None
+    if kind == "string-external":
+        return v if type(v) is str else None
+    if kind == "number-external":
+        return v if type(v) in (int, float) else None
+    return v
+
+
+def _ints(col: Column) -> np.ndarray:
+    """Where the member is written as an integer."""
+    if col.values.type == pa.int64():
+        return np.ones(len(col.values), dtype=bool)
+    if col.ints is None:
+        return np.zeros(len(col.values), dtype=bool)
+    return col.ints
+
+
+def _safe_pair(a: Column, b: Column) -> bool:
+    """Two number columns compare exactly in Arrow (int64 against float64 casts the integers)."""
+    if a.values.type == b.values.type:
+        return True
+    ints = a if a.values.type == pa.int64() else b
+    top = pc.max(pc.abs(ints.values)).as_py()
+    return top is None or top < 2**53
+
+
+def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarray:
+    """``member op value`` in ``family``: false where the member is missing or of the other family."""
+    col_family = "string" if col.field.family == "string" else "number"
+    if value is None or col_family != family:
+        return np.zeros(n, dtype=bool)
+    if family == "string":
+        if type(value) is not str:
+            return np.zeros(n, dtype=bool)
+        return _bool(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
+    if type(value) not in (int, float) or (type(value) is float and math.isnan(value)):
+        return np.zeros(n, dtype=bool)
+    valid = _bool(col.values.is_valid())
+    if col.values.type == pa.int64():
+        if type(value) is float:
+            if math.isinf(value):
+                below = value > 0  # every integer is below +inf
+                return valid & (
+                    below if op in ("lt", "le", "ne") else (not below) if op in ("gt", "ge", "ne") else False
+                )
+            if value != math.floor(value):
+                if op == "eq":
+                    return np.zeros(n, dtype=bool)
+                if op == "ne":
+                    return valid
+                # x < 2.5 is x <= 2; x > 2.5 is x >= 3.
+                value, op = (math.floor(value), "le") if op in ("lt", "le") else (math.ceil(value), "ge")
+            value = int(value)
+        if not -(2**63) <= value < 2**63:
+            above = value > 0
+            if op == "eq":
+                return np.zeros(n, dtype=bool)
+            if op == "ne":
+                return valid
+            return valid & ((op in ("lt", "le")) == above)
+        return _bool(_OPS[op](col.values, pa.scalar(value, type=pa.int64())))
+    if type(value) is int and abs(value) > 2**53:
+        if float(value) != value:
+            raise Decline("an integer beyond 2^53 compared with a float member")
+        value = float(value)
+    return _bool(_OPS[op](col.values, pa.scalar(float(value), type=pa.float64())))
+
+
+# -- aggregates ---------------------------------------------------------------------------------
+def _aggregate(
+    a: AggOut,
+    cols: dict[Field, Column],
+    rows: np.ndarray | None,
+    groups: np.ndarray,
+    count: int,
+    sizes: np.ndarray,
+) -> list[list[Any]]:
+    """Each group's items of ``a`` (``[]`` where the engine gives no item)."""
+    if a.field is None:  # $count of the rows
+        return [[int(x)] for x in sizes]
+    col = cols[a.field]
+    values = _values(col, rows)
+    valid = _bool(values.is_valid())
+    g = groups[valid]
+    present = np.bincount(g, minlength=count)
+    if a.fn == "count":
+        return [[int(x)] for x in present]
+    if a.fn in ("min", "max"):
+        return _extremes(a.fn, values.filter(pa.array(valid)), g, count, present)
+    ints = _ints(col)
+    if rows is not None:
+        ints = ints[rows]
+    ints = ints[valid]
+    raw = values.filter(pa.array(valid)).to_numpy(zero_copy_only=False)
+    if raw.dtype == np.int64:
+        totals: list[Any] = int_sums(raw, g, count)
+    else:
+        floats = np.bincount(g, weights=~ints, minlength=count) > 0  # a group holding a float
+        sums = group_sums(raw, g, count)
+        totals = [s if floats[i] else int(s) for i, s in enumerate(sums)]
+        if any(not floats[i] and present[i] and abs(totals[i]) >= 2**53 for i in range(count)):
+            raise Decline("an integer sum of 2^53 or more beside floats")
+    if a.fn == "sum":
+        return [[t] for t in totals]
+    if a.fn == "avg":
+        return [[_ratio(t, int(c))] if c else [] for t, c in zip(totals, present)]
+    raise Decline(f"no columnar form for ${a.fn}")
+
+
+def _ratio(total: Any, count: int) -> Any:
+    try:
+        return total / count
+    except OverflowError:
+        raise Decline("an average beyond the largest float") from None
+
+
+def _extremes(
+    fn: str, values: pa.Array, groups: np.ndarray, count: int, present: np.ndarray
+) -> list[list[Any]]:
+    if values.type != pa.large_string() and values.type != pa.int64():
+        raise Decline("a minimum or maximum of a float member runs in SQL")
+    t = pa.table({"g": pa.array(groups), "v": values})
+    got = t.group_by("g", use_threads=False).aggregate([("v", fn)])
+    out: list[list[Any]] = [[] for _ in range(count)]
+    for g, v in zip(got.column("g").to_pylist(), got.column(f"v_{fn}").to_pylist()):
+        if v is not None:
+            out[g] = [v]
+    return out
+
+
+# -- group-bys ----------------------------------------------------------------------------------
+def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> list[Any]:
+    assert plan.group is not None and plan.output is not None
+    keys = [_values(cols[k], rows) for k in plan.group if isinstance(k, Field)]
+    codes, dictionaries, count = _encode(keys)
+    sizes = np.bincount(codes, minlength=count)
+    key_values = [d for d in dictionaries]
+    aggs: dict[AggOut, list[list[Any]]] = {}
+    wanted = [*_group_aggs(plan.output), *plan.order_aggregates]
+    wanted += [k.agg for k in plan.order if k.agg is not None]
+    wanted += [w for w, _, _ in plan.having if isinstance(w, AggOut)]
+    for a in dict.fromkeys(wanted):
+        aggs[a] = _aggregate(a, cols, rows, codes, count, sizes)
+    order = list(range(count))
+    if plan.having:
+        order = [
+            g for g in order if all(_holds(_got(w, g, key_values, aggs), op, v) for w, op, v in plan.having)
+        ]
+    if plan.order:
+        order = _sorted(order, plan.order, key_values, aggs, sizes)
+    end = None if plan.limit is None else plan.offset + plan.limit
+    order = order[plan.offset : end]
+    out: list[Any] = []
+    for g in order:
+        out.extend(_items(plan.output, g, key_values, aggs))
+    return out
+
+
+def _encode(keys: list[pa.Array]) -> tuple[np.ndarray, list[list[Any]], int]:
+    """Group codes in the order of each group's first row, and each key's value per group."""
+    encoded = [pc.dictionary_encode(k, null_encoding="encode") for k in keys]
+    if len(encoded) == 1:
+        d = encoded[0]
+        codes = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        return codes, [d.dictionary.to_pylist()], len(d.dictionary)
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    for d in encoded:
+        combined = combined * len(d.dictionary) + d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    joint = pc.dictionary_encode(pa.array(combined))
+    codes = joint.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    first = joint.dictionary.to_numpy(zero_copy_only=False)
+    per_key: list[list[Any]] = []
+    for d in reversed(encoded):
+        size = len(d.dictionary)
+        per_key.append(d.dictionary.take(pa.array(first % size)).to_pylist())
+        first = first // size
+    per_key.reverse()
+    return codes, per_key, len(joint.dictionary)
+
+
+def _group_aggs(out: Out | None) -> list[AggOut]:
+    if isinstance(out, AggOut):
+        return [out]
+    if isinstance(out, MapOut):
+        return [a for _, m in out.members for a in _group_aggs(m)]
+    if isinstance(out, ArrOut):
+        return [a for m in out.items for a in _group_aggs(m)]
+    return []
+
+
+def _got(what: AggOut | KeyOut, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]) -> Any:
+    if isinstance(what, KeyOut):
+        return keys[what.index][g]
+    got = aggs[what][g]
+    return got[0] if got else None
+
+
+def _holds(v: Any, op: str, literal: Any) -> bool:
+    if v is None or (type(v) is str) != (type(literal) is str):
+        return False
+    return {
+        "eq": v == literal,
+        "ne": v != literal,
+        "lt": v < literal,
+        "le": v <= literal,
+        "gt": v > literal,
+        "ge": v >= literal,
+    }[op]
+
+
+def _sorted(
+    order: list[int],
+    keys: tuple[OrderKey, ...],
+    key_values: list[list[Any]],
+    aggs: dict[AggOut, list[list[Any]]],
+    sizes: np.ndarray,
+) -> list[int]:
+    """Groups ordered by ``keys`` (missing values where the engine puts them), ties by first row."""
+    for k in reversed(keys):  # a stable sort per key, the last first
+        if k.what == "count":
+            column = [int(sizes[g]) for g in order]
+        elif k.what == "key":
+            column = [key_values[k.index][g] for g in order]
+        else:
+            assert k.agg is not None
+            column = [_got(k.agg, g, key_values, aggs) for g in order]
+        order = _stable(order, column, k)
+    return order
+
+
+def _stable(items: list[int], column: list[Any], k: OrderKey) -> list[int]:
+    empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
+    present = [(v, i) for v, i in zip(column, items) if v is not None]
+    missing = [i for v, i in zip(column, items) if v is None]
+    present.sort(key=lambda x: x[0], reverse=k.desc)  # (stable, also reversed)
+    ordered = [i for _, i in present]
+    return missing + ordered if empty_first else ordered + missing
+
+
+def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]) -> list[Any]:
+    if isinstance(out, KeyOut):
+        v = keys[out.index][g]
+        return [] if v is None else [v]
+    if isinstance(out, AggOut):
+        return list(aggs[out][g])
+    if isinstance(out, LitOut):
+        import copy
+
+        return [copy.deepcopy(out.value)]
+    if isinstance(out, MapOut):
+        obj = {}
+        for name, m in out.members:
+            got = _items(m, g, keys, aggs)
+            if got:
+                obj[name] = got[0]
+        return [obj]
+    if isinstance(out, ArrOut):
+        return [[x for m in out.items for x in _items(m, g, keys, aggs)]]
+    raise Decline(f"no columnar form for a group output {type(out).__name__}")
+
+
+# -- rows ---------------------------------------------------------------------------------------
+def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+    idx = np.arange(n) if rows is None else rows
+    if plan.order:
+        idx = _ordered_rows(
+            idx, plan.order, cols, plan.offset + plan.limit if plan.limit is not None else None
+        )
+    end = None if plan.limit is None else plan.offset + plan.limit
+    idx = idx[plan.offset : end]
+    assert plan.output is not None
+    values: dict[Field, list[Any]] = {}
+    for f in _fields_of_out(plan.output):
+        values[f] = _python(cols[f], idx)
+    return [item for i in range(len(idx)) for item in _row_items(plan.output, i, values)]
+
+
+def _fields_of_out(out: Out) -> list[Field]:
+    found: dict[Field, None] = {}
+    out_fields(out, found)
+    return list(found)
+
+
+def _python(col: Column, idx: np.ndarray) -> list[Any]:
+    """The members at ``idx`` as the engine holds them (None: missing)."""
+    values = col.values.take(pa.array(idx)).to_pylist()
+    if col.ints is None:
+        return values
+    ints = col.ints[idx]
+    return [int(v) if v is not None and ints[i] else v for i, v in enumerate(values)]
+
+
+def _row_items(out: Out, i: int, values: dict[Field, list[Any]]) -> list[Any]:
+    if isinstance(out, FieldOut):
+        v = values[out.field][i]
+        return [] if v is None else [v]
+    if isinstance(out, LitOut):
+        import copy
+
+        return [copy.deepcopy(out.value)]
+    if isinstance(out, MapOut):
+        obj = {}
+        for name, m in out.members:
+            got = _row_items(m, i, values)
+            if got:
+                obj[name] = got[0]
+        return [obj]
+    if isinstance(out, ArrOut):
+        return [[x for m in out.items for x in _row_items(m, i, values)]]
+    raise Decline(f"no columnar form for a row output {type(out).__name__}")
+
+
+def _ordered_rows(
+    idx: np.ndarray, keys: tuple[OrderKey, ...], cols: dict[Field, Column], top: int | None
+) -> np.ndarray:
+    """``idx`` ordered by the keys, ties in storage order (the engine's stable sort)."""
+    if top is not None and len(keys) == 1 and top < len(idx) // 8:
+        got = _top(idx, keys[0], cols, top)
+        if got is not None:
+            return got
+    sort_keys = []
+    columns: dict[str, Any] = {}
+    for n, k in enumerate(keys):
+        assert k.field is not None
+        values = _values(cols[k.field], idx)
+        empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
+        columns[f"e{n}"] = pc.is_null(values)
+        sort_keys.append((f"e{n}", "descending" if empty_first else "ascending"))
+        columns[f"v{n}"] = values
+        sort_keys.append((f"v{n}", "descending" if k.desc else "ascending"))
+    columns["pos"] = pa.array(np.arange(len(idx)))
+    sort_keys.append(("pos", "ascending"))
+    order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+    return idx[order]
+
+
+def _top(idx: np.ndarray, k: OrderKey, cols: dict[Field, Column], top: int) -> np.ndarray | None:
+    """The first ``top`` rows of one key, with every row tied with the last (None: missing members
+    would come first)."""
+    assert k.field is not None
+    values = _values(cols[k.field], idx)
+    empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
+    if empty_first and values.null_count:
+        return None
+    present = pc.drop_null(values)
+    if len(present) < top:
+        return None
+    picked = present.take(
+        pc.select_k_unstable(present, k=top, sort_keys=[("", "descending" if k.desc else "ascending")])
+    )
+    edge = pc.min(picked) if k.desc else pc.max(picked)
+    keep = _bool((pc.greater_equal if k.desc else pc.less_equal)(values, edge))
+    chosen = idx[keep]
+    chosen_values = values.filter(pa.array(keep))
+    order = pc.sort_indices(
+        pa.table({"v": chosen_values, "pos": pa.array(np.arange(len(chosen)))}),
+        sort_keys=[("v", "descending" if k.desc else "ascending"), ("pos", "ascending")],
+    ).to_numpy()
+    return chosen[order]

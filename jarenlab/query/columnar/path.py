@@ -1,0 +1,319 @@
+"""The columnar path of one store (``store.columns``): its columns kept current, the budget, answers.
+
+The planner hands a native plan here (:meth:`Columns.answer`) before it runs SQL; the answer comes
+from the collection's columns (:mod:`.columns`), brought to the newest committed change first, or
+it is a :class:`~jarenlab.query.planner.preds.Reason` and SQL answers. Inside a transaction the SQL
+path answers (it reads the transaction's own writes); so it does for an owner's view of a collection
+(its scope is a filter of the database's) and under a profile (its limits count SQL's rows).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jarenlab.errors import JarenlabError, StoreError
+from jarenlab.query.columnar.budget import DEFAULT_BUDGET
+from jarenlab.query.columnar.reads import member, needs
+from jarenlab.query.planner.preds import Field, Reason
+from jarenlab.reprs import table as html_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from jarenlab.query.columnar.columns import Table
+    from jarenlab.query.planner.plan import Plan
+    from jarenlab.query.planner.source import Readable
+
+#: With no index serving a query, a collection of this many rows or more is worth its columns' first
+#: build (below it, SQL answers a scan in a few milliseconds anyway).
+AUTO_ROWS = 50_000
+
+
+@dataclass
+class Answered:
+    """A columnar answer: the items, and what ``explain(analyze=True)`` shows of it."""
+
+    items: list[Any]
+    columns: list[str]
+    warm: bool
+    rows: int
+    seq: int
+    phases: dict[str, float]
+
+
+def _pointers(fields: Sequence[Field]) -> list[str]:
+    return ["/" + "/".join(map(str, f.steps)) for f in fields]
+
+
+_HELD = ("collection", "member", "type", "rows", "bytes", "hits", "builds", "patches", "seq", "inexact")
+
+
+class Columns:
+    """The columns of one store (``store.columns``): what is held, warming, dropping, the budget.
+
+    ``warm(collection, members)`` builds columns ahead of the questions; ``drop()`` lets them go;
+    ``stats()`` (also in ``store.stats()``) and the HTML and DataFrame forms list each column with
+    its bytes, hits, builds, patches and the change-log record it reflects.
+    """
+
+    def __init__(self, store: Any, budget: int | None = DEFAULT_BUDGET) -> None:
+        self.store = store
+        #: Bytes the columns may hold (None: the columnar path is off).
+        self.budget = budget
+        self.tables: dict[str, Table] = {}
+        self.lock = threading.RLock()
+        self.counters = {"builds": 0, "patches": 0, "rebuilds": 0, "evictions": 0, "answered": 0}
+        store.on_model(lambda old, new: self.drop())
+
+    # -- answering -------------------------------------------------------------------------------
+    def answer(
+        self, coll: Readable, plan: Plan, externals: dict[str, Any], *, force: bool, indexed: bool
+    ) -> Answered | Reason:
+        """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
+        can (the tests' and a user's ``columns=True``); else only where no index serves the query
+        and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more."""
+        from jarenlab.query.columnar.answer import Decline, evaluate
+
+        with self.lock:
+            held = self._decide(coll, plan, force=force, indexed=indexed)
+            if isinstance(held, Reason):
+                return held
+            t0 = time.perf_counter()
+            table, warm = self.current(coll, held)
+            t1 = time.perf_counter()
+            try:
+                items = evaluate(plan, table, externals, tuple(held))
+            except Decline as why:
+                return Reason("data", str(why))
+            t2 = time.perf_counter()
+            self.counters["answered"] += 1
+            return Answered(
+                items, _pointers(held), warm, len(table), table.seq, {"columns": t1 - t0, "compute": t2 - t1}
+            )
+
+    def preview(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> dict[str, Any]:
+        """What :meth:`answer` would do, without reading anything (``explain()`` without ``analyze``):
+        ``{"used": True, "read": [members], "warm": bool}`` or ``{"used": False, "reason": ...}``."""
+        with self.lock:
+            held = self._decide(coll, plan, force=force, indexed=indexed)
+            if isinstance(held, Reason):
+                return {"used": False, "reason": f"{held.construct}: {held.reason}"}
+            table = self.tables.get(coll.name)
+            warm = table is not None and all(f in table.columns for f in held)
+            return {"used": True, "read": _pointers(held), "warm": warm}
+
+    def _decide(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> list[Field] | Reason:
+        """The members the columns would read for ``plan``, or why SQL answers it."""
+        if self.budget is None:
+            return Reason("columns", "the columnar path is off (columns=False)")
+        fields = needs(plan)
+        if isinstance(fields, Reason):
+            return fields
+        store = coll.store
+        if store.db.in_transaction:
+            return Reason(
+                "transaction", "inside a transaction SQL answers (it reads the transaction's own writes)"
+            )
+        if getattr(coll, "scope", None) is not None:
+            return Reason("owner view", "an owner's view reads through the database's owner filter")
+        if store.profile is not None:
+            return Reason("profile", "a profile's limits count the rows SQL reads")
+        held = list(dict.fromkeys(member(f) for f in fields))
+        if not force:
+            if indexed:
+                return Reason("index", "an index serves the query: SQL answers it")
+            table = self.tables.get(coll.name)
+            warm = table is not None and all(f in table.columns for f in held)
+            if not warm and coll.count() < AUTO_ROWS:
+                return Reason("columns", f"cold, and the collection holds fewer than {AUTO_ROWS:,} rows")
+        return held
+
+    # -- keeping them current --------------------------------------------------------------------
+    def current(self, coll: Readable, fields: Sequence[Field]) -> tuple[Table, bool]:
+        """The collection's table holding ``fields``, as of the newest committed change (call inside
+        :attr:`lock`); True when every column was held already (warm)."""
+        db = self.store.db
+        hub = self.store.subsystem("live")
+        try:
+            with db.snapshot(), db.translating(collection=coll.name):
+                high = hub.high_watermark()
+                table = self.tables.get(coll.name)
+                if table is not None and table.seq != high and not self._catch_up(coll, table, hub, high):
+                    self.counters["rebuilds"] += 1
+                    table = None
+                missing = [f for f in fields if table is None or f not in table.columns]
+                warm = not missing
+                if table is None:
+                    table = self._scan(coll, tuple(dict.fromkeys(fields)), high)
+                elif missing:
+                    self._add(coll, table, missing)
+        except BaseException:
+            self.tables.pop(coll.name, None)  # never read a table a failed catch-up may have left
+            raise
+        self.tables[coll.name] = table
+        now = time.monotonic()
+        for f in fields:
+            col = table.columns[f]
+            col.hits += 1
+            col.used = now
+        self._evict(keep=table)
+        return table, warm
+
+    def _scan(self, coll: Readable, fields: tuple[Field, ...], seq: int) -> Table:
+        """Read ``fields`` of every row, a batch at a time (nothing half-built is ever kept)."""
+        from jarenlab.query.columnar.columns import scan
+
+        table = scan(coll, fields, seq)
+        self._check_budget(coll.name, table.nbytes)
+        self.counters["builds"] += len(fields)
+        return table
+
+    def _add(self, coll: Readable, table: Table, fields: list[Field]) -> None:
+        from jarenlab.query.columnar.columns import scan
+
+        more = scan(coll, tuple(fields), table.seq)
+        if len(more) != len(table) or any(more.pos != table.pos):  # (one snapshot: they cannot differ)
+            raise StoreError(
+                "JD2005", "the collection changed while its columns were read", collection=coll.name
+            )
+        self._check_budget(coll.name, table.nbytes + sum(c.nbytes for c in more.columns.values()))
+        table.columns.update(more.columns)
+        self.counters["builds"] += len(fields)
+
+    def _catch_up(self, coll: Readable, table: Table, hub: Any, high: int) -> bool:
+        """Patch ``table`` with the records after its ``seq`` (False: rebuild it instead)."""
+        from jarenlab.query.columnar.columns import patch
+
+        changed: set[Any] = set()
+        after = table.seq
+        while after < high:
+            try:
+                records = hub.read(after=after, limit=1000)
+            except JarenlabError:  # JD2128: the log no longer holds the next record
+                return False
+            if not records:
+                return False
+            for rec in records:
+                if coll.name in rec.collections:
+                    if rec.changes is None:
+                        return False  # compact: a bulk load or a migration names no keys
+                    changed.update(rec.changes.get(coll.name, {}))
+                after = rec.seq
+        if changed:
+            patch(coll, table, changed)
+            self.counters["patches"] += 1
+        table.seq = high
+        return True
+
+    # -- memory --------------------------------------------------------------------------------
+    def _check_budget(self, name: str, nbytes: int) -> None:
+        assert self.budget is not None
+        if nbytes > self.budget:
+            raise StoreError(
+                "JD2160",
+                f"the columns of {name!r} need {nbytes:,} bytes, more than the budget of "
+                f"{self.budget:,}: open the store with a larger columns= budget",
+                collection=name,
+            )
+
+    def _evict(self, keep: Table) -> None:
+        """Drop least recently used columns (never ``keep``'s) until the budget holds them all."""
+        assert self.budget is not None
+        total = sum(t.nbytes for t in self.tables.values())
+        if total <= self.budget:
+            return
+        held = sorted(
+            (
+                (c.used, t.name, f)
+                for t in self.tables.values()
+                if t is not keep
+                for f, c in t.columns.items()
+            ),
+            key=lambda x: x[0],
+        )
+        for _, name, f in held:
+            if total <= self.budget:
+                break
+            t = self.tables[name]
+            total -= t.columns.pop(f).nbytes
+            self.counters["evictions"] += 1
+            if not t.columns:
+                total -= t.nbytes
+                del self.tables[name]
+
+    # -- what a user calls -----------------------------------------------------------------------
+    def warm(self, collection: str, members: Iterable[str] | None = None) -> Columns:
+        """Build the columns of ``members`` (names or JSON pointers of schema-typed members; all of
+        the collection's top-level typed members when None) now, so the first question is warm."""
+        coll = self.store[collection]
+        from jarenlab.query.columnar.columns import typed_fields
+
+        fields = typed_fields(coll.spec.schema, members, coll.name)
+        if self.budget is None:
+            raise StoreError("JD2160", "the columnar path is off (the store was opened with columns=False)")
+        with self.lock:
+            self.current(coll, fields)
+        return self
+
+    def drop(self, collection: str | None = None) -> None:
+        """Let go of the columns of ``collection`` (all when None); the next question rebuilds them."""
+        with self.lock:
+            if collection is None:
+                self.tables.clear()
+            else:
+                self.tables.pop(collection, None)
+
+    def held(self) -> list[dict[str, Any]]:
+        """One row per column held: collection, member, type, rows, bytes, hits, builds, patches,
+        the change-log record it reflects, and why it cannot answer (if it cannot)."""
+        with self.lock:
+            return [
+                {
+                    "collection": t.name,
+                    "member": "/" + "/".join(str(s) for s in f.steps),
+                    "type": str(c.values.type),
+                    "rows": len(t),
+                    "bytes": c.nbytes,
+                    "hits": c.hits,
+                    "builds": c.builds,
+                    "patches": c.patches,
+                    "seq": t.seq,
+                    "inexact": c.inexact,
+                }
+                for t in self.tables.values()
+                for f, c in t.columns.items()
+            ]
+
+    def stats(self) -> dict[str, Any]:
+        """The budget, bytes held, counters and the columns (``store.stats()["columns"]``)."""
+        with self.lock:
+            held = sum(t.nbytes for t in self.tables.values())
+        return {"budget": self.budget, "bytes": held, **self.counters, "held": self.held()}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The held columns as a DataFrame (:meth:`held`)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.held(), columns=list(_HELD))
+
+    def _repr_html_(self) -> str:
+        s = self.stats()
+        budget = "off" if s["budget"] is None else f"{s['bytes']:,} of {s['budget']:,} bytes"
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(str(r[k]))}</td>" for k in _HELD) + "</tr>" for r in s["held"]
+        )
+        return f"<div><b>columns</b> <i>{html.escape(budget)}</i>" + html_table(list(_HELD), rows) + "</div>"
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        lines = [f"columns: {s['bytes']:,} of {s['budget']} bytes"]
+        lines += [
+            f"  {r['collection']}{r['member']}: {r['type']}, {r['rows']} rows, {r['bytes']:,} bytes"
+            for r in s["held"]
+        ]
+        return "\n".join(lines)
