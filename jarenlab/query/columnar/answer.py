@@ -32,6 +32,7 @@ from jarenlab.query.planner.preds import (
     CompareAny,
     ComparePaths,
     Const,
+    DateKey,
     Exists,
     Field,
     FieldOut,
@@ -324,7 +325,10 @@ def _extremes(
 # -- group-bys ----------------------------------------------------------------------------------
 def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> list[Any]:
     assert plan.group is not None and plan.output is not None
-    keys = [_values(cols[k], rows) for k in plan.group if isinstance(k, Field)]
+    keys = [
+        _values(cols[k], rows) if isinstance(k, Field) else date_key(_values(cols[k.field], rows), k)
+        for k in plan.group
+    ]
     codes, dictionaries, count = _encode(keys)
     sizes = np.bincount(codes, minlength=count)
     key_values = [d for d in dictionaries]
@@ -347,6 +351,52 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> l
     for g in order:
         out.extend(_items(plan.output, g, key_values, aggs))
     return out
+
+
+#: The canonical date-time a date function reads (as SQL does: any other form goes to the engine).
+CANONICAL = "%Y-%m-%dT%H:%M:%SZ"
+_PARTS: dict[str, Any] = {
+    "year": pc.year,
+    "month": pc.month,
+    "day": pc.day,
+    "doy": pc.day_of_year,
+    "hour": pc.hour,
+    "minute": pc.minute,
+    "second": pc.second,
+    "quarter": pc.quarter,
+    "week": pc.iso_week,
+    "weekday": lambda t: pc.day_of_week(t, count_from_zero=False, week_start=1),
+}
+_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute")
+
+
+def date_key(texts: pa.Array, key: DateKey) -> pa.Array:
+    """A date function of canonical UTC date-times (``YYYY-MM-DDTHH:MM:SSZ``), as the engine computes
+    it: a part as an integer, a unit's or a bucket's start as canonical text, the epoch in
+    milliseconds; null where the member is missing. :class:`Decline` when a present value is
+    written in another form (the engine reads every form; SQL and the columns only this one)."""
+    stamps = pc.strptime(texts, format=CANONICAL, unit="s", error_is_null=True)
+    back = pc.strftime(stamps, format=CANONICAL)
+    same = _bool(pc.equal(back, pc.cast(texts, pa.string())))
+    if (_bool(pc.is_valid(texts)) & ~same).any():
+        raise Decline("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
+    if key.fn == "date-part":
+        if key.arg == "millisecond":
+            return pc.if_else(pc.is_valid(texts), 0, pa.scalar(None, pa.int64()))
+        return pc.cast(_PARTS[key.arg](stamps), pa.int64())
+    if key.fn == "epoch":
+        return pc.multiply(pc.cast(pc.cast(stamps, pa.int64()), pa.int64()), 1000)
+    if key.fn == "date-trunc":
+        if key.arg not in _UNITS:  # a second or a millisecond: a canonical text is whole seconds
+            return texts
+        options = {"week_starts_monday": True} if key.arg == "week" else {}
+        return pc.strftime(pc.floor_temporal(stamps, unit=key.arg, **options), format=CANONICAL)
+    width, origin = key.arg
+    seconds = pc.cast(stamps, pa.int64()).to_numpy(zero_copy_only=False)
+    valid = _bool(pc.is_valid(stamps))
+    start = np.where(valid, seconds - (((seconds - origin) % width) + width) % width, 0)
+    bucket = pa.array(start.astype("datetime64[s]"), mask=~valid)
+    return pc.strftime(bucket, format=CANONICAL)
 
 
 def _encode(keys: list[pa.Array]) -> tuple[np.ndarray, list[list[Any]], int]:

@@ -13,11 +13,13 @@ time. The columns live within a budget of bytes; the least recently used go firs
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -124,27 +126,50 @@ def read_rows(
 
 
 def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.ndarray | None, str | None]:
-    """One batch of a member's values: (array, integer marks of a float array, why inexact)."""
+    """One batch of a member's values: (array, integer marks of a float array, why inexact).
+
+    A backend that hands numbers over as the database read them (SQLite's ``json_extract``) reads
+    an integer beyond 64 bits as a rounded real: a real at the dialect's ``limit`` or beyond may be
+    one, so the column cannot answer. One that hands over the JSON text (PostgreSQL's ``jsonb``) is
+    read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
+    texts = any(type(c) is str for c in cells)
+    if texts:
+        cells = [None if c is None else _number(c) for c in cells]
     try:
         arr = pa.array(cells)
-    except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+    except OverflowError:
         return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-    if arr.type == pa.null() or arr.type == pa.int64():
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats that a double cannot hold
+        arr = None
+    if arr is not None and (arr.type == pa.null() or arr.type == pa.int64()):
         return arr.cast(pa.int64()), None, None
-    if arr.type != pa.float64():
+    if arr is not None and arr.type != pa.float64():
         return pa.nulls(len(cells), pa.int64()), None, f"a value of type {arr.type} in a {f.family} member"
     if f.family == "integer":
-        return arr, None, "a number written as a float (2.0) in an integer member"
+        return (
+            pa.nulls(len(cells), pa.int64()),
+            None,
+            "a number written as a float (2.0) in an integer member",
+        )
     ints = np.fromiter((type(v) is int for v in cells), dtype=bool, count=len(cells))
-    values = arr.to_numpy(zero_copy_only=False)
-    big = np.abs(np.nan_to_num(values)) >= 2.0**53
-    if (big & ints).any():
-        return arr, ints, "an integer of 2^53 or more beside floats in a number member"
-    if (np.abs(np.nan_to_num(values)) >= float(limit)).any():
+    if arr is None:
+        if any(type(v) is int and float(v) != v for v in cells):
+            return pa.nulls(len(cells), pa.float64()), None, "an integer a double cannot hold beside floats"
+        arr = pa.array([None if v is None else float(v) for v in cells], type=pa.float64())
+    values = np.abs(np.nan_to_num(arr.to_numpy(zero_copy_only=False)))
+    if not texts and (values >= float(limit)).any():
         return arr, ints, "a number of the database's integer limit or more (it may be a rounded integer)"
     return arr, (ints if ints.any() else None), None
+
+
+def _number(text: str) -> Any:
+    """A number's JSON text as the engine reads it (an integer beyond 64 bits included)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _joined(f: Field, parts: list[tuple[pa.Array, np.ndarray | None, str | None]]) -> Column:
@@ -158,10 +183,10 @@ def _joined(f: Field, parts: list[tuple[pa.Array, np.ndarray | None, str | None]
     arrays, marks = [], []
     for a, ints, _ in parts:
         if a.type == pa.int64():
-            values = a.to_numpy(zero_copy_only=False)
-            if (np.abs(np.nan_to_num(values.astype(np.float64))) >= 2.0**53).any():
-                why = why or "an integer of 2^53 or more beside floats in a number member"
-            arrays.append(a.cast(pa.float64()))
+            values = pc.fill_null(a, 0).to_numpy(zero_copy_only=False)
+            if (values.astype(np.float64).astype(np.int64) != values).any():
+                why = why or "an integer a double cannot hold beside floats"
+            arrays.append(a.cast(pa.float64(), safe=False))
             marks.append(np.ones(len(a), dtype=bool))
         else:
             arrays.append(a)

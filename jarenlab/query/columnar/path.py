@@ -4,7 +4,8 @@ The planner hands a native plan here (:meth:`Columns.answer`) before it runs SQL
 from the collection's columns (:mod:`.columns`), brought to the newest committed change first, or
 it is a :class:`~jarenlab.query.planner.preds.Reason` and SQL answers. Inside a transaction the SQL
 path answers (it reads the transaction's own writes); so it does for an owner's view of a collection
-(its scope is a filter of the database's) and under a profile (its limits count SQL's rows).
+(its scope is a filter of the database's); the planner does not ask under a profile (its limits
+count SQL's rows).
 """
 
 from __future__ import annotations
@@ -121,8 +122,6 @@ class Columns:
             )
         if getattr(coll, "scope", None) is not None:
             return Reason("owner view", "an owner's view reads through the database's owner filter")
-        if store.profile is not None:
-            return Reason("profile", "a profile's limits count the rows SQL reads")
         held = list(dict.fromkeys(member(f) for f in fields))
         if not force:
             if indexed:

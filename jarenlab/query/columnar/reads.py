@@ -38,9 +38,7 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
         found.setdefault(f)
     if plan.group is not None:
         for key in plan.group:
-            if isinstance(key, DateKey):
-                return Reason("group key", f"a date function ({key.fn}) as a key is computed in SQL")
-            found.setdefault(key)
+            found.setdefault(key.field if isinstance(key, DateKey) else key)
     if plan.aggregate is not None and plan.aggregate[1] is not None:
         found.setdefault(plan.aggregate[1])
     for k in plan.order:

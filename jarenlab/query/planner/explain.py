@@ -202,7 +202,7 @@ def explain(
             trace.diverted = None  # externals are bound at run time; pass them to see a diversion
         if trace.diverted is not None:
             trace.mode = "set"
-        elif prepared.plan.mode == "native" and pushdown and columns is not False:
+        elif pushdown and columns is not False:
             trace.columns = preview_columns(coll, prepared, force=columns is True)
             if trace.columns is not None and trace.columns["used"]:
                 trace.mode = "columnar"

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jarenlab.query.lang.compare import FLIP
-from jarenlab.query.lang.dates import SECOND, epoch_ms, parse_duration
+from jarenlab.query.lang.dates import PARTS, SECOND, epoch_ms, parse_duration
 from jarenlab.query.lang.document import parse, unparse, walk
 from jarenlab.query.lang.nodes import (
     ArrayCons,
@@ -101,6 +101,36 @@ class Plan:
     udfs: dict[str, str] = field(default_factory=dict)
     having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = ()
     series: Series | None = None
+
+
+@dataclass(frozen=True)
+class ColumnTraits:
+    """What the columnar path computes exactly, in the capability names of a dialect, so
+    :func:`analyze` plans for it as for a database (:func:`column_traits`). Its columns keep a
+    number's kind (``2.0`` apart from ``2``), hold 64-bit integers exactly, sum floats correctly
+    rounded, compute every date part; it calls no host function. What the columns are read through
+    (a dialect's string reads) sets the two U+0000 capabilities."""
+
+    strings_hold_nul: bool
+    binds_nul: bool
+    name: str = "columns"
+    keeps_integers_apart: bool = True
+    integer_limit: int = 2**63
+    tests_bound_kinds: bool = True
+    host_functions: bool = False
+    exact_float: None = None
+    date_parts: frozenset[str] = frozenset(PARTS)
+    sums_floats_exactly: bool = True
+    typed_integers_exact: bool = True
+    indexes_cover: bool = False
+    keeps_window_order: bool = True
+
+
+def column_traits(dialect: Dialect) -> Dialect:
+    """The capabilities the columnar path plans with, for a store of ``dialect`` (a plan made with
+    them is evaluated over columns, never emitted as SQL)."""
+    traits = ColumnTraits(strings_hold_nul=dialect.strings_hold_nul, binds_nul=dialect.binds_nul)
+    return cast("Dialect", traits)  # analyze reads only the capability attributes
 
 
 # -- predicate rewrites: small pure functions applied in order ---------------------------------

@@ -33,7 +33,7 @@ from jarenlab.query.lang.nodes import Call
 from jarenlab.query.lang.values import ebv
 from jarenlab.query.planner.decode import Fallback, decode
 from jarenlab.query.planner.diagnose import Diagnostic, diagnose, refuse_non_query, report
-from jarenlab.query.planner.plan import Plan, analyze, conjoin, touched_fields
+from jarenlab.query.planner.plan import Plan, analyze, column_traits, conjoin, touched_fields
 from jarenlab.query.planner.preds import (
     EXTERNAL_SLOTS,
     AggOut,
@@ -112,6 +112,10 @@ class Prepared:
     scans: dict[str, list[str]] = field(default_factory=dict)
     #: Schema-aware findings, found once when the statement is prepared (:mod:`diagnose`).
     diagnostics: tuple[Diagnostic, ...] = ()
+    #: The plan the columnar path evaluates: :attr:`plan` when SQL answers it natively, else the
+    #: document planned with the columns' capabilities (:func:`~.plan.column_traits`), which may be
+    #: native where SQL's is not (number projections and float sums on PostgreSQL, date parts).
+    columnar: Plan | None = None
 
 
 @dataclass
@@ -338,6 +342,12 @@ def _build(
     indexes = tuple(
         f"{spec.name}_{ix.name}" for ix in spec.indexes if ix.columns and ix.columns[0] in touched
     )
+    columnar = plan
+    if pushdown and plan.mode != "native" and profile is None and scope_of(coll) is None:
+        traits = column_traits(dialect)
+        columnar = analyze(
+            document, coll.name, spec.schema, columns, {}, operators=frozenset(ops), dialect=traits
+        )
     float_sums = layout is not None and any(
         a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number"
         for a in layout.aggregates
@@ -358,6 +368,7 @@ def _build(
         profile,
         diagnostics=found,
         float_sums=float_sums,
+        columnar=columnar,
     )
 
 
@@ -527,10 +538,10 @@ def run_query(
         )
     items: list[Any]
     answered = None
-    if trace.diverted is None and plan.mode == "native" and columns is not False and pushdown:
-        answered = ask_columns(coll, prepared, ext, trace, force=columns is True)
+    if trace.diverted is None and columns is not False and pushdown:
+        answered = ask_columns(coll, prepared, ext, trace, force=columns is True, profile=profile)
     if answered is not None:
-        items = [answered] if plan.wrap else answered
+        items = [answered] if prepared.columnar is not None and prepared.columnar.wrap else answered
         trace.mode = "columnar"
     elif trace.diverted is not None:
         items = _set(coll, prepared, prepared.divert, ext, trace)
@@ -586,19 +597,43 @@ def preview_columns(coll: Readable, prepared: Prepared, *, force: bool) -> dict[
     path = _column_path(coll)
     if path is None:
         return None
-    preview: dict[str, Any] = path.preview(coll, prepared.plan, force=force, indexed=bool(prepared.indexes))
+    plan = prepared.columnar
+    if plan is None or plan.mode != "native":
+        return {"used": False, "reason": _not_native(plan)}
+    preview: dict[str, Any] = path.preview(coll, plan, force=force, indexed=bool(prepared.indexes))
     return preview
 
 
+def _not_native(plan: Plan | None) -> str:
+    """Why the columnar path cannot take a plan it would have to run partly in the engine."""
+    if plan is None:
+        return "plan: pushdown=False, a profile or a scope runs the engine or SQL"
+    first = plan.reasons[0] if plan.reasons else Reason("plan", "needs the engine")
+    return f"{first.construct}: {first.reason} (the columns answer only what they answer whole)"
+
+
 def ask_columns(
-    coll: Readable, prepared: Prepared, ext: dict[str, Any], trace: Trace, *, force: bool
+    coll: Readable,
+    prepared: Prepared,
+    ext: dict[str, Any],
+    trace: Trace,
+    *,
+    force: bool,
+    profile: Profile | None = None,
 ) -> list[Any] | None:
     """The columnar path's items for a native plan, or None when SQL is to answer (``trace.columns``
-    says why). A store without the columnar path answers in SQL."""
+    says why). A store without the columnar path answers in SQL; so does a run under a profile."""
     path = _column_path(coll)
     if path is None:
         return None
-    got = path.answer(coll, prepared.plan, ext, force=force, indexed=bool(prepared.indexes))
+    if profile is not None:
+        trace.columns = {"used": False, "reason": "profile: a profile's limits count the rows SQL reads"}
+        return None
+    plan = prepared.columnar
+    if plan is None or plan.mode != "native":
+        trace.columns = {"used": False, "reason": _not_native(plan)}
+        return None
+    got = path.answer(coll, plan, ext, force=force, indexed=bool(prepared.indexes))
     if isinstance(got, Reason):
         trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
         return None
