@@ -9,6 +9,9 @@ operations with pointers ``/<collection>/<key>``, one per changed document, net 
 in ``diff``, the minimal patch from the old one (:func:`jarenlab.live.diff.diff`; an extra member
 RFC 6902 says to ignore). A write that changed nothing (a put of the same document) and a document
 inserted and deleted in one commit leave no operation, and a commit of only such writes no record.
+A document deleted and written again in one commit is a ``replace`` (with an empty ``diff`` when it
+is the same document): it has a new place in storage order, which live queries and the columns
+follow.
 Live queries read the whole documents; the change feed (:mod:`jarenlab.live.feed`) the minimal
 patches. A change whose earlier state the writer did not give (``(collection, key, doc)`` without
 the old text) is recorded as ``replace`` without ``diff``: the feed publishes it as an ``add`` of
@@ -69,14 +72,17 @@ def net_changes(changes: Iterable[Change]) -> NetChanges:
     return net
 
 
-def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any]]]:
-    """Per (collection, key): (old text before the first write, document after the last write)."""
-    net: dict[str, dict[Any, tuple[Any, Any]]] = {}
+def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any, bool]]]:
+    """Per (collection, key): (old text before the first write, document after the last write,
+    whether it was deleted and written again: then it has a new place in storage order, so the
+    order of ``$[*]`` changed even where the document did not)."""
+    net: dict[str, dict[Any, tuple[Any, Any, bool]]] = {}
     for change in changes:
         per = net.setdefault(change[0], {})
         before = per.get(change[1])
         old = before[0] if before is not None else change[3] if len(change) > 3 else UNKNOWN
-        per[change[1]] = (old, change[2])
+        moved = before is not None and change[2] is not None and (before[2] or before[1] is None)
+        per[change[1]] = (old, change[2], moved)
     return net
 
 
@@ -87,7 +93,7 @@ def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
     dumps, loads = orjson.dumps, orjson.loads
     for coll, keys in net_states(changes).items():
         prefix = "/" + escape(coll) + "/"
-        for key, (old, doc) in keys.items():
+        for key, (old, doc, moved) in keys.items():
             path = prefix + escape(key)
             if old is UNKNOWN:
                 ops.append(
@@ -100,9 +106,9 @@ def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
                     ops.append({"op": "add", "path": path, "value": doc})
             elif doc is None:
                 ops.append({"op": "remove", "path": path})
-            elif dumps(doc) != old.encode():
+            elif moved or dumps(doc) != old.encode():
                 steps = diff(loads(old), doc)
-                if steps:
+                if steps or moved:  # (deleted and written again: the same document, in a new place)
                     ops.append({"op": "replace", "path": path, "value": doc, "diff": steps})
     return ops
 

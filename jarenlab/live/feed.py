@@ -5,7 +5,9 @@ A page (:class:`ChangePage`) holds whole commits, oldest first: one :class:`Docu
 document a commit changed, whose ``ops`` turn the document's state before the commit into its state
 after it, with pointers ``/<collection>/<key>/...`` (so ``page.patch``, every page in order, rebuilds
 a copy ``{collection: {key: document}}``). A put of the same document changes nothing and shows
-nothing; a document inserted and deleted in one commit shows nothing. ``page.cursor`` is opaque and
+nothing; a document inserted and deleted in one commit shows nothing; one deleted and written again
+in one commit shows as an update with no operations when it is the same document (it has a new
+place in storage order). ``page.cursor`` is opaque and
 resumes right after the page; a cursor whose next commit the log no longer holds (retention, see
 ``store.changes.log.retention``) is ``JD2128 reset_required``: copy the data again with
 ``store.changes.snapshot()`` and follow on from the cursor it gives. The feed reads the same change

@@ -305,3 +305,26 @@ def test_a_profile_reads_through_sql(open_store: Any) -> None:
     items, trace, _ = run_query(t, q.document, {}, columns=True, profile=Profile())
     assert trace.mode != "columnar" and "profile" in trace.columns["reason"]
     assert items == [[{"n": 3}]]
+
+
+def test_string_keys_follow_puts_and_deletes(open_store: Any) -> None:
+    """A collection keyed by a string member (keys are not storage positions): puts of new and held
+    keys, deletes, and a delete then a put of the same key in one transaction."""
+    store = open_store(MODEL)
+    u = store["u"]
+    rng = random.Random(5)
+    q = u.group_by(v=it.v).select({"v": key("v"), "n": agg.count()})
+    for step in range(40):
+        k = f"k{rng.randrange(30)}"
+        op = rng.choice(["put", "put", "delete", "swap"])
+        if op == "put":
+            u.put({"id": k, "v": rng.randrange(4)})
+        elif op == "delete":
+            u.delete(k)
+        else:
+            with store.transaction():
+                u.delete(k)
+                u.put({"id": k, "v": rng.randrange(4)})
+        got, trace, _ = run_query(u, q.document, {}, columns=True)
+        assert trace.mode == "columnar"
+        assert got == run_query(u, q.document, {}, columns=False)[0], (step, op)

@@ -76,6 +76,20 @@ def test_a_commit_that_changed_nothing_is_no_record(store: Any) -> None:
     assert store.changes.high_watermark() == high
 
 
+def test_a_document_deleted_and_written_again_is_an_update_with_no_operations(store: Any) -> None:
+    """It has a new place in storage order (the order of ``$[*]``), so the commit is recorded: an
+    update of the document whose patch is empty; live queries and the columns follow the move."""
+    store["items"].insert({"id": "a", "n": 1})
+    store["items"].insert({"id": "b", "n": 2})
+    cursor = store.changes.cursor()
+    with store.transaction():
+        store["items"].delete("a")
+        store["items"].put({"id": "a", "n": 1})
+    got, _ = _feed(store, cursor)
+    assert got == [("update", "items", "a", [])]
+    assert [d["id"] for d in store["items"].to_list()] == ["b", "a"]
+
+
 def test_cursors_resume_page_by_page_and_refuse_what_is_not_theirs(store: Any) -> None:
     for i in range(7):
         store["items"].insert({"id": f"k{i}"})

@@ -162,7 +162,7 @@ FLOORS = {
     # declines: a plan not native, a member not typed as one string, integer or number, a date
     # function as a group key, window ranks, a float in an integer member, an integer beyond 64 bits)
     "columnar": 1309,
-    "columnar:columnar": 513,
+    "columnar:columnar": 569,
 }
 
 
@@ -181,7 +181,9 @@ PG_FLOORS = {
     "postgresql:set": 297,
     "postgresql:error": 42,
     "postgresql columnar": 1309,
-    "postgresql columnar:columnar": 301,
+    # the columns plan with their own capabilities: float sums and number projections, which
+    # PostgreSQL's SQL keeps in the engine, are answered by the columns there as on SQLite
+    "postgresql columnar:columnar": 566,
 }
 PG_KEPT = {
     # number projections (row, or set for a window over one number); integer sums, averages, minima,

@@ -98,6 +98,8 @@ FLOORS = {
     "duckdb": 174,
     "pushdown:native": 463,
     "pushdown:set": 37,
+    "columnar": 500,
+    "columnar:columnar": 126,
 }
 
 
@@ -113,6 +115,8 @@ PG_FLOORS = {
     "postgresql:native": 370,
     "postgresql:row": 83,
     "postgresql:set": 47,
+    "postgresql columnar": 500,
+    "postgresql columnar:columnar": 126,
 }
 #: Returns of the untyped member ``x`` (alone or in a map) run in the engine (row, or set under a window).
 PG_KEPT = {"postgresql kept: 2.0 vs 2": 93}

@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from jarenlab.query import agg, it, key
+from tests.planner.columnar import by_columns
 
 UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
 PARTS = {
@@ -82,6 +83,7 @@ def test_date_functions_agree_with_duckdb(flights: Any, duck: Any) -> None:
         want = [{"k": k, "n": n, "s": int(s)} for k, n, s in rows]
         assert got == want, name
         assert got == flights._run_query(q.document, {}, pushdown=False)[0], name
+        assert by_columns(flights, q.document) == want, name  # the ISO week too: the columns compute it
         # SQLite 3.40 has no ISO week (%V); integer sums run in SQL on both (with the float flag)
         week_in_engine = name == "part week" and flights.store.backend.name == "sqlite"
         assert q.explain().mode == ("set" if week_in_engine else "native"), name
@@ -98,6 +100,7 @@ def test_counting_pushes_on_both(flights: Any, duck: Any) -> None:
             f"SELECT {sql} AS k, count(*) AS n FROM f GROUP BY 1 ORDER BY n DESC, k LIMIT 5"
         ).fetchall()
         assert q.to_list() == [{"k": k, "n": n} for k, n in want], name
+        assert by_columns(flights, q.document) == [{"k": k, "n": n} for k, n in want], name
         week_in_engine = name == "part week" and flights.store.backend.name == "sqlite"
         assert q.explain().mode == ("set" if week_in_engine else "native"), name
 
@@ -127,6 +130,7 @@ def test_averages_minima_and_maxima_agree_with_duckdb(flights: Any, duck: Any) -
         got = q.to_list()
         assert got == want, name
         assert got == flights._run_query(q.document, {}, pushdown=False)[0], name
+        assert by_columns(flights, q.document) == want, name
         ex = q.explain()
         week_in_engine = name == "part week" and flights.store.backend.name == "sqlite"
         assert ex.mode == ("set" if week_in_engine else "native"), name

@@ -13,14 +13,17 @@ missing members order as the engine orders them, and ties keep storage order.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jarenlab.query.columnar.columns import Column, Table
+from jarenlab.query.columnar.columns import Column, Kept, Table, bits
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.reads import member, out_fields, pointer
 from jarenlab.query.planner.plan import Plan
@@ -90,6 +93,8 @@ def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[
         if cols[f].inexact:
             raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
     keep = mask(plan.where, cols, externals, len(table))
+    if plan.aggregate == ("count", None):
+        return [int(np.count_nonzero(keep))]
     rows = None if keep.all() else np.flatnonzero(keep)
     if plan.aggregate is not None:
         fn, of = plan.aggregate
@@ -107,7 +112,7 @@ def _values(col: Column, rows: np.ndarray | None) -> pa.Array:
 
 def _bool(arr: Any) -> np.ndarray:
     """A boolean Arrow result as numpy, null read as false."""
-    return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=bool)
+    return bits(arr)
 
 
 def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.ndarray:
@@ -229,6 +234,8 @@ def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarra
         return _bool(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
     if type(value) not in (int, float) or (type(value) is float and math.isnan(value)):
         return np.zeros(n, dtype=bool)
+    if col.values.type == pa.int64() and type(value) is int and -(2**63) <= value < 2**63:
+        return _bool(_OPS[op](col.values, pa.scalar(value, type=pa.int64())))
     valid = _bool(col.values.is_valid())
     if col.values.type == pa.int64():
         if type(value) is float:
@@ -274,22 +281,28 @@ def _aggregate(
         return [[int(x)] for x in sizes]
     col = cols[a.field]
     values = _values(col, rows)
-    valid = _bool(values.is_valid())
-    g = groups[valid]
-    present = np.bincount(g, minlength=count)
+    valid: np.ndarray | None = None
+    g = groups
+    if values.null_count:
+        valid = _bool(values.is_valid())
+        g = groups[valid]
+        values = values.filter(pa.array(valid))
+    present = sizes if valid is None else np.bincount(g, minlength=count)
     if a.fn == "count":
         return [[int(x)] for x in present]
     if a.fn in ("min", "max"):
-        return _extremes(a.fn, values.filter(pa.array(valid)), g, count, present)
-    ints = _ints(col)
-    if rows is not None:
-        ints = ints[rows]
-    ints = ints[valid]
-    raw = values.filter(pa.array(valid)).to_numpy(zero_copy_only=False)
+        return _extremes(a.fn, values, g, count)
+    raw = values.to_numpy(zero_copy_only=False)
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:
-        floats = np.bincount(g, weights=~ints, minlength=count) > 0  # a group holding a float
+        if col.ints is None:  # every value written as a float
+            floats = present > 0
+        else:
+            ints = col.ints if rows is None else col.ints[rows]
+            if valid is not None:
+                ints = ints[valid]
+            floats = np.bincount(g, weights=~ints, minlength=count) > 0  # a group holding a float
         sums = group_sums(raw, g, count)
         totals = [s if floats[i] else int(s) for i, s in enumerate(sums)]
         if any(not floats[i] and present[i] and abs(totals[i]) >= 2**53 for i in range(count)):
@@ -308,10 +321,16 @@ def _ratio(total: Any, count: int) -> Any:
         raise Decline("an average beyond the largest float") from None
 
 
-def _extremes(
-    fn: str, values: pa.Array, groups: np.ndarray, count: int, present: np.ndarray
-) -> list[list[Any]]:
-    if values.type != pa.large_string() and values.type != pa.int64():
+def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
+    """Each group's least or greatest value (strings by code point; none for an empty group)."""
+    if values.type == pa.int64():
+        raw = values.to_numpy(zero_copy_only=False)
+        top = np.iinfo(np.int64)
+        acc = np.full(count, top.max if fn == "min" else top.min, dtype=np.int64)
+        (np.minimum if fn == "min" else np.maximum).at(acc, groups, raw)
+        seen = np.bincount(groups, minlength=count) > 0
+        return [[int(v)] if seen[i] else [] for i, v in enumerate(acc.tolist())]
+    if values.type != pa.large_string():
         raise Decline("a minimum or maximum of a float member runs in SQL")
     t = pa.table({"g": pa.array(groups), "v": values})
     got = t.group_by("g", use_threads=False).aggregate([("v", fn)])
@@ -325,13 +344,15 @@ def _extremes(
 # -- group-bys ----------------------------------------------------------------------------------
 def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> list[Any]:
     assert plan.group is not None and plan.output is not None
-    keys = [
-        _values(cols[k], rows) if isinstance(k, Field) else date_key(_values(cols[k.field], rows), k)
-        for k in plan.group
-    ]
-    codes, dictionaries, count = _encode(keys)
+    keys: list[tuple[np.ndarray, list[Any]]] = []
+    for k in plan.group:
+        if isinstance(k, Field):
+            keys.append(_codes(cols[k], rows))
+        else:
+            keys.append(_date_codes(cols[k.field], rows, k))
+    codes, dictionaries, count = _encode(keys, whole=rows is None)
     sizes = np.bincount(codes, minlength=count)
-    key_values = [d for d in dictionaries]
+    key_values = dictionaries
     aggs: dict[AggOut, list[list[Any]]] = {}
     wanted = [*_group_aggs(plan.output), *plan.order_aggregates]
     wanted += [k.agg for k in plan.order if k.agg is not None]
@@ -370,55 +391,171 @@ _PARTS: dict[str, Any] = {
 _UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute")
 
 
-def date_key(texts: pa.Array, key: DateKey) -> pa.Array:
-    """A date function of canonical UTC date-times (``YYYY-MM-DDTHH:MM:SSZ``), as the engine computes
-    it: a part as an integer, a unit's or a bucket's start as canonical text, the epoch in
-    milliseconds; null where the member is missing. :class:`Decline` when a present value is
-    written in another form (the engine reads every form; SQL and the columns only this one)."""
-    stamps = pc.strptime(texts, format=CANONICAL, unit="s", error_is_null=True)
-    back = pc.strftime(stamps, format=CANONICAL)
-    same = _bool(pc.equal(back, pc.cast(texts, pa.string())))
-    if (_bool(pc.is_valid(texts)) & ~same).any():
+def instants(col: Column) -> pa.Array:
+    """A string column's values as whole-second instants (``timestamp[s]``), computed once per
+    version of the column; :class:`Decline` when a present value is not written
+    ``YYYY-MM-DDTHH:MM:SSZ`` as a real instant (the engine reads every form; SQL and the columns
+    only this one, as written back by a parse: ``2013-02-30`` is not one)."""
+    got = col.derived.get("instants")
+    if got is None:
+        got = col.derived["instants"] = Kept(_parsed(col.values), _grow_instants)
+    if isinstance(got.value, str):
         raise Decline("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
+    stamps: pa.Array = got.value
+    return stamps
+
+
+def _parsed(texts: pa.Array) -> pa.Array | str:
+    stamps = pc.strptime(texts, format=CANONICAL, unit="s", error_is_null=True)
+    same = _bool(pc.equal(pc.strftime(stamps, format=CANONICAL), pc.cast(texts, pa.string())))
+    return "not canonical" if (_bool(pc.is_valid(texts)) & ~same).any() else stamps
+
+
+def _grow_instants(old: pa.Array | str, part: Column) -> pa.Array | str:
+    new = _parsed(part.values)
+    return old if isinstance(old, str) else new if isinstance(new, str) else pa.concat_arrays([old, new])
+
+
+def date_key(
+    col: Column, rows: np.ndarray | None, key: DateKey
+) -> tuple[pa.Array, Callable[[Any], Any] | None]:
+    """A date function of a column of canonical UTC date-times, as the engine computes it, for
+    grouping: the key array and how a group's key becomes the engine's value (None: as it is). A
+    part is an integer, the epoch milliseconds; a unit's or a bucket's start groups as an instant
+    and is written back as canonical text, once per group."""
+    stamps = instants(col)
+    if rows is not None:
+        stamps = stamps.take(pa.array(rows))
     if key.fn == "date-part":
         if key.arg == "millisecond":
-            return pc.if_else(pc.is_valid(texts), 0, pa.scalar(None, pa.int64()))
-        return pc.cast(_PARTS[key.arg](stamps), pa.int64())
+            return pc.if_else(pc.is_valid(stamps), 0, pa.scalar(None, pa.int64())), None
+        return pc.cast(_PARTS[key.arg](stamps), pa.int64()), None
     if key.fn == "epoch":
-        return pc.multiply(pc.cast(pc.cast(stamps, pa.int64()), pa.int64()), 1000)
+        return pc.multiply(pc.cast(stamps, pa.int64()), 1000), None
     if key.fn == "date-trunc":
         if key.arg not in _UNITS:  # a second or a millisecond: a canonical text is whole seconds
-            return texts
+            return _values(col, rows), None
         options = {"week_starts_monday": True} if key.arg == "week" else {}
-        return pc.strftime(pc.floor_temporal(stamps, unit=key.arg, **options), format=CANONICAL)
+        seconds = pc.cast(pc.floor_temporal(stamps, unit=key.arg, **options), pa.int64())
+        return seconds, _canonical
     width, origin = key.arg
     seconds = pc.cast(stamps, pa.int64()).to_numpy(zero_copy_only=False)
     valid = _bool(pc.is_valid(stamps))
     start = np.where(valid, seconds - (((seconds - origin) % width) + width) % width, 0)
-    bucket = pa.array(start.astype("datetime64[s]"), mask=~valid)
-    return pc.strftime(bucket, format=CANONICAL)
+    return pa.array(start, mask=~valid), _canonical
 
 
-def _encode(keys: list[pa.Array]) -> tuple[np.ndarray, list[list[Any]], int]:
-    """Group codes in the order of each group's first row, and each key's value per group."""
-    encoded = [pc.dictionary_encode(k, null_encoding="encode") for k in keys]
-    if len(encoded) == 1:
-        d = encoded[0]
-        codes = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        return codes, [d.dictionary.to_pylist()], len(d.dictionary)
-    combined = np.zeros(len(keys[0]), dtype=np.int64)
-    for d in encoded:
-        combined = combined * len(d.dictionary) + d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+def _canonical(seconds: int | None) -> str | None:
+    """Epoch seconds as the canonical UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
+    if seconds is None:
+        return None
+    t = _EPOCH + dt.timedelta(seconds=seconds)
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+@dataclass
+class Codes:
+    """A key's codes per row (numbered in order of first appearance; a null is a value too), the
+    values they stand for, and (made when rows are first appended) each value's code."""
+
+    codes: np.ndarray
+    values: list[Any]
+    index: dict[Any, int] | None = None
+
+    def grown(self, raw: list[Any]) -> Codes:
+        """With the codes of appended rows' values (new values numbered after the others)."""
+        index = self.index if self.index is not None else {v: n for n, v in enumerate(self.values)}
+        values = self.values
+        added = []
+        for v in raw:
+            code = index.get(v)
+            if code is None:
+                if values is self.values:
+                    values = list(values)
+                code = index[v] = len(values)
+                values.append(v)
+            added.append(code)
+        return Codes(np.concatenate([self.codes, np.array(added, dtype=np.int64)]), values, index)
+
+
+def _dictionary(values: pa.Array) -> Codes:
+    d = pc.dictionary_encode(values, null_encoding="encode")
+    return Codes(d.indices.to_numpy(zero_copy_only=False).astype(np.int64), d.dictionary.to_pylist())
+
+
+def _date_codes(col: Column, rows: np.ndarray | None, key: DateKey) -> tuple[np.ndarray, list[Any]]:
+    """A date key's codes over a column (computed once per version of the column) at ``rows``."""
+    name = ("date", key.fn, key.arg)
+    got = col.derived.get(name)
+    if got is None:
+        got = col.derived[name] = Kept(
+            _date_dictionary(col, key), lambda old, part: _grow_dates(old, part, key)
+        )
+    return _at(got.value, rows)
+
+
+def _date_dictionary(col: Column, key: DateKey) -> Codes:
+    array, output = date_key(col, None, key)
+    codes = _dictionary(array)
+    return codes if output is None else Codes(codes.codes, [output(v) for v in codes.values])
+
+
+def _grow_dates(old: Codes, part: Column, key: DateKey) -> Codes:
+    array, output = date_key(part, None, key)
+    raw = array.to_pylist()
+    return old.grown(raw if output is None else [output(v) for v in raw])
+
+
+def _codes(col: Column, rows: np.ndarray | None) -> tuple[np.ndarray, list[Any]]:
+    """A key column's codes (computed once per version of the column) at ``rows``."""
+    got = col.derived.get("codes")
+    if got is None:
+        got = col.derived["codes"] = Kept(
+            _dictionary(col.values), lambda old, part: old.grown(part.values.to_pylist())
+        )
+    return _at(got.value, rows)
+
+
+def _at(codes: Codes, rows: np.ndarray | None) -> tuple[np.ndarray, list[Any]]:
+    return (codes.codes if rows is None else codes.codes[rows]), codes.values
+
+
+def _encode(
+    keys: list[tuple[np.ndarray, list[Any]]], whole: bool = False
+) -> tuple[np.ndarray, list[list[Any]], int]:
+    """Group codes in the order of each group's first row, and each key's value per group.
+    ``whole``: the codes are of every row (no filter), so one key's codes are that order already."""
+    if whole and len(keys) == 1:
+        codes, values = keys[0]
+        return codes, [values], len(values)
+    combined = np.zeros(len(keys[0][0]), dtype=np.int64)
+    span, renumbered = 1, False
+    for codes, values in keys:
+        size = max(len(values), 1)
+        if span * size >= 2**62:  # renumber the keys so far, so the product stays in 64 bits
+            d = pc.dictionary_encode(pa.array(combined))
+            combined = d.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            span, renumbered = len(d.dictionary), True
+        combined = combined * size + codes
+        span *= size
     joint = pc.dictionary_encode(pa.array(combined))
-    codes = joint.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    first = joint.dictionary.to_numpy(zero_copy_only=False)
+    groups = joint.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    count = len(joint.dictionary)
+    if renumbered:  # each key's value at its group's first row
+        first = np.full(count, len(groups), dtype=np.int64)
+        np.minimum.at(first, groups, np.arange(len(groups)))
+        return groups, [[values[c] for c in codes[first].tolist()] for codes, values in keys], count
+    rest = joint.dictionary.to_numpy(zero_copy_only=False)
     per_key: list[list[Any]] = []
-    for d in reversed(encoded):
-        size = len(d.dictionary)
-        per_key.append(d.dictionary.take(pa.array(first % size)).to_pylist())
-        first = first // size
+    for _, values in reversed(keys):
+        size = max(len(values), 1)
+        per_key.append([values[i] for i in (rest % size).tolist()])
+        rest = rest // size
     per_key.reverse()
-    return codes, per_key, len(joint.dictionary)
+    return groups, per_key, count
 
 
 def _group_aggs(out: Out | None) -> list[AggOut]:

@@ -13,8 +13,9 @@ time. The columns live within a budget of bytes; the least recently used go firs
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +53,32 @@ class Column:
     builds: int = 1
     patches: int = 0
     used: float = 0.0
+    #: What is computed from ``values`` once per version of them (:class:`Kept`, by name).
+    derived: dict[Any, Kept] = dataclasses.field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:
-        return int(self.values.nbytes) + (0 if self.ints is None else int(self.ints.nbytes))
+        """Its bytes: values, integer marks, and what is kept of them (key codes, instants)."""
+        kept = sum(_bytes(k.value) for k in self.derived.values())
+        return int(self.values.nbytes) + (0 if self.ints is None else int(self.ints.nbytes)) + kept
+
+
+def _bytes(value: Any) -> int:
+    """The bytes of what a column keeps: arrays, or objects holding them (their ``codes``)."""
+    if isinstance(value, pa.Array | np.ndarray):
+        return int(value.nbytes)
+    codes = getattr(value, "codes", None)
+    return int(codes.nbytes) if isinstance(codes, np.ndarray) else 0
+
+
+@dataclass
+class Kept:
+    """What is computed from a column's values once per version of them (the codes of a group key,
+    the instants of date-times), and how it grows when rows are appended: ``grow(value, part)``
+    with ``part`` a :class:`Column` of the appended rows (None: it is computed again)."""
+
+    value: Any
+    grow: Callable[[Any, Column], Any] | None = None
 
 
 @dataclass
@@ -65,12 +88,20 @@ class Table:
     name: str
     seq: int
     pos: np.ndarray
-    keys: pa.Array
+    #: The rows' keys; None where each row's key is its storage position (integer keys on both
+    #: backends: SQLite's rowid and PostgreSQL's ``pos`` are the key), which is then not held twice.
+    keys: pa.Array | None
     columns: dict[Field, Column] = field(default_factory=dict)
+    #: The integer keys, sorted (made on the first patch): whether a changed key is held already.
+    sorted_keys: np.ndarray | None = None
+
+    def key_array(self) -> pa.Array:
+        return pa.array(self.pos) if self.keys is None else self.keys
 
     @property
     def nbytes(self) -> int:
-        return int(self.pos.nbytes) + int(self.keys.nbytes) + sum(c.nbytes for c in self.columns.values())
+        keys = 0 if self.keys is None else int(self.keys.nbytes)
+        return int(self.pos.nbytes) + keys + sum(c.nbytes for c in self.columns.values())
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -198,7 +229,13 @@ def _joined(f: Field, parts: list[tuple[pa.Array, np.ndarray | None, str | None]
 def scan(coll: Readable, fields: tuple[Field, ...], seq: int) -> Table:
     """A table of ``fields`` over every row, as of change-log record ``seq`` (read in one snapshot)."""
     pos, keys, values = read_rows(coll, fields, None)
-    return Table(coll.name, seq, pos, keys, dict(zip(fields, values)))
+    held = None if _keyed_by_position(pos, keys) else keys
+    return Table(coll.name, seq, pos, held, dict(zip(fields, values)))
+
+
+def _keyed_by_position(pos: np.ndarray, keys: pa.Array) -> bool:
+    """Every row's key is its storage position."""
+    return keys.type == pa.int64() and np.array_equal(pos, keys.to_numpy(zero_copy_only=False))
 
 
 def patch(coll: Readable, table: Table, changed: set[Any]) -> None:
@@ -208,13 +245,83 @@ def patch(coll: Readable, table: Table, changed: set[Any]) -> None:
     merge_rows(table, pos, keys, values, changed)
 
 
+def bits(arr: Any) -> np.ndarray:
+    """A boolean Arrow array as a numpy bool array, null read as false (unpacked from its bitmap:
+    a hundred times faster than ``to_numpy`` on a million values)."""
+    if arr.null_count:
+        arr = pc.fill_null(arr, False)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if len(arr) == 0:
+        return np.zeros(0, dtype=bool)
+    unpacked = np.unpackbits(np.frombuffer(arr.buffers()[1], dtype=np.uint8), bitorder="little")
+    return unpacked[arr.offset : arr.offset + len(arr)].view(bool)
+
+
+def _held(table: Table, changed: set[Any]) -> np.ndarray | None:
+    """Where the table holds rows of the ``changed`` keys (None: it holds none of them); integer
+    keys are looked up in a sorted copy, not hashed again."""
+    keys = table.key_array()
+    if keys.type == pa.int64():
+        if table.sorted_keys is None:
+            table.sorted_keys = (
+                table.pos if table.keys is None else np.sort(keys.to_numpy(zero_copy_only=False))
+            )
+        wanted = np.fromiter(changed, dtype=np.int64, count=len(changed))
+        at = np.searchsorted(table.sorted_keys, wanted)
+        inside = at < len(table.sorted_keys)
+        if not (table.sorted_keys[at[inside]] == wanted[inside]).any():
+            return None
+    gone = bits(pc.is_in(keys, value_set=pa.array(list(changed), type=keys.type)))
+    return gone if gone.any() else None
+
+
+def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column]) -> bool:
+    """Append rows that come after every held row (a commit of inserts): the columns and what is
+    kept of them grow, nothing is read or hashed again. False when a column's type would change."""
+    grown = []
+    for (f, col), new in zip(table.columns.items(), values):
+        if new.values.type != col.values.type and len(new.values) != new.values.null_count:
+            return False
+        part = Column(f, new.values.cast(col.values.type), new.ints, new.inexact)
+        ints = col.ints
+        if ints is not None or part.ints is not None:
+            old = ints if ints is not None else np.zeros(len(col.values), dtype=bool)
+            ints = np.concatenate(
+                [old, part.ints if part.ints is not None else np.zeros(len(part.values), dtype=bool)]
+            )
+        derived = {}
+        for name, kept in col.derived.items():
+            if kept.grow is not None:
+                derived[name] = Kept(kept.grow(kept.value, part), kept.grow)
+        grown.append(
+            (col, pa.concat_arrays([col.values, part.values]), ints, col.inexact or part.inexact, derived)
+        )
+    if table.keys is not None or not _keyed_by_position(pos, keys):
+        table.keys = pa.concat_arrays([table.key_array(), keys.cast(table.key_array().type)])
+    table.pos = np.concatenate([table.pos, pos])
+    if table.keys is None:
+        table.sorted_keys = table.pos
+    elif table.sorted_keys is not None:
+        added = np.sort(keys.cast(pa.int64()).to_numpy(zero_copy_only=False))
+        table.sorted_keys = np.insert(table.sorted_keys, np.searchsorted(table.sorted_keys, added), added)
+    for col, values_, ints, inexact, derived in grown:
+        col.values, col.ints, col.inexact, col.derived = values_, ints, inexact, derived
+        col.patches += 1
+    return True
+
+
 def merge_rows(
     table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column], changed: set[Any]
 ) -> None:
     """Replace the rows of the ``changed`` keys with their rows read again (``pos``, ``keys``,
-    ``values``: those still present, in storage order), each at its storage position."""
-    gone = pc.is_in(table.keys, value_set=pa.array(list(changed), type=table.keys.type))
-    kept = np.flatnonzero(~gone.to_numpy(zero_copy_only=False))
+    ``values``: those still present, in storage order), each at its storage position. New rows
+    after every held one are appended (:func:`_append`)."""
+    held = _held(table, changed)
+    after = len(table.pos) == 0 or len(pos) == 0 or pos[0] > table.pos[-1]
+    if held is None and after and _append(table, pos, keys, values):
+        return
+    kept = np.arange(len(table.pos)) if held is None else np.flatnonzero(~held)
     kept_pos = table.pos[kept]
     at = np.searchsorted(kept_pos, pos) + np.arange(len(pos))  # each new row's place in the result
     n = len(kept) + len(pos)
@@ -226,7 +333,10 @@ def merge_rows(
     order[from_new] = len(table.pos) + np.arange(len(pos))
     taking = pa.array(order)
     new_pos = np.concatenate([table.pos, pos])[order]
-    new_keys = pa.concat_arrays([table.keys, keys.cast(table.keys.type)]).take(taking)
+    held_keys = table.key_array()
+    new_keys: pa.Array | None = pa.concat_arrays([held_keys, keys.cast(held_keys.type)]).take(taking)
+    if table.keys is None and _keyed_by_position(pos, keys):
+        new_keys = None
     merged = []
     for (f, col), new in zip(table.columns.items(), values):
         both = _joined(f, [(col.values, col.ints, col.inexact), (new.values, new.ints, new.inexact)])
@@ -234,7 +344,8 @@ def merge_rows(
             (col, both.values.take(taking), None if both.ints is None else both.ints[order], both.inexact)
         )
     # Everything computed: now the table changes, all at once.
-    table.pos, table.keys = new_pos, new_keys
+    table.pos, table.keys, table.sorted_keys = new_pos, new_keys, None
     for col, values_, ints, inexact in merged:
         col.values, col.ints, col.inexact = values_, ints, inexact
+        col.derived = {}
         col.patches += 1

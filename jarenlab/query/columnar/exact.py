@@ -45,27 +45,31 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
     out: list[float] = [0.0] * count
     if values.size == 0:
         return out
-    wild = ~(np.abs(values) < _HUGE)  # (NaN is below nothing)
-    slow: set[int] = set(np.unique(groups[wild]).tolist()) if wild.any() else set()
+    top = float(np.abs(values).max())
+    slow: set[int] = set()
     vals, grps = values, groups
-    if slow:
+    if not top < _HUGE:  # an infinity, a NaN (which is below nothing) or a huge magnitude
+        wild = ~(np.abs(values) < _HUGE)
+        slow = set(np.unique(groups[wild]).tolist())
         keep = ~np.isin(groups, list(slow))
         vals, grps = values[keep], groups[keep]
+        top = float(np.abs(vals).max()) if vals.size else 0.0
     levels: list[np.ndarray] = []
     bits = int(vals.size).bit_length() + 1
-    rest = vals
-    while rest.size:
-        top = float(np.abs(rest).max())
-        if top == 0.0:
-            break
+    rest = np.array(vals, dtype=np.float64)  # a copy: the levels work in place
+    q = np.empty_like(rest)
+    while top > 0.0:
         exponent = math.frexp(top)[1] + bits
         if len(levels) == _LEVELS or exponent - 53 < _LOWEST:
             slow.update(np.unique(grps[rest != 0]).tolist())  # what is left is spread too widely
             break
         sigma = 2.0**exponent
-        q = (sigma + rest) - sigma
-        rest = rest - q
+        np.add(rest, sigma, out=q)
+        np.subtract(q, sigma, out=q)
+        np.subtract(rest, q, out=rest)
         levels.append(np.bincount(grps, weights=q, minlength=count))
+        # What is left is at most half a unit of the level's last place: the next level's bound.
+        top = 2.0 ** (exponent - 53) if rest.any() else 0.0
     for g in range(count):
         if g not in slow:
             out[g] = math.fsum([float(level[g]) for level in levels]) + 0.0
@@ -81,7 +85,7 @@ def int_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[int]:
     """Each group's exact integer sum (Python ints, however large)."""
     if values.size == 0:
         return [0] * count
-    bound = float(np.abs(values).max()) * values.size
+    bound = float(np.abs(values.astype(np.float64)).max()) * values.size  # (abs of -2**63 wraps in int64)
     if bound < 2.0**53:  # every partial sum is exact in a double
         return [int(x) for x in np.bincount(groups, weights=values.astype(np.float64), minlength=count)]
     if bound < 2.0**62:

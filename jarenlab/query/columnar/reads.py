@@ -38,6 +38,10 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
         found.setdefault(f)
     if plan.group is not None:
         for key in plan.group:
+            if isinstance(key, Field) and key.family not in ("string", "integer"):
+                return Reason(
+                    pointer(key), "a group key is a string or an integer member, or a date function"
+                )
             found.setdefault(key.field if isinstance(key, DateKey) else key)
     if plan.aggregate is not None and plan.aggregate[1] is not None:
         found.setdefault(plan.aggregate[1])

@@ -46,6 +46,7 @@ from jarenlab.query.planner.preds import (
     Ranking,
     Reason,
     Slot,
+    fields_of,
 )
 from jarenlab.query.planner.profile import Profile
 from jarenlab.query.planner.residual import run_rows, run_set
@@ -600,8 +601,18 @@ def preview_columns(coll: Readable, prepared: Prepared, *, force: bool) -> dict[
     plan = prepared.columnar
     if plan is None or plan.mode != "native":
         return {"used": False, "reason": _not_native(plan)}
-    preview: dict[str, Any] = path.preview(coll, plan, force=force, indexed=bool(prepared.indexes))
+    preview: dict[str, Any] = path.preview(coll, plan, force=force, indexed=index_serves(coll, prepared.plan))
     return preview
+
+
+def index_serves(coll: Readable, plan: Plan) -> bool:
+    """Whether a declared index serves the plan's filter (its first member is one the filter reads),
+    or its order under a window (a top-N walks the index): then SQL's seek beats a scan of any kind.
+    An index over a group-by's key alone does not: SQL still reads every document it aggregates."""
+    read = {f.column for f in fields_of(plan.where) if f.column}
+    if plan.limit is not None and plan.group is None:
+        read |= {k.field.column for k in plan.order if k.field is not None and k.field.column}
+    return any(ix.columns and ix.columns[0] in read for ix in coll.spec.indexes)
 
 
 def _not_native(plan: Plan | None) -> str:
@@ -633,7 +644,7 @@ def ask_columns(
     if plan is None or plan.mode != "native":
         trace.columns = {"used": False, "reason": _not_native(plan)}
         return None
-    got = path.answer(coll, plan, ext, force=force, indexed=bool(prepared.indexes))
+    got = path.answer(coll, plan, ext, force=force, indexed=index_serves(coll, prepared.plan))
     if isinstance(got, Reason):
         trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
         return None

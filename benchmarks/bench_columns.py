@@ -1,0 +1,393 @@
+"""The columnar path against pandas, DuckDB and pyarrow on the same data, side by side in one run.
+
+``python benchmarks/bench_columns.py [--rows N] [--postgresql]``: a generated table of N documents
+(default 1,000,000: a UTC date-time ``when``, an integer ``size``, floats ``price`` and ``value``,
+strings ``cat`` (50 values) and ``city`` (20)), loaded into a fresh store with no index for any
+question asked, and exported once to a pandas DataFrame, a pyarrow Table and DuckDB (over the frame).
+Then, as medians of rounds taken in turns, each question answered by: the columns (warm), the
+planner's SQL (``columns=False``: every document's JSON read again), pandas on the exported frame,
+DuckDB on the frame, and pyarrow's own compute (Acero) on the Arrow table. Every contender's answer
+is checked equal to the columns' first. Then: the cold first question over two members against
+exporting those members with ``to_pandas()``; a commit followed by the same aggregate against the
+warm time (the column patched, not rebuilt); the columns' bytes against the Arrow arrays' own.
+``--postgresql`` runs the same on a PostgreSQL server the benchmark starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from common import print_machine
+
+import jarenlab as jl
+from jarenlab.query import agg, it, key
+
+MODEL = {
+    "$model": "0.1",
+    "collections": {
+        "sales": {
+            "key": None,
+            "identity": "integer",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "when": {"type": "string", "format": "date-time"},
+                    "size": {"type": "integer"},
+                    "price": {"type": "number"},
+                    "value": {"type": "number"},
+                    "cat": {"type": "string"},
+                    "city": {"type": "string"},
+                },
+            },
+        }
+    },
+}
+START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+
+def generate(n: int) -> list[dict[str, Any]]:
+    rng = random.Random(42)
+    cats = [f"c{i:02d}" for i in range(50)]
+    cities = [f"city{i:02d}" for i in range(20)]
+    out = []
+    for _ in range(n):
+        when = START + dt.timedelta(seconds=rng.randrange(366 * 86400))
+        out.append(
+            {
+                "when": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "size": rng.randrange(1, 200),
+                "price": round(rng.uniform(1, 500), 2),
+                "value": rng.gauss(100, 30),
+                "cat": rng.choice(cats),
+                "city": rng.choice(cities),
+            }
+        )
+    return out
+
+
+def median_ms(fn: Callable[[], Any], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def plain(v: Any) -> Any:
+    """A peer's cell as the store answers it (a time as canonical UTC text)."""
+    if isinstance(v, pd.Period):
+        v = v.start_time.tz_localize("UTC")
+    if isinstance(v, pd.Timestamp | dt.datetime):
+        ts = pd.Timestamp(v)
+        ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+        return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return v.item() if hasattr(v, "item") else v
+
+
+def frame_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: plain(v) for k, v in row.items()} for row in df.to_dict("records")]
+
+
+def close(a: Any, b: Any) -> bool:
+    """Two answers equal, floats to 1e-9 relative (the peers' float sums round at each step)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(a)))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def keyed(rows: list[dict[str, Any]], by: list[str]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: tuple(str(r[k]) for k in by))
+
+
+def questions(
+    t: Any, frame: pd.DataFrame, table: pa.Table, duck: Any
+) -> list[tuple[str, Any, dict[str, Callable[[], Any]], list[str] | None]]:
+    """(name, builder query, the peers' answers as rows, the key to sort by before comparing)."""
+    out = []
+    q1 = t.group_by(day=it.when.dt.trunc("day")).select(
+        {"day": key("day"), "n": agg.count(), "avg": agg.avg(it.price), "total": agg.sum(it.value)}
+    )
+    out.append(
+        (
+            "group by day: count, mean, sum (float)",
+            q1,
+            {
+                "pandas": lambda: (
+                    frame.groupby(frame["when"].dt.floor("D"), sort=False)
+                    .agg(n=("price", "size"), avg=("price", "mean"), total=("value", "sum"))
+                    .reset_index(names="day")
+                ),
+                "duckdb": lambda: duck.execute(
+                    "SELECT date_trunc('day', \"when\") AS day, count(*) AS n, avg(price) AS avg, "
+                    "sum(value) AS total FROM frame GROUP BY 1"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.append_column("day", pc.floor_temporal(table["when"], unit="day"))
+                    .group_by("day", use_threads=False)
+                    .aggregate([("price", "count"), ("price", "mean"), ("value", "sum")])
+                    .rename_columns({"price_count": "n", "price_mean": "avg", "value_sum": "total"})
+                    .to_pandas()
+                ),
+            },
+            ["day"],
+        )
+    )
+    q2 = t.group_by(size=it.size).select(
+        {"size": key("size"), "n": agg.count(), "avg": agg.avg(it.price), "top": agg.max(it.size)}
+    )
+    out.append(
+        (
+            "group by size (int): count, mean, max",
+            q2,
+            {
+                "pandas": lambda: (
+                    frame.groupby("size", sort=False)
+                    .agg(n=("price", "size"), avg=("price", "mean"), top=("size", "max"))
+                    .reset_index()
+                ),
+                "duckdb": lambda: duck.execute(
+                    "SELECT size, count(*) AS n, avg(price) AS avg, max(size) AS top FROM frame GROUP BY size"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.group_by("size", use_threads=False)
+                    .aggregate([("price", "count"), ("price", "mean"), ("size", "max")])
+                    .rename_columns({"price_count": "n", "price_mean": "avg", "size_max": "top"})
+                    .to_pandas()
+                ),
+            },
+            ["size"],
+        )
+    )
+    q3 = t.group_by(month=it.when.dt.trunc("month")).select(
+        {"month": key("month"), "n": agg.count(), "avg": agg.avg(it.value)}
+    )
+    out.append(
+        (
+            "group by month of a UTC timestamp",
+            q3,
+            {
+                "pandas": lambda: (
+                    frame.groupby(frame["when"].dt.tz_localize(None).dt.to_period("M"), sort=False)
+                    .agg(n=("value", "size"), avg=("value", "mean"))
+                    .reset_index(names="month")
+                ),
+                "duckdb": lambda: duck.execute(
+                    "SELECT date_trunc('month', \"when\") AS month, count(*) AS n, avg(value) AS avg "
+                    "FROM frame GROUP BY 1"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.append_column("month", pc.floor_temporal(table["when"], unit="month"))
+                    .group_by("month", use_threads=False)
+                    .aggregate([("value", "count"), ("value", "mean")])
+                    .rename_columns({"value_count": "n", "value_mean": "avg"})
+                    .to_pandas()
+                ),
+            },
+            ["month"],
+        )
+    )
+    q4 = t.where(it.size == 42).select({"n": agg.count()})
+    out.append(
+        (
+            "count where an int member equals a value",
+            t.where(it.size == 42),
+            {
+                "pandas": lambda: int((frame["size"] == 42).sum()),
+                "duckdb": lambda: duck.execute("SELECT count(*) FROM frame WHERE size = 42").fetchone()[0],
+                "pyarrow": lambda: pc.sum(pc.equal(table["size"], 42)).as_py(),
+            },
+            "count",
+        )
+    )
+    del q4
+    q5 = t.order_by(it.value.desc()).take(10).select({"value": it.value, "cat": it["cat"]})
+    out.append(
+        (
+            "top 10 by a float member",
+            q5,
+            {
+                "pandas": lambda: frame.nlargest(10, "value")[["value", "cat"]],
+                "duckdb": lambda: duck.execute(
+                    "SELECT value, cat FROM frame ORDER BY value DESC LIMIT 10"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.take(pc.select_k_unstable(table, k=10, sort_keys=[("value", "descending")]))
+                    .select(["value", "cat"])
+                    .to_pandas()
+                ),
+            },
+            [],
+        )
+    )
+    q6 = t.group_by(cat=it["cat"], city=it.city).select(
+        {
+            "cat": key("cat"),
+            "city": key("city"),
+            "n": agg.count(),
+            "total": agg.sum(it.price),
+            "low": agg.min(it.size),
+        }
+    )
+    out.append(
+        (
+            "group by two strings: count, sum, min",
+            q6,
+            {
+                "pandas": lambda: (
+                    frame.groupby(["cat", "city"], sort=False)
+                    .agg(n=("price", "size"), total=("price", "sum"), low=("size", "min"))
+                    .reset_index()
+                ),
+                "duckdb": lambda: duck.execute(
+                    "SELECT cat, city, count(*) AS n, sum(price) AS total, min(size) AS low FROM frame GROUP BY cat, city"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.group_by(["cat", "city"], use_threads=False)
+                    .aggregate([("price", "count"), ("price", "sum"), ("size", "min")])
+                    .rename_columns({"price_count": "n", "price_sum": "total", "size_min": "low"})
+                    .to_pandas()
+                ),
+            },
+            ["cat", "city"],
+        )
+    )
+    return out
+
+
+def contenders(t: Any, q: Any, by: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The question answered by the columns (required to be theirs) and by the planner's SQL."""
+    if by == "count":
+        counting = {"$count": [q._expr()]}
+        return (lambda: q.count()), (lambda: t.execute(counting, {}, columns=False))
+    document = q.document
+    assert t.explain(document, {}, columns=True).mode == "columnar", document
+    return (lambda: t.execute(document, {}, columns=True)), (lambda: t.execute(document, {}, columns=False))
+
+
+def run(store: Any, n: int, rounds: int, sql_rounds: int) -> None:
+    t = store["sales"]
+    t0 = time.perf_counter()
+    t.insert_many(generate(n))
+    print(f"loaded {n:,} documents in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    frame = t.to_pandas()
+    export = time.perf_counter() - t0
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    duck = duckdb.connect()
+    duck.register("frame", frame)
+    print(f"exported to pandas in {export:.1f} s; pandas, DuckDB and pyarrow run on that export\n")
+    print(
+        f"| question ({n:,} documents, no index for it) | columns (warm) | SQL | pandas | DuckDB | pyarrow | vs pandas | vs DuckDB |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, q, peers, by in questions(t, frame, table, duck):
+        answer, answer_sql = contenders(t, q, by)
+        first = answer()
+        for peer, fn in peers.items():
+            got = fn()
+            if by == "count":
+                assert int(got) == first, (peer, got, first)
+            elif by:
+                rows = frame_rows(got) if isinstance(got, pd.DataFrame) else got
+                assert close(keyed(rows, by), keyed(first, by)), (name, peer)
+            else:
+                assert close(frame_rows(got.reset_index(drop=True)), first), (name, peer)
+        times = {"columns": median_ms(answer, rounds)}
+        times["sql"] = median_ms(answer_sql, sql_rounds)
+        for peer, fn in peers.items():
+            times[peer] = median_ms(fn, rounds)
+        print(
+            f"| {name} | {times['columns']:,.1f} ms | {times['sql']:,.0f} ms | {times['pandas']:,.1f} ms | "
+            f"{times['duckdb']:,.1f} ms | {times['pyarrow']:,.1f} ms | {times['columns'] / times['pandas']:.2f}x | "
+            f"{times['columns'] / times['duckdb']:.2f}x |"
+        )
+    # The cold first question over two members, against exporting those two members.
+    q = t.group_by(cat=it["cat"]).select({"cat": key("cat"), "avg": agg.avg(it.price)})
+    colds, exports = [], []
+    for _ in range(3):
+        store.columns.drop()
+        t0 = time.perf_counter()
+        t.execute(q.document, {}, columns=True)
+        colds.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        t.select({"cat": it["cat"], "price": it.price}).to_pandas()
+        exports.append(time.perf_counter() - t0)
+    cold, exported = statistics.median(colds) * 1000, statistics.median(exports) * 1000
+    print(
+        f"\ncold first question (2 members): {cold:,.0f} ms; exporting those members with to_pandas(): "
+        f"{exported:,.0f} ms ({cold / exported:.2f}x)"
+    )
+    # A commit, then the same aggregate: the column is patched, not rebuilt.
+    t.execute(q.document, {}, columns=True)
+    warm = median_ms(lambda: t.execute(q.document, {}, columns=True), rounds)
+    after = []
+    for i in range(rounds):
+        t.insert(
+            {
+                "cat": "c01",
+                "price": 1.0 + i,
+                "size": 3,
+                "value": 1.0,
+                "city": "city01",
+                "when": "2024-06-01T00:00:00Z",
+            }
+        )
+        t0 = time.perf_counter()
+        t.execute(q.document, {}, columns=True)
+        after.append(time.perf_counter() - t0)
+    patched = statistics.median(after) * 1000
+    print(
+        f"a commit, then the same aggregate: {patched:,.1f} ms against {warm:,.1f} ms warm "
+        f"({(patched / warm - 1) * 100:+.0f}%); patches {store.columns.stats()['patches']}, "
+        f"rebuilds {store.columns.stats()['rebuilds']}"
+    )
+    # Memory: three members' columns against the Arrow arrays' own bytes.
+    store.columns.drop()
+    store.columns.warm("sales", ["price", "size", "cat"])
+    held = store.columns.stats()["bytes"]
+    own = sum(pa.array(frame[c]).nbytes for c in ("price", "size", "cat"))
+    print(f"columns for 3 members: {held:,} bytes; the Arrow arrays' own: {own:,} ({held / own:.2f}x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--sql-rounds", type=int, default=1)
+    parser.add_argument("--postgresql", action="store_true")
+    args = parser.parse_args()
+    print_machine()
+    np.random.seed(0)
+    if args.postgresql:
+        from jarenlab.backends.postgres.server import LocalServer
+
+        server = LocalServer().start()
+        try:
+            with jl.open(server.url(), MODEL, schema="bench_columns") as store:
+                run(store, args.rows, args.rounds, args.sql_rounds)
+        finally:
+            server.stop()
+        return
+    with tempfile.TemporaryDirectory() as folder, jl.open(f"{folder}/columns.db", MODEL) as store:
+        run(store, args.rows, args.rounds, args.sql_rounds)
+
+
+if __name__ == "__main__":
+    main()
