@@ -165,15 +165,23 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
-    texts = any(type(c) is str for c in cells)
-    if texts:
-        cells = [None if c is None else _number(c) for c in cells]
+    texts = False
     try:
         arr = pa.array(cells)
     except OverflowError:
         return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats that a double cannot hold
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold, or texts
         arr = None
+    if arr is None or arr.type == pa.string():
+        texts = any(type(c) is str for c in cells)
+        if texts:  # a backend that hands JSON over as its text (jsonb)
+            cells = [None if c is None else _number(c) for c in cells]
+            try:
+                arr = pa.array(cells)
+            except OverflowError:
+                return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                arr = None
     if arr is not None and (arr.type == pa.null() or arr.type == pa.int64()):
         return arr.cast(pa.int64()), None, None
     if arr is not None and arr.type != pa.float64():
@@ -184,12 +192,19 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
             None,
             "a number written as a float (2.0) in an integer member",
         )
-    ints = np.fromiter((type(v) is int for v in cells), dtype=bool, count=len(cells))
     if arr is None:
         if any(type(v) is int and float(v) != v for v in cells):
             return pa.nulls(len(cells), pa.float64()), None, "an integer a double cannot hold beside floats"
         arr = pa.array([None if v is None else float(v) for v in cells], type=pa.float64())
-    values = np.abs(np.nan_to_num(arr.to_numpy(zero_copy_only=False)))
+    raw = arr.to_numpy(zero_copy_only=False)
+    # Only a whole value can have been written as an integer: look at those alone.
+    whole = np.flatnonzero(raw == np.floor(raw))
+    ints = np.zeros(len(cells), dtype=bool)
+    if whole.size:
+        ints[whole] = np.fromiter(
+            (type(cells[i]) is int for i in whole.tolist()), dtype=bool, count=whole.size
+        )
+    values = np.abs(np.nan_to_num(raw))
     if not texts and (values >= float(limit)).any():
         return arr, ints, "a number of the database's integer limit or more (it may be a rounded integer)"
     return arr, (ints if ints.any() else None), None
