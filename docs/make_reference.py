@@ -17,6 +17,7 @@ from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
 from jarenlab.query import Expr, OrderKey, Query, agg
 from jarenlab.query.planner.explain import Explain
+from jarenlab.session import SaveReport, Session
 from jarenlab.stats import Stats
 
 #: (section, object) in reading order: every public name a user meets.
@@ -41,6 +42,8 @@ SURFACE: list[tuple[str, Any]] = [
     ("EventStream", EventStream),
     ("OwnerView", OwnerView),
     ("OwnedCollection", OwnedCollection),
+    ("Session", Session),
+    ("SaveReport", SaveReport),
     ("errors", errors),
     ("examples", examples),
 ]
