@@ -19,6 +19,7 @@ from jarenlab.query import Expr, OrderKey, Query, agg
 from jarenlab.query.planner.explain import Explain
 from jarenlab.session import SaveReport, Session
 from jarenlab.stats import Stats
+from jarenlab.typed import Typed, TypedQuery
 
 #: (section, object) in reading order: every public name a user meets.
 SURFACE: list[tuple[str, Any]] = [
@@ -44,6 +45,8 @@ SURFACE: list[tuple[str, Any]] = [
     ("OwnedCollection", OwnedCollection),
     ("Session", Session),
     ("SaveReport", SaveReport),
+    ("Typed", Typed),
+    ("TypedQuery", TypedQuery),
     ("errors", errors),
     ("examples", examples),
 ]

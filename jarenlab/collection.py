@@ -6,7 +6,7 @@ import contextlib
 import html
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema_rs
 import orjson
@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import StorageOrder
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
+    from jarenlab.typed import Typed
 
 _BATCH = 5_000
+T = TypeVar("T")
 _PROGRESS_FROM = 50_000
 
 
@@ -744,6 +746,14 @@ class Collection(Queryable):
         from jarenlab.query.planner.keyed import delete
 
         return delete(self, conditions, externals)
+
+    def typed(self, cls: type[T]) -> Typed[T]:
+        """This collection as a handle whose reads return ``cls``'s instances (a ``TypedDict``, or a
+        dataclass built from each document): ``store["flights"].typed(Flight).get(1)`` is a
+        ``Flight`` for mypy and the editor (see :mod:`jarenlab.typed`)."""
+        from jarenlab.typed import Typed
+
+        return Typed(self, cls)
 
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""

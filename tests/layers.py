@@ -36,7 +36,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("database",),  # connections, THE transaction, named statements
     ("query.planner",),  # one collection's planner: shape, SQL, run, explain, keyed reads, pages
     ("query.joins", "query.loads", "query.columnar"),  # store-level queries; the columnar path
-    ("intervals",),  # the non-overlap check a collection's writes run
+    ("intervals", "typed"),  # the non-overlap check a collection's writes run; Python types of a model
     ("collection",),
     ("store",),
     (

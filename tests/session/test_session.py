@@ -348,3 +348,20 @@ def test_a_version_member_is_a_required_integer(open_store: Any) -> None:
 
 def test_session_is_the_store_s(store: jl.Store) -> None:
     assert isinstance(store.session(), Session)
+
+
+def test_declaring_a_version_is_a_migration_step(open_store: Any) -> None:
+    before = copy.deepcopy(MODEL)
+    log = before["collections"]["log"]
+    store = open_store(before)
+    store["log"].insert({"id": "a"})
+    log["schema"]["properties"]["v"] = {"type": "integer"}
+    log["schema"]["required"] = ["id", "v"]
+    log["version"] = "/v"
+    plan = store.migrate(before, transforms={"log": lambda d: {**d, "v": 1}}, dry_run=True)
+    assert ("version", "log", "none -> /v") in [(s.kind, s.collection, s.detail) for s in plan.steps]
+    store.migrate(before, transforms={"log": lambda d: {**d, "v": 1}}, progress=False)
+    with store.session() as s:
+        s.put("log", {**s.get("log", "a"), "n": 1})
+        assert s.save().checked == (("log", "a"),)
+    assert store["log"].get("a") == {"id": "a", "v": 2, "n": 1}
