@@ -353,19 +353,9 @@ class Collection(Queryable):
         JD2002). With an allocated identity, ``put(doc)`` allocates and ``put(doc, key)`` replaces.
         """
         own, doc, text = self._prepare(doc)
-        if self._key_member is not None:
-            if key is not None and key != own:
-                raise StoreError(
-                    "JD2002",
-                    f"key argument {key!r} differs from the document's {own!r}",
-                    collection=self.name,
-                    key=key,
-                )
-            key = own
-        elif key is None:
+        key = self.key_of(own, key)
+        if key is None:
             return self.insert(doc)
-        else:
-            key = self._check_key(key)
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
@@ -383,6 +373,21 @@ class Collection(Queryable):
         else:
             return key
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
+
+    def key_of(self, own: Any, key: Any) -> Any:
+        """The key a replacement is stored under, given the key its document holds (``own``, from
+        :meth:`prepare`) and a ``key`` argument: with a key pointer the document's own (a different
+        argument is JD2002); with an allocated identity the argument, checked (None: none given)."""
+        if self._key_member is None:
+            return None if key is None else self._check_key(key)
+        if key is not None and key != own:
+            raise StoreError(
+                "JD2002",
+                f"key argument {key!r} differs from the document's {own!r}",
+                collection=self.name,
+                key=key,
+            )
+        return own
 
     def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
         """Patch a stored document and return the result, which is validated before it is written.

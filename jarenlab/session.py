@@ -308,20 +308,23 @@ class Session:
         when the session does not track the key. A versioned collection's replacement carries the
         version the save writes: one past the snapshot's."""
         coll = self._collection(collection)
-        key = self._key_of(coll, doc, key)
-        entry = self._entries.get((collection, key))
-        if entry is None:
+        own, plain, text = coll.prepare(doc)
+        key = coll.key_of(own, key)
+        if key is None:
             raise StoreError(
-                "JD2006",
-                "put replaces a document this session tracks: read it with s.get first, or s.add a new one",
+                "JD2002",
+                f"{collection!r} has keys the store allocates: put(collection, doc, key) names the one replaced",
                 collection=collection,
-                key=key,
             )
+        entry = self._tracked(
+            collection,
+            key,
+            "put replaces a document this session tracks: read it with s.get first, or s.add a new one",
+        )
         if entry.state == "added":
-            _, plain, text = coll.prepare(doc)
             entry.plain, entry.text, entry.current = plain, text, freeze(plain)
-            return key
-        self._stage(coll, entry, doc)
+        else:
+            self._stage(coll, entry, plain, text)
         return key
 
     def add(self, collection: str, doc: dict[str, Any]) -> Any:
@@ -339,7 +342,7 @@ class Session:
         if entry is None:
             self._entries[(collection, key)] = _Entry("added", None, freeze(plain), plain, text)
         elif entry.state == "removed":
-            self._stage(coll, entry, plain)
+            self._stage(coll, entry, plain, text)
         else:
             raise StoreError(
                 "JD2001",
@@ -353,14 +356,9 @@ class Session:
         """Stage the delete of a tracked document (one only added is simply dropped); JD2006 when
         the session does not track the key."""
         self._collection(collection)
-        entry = self._entries.get((collection, key))
-        if entry is None:
-            raise StoreError(
-                "JD2006",
-                "remove deletes a document this session tracks: read it with s.get first",
-                collection=collection,
-                key=key,
-            )
+        entry = self._tracked(
+            collection, key, "remove deletes a document this session tracks: read it with s.get first"
+        )
         if entry.state == "added":
             del self._entries[(collection, key)]
         else:
@@ -371,29 +369,17 @@ class Session:
         self._collection(collection)
         return self._entries.pop((collection, key), None) is not None
 
-    def _key_of(self, coll: Collection, doc: Any, key: Any) -> Any:
-        if coll.spec.key is not None:
-            own = coll.prepare(doc)[0]
-            if key is not None and key != own:
-                raise StoreError(
-                    "JD2002",
-                    f"key argument {key!r} differs from the document's {own!r}",
-                    collection=coll.name,
-                    key=key,
-                )
-            return own
-        if key is None:
-            raise StoreError(
-                "JD2002",
-                f"{coll.name!r} has keys the store allocates: put(collection, doc, key) names the one replaced",
-                collection=coll.name,
-            )
-        return key
+    def _tracked(self, collection: str, key: Any, why: str) -> _Entry:
+        """The entry of a tracked key; JD2006 saying ``why`` for one the session does not track."""
+        entry = self._entries.get((collection, key))
+        if entry is None:
+            raise StoreError("JD2006", why, collection=collection, key=key)
+        return entry
 
-    def _stage(self, coll: Collection, entry: _Entry, doc: Any) -> None:
-        """Stage ``doc`` as the replacement of ``entry``'s snapshot (clean again when it equals it)."""
+    def _stage(self, coll: Collection, entry: _Entry, plain: dict[str, Any], text: str) -> None:
+        """Stage a prepared document as the replacement of ``entry``'s snapshot (clean again when it
+        says what the snapshot says; a versioned one carries the snapshot's version + 1)."""
         member = coll.spec.version[1:] if coll.spec.version else None
-        _, plain, text = coll.prepare(doc)
         snapshot = entry.snapshot
         if member is not None and type(snapshot.get(member)) is int:
             plain = {**plain, member: snapshot[member]}
