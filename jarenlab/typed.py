@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, Literal, NotRequired, Required, TypeVar, Union, get_args, get_origin
 
-from jarenlab.errors import StoreError
+from jarenlab.errors import StoreError, ValidationError
 from jarenlab.model import Model, load_model
 
 __all__ = ["Typed", "schema_of", "types"]
@@ -462,14 +462,14 @@ class TypedQuery(Generic[T]):
 def _build(cls: Any, doc: Any, collection: str, where: str = "") -> Any:
     """A dataclass instance from a document (nested dataclasses, lists of them, too)."""
     if not isinstance(doc, dict):
-        raise StoreError(
+        raise ValidationError(
             "JD2003", f"{where or '/'}: {cls.__name__} is built from an object", collection=collection
         )
     hints = typing.get_type_hints(cls)  # schema_of resolved them when the collection was declared
     names = {f.name for f in dataclasses.fields(cls)}
     extra = sorted(set(doc) - names)
     if extra:
-        raise StoreError(
+        raise ValidationError(
             "JD2003",
             f"{where}/{extra[0]}: {cls.__name__} has no member {extra[0]!r}",
             collection=collection,
@@ -480,7 +480,7 @@ def _build(cls: Any, doc: Any, collection: str, where: str = "") -> Any:
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        raise StoreError("JD2003", f"{where or '/'}: {exc}", collection=collection) from None
+        raise ValidationError("JD2003", f"{where or '/'}: {exc}", collection=collection) from None
 
 
 def _value(hint: Any, value: Any, collection: str, where: str) -> Any:
