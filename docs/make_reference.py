@@ -17,7 +17,9 @@ from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
 from jarenlab.query import Expr, OrderKey, Query, agg
 from jarenlab.query.planner.explain import Explain
+from jarenlab.session import SaveReport, Session
 from jarenlab.stats import Stats
+from jarenlab.typed import Typed, TypedQuery
 
 #: (section, object) in reading order: every public name a user meets.
 SURFACE: list[tuple[str, Any]] = [
@@ -41,6 +43,10 @@ SURFACE: list[tuple[str, Any]] = [
     ("EventStream", EventStream),
     ("OwnerView", OwnerView),
     ("OwnedCollection", OwnedCollection),
+    ("Session", Session),
+    ("SaveReport", SaveReport),
+    ("Typed", Typed),
+    ("TypedQuery", TypedQuery),
     ("errors", errors),
     ("examples", examples),
 ]

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from jarenlab.collection import Collection
     from jarenlab.infer import infer_model
     from jarenlab.store import Store, Subsystem
+    from jarenlab.typed import schema_of, types
 
 #: Names loaded on first use, so ``import jarenlab`` (or the query language alone) loads no store,
 #: no database driver and no subsystem until a store is opened.
@@ -56,6 +57,8 @@ _LAZY = {
     "Subsystem": "jarenlab.store",
     "Collection": "jarenlab.collection",
     "infer_model": "jarenlab.infer",
+    "types": "jarenlab.typed",
+    "schema_of": "jarenlab.typed",
 }
 
 
@@ -97,6 +100,8 @@ __all__ = [
     "key",
     "open",
     "param",
+    "schema_of",
+    "types",
     "var",
     "win",
 ]

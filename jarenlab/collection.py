@@ -6,7 +6,7 @@ import contextlib
 import html
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema_rs
 import orjson
@@ -18,8 +18,9 @@ from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
 from jarenlab.intervals import write_lock as interval_lock
 from jarenlab.model import CollectionSpec, summarize, validation_errors
-from jarenlab.patch import apply_patch, merge_patch
+from jarenlab.patch import apply_patch, merge_diff, merge_patch
 from jarenlab.query.build.builder import Queryable
+from jarenlab.query.lang.values import identical
 from jarenlab.values import days, to_json
 
 if TYPE_CHECKING:
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import StorageOrder
     from jarenlab.live.live import LiveQuery
     from jarenlab.store import Store
+    from jarenlab.typed import Typed
 
 _BATCH = 5_000
+T = TypeVar("T")
 _PROGRESS_FROM = 50_000
 
 
@@ -55,6 +58,11 @@ class Collection(Queryable):
         #: Members declared ``"format": "date"``: a midnight timestamp written there is its date.
         self._days = frames.date_members(spec.schema)
         self._key_member = spec.key[1:] if spec.key else None
+        #: The version member a session checks and bumps (a new document without it starts at 1).
+        self._version_member = spec.version[1:] if spec.version else None
+        self._version_path = (
+            None if self._version_member is None else self.store.backend.json_path((self._version_member,))
+        )
         self._key_type = spec.key_type
         #: An integer-typed owner member holds an int exactly (JSON Schema also takes 1.0): owner
         #: views compare owners exactly, in Python and in every query's SQL alike.
@@ -81,6 +89,9 @@ class Collection(Queryable):
         """(key or None, JSON-safe document, JSON text); raises JD2003/JD2008/JD2002."""
         if self._days and type(doc) is dict:
             doc = days(doc, self._days)
+        version = self._version_member
+        if version is not None and isinstance(doc, dict) and version not in doc:
+            doc = {**doc, version: 1}
         try:
             doc = to_json(doc, absent=True)
         except RecursionError:
@@ -167,12 +178,23 @@ class Collection(Queryable):
             return contextlib.nullcontext()
         return self._db.transaction()
 
-    def _written(self, key: Any, doc: dict[str, Any] | None, old: str | None) -> None:
+    def _written(
+        self, key: Any, doc: dict[str, Any] | None, old: str | None, *, old_known: bool = True
+    ) -> None:
         """After a row was written: run the write checks and record the change (``old``: the
-        document's JSON text before the write, None when there was none)."""
+        document's JSON text before the write, None when there was none; ``old_known=False``: the
+        writer does not know it, and the change feed publishes the whole document)."""
         for check in self.write_checks:
             check(key, doc)
-        self._db.record((self.name, key, doc, old))
+        self._db.record((self.name, key, doc, old) if old_known else (self.name, key, doc))
+
+    def _bumped(self, doc: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        """``doc`` with the version member one past ``old``'s (a replacement of a stored document of
+        a versioned collection; unchanged otherwise)."""
+        member = self._version_member
+        if member is None or old is None or type(old.get(member)) is not int:
+            return doc
+        return {**doc, member: old[member] + 1}
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(self, doc: dict[str, Any]) -> Any:
@@ -331,19 +353,9 @@ class Collection(Queryable):
         JD2002). With an allocated identity, ``put(doc)`` allocates and ``put(doc, key)`` replaces.
         """
         own, doc, text = self._prepare(doc)
-        if self._key_member is not None:
-            if key is not None and key != own:
-                raise StoreError(
-                    "JD2002",
-                    f"key argument {key!r} differs from the document's {own!r}",
-                    collection=self.name,
-                    key=key,
-                )
-            key = own
-        elif key is None:
+        key = self.key_of(own, key)
+        if key is None:
             return self.insert(doc)
-        else:
-            key = self._check_key(key)
         db = self._db
         try:
             with self._one_write(), db.translating(collection=self.name, key=key):
@@ -351,6 +363,8 @@ class Collection(Queryable):
                     self._write_lock((doc,))
                 # The document it replaces (locked on a server), so the change log can say what changed.
                 old = db.value("collection.get_for_update", {"key": key}, table=self.name)
+                if old is not None and self._version_member is not None:
+                    _, doc, text = self._prepare(self._bumped(doc, orjson.loads(old)))
                 db.run("collection.put", {"key": key, "doc": text}, table=self.name)
                 self._written(key, doc, old)
         except StoreError as err:
@@ -359,6 +373,21 @@ class Collection(Queryable):
         else:
             return key
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
+
+    def key_of(self, own: Any, key: Any) -> Any:
+        """The key a replacement is stored under, given the key its document holds (``own``, from
+        :meth:`prepare`) and a ``key`` argument: with a key pointer the document's own (a different
+        argument is JD2002); with an allocated identity the argument, checked (None: none given)."""
+        if self._key_member is None:
+            return None if key is None else self._check_key(key)
+        if key is not None and key != own:
+            raise StoreError(
+                "JD2002",
+                f"key argument {key!r} differs from the document's {own!r}",
+                collection=self.name,
+                key=key,
+            )
+        return own
 
     def patch(self, key: Any, ops: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
         """Patch a stored document and return the result, which is validated before it is written.
@@ -386,7 +415,7 @@ class Collection(Queryable):
                 except StoreError as err:
                     err.collection, err.key = self.name, key
                     raise
-                own, new, text = self._prepare(new)
+                own, new, text = self._prepare(self._bumped(new, old))
                 if self._key_member is not None and own != key:
                     raise StoreError(
                         "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
@@ -418,6 +447,78 @@ class Collection(Queryable):
                     )  # never allocated again
                 self._written(key, None, old)
         return gone
+
+    # -- a session's writes (jarenlab.session) ---------------------------------------------------------
+    def _at_version(self, version: int | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The parameters and fragment of a write checked against a version (none: unchecked)."""
+        if version is None:
+            return {}, ()
+        assert self._version_path is not None, "only a versioned collection checks versions"
+        return {"path": self._version_path, "version": version}, ("at_version",)
+
+    def save_update(
+        self, key: Any, old: dict[str, Any], new: dict[str, Any], text: str, version: int | None
+    ) -> tuple[str, dict[str, Any] | None]:
+        """One statement that writes a changed document, inside the caller's transaction: its
+        changed members alone where the backend can (``merge``), else the whole ``text``
+        (``save_update``); ``version``: the version ``old`` holds, checked (None: unchecked).
+        Returns the statement's name and the document now stored, or None when no row matched
+        (the version moved, or the document is gone). ``new`` comes from :meth:`prepare`.
+
+        An unchecked merge may meet members another writer changed since ``old`` was read: the
+        stored result is then validated as a whole (JD2003) and is what is returned."""
+        params, check = self._at_version(version)
+        patch = merge_diff(old, new) if self.store.backend.merges_members else None
+        db = self._db
+        try:
+            with self._one_write(), db.translating(collection=self.name, key=key):
+                if self._write_lock is not None:
+                    self._write_lock((new,))
+                if patch is not None:
+                    name = "merge"
+                    args = {"patch": orjson.dumps(patch).decode(), "key": key, **params}
+                    row = db.one("collection.merge", args, table=self.name, check=check)
+                    # A checked merge wrote onto the snapshot itself: the result is ``new``.
+                    stored = (
+                        None if row is None else new if version is not None else self._stored(row[0], new)
+                    )
+                else:
+                    name = "save_update"
+                    args = {"doc": text, "key": key, **params}
+                    changed = db.run("collection.save_update", args, table=self.name, check=check)
+                    stored = new if changed else None
+                if stored is not None:
+                    before = orjson.dumps(old).decode() if version is not None else None
+                    self._written(key, stored, before, old_known=version is not None)
+        except StoreError as err:
+            if err.condition != "exclusion" or self.refusal is None:
+                raise
+        else:
+            return name, stored
+        raise self.refusal([(key, new)])  # outside the handler: the database's error is not its context
+
+    def _stored(self, text: str, expected: dict[str, Any]) -> dict[str, Any]:
+        """The document a merge stored: ``expected``, or (other members changed meanwhile) the
+        stored one, validated as a whole."""
+        doc = orjson.loads(text)
+        if identical(doc, expected, decoded=True):
+            return expected
+        return self._prepare(doc)[1]
+
+    def save_delete(self, key: Any, version: int | None) -> bool:
+        """One statement that deletes a document, inside the caller's transaction, checked against
+        ``version`` (None: unchecked); whether a row was deleted."""
+        params, check = self._at_version(version)
+        db = self._db
+        unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
+        with unit, db.translating(collection=self.name, key=key):
+            old = db.value("collection.save_delete", {"key": key, **params}, table=self.name, check=check)
+            if old is None:
+                return False
+            if self.spec.identity == "integer":
+                db.run("collection.keys_seen", {"collection": self.name, "last": key})
+            self._written(key, None, old)
+        return True
 
     # -- reads -----------------------------------------------------------------------------------
     def get(self, key: Any) -> dict[str, Any] | None:
@@ -670,6 +771,14 @@ class Collection(Queryable):
         from jarenlab.query.planner.keyed import delete
 
         return delete(self, conditions, externals)
+
+    def typed(self, cls: type[T]) -> Typed[T]:
+        """This collection as a handle whose reads return ``cls``'s instances (a ``TypedDict``, or a
+        dataclass built from each document): ``store["flights"].typed(Flight).get(1)`` is a
+        ``Flight`` for mypy and the editor (see :mod:`jarenlab.typed`)."""
+        from jarenlab.typed import Typed
+
+        return Typed(self, cls)
 
     def live(self, document: Any, **externals: Any) -> LiveQuery:
         """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""

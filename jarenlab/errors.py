@@ -124,7 +124,10 @@ CODES: dict[str, tuple[str, str]] = {
         "reached or ended the session (`connection`: the next call opens a new connection; a "
         "transaction it broke rolled back).",
     ),
-    "JD2006": ("not_found", "No document is stored under the key (patch)."),
+    "JD2006": (
+        "not_found",
+        "No document is stored under the key (patch), or a session replaces or removes a key it does not track.",
+    ),
     "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
     "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
     "JD2009": (
@@ -132,6 +135,21 @@ CODES: dict[str, tuple[str, str]] = {
         "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",
     ),
     "JD2010": ("invalid_argument", "An argument to a store call has the wrong type or value."),
+    "JD2040": (
+        "version_conflict",
+        "A session's save found a versioned document changed or deleted since it was read (its version "
+        "moved); the collection and key are named, the whole save rolled back and the session can retry.",
+    ),
+    "JD2041": (
+        "save_cycle",
+        "A session's save inserts or deletes documents of collections whose declared relations form a "
+        "cycle, so no parent-first order exists; the cycle is named. Save the two sides separately.",
+    ),
+    "JD2042": (
+        "snapshot_frozen",
+        "A document read through a session is an immutable snapshot; build a replacement "
+        "(`{**doc, ...}`) and `put` it.",
+    ),
     "JD2115": (
         "delete_restricted",
         "A delete was refused: documents of another collection still reference the key (on_delete restrict).",

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from jarenlab.migrations import Migration
     from jarenlab.owner import OwnerView
     from jarenlab.query.columnar.path import Columns
+    from jarenlab.session import Session
 
 __all__ = ["OPTIONS", "Change", "Store", "Subsystem"]
 
@@ -377,6 +378,14 @@ class Store:
 
     def _transaction(self) -> contextlib.AbstractContextManager[Store]:
         return self.db.transaction(self)
+
+    def session(self) -> Session:
+        """A unit of work (:mod:`jarenlab.session`): ``with store.session() as s:`` reads tracked
+        snapshots, stages replacements, additions and removals, and ``s.save()`` writes them all
+        in one transaction, checking the versions of collections that declare one."""
+        from jarenlab.session import Session
+
+        return Session(self)
 
     # -- queries over several collections ---------------------------------------------------------
     def execute(

@@ -118,6 +118,8 @@ def query_value(value: Any, code: str, what: str) -> Any:
 def _convert(value: Any, path: str, absent: bool = False) -> Any:
     if isinstance(value, dict):
         return to_json(dict(value), path, absent=absent)
+    if isinstance(value, list):  # a subclass (a session's frozen snapshot): as the plain list
+        return to_json(list(value), path, absent=absent)
     if isinstance(value, bool | int | str):
         return _base(value)
     if isinstance(value, float):

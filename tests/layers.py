@@ -36,10 +36,20 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("database",),  # connections, THE transaction, named statements
     ("query.planner",),  # one collection's planner: shape, SQL, run, explain, keyed reads, pages
     ("query.joins", "query.loads", "query.columnar"),  # store-level queries; the columnar path
-    ("intervals",),  # the non-overlap check a collection's writes run
+    ("intervals", "typed"),  # the non-overlap check a collection's writes run; Python types of a model
     ("collection",),
     ("store",),
-    ("live", "jobs", "events", "migrations", "owner", "idempotency", "stats", "relations"),  # subsystems
+    (
+        "live",
+        "jobs",
+        "events",
+        "migrations",
+        "owner",
+        "idempotency",
+        "stats",
+        "relations",
+        "session",
+    ),  # subsystems
     ("widgets",),  # thin ipywidgets views, loaded only when asked for
     ("assembly", "infer", "examples"),  # the composition root; model inference; the demo's data
     ("demo",),  # the main job
@@ -79,6 +89,11 @@ EXCEPTIONS: tuple[tuple[str, str, str], ...] = (
     ("jarenlab.store", "jarenlab.migrations", _PROPERTY),
     ("jarenlab.store", "jarenlab.owner", _PROPERTY),
     ("jarenlab.store", "jarenlab.live.joined", _LIVE),
+    (
+        "jarenlab.store",
+        "jarenlab.session",
+        "a .session() convenience: a unit of work over this store, built by the session room on demand",
+    ),
     ("jarenlab.collection", "jarenlab.live.live", _LIVE),
     ("jarenlab.collection", "jarenlab.store", "type only: the store a collection belongs to (its .store)"),
     ("jarenlab.jobs.drain", "jarenlab.jobs.api", _HANDED),

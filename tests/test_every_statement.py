@@ -54,6 +54,18 @@ def calls(backend: Backend) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     owner = {"path": backend.json_path(("owner",)), "owner": "ann"}
     notes = {"table": "notes"}
     tally = {"table": "tally"}
+    at_version = {"path": backend.json_path(("v",)), "version": 1}
+    merges = (
+        [
+            (
+                "collection.merge",
+                {"patch": '{"owner":"amy"}', "key": "a", **at_version},
+                {**notes, "check": ("at_version",)},
+            )
+        ]
+        if backend.merges_members
+        else []
+    )
     return [
         ("store.put_meta", {"name": "probe", "value": "1"}, {}),
         ("store.set_meta", {"name": "probe", "value": "2"}, {}),
@@ -67,6 +79,13 @@ def calls(backend: Backend) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         ("collection.get_for_update", {"key": "a"}, notes),
         ("collection.exists", {"key": "a"}, notes),
         ("collection.update", {"doc": NOTE, "key": "a"}, notes),
+        (
+            "collection.save_update",
+            {"doc": NOTE, "key": "a", **at_version},
+            {**notes, "check": ("at_version",)},
+        ),
+        *merges,
+        ("collection.save_delete", {"key": "z"}, {**notes, "check": ()}),
         ("collection.count", {}, notes),
         ("collection.scan", {}, notes),
         ("collection.keys", {}, notes),

@@ -892,6 +892,11 @@ class Backend(Protocol):
     #: True when a failed statement undoes only itself and the transaction goes on (SQLite); False
     #: when it aborts the whole transaction (PostgreSQL: writes that may fail run in a savepoint).
     statement_atomic: bool
+    #: True when one statement can write a document's changed members alone (the collection
+    #: catalogue's ``merge``: SQLite applies an RFC 7386 merge patch to the stored text); False when
+    #: a changed document is written whole (PostgreSQL keeps the exact text the store wrote, which a
+    #: jsonb patch would reorder).
+    merges_members: bool
     #: True when a connection can be lost while the store is open (a server restarted, a session
     #: ended, a network dropped): the store then asks :meth:`lost` before using an idle connection
     #: and replaces a lost one (SQLite's file connections are never lost: False).

@@ -198,6 +198,8 @@ def _collection_steps(pair: Pair) -> None:
             steps.append(Step("change index", new.name, f"{_index_text(before)} -> {_index_text(ix)}"))
     if old.owner != new.owner:
         steps.append(Step("owner", new.name, f"{old.owner or 'none'} -> {new.owner or 'none'}"))
+    if old.version != new.version:
+        steps.append(Step("version", new.name, f"{old.version or 'none'} -> {new.version or 'none'}"))
     if not _same(old.schema, new.schema):
         pair.walk = True
         steps.append(Step("schema", new.name, "every document is checked against the new schema", "check"))

@@ -34,7 +34,7 @@ MODEL_VERSION = "0.1"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = ("_jl", "sqlite_")
 _TOP_MEMBERS = {"$model", "version", "collections", "events"}
-_COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner", "relations"}
+_COLLECTION_MEMBERS = {"schema", "key", "identity", "indexes", "intervals", "owner", "relations", "version"}
 _INDEX_MEMBERS = {"name", "path", "unique"}
 #: The members of one path entry of an index written as an object: ``{"path": "$.a", "dir": "desc"}``.
 _ENTRY_MEMBERS = {"path", "dir"}
@@ -69,7 +69,8 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class CollectionSpec:
-    """One collection, normalized: schema, key, identity, indexes, columns, intervals, owner."""
+    """One collection, normalized: schema, key, identity, indexes, columns, intervals, owner and
+    version (the top-level integer member a session's optimistic concurrency checks and bumps)."""
 
     name: str
     schema: dict[str, Any]
@@ -80,6 +81,7 @@ class CollectionSpec:
     columns: tuple[ColumnSpec, ...]
     intervals: tuple[IntervalSpec, ...] = ()
     owner: str | None = None
+    version: str | None = None
 
     def index_paths(self) -> list[tuple[tuple[tuple[str | int, ...], bool], ...]]:
         """Each declared index as its (path segments, descending) pairs, in the index's order."""
@@ -335,6 +337,14 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     owner = decl.get("owner")
     if owner is not None:
         _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
+    version = decl.get("version")
+    if version is not None:
+        _, kind = _check_pointer(version, schema, f"{doc_path}/version", "version")
+        if kind != "integer" or version == key:
+            raise _fail(
+                f"version {version!r} must be an integer member of the schema other than the key",
+                f"{doc_path}/version",
+            )
     indexes, columns = _indexes(decl.get("indexes", []), schema, f"{doc_path}/indexes")
     intervals = decl.get("intervals", [])
     if not isinstance(intervals, list):
@@ -349,6 +359,7 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
         columns=columns,
         intervals=check_declarations(intervals, schema, owner, f"{doc_path}/intervals"),
         owner=owner,
+        version=version,
     )
 
 

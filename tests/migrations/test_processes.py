@@ -22,11 +22,15 @@ CHILD = Path(__file__).with_name("child.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(mode: str, target: dict[str, Any], ready: Path, *extra: str) -> subprocess.Popen[str]:
+def start(
+    mode: str, target: dict[str, Any], ready: Path, *extra: str, script: Path = CHILD
+) -> subprocess.Popen[str]:
+    """``script`` (this folder's child by default) as a process: ``mode`` (if any), the store's
+    target as JSON, the ready file and ``extra`` as its arguments."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     args = json.dumps({k: str(v) for k, v in target.items()})
     return subprocess.Popen(
-        [sys.executable, str(CHILD), mode, args, str(ready), *extra],
+        [sys.executable, str(script), *([mode] if mode else []), args, str(ready), *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

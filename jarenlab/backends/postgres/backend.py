@@ -212,6 +212,7 @@ class PostgresBackend:
     name = "postgresql"
     needs_write_gate = False
     statement_atomic = False
+    merges_members = False
     reconnects = True
     driver_error = psycopg.Error
 

@@ -117,6 +117,7 @@ class SQLiteBackend:
     name = "sqlite"
     needs_write_gate = True
     statement_atomic = True
+    merges_members = True
     reconnects = False
     driver_error = sqlite3.Error
 

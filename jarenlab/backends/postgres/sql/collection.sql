@@ -90,3 +90,18 @@ SELECT key, doc FROM {table} WHERE {owned} ORDER BY pos
 -- The owner member of a stored record (a clash names the other record's owner), as its JSON
 -- text (the stored lexeme).
 SELECT doc #> :path FROM {table} WHERE key = :key
+
+-- name: save_update
+-- A session's write of one changed document, whole (doc keeps the exact text the store wrote, so
+-- no jsonb patch of its members); {check} is at_version for a versioned collection (a lost race
+-- changes no row) or nothing.
+UPDATE {table} SET doc = :doc WHERE key = :key AND {check}
+
+-- name: save_delete
+-- A session's delete of one document, checked like save_update; returns the deleted document.
+DELETE FROM {table} WHERE key = :key AND {check} RETURNING doc
+
+-- name: at_version
+-- The stored document's version member (its path, a text array) is still the :version the
+-- session read.
+body #> :path = to_jsonb(:version::bigint)

@@ -86,3 +86,21 @@ SELECT key, doc FROM {table} WHERE {owned} ORDER BY rowid
 -- The owner member of a stored record (a clash names the other record's owner), as its JSON
 -- text.
 SELECT json_quote(json_extract(doc, :path)) FROM {table} WHERE key = :key
+
+-- name: save_update
+-- A session's write of one changed document, whole; {check} is at_version for a versioned
+-- collection (a lost race changes no row) or nothing.
+UPDATE {table} SET doc = :doc WHERE key = :key AND {check}
+
+-- name: merge
+-- A session's write of one changed document's changed members alone (an RFC 7386 merge patch
+-- computed from its snapshot), checked like save_update; returns the document now stored.
+UPDATE {table} SET doc = json_patch(doc, :patch) WHERE key = :key AND {check} RETURNING doc
+
+-- name: save_delete
+-- A session's delete of one document, checked like save_update; returns the deleted document.
+DELETE FROM {table} WHERE key = :key AND {check} RETURNING doc
+
+-- name: at_version
+-- The stored document's version member (its JSON :path) is still the :version the session read.
+json_type(doc, :path) = 'integer' AND json_extract(doc, :path) = :version
