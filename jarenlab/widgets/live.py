@@ -67,7 +67,8 @@ class LiveTable(CopiedWidget):
     Args:
         live: the live query. min_interval: seconds between flushes (patches in between are sent
         together). static_interval: seconds between refreshes of the display's static copy.
-        clock: seconds, for ages and throttling. schedule: ``schedule(delay, fn)`` runs ``fn``
+        clock: seconds, for ages and throttling. wall: seconds since the epoch, for the time a static
+        copy says it was taken. schedule: ``schedule(delay, fn)`` runs ``fn``
         later (a daemon timer; tests pass their own).
     """
 
@@ -81,8 +82,10 @@ class LiveTable(CopiedWidget):
         min_interval: float = 0.1,
         static_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
         schedule: Schedule = timer,
     ) -> None:
+        self.wall = wall
         super().__init__(self._static_content, interval=static_interval, clock=clock, schedule=schedule)
         self.live = live
         self.min_interval = min_interval
@@ -214,7 +217,7 @@ class LiveTable(CopiedWidget):
 
     def _static_content(self) -> str:
         with self._lock:
-            return static_html(self.rows, self.status(), limit=STATIC_ROWS)
+            return static_html(self.rows, self.status(), limit=STATIC_ROWS, taken=self.wall())
 
     def close(self) -> None:
         """Unsubscribe and close the widget (the live query stays open)."""
