@@ -596,3 +596,100 @@ def test_after_a_reload_the_saved_copy_is_marked_stale_until_the_kernel_sends_th
         nb.exec("table.snapshot_message = _snapshot")
     finally:
         nb.close()
+
+
+EXPLAIN_CELL = "plans = [t.where(it.a == 7).explain(), t.where(it.b == 'x').explain()]"
+EXPLAIN = [
+    """\
+import jarenlab as jl
+from IPython.display import display
+from jarenlab import it
+
+store = jl.open(model={"$model": "0.1", "collections": {"t": {
+    "schema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}},
+    "key": None, "identity": "integer", "indexes": [{"name": "by_a", "path": "$.a"}]}}})
+t = store["t"]
+t.insert_many([{"a": i, "b": str(i)} for i in range(200)], progress=False)
+""",
+    EXPLAIN_CELL + "\nfor p in plans:\n    display(p)",
+]
+
+#: Every box of the explain trees: its kinds, the contrast of its title and lines against what is
+#: behind them (WCAG), that background's luminance; and every list item's marker.
+READ_TREES = r"""() => {
+  // rgb(r, g, b), rgba(r, g, b, a), or color(srgb r g b / a) (what color-mix() computes to)
+  const rgba = (s) => {
+    const m = s.replace('srgb', '').match(/[\d.]+/g).map(Number);
+    const k = s.startsWith('color(') ? 255 : 1;
+    return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1];
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] >= 1) break;
+    }
+    let out = [255, 255, 255];
+    for (const [r, g, b, a] of layers.reverse()) out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+    return out;
+  };
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const contrast = (fg, bg) => { const a = lum(fg) + 0.05, b = lum(bg) + 0.05; return a > b ? a / b : b / a; };
+  const blend = (el) => { const c = rgba(getComputedStyle(el).color), bg = background(el);
+    return [c[0] * c[3] + bg[0] * (1 - c[3]), c[1] * c[3] + bg[1] * (1 - c[3]), c[2] * c[3] + bg[2] * (1 - c[3])]; };
+  return {
+    theme: document.body.dataset.jpThemeName,
+    nodes: [...document.querySelectorAll('.jl-tree .jl-node')].map((n) => ({
+      kind: n.className,
+      title: contrast(blend(n.querySelector('b')), background(n)),
+      lines: [...n.querySelectorAll('div, small')].map((d) => contrast(blend(d), background(d))),
+      luminance: lum(background(n)),
+    })),
+    markers: [...document.querySelectorAll('.jl-tree li')].map((li) => getComputedStyle(li).listStyleType),
+    bullets: [...document.querySelectorAll('.jl-tree')].map((ul) => getComputedStyle(ul).listStyleType),
+  };
+}"""
+
+
+def test_the_explain_tree_reads_in_the_light_and_the_dark_theme(lab: tuple[Lab, Any], tmp_path: Path) -> None:
+    """Two plans (an index search, a full scan) under each JupyterLab theme: every box's text has a
+    contrast of at least 4.5 against its own background (WCAG AA), the boxes follow the theme (light
+    boxes on the light theme, dark on the dark), and no list item shows a bullet. Screenshots of each
+    theme are kept beside the test's files."""
+    server, browser = lab
+    write_notebook(server.root, "explain.ipynb", EXPLAIN)
+    nb = Notebook(browser, server, "explain.ipynb")
+    change = "(t, theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})"
+    try:
+        nb.run_from("import jarenlab")
+        assert nb.output_errors() == []
+        for theme, dark in (("JupyterLab Dark", True), ("JupyterLab Light", False)):
+            nb.js(change, theme)
+            nb.page.wait_for_function(
+                f"() => document.body.dataset.jpThemeName === {theme!r} && document.body.dataset.jpThemeLight === {str(not dark).lower()!r}"
+            )
+            # the theme's style sheet applied: the page's own background is light or dark
+            nb.page.wait_for_function(
+                "(dark) => { const m = getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor"
+                ".match(/[\\d.]+/g).map(Number); const l = (m[0] + m[1] + m[2]) / 765; return dark ? l < 0.3 : l > 0.7; }",
+                arg=dark,
+            )
+            trees = nb.page.evaluate(READ_TREES)
+            kinds = " ".join(n["kind"] for n in trees["nodes"])
+            assert "jl-k-index" in kinds and "jl-k-scan" in kinds, kinds
+            for node in trees["nodes"]:
+                assert node["title"] >= 4.5, (theme, node)
+                assert all(c >= 4.5 for c in node["lines"]), (theme, node)
+                assert (node["luminance"] < 0.2) if dark else (node["luminance"] > 0.5), (theme, node)
+            assert set(trees["markers"]) == {"none"} and set(trees["bullets"]) == {"none"}, trees
+            shot = tmp_path / f"explain-{'dark' if dark else 'light'}.png"
+            nb.page.locator(".jp-Cell", has_text=EXPLAIN_CELL).screenshot(path=str(shot))
+            assert shot.stat().st_size > 1000
+        assert nb.console_errors == []
+    finally:
+        nb.js(change, "JupyterLab Light")
+        nb.close()
