@@ -23,6 +23,7 @@ column, a patched row lists its missing column indexes, and both render differen
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 from typing import Any
@@ -214,6 +215,34 @@ def status_text(status: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def copy_status_text(status: dict[str, Any], taken: float) -> str:
+    """The status line of a static copy (what a reader without a kernel sees): never ``live``, but
+    when it was taken (``taken``: seconds since the epoch, shown in UTC), then the rows it holds.
+
+    >>> copy_status_text({"state": "live", "rows": 2, "seq": 9, "age_s": 1.0, "strategy": "rows"}, 0)
+    'not live · snapshot of 1970-01-01 00:00:00 UTC · 2 rows · seq 9 · rows'
+    >>> copy_status_text({"state": "closed", "rows": 0, "seq": 3, "age_s": 1.0, "strategy": "rows",
+    ...     "error": "JD2060"}, 0).split(" · ")[2:]
+    ['closed', '0 rows', 'seq 3', 'rows', 'JD2060']
+    """
+    parts = ["not live", f"snapshot of {taken_text(taken)}"]
+    if status["state"] != "live":
+        parts.append(status["state"])
+    parts += [f"{status['rows']:,} rows", f"seq {status['seq']}", status["strategy"]]
+    if status.get("error"):
+        parts.append(status["error"])
+    return " · ".join(parts)
+
+
+def taken_text(taken: float) -> str:
+    """A wall-clock time in UTC, to the second: ``2026-12-04 20:31:05 UTC``."""
+    return _utc(taken).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _utc(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
 #: The static table's look, the same look as the live front end's (``live_table.css``), as inline
 #: styles: a ``<style>`` element would be a new style sheet for the whole page at every refresh of a
 #: widget's static copy (a page-wide style recalculation once a second while a table changes), and
@@ -240,15 +269,24 @@ def _header(column: dict[str, Any]) -> str:
     return f"<th{f' class={cls!r}' if cls else ''}{tip} style='{STYLES[cls]}'>{html.escape(name)}</th>"
 
 
-def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, title: str | None = None) -> str:
+def static_html(
+    rows: list[Any],
+    status: dict[str, Any],
+    *,
+    limit: int = 50,
+    title: str | None = None,
+    taken: float | None = None,
+) -> str:
     """The table as plain HTML (at most ``limit`` rows, then a count of the rest): what a saved
     notebook, GitHub, nbviewer or an HTML export shows without a kernel, and a live query's repr.
 
     Columns are sized as the live front end sizes them (:func:`layout`; a fixed table layout with
     one width per column, so a notebook's equal-width default never applies), a cut value has
     its whole text as a tooltip, numbers and their headers are right-aligned. ``title`` (HTML)
-    goes above the status line. The root is marked for notebooks' LaTeX typesetters to skip: a
-    value with dollar signs is data, not mathematics.
+    goes above the status line. ``taken`` (seconds since the epoch) makes it a widget's static
+    copy: its status line says it is not live and when it was taken (:func:`copy_status_text`),
+    and the root carries that time as ``data-jl-taken`` (ISO 8601). The root is marked for
+    notebooks' LaTeX typesetters to skip: a value with dollar signs is data, not mathematics.
 
     >>> page = static_html([{"a": 1, "b": "x" * 60}], {"state": "live", "rows": 1, "seq": 0,
     ...     "age_s": None, "strategy": "rows"})
@@ -280,9 +318,11 @@ def static_html(rows: list[Any], status: dict[str, Any], *, limit: int = 50, tit
     line = f"<div class='jl-status' style='{STYLES['jl-status']}'>"
     tail = f"{line}… {more:,} more rows</div>" if more > 0 else ""
     caption = f"<div class='jl-title'>{title}</div>" if title else ""
+    said = status_text(status) if taken is None else copy_status_text(status, taken)
+    when = "" if taken is None else f" data-jl-taken='{_utc(taken).isoformat()}'"
     return (
-        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'>{caption}"
-        f"{line}{html.escape(status_text(status))}</div>"
+        f"<div class='jl-live tex2jax_ignore mathjax_ignore' data-jl-static='live-table'{when}>{caption}"
+        f"{line}{html.escape(said)}</div>"
         f"<table class='jl-grid' style='table-layout:fixed;width:calc({chars}ch + {16 * len(grid)}px);"
         f"{STYLES['table']}'>"
         f"<colgroup>{colgroup}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.live.analyze import LivePlan
+from jarenlab.live.folds import Tally, split_return
 from jarenlab.live.window import Op, SortedEntries, diff_keyed, diff_values, same, term_key
 from jarenlab.query.lang.engine import Compiler, Env
 from jarenlab.query.lang.functions import FUNCTIONS, integer
@@ -420,15 +421,25 @@ class Accumulator:
 
 
 class Groups:
-    """A single-level ``$groupby``: only groups a commit touches are re-evaluated by the engine."""
+    """A single-level ``$groupby``: only groups a commit touches are computed again. When the
+    ``$return`` reads the rows only through ``$count/$sum/$avg/$min/$max`` of paths, each group keeps
+    those aggregates as rows come and go (:mod:`jarenlab.live.folds`) and the rest of ``$return`` is
+    evaluated on them; otherwise (or where a tally cannot promise the engine's answer) the group's
+    rows go through the engine."""
 
     def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
-        assert plan.group is not None
+        assert plan.group is not None and plan.ret is not None
         self.ev = ev
         self.gname = plan.group[0]
         self.positions = Positions(order)
-        self.members: dict[Any, tuple[Any, Any, dict[str, list[Any]]]] = {}
+        #: key -> (group, storage place, the row's own variables, its contribution to each fold)
+        self.members: dict[Any, tuple[Any, Any, dict[str, list[Any]], list[list[Any]]]] = {}
         self.groups: dict[Any, tuple[list[Any], SortedEntries, list[Any]]] = {}
+        self.tallies: dict[Any, list[Tally]] = {}
+        split = split_return(plan.ret, ev.own)
+        self.folds = split[1] if split else []
+        self.args = [ev.compiler.seq(f.arg) for f in self.folds]
+        self.rest = ev.compiler.seq(split[0]) if split else None
         self.rows: list[Any] = []
         self.keyed: list[tuple[Any, Any]] = []
 
@@ -445,6 +456,8 @@ class Groups:
             old = self.members.pop(key, None)
             if old is not None:
                 self.groups[old[0]][1].remove(key)
+                for tally, items in zip(self.tallies[old[0]], old[3]):
+                    tally.remove(items, (old[1], key))
                 dirty.add(old[0])
             if doc is None:
                 self.positions.forget(key)
@@ -459,24 +472,24 @@ class Groups:
                 raise QueryError("JQ2001", f"a $groupby key has {len(gk)} items", doc_path="/$groupby")
             hk = hash_key(gk[0]) if gk else ("empty",)
             own = {v: env[v] for v in self.ev.own}
-            self.members[key] = (hk, pos, own)
+            parts = [f(env) for f in self.args]
+            self.members[key] = (hk, pos, own, parts)
             group = self.groups.get(hk)
             if group is None:
                 group = self.groups[hk] = (gk, SortedEntries(), [])
+                self.tallies[hk] = [Tally(f.name) for f in self.folds]
             group[1].put(key, (pos, key), [None])
+            for tally, items in zip(self.tallies[hk], parts):
+                tally.add(items, (pos, key))
             dirty.add(hk)
         for hk in dirty:
             gk, members, items = self.groups[hk]
             if not len(members):
-                del self.groups[hk]
+                del self.groups[hk], self.tallies[hk]
                 continue
-            env = dict(self.ev.base)
-            keys = list(members.keys())
-            for v in self.ev.own:
-                env[v] = [x for k in keys for x in self.members[k][2][v]]
-            env[self.gname] = gk
-            assert self.ev.ret is not None
-            fresh = self.ev.ret(env)
+            fresh = self._folded(hk, gk)
+            if fresh is None:
+                fresh = self._evaluated(gk, members)
             if not same(items, fresh):
                 self.groups[hk] = (gk, members, fresh)
         ordered = sorted(self.groups.items(), key=lambda g: g[1][1].order[0])
@@ -485,6 +498,32 @@ class Groups:
         self.keyed = keyed
         self.rows = [x for _, x in keyed]
         return ops
+
+    def _folded(self, hk: Any, gk: list[Any]) -> list[Any] | None:
+        """The group's result from its tallies (None when one of them cannot promise it)."""
+        if self.rest is None:
+            return None
+        env = dict(self.ev.base)
+        env[self.gname] = gk
+        for i, (fold, tally) in enumerate(zip(self.folds, self.tallies[hk])):
+            if tally.needs_scan:
+                members = self.groups[hk][1]
+                tally.found((st, self.members[st[-1]][3][i]) for st in members.order)
+            value = tally.value()
+            if value is None:
+                return None
+            env[fold.var] = value
+        return self.rest(env)
+
+    def _evaluated(self, gk: list[Any], members: SortedEntries) -> list[Any]:
+        """The group's result through the engine, from every row's own variables in storage order."""
+        env = dict(self.ev.base)
+        keys = list(members.keys())
+        for v in self.ev.own:
+            env[v] = [x for k in keys for x in self.members[k][2][v]]
+        env[self.gname] = gk
+        assert self.ev.ret is not None
+        return self.ev.ret(env)
 
 
 def make_maintainer(

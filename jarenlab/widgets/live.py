@@ -12,7 +12,11 @@ while the query cannot reach the store (its rows are the last known ones) and ``
 query closes. Every widget mutation (a flush, a snapshot, the status, closing)
 runs under one lock, so concurrent patches never interleave.
 
-Outside a kernel (GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
+Without a kernel behind the page (an HTML export, nbviewer) the view draws no table and says so,
+and the copy stays shown; when the kernel dies, restarts or its connection drops, the status line says
+``kernel disconnected`` with the time of the last update and the age stops; after a reload the saved
+copy shows, marked stale, until the kernel has sent the rows (``static_copy.js``). Outside a kernel
+(GitHub, nbviewer, an HTML export, a dead kernel) the display's static copy
 shows the rows (bounded; :func:`jarenlab.live.render.static_html`): a ``text/html`` output beside
 the view, hidden while the widget's model lives in the page, refreshed as the rows change (at most once a second,
 always after the last change, and at once when the query closes;
@@ -21,8 +25,9 @@ always after the last change, and at once when the query closes;
 DOM contract (what browser tests read):
 
 - the root element has ``data-jl-widget="live-table"`` and a property ``root.jlState``:
-  ``{columns: [...], rows: [[...], ...], keys: [...], status: "live" | "stale" | "closed", age_s: number,
-  sort: null | {column, desc}, seq: number}``; ``rows`` is the full row model in the current
+  ``{columns: [...], rows: [[...], ...], keys: [...], status: "live" | "stale" | "closed" |
+  "disconnected" | "no kernel", age_s: number, updated_at: null | ms, sort: null | {column, desc},
+  seq: number}``; ``rows`` is the full row model in the current
   display order (the query's order, or the header sort the reader chose), cells as JSON values
   (a missing member reads as ``null`` there; the grid shows it differently); ``keys`` are the
   rows' identities in the same order (a row keeps its key while it stays in the table);
@@ -67,7 +72,8 @@ class LiveTable(CopiedWidget):
     Args:
         live: the live query. min_interval: seconds between flushes (patches in between are sent
         together). static_interval: seconds between refreshes of the display's static copy.
-        clock: seconds, for ages and throttling. schedule: ``schedule(delay, fn)`` runs ``fn``
+        clock: seconds, for ages and throttling. wall: seconds since the epoch, for the time a static
+        copy says it was taken. schedule: ``schedule(delay, fn)`` runs ``fn``
         later (a daemon timer; tests pass their own).
     """
 
@@ -81,8 +87,10 @@ class LiveTable(CopiedWidget):
         min_interval: float = 0.1,
         static_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
         schedule: Schedule = timer,
     ) -> None:
+        self.wall = wall
         super().__init__(self._static_content, interval=static_interval, clock=clock, schedule=schedule)
         self.live = live
         self.min_interval = min_interval
@@ -214,7 +222,7 @@ class LiveTable(CopiedWidget):
 
     def _static_content(self) -> str:
         with self._lock:
-            return static_html(self.rows, self.status(), limit=STATIC_ROWS)
+            return static_html(self.rows, self.status(), limit=STATIC_ROWS, taken=self.wall())
 
     def close(self) -> None:
         """Unsubscribe and close the widget (the live query stays open)."""

@@ -14,10 +14,12 @@ with ``JARENLAB_REQUIRE_BROWSER=1`` (CI) they fail instead.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -30,7 +32,7 @@ import pytest
 
 from tests.jobs.test_widget import shown
 
-from .lab import Lab, Notebook, chromium, find_browser
+from .lab import PAGE_HELPERS, Lab, Notebook, chromium, find_browser
 
 REPO = Path(__file__).resolve().parents[2]
 TUTORIAL = "03_live_windows.ipynb"
@@ -425,4 +427,269 @@ def test_the_jobs_dashboard_follows_the_queue_and_keeps_its_last_view_when_the_s
         assert "store closed" in copy[0]["text"]
         assert nb.console_errors == []
     finally:
+        nb.close()
+
+
+NOTES_CELL = "table = live.widget()\ntable"
+NOTES = [
+    """\
+import os
+import jarenlab as jl
+
+store = jl.open(model={"$model": "0.1", "collections": {
+    "notes": {"schema": {"type": "object"}, "key": None, "identity": "integer"}}})
+notes = store["notes"]
+for i in range(5):
+    notes.insert({"n": i, "text": f"note {i}"})
+live = notes.live({"$for": {"r": "$[*]"}, "$return": "$r"})
+""",
+    NOTES_CELL,
+]
+
+#: The widget view and the static copy of the notes table: shown or not, their text, the copy's cells.
+READ_NOTES = """() => {
+  const shown = (e) => !!e && e.getClientRects().length > 0;
+  const view = document.querySelector('[data-jl-widget="live-table"]');
+  const copy = document.querySelector('[data-jl-static-for]');
+  const inner = copy && copy.querySelector('[data-jl-static]');
+  return {
+    view: view && {shown: shown(view), status: view.querySelector('.jl-status').textContent,
+                   state: view.jlState && JSON.parse(JSON.stringify(view.jlState))},
+    copy: copy && {shown: shown(copy), text: copy.textContent, taken: inner && inner.dataset.jlTaken,
+                   status: copy.querySelector('.jl-status').textContent,
+                   columns: [...copy.querySelectorAll('th')].map((th) => th.textContent),
+                   rows: [...copy.querySelectorAll('tbody tr')].map(
+                     (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+                   outline: getComputedStyle(copy).outlineStyle,
+                   mark: getComputedStyle(copy, '::before').content},
+  };
+}"""
+
+
+def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    book.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nbformat.write(book, root / name)
+    return root / name
+
+
+@pytest.mark.parametrize("reachable", [True, False], ids=["scripts-reachable", "scripts-blocked"])
+def test_an_html_export_shows_the_saved_snapshot_with_or_without_the_widget_scripts(
+    lab: tuple[Lab, Any], tmp_path: Path, reachable: bool
+) -> None:
+    """nbconvert runs the notebook (saving the widget state) and exports it; opened with no kernel,
+    the page shows the static snapshot (its columns, rows, the time it was taken, "not live"),
+    whether the widget scripts load (the view then says there is no kernel and hides nothing) or not."""
+    from .export import export_html, open_export, widget_scripts
+
+    scripts = widget_scripts(REPO / ".venv" / "widget-scripts")
+    if isinstance(scripts, str):
+        _browser_or_skip()
+        if os.environ.get("JARENLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(scripts, pytrace=False)
+        pytest.skip(scripts)
+    _, browser = lab
+    before = time.time()
+    html = export_html(write_notebook(tmp_path, "notes.ipynb", NOTES))
+    after = time.time()
+    page, served = open_export(browser, html, scripts, reachable=reachable)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        if reachable:  # the widget manager and anywidget load, and the table's module runs
+            seen = page.wait_for_function(
+                f"() => ({READ_NOTES})().view && ({READ_NOTES})()", timeout=60_000
+            ).json_value()
+            assert any("/anywidget@" in url for url in served), served
+            assert seen["view"]["status"].startswith("not live · no kernel")
+            assert seen["view"]["state"]["status"] == "no kernel"
+        else:
+            page.wait_for_timeout(3000)  # time for scripts that would have come
+            seen = page.evaluate(READ_NOTES)
+            assert seen["view"] is None and served == []
+        copy = seen["copy"]
+        assert copy["shown"], copy  # the snapshot shows, whatever the scripts did
+        assert copy["columns"] == ["n", "text"]
+        assert copy["rows"] == [[str(i), f"note {i}"] for i in range(5)]
+        assert copy["status"].startswith("not live · snapshot of ") and "5 rows" in copy["status"]
+        taken = dt.datetime.fromisoformat(copy["taken"]).timestamp()
+        assert before - 1 <= taken <= after + 1
+        assert dt.datetime.fromtimestamp(taken, dt.UTC).strftime("%H:%M:%S UTC") in copy["status"]
+        assert errors == []
+        page.screenshot(path=str(tmp_path / f"export-{'reachable' if reachable else 'blocked'}.png"))
+    finally:
+        page.context.close()
+
+
+def test_a_killed_kernel_leaves_the_table_saying_kernel_disconnected(lab: tuple[Lab, Any]) -> None:
+    """The kernel process is killed (SIGKILL): the table says "kernel disconnected" with the time
+    of its last update, keeps its last rows, and its age stops; it stays so after the kernel restarts."""
+    server, browser = lab
+    write_notebook(server.root, "killed.ipynb", NOTES)
+    nb = Notebook(browser, server, "killed.ipynb")
+    try:
+        nb.run_from("import os")
+        nb.exec('notes.insert({"n": 5, "text": "late"})')
+        page = nb.wait_for(
+            lambda: (t := nb.table(NOTES_CELL)) and len(t["state"]["rows"]) == 6 and t, what="the six notes"
+        )
+        updated = page["state"]["updated_at"] / 1000
+        assert abs(updated - time.time()) < 30
+        pid = nb.kernel_json("os.getpid()")
+        os.kill(pid, signal.SIGKILL)
+        lost = nb.wait_for(
+            lambda: (t := nb.table(NOTES_CELL)) and t["state"]["status"] == "disconnected" and t,
+            what="the table to say the kernel is gone",
+        )
+        stamp = dt.datetime.fromtimestamp(updated, dt.UTC).strftime("%H:%M:%S UTC")
+        assert lost["status"].startswith(f"kernel disconnected · last update {stamp}"), lost["status"]
+        assert "6 rows" in lost["status"] and len(lost["state"]["rows"]) == 6  # the last rows stay
+        time.sleep(2.2)
+        later = nb.table(NOTES_CELL)
+        assert later is not None
+        assert later["state"]["age_s"] == lost["state"]["age_s"]  # the age no longer ticks
+        assert later["status"] == lost["status"]
+        nb.wait_idle()  # the server restarted the kernel: a new one, which never had this table
+        assert nb.table(NOTES_CELL)["state"]["status"] == "disconnected"
+    finally:
+        nb.close()
+
+
+def test_after_a_reload_the_saved_copy_is_marked_stale_until_the_kernel_sends_the_rows(
+    lab: tuple[Lab, Any],
+) -> None:
+    """Reloaded, the page first shows the copy saved with the notebook, marked stale; once the
+    kernel has sent the view its rows (held back 4 s here), the view replaces it."""
+    server, browser = lab
+    write_notebook(server.root, "reload.ipynb", NOTES)
+    nb = Notebook(browser, server, "reload.ipynb")
+    try:
+        nb.run_from("import os")
+        nb.wait_for(lambda: (t := nb.table(NOTES_CELL)) and len(t["state"]["rows"]) == 5, what="the notes")
+        saved_html(nb, NOTES_CELL)
+        nb.exec('notes.insert({"n": 5, "text": "after saving"})')  # the kernel moves on
+        nb.exec(
+            "import time\n_snapshot = table.snapshot_message\n"
+            "table.snapshot_message = lambda: (time.sleep(4), _snapshot())[1]"
+        )
+        nb.page.reload()
+        stale = nb.wait_for(
+            lambda: (
+                (s := nb.page.evaluate(READ_NOTES)) and s["copy"] and s["view"] and s["copy"]["shown"] and s
+            ),
+            timeout=30,
+            what="the restored table with its saved copy",
+        )
+        assert "stale" in stale["copy"]["mark"] and stale["copy"]["outline"] == "dashed", stale["copy"]
+        assert len(stale["copy"]["rows"]) == 5  # the saved rows, not the kernel's
+        assert stale["view"]["state"]["rows"] == []  # the view has nothing from the kernel yet
+        current = nb.wait_for(
+            lambda: (s := nb.page.evaluate(READ_NOTES)) and len(s["view"]["state"]["rows"]) == 6 and s,
+            timeout=30,
+            what="the kernel's rows after the reload",
+        )
+        assert not current["copy"]["shown"]  # replaced by the view
+        assert current["view"]["state"]["status"] == "live"
+        nb.page.evaluate(PAGE_HELPERS)
+        nb.wait_idle()
+        nb.exec("table.snapshot_message = _snapshot")
+    finally:
+        nb.close()
+
+
+EXPLAIN_CELL = "plans = [t.where(it.a == 7).explain(), t.where(it.b == 'x').explain()]"
+EXPLAIN = [
+    """\
+import jarenlab as jl
+from IPython.display import display
+from jarenlab import it
+
+store = jl.open(model={"$model": "0.1", "collections": {"t": {
+    "schema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}},
+    "key": None, "identity": "integer", "indexes": [{"name": "by_a", "path": "$.a"}]}}})
+t = store["t"]
+t.insert_many([{"a": i, "b": str(i)} for i in range(200)], progress=False)
+""",
+    EXPLAIN_CELL + "\nfor p in plans:\n    display(p)",
+]
+
+#: Every box of the explain trees: its kinds, the contrast of its title and lines against what is
+#: behind them (WCAG), that background's luminance; and every list item's marker.
+READ_TREES = r"""() => {
+  // rgb(r, g, b), rgba(r, g, b, a), or color(srgb r g b / a) (what color-mix() computes to)
+  const rgba = (s) => {
+    const m = s.replace('srgb', '').match(/[\d.]+/g).map(Number);
+    const k = s.startsWith('color(') ? 255 : 1;
+    return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1];
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] >= 1) break;
+    }
+    let out = [255, 255, 255];
+    for (const [r, g, b, a] of layers.reverse()) out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+    return out;
+  };
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const contrast = (fg, bg) => { const a = lum(fg) + 0.05, b = lum(bg) + 0.05; return a > b ? a / b : b / a; };
+  const blend = (el) => { const c = rgba(getComputedStyle(el).color), bg = background(el);
+    return [c[0] * c[3] + bg[0] * (1 - c[3]), c[1] * c[3] + bg[1] * (1 - c[3]), c[2] * c[3] + bg[2] * (1 - c[3])]; };
+  return {
+    theme: document.body.dataset.jpThemeName,
+    nodes: [...document.querySelectorAll('.jl-tree .jl-node')].map((n) => ({
+      kind: n.className,
+      title: contrast(blend(n.querySelector('b')), background(n)),
+      lines: [...n.querySelectorAll('div, small')].map((d) => contrast(blend(d), background(d))),
+      luminance: lum(background(n)),
+    })),
+    markers: [...document.querySelectorAll('.jl-tree li')].map((li) => getComputedStyle(li).listStyleType),
+    bullets: [...document.querySelectorAll('.jl-tree')].map((ul) => getComputedStyle(ul).listStyleType),
+  };
+}"""
+
+
+def test_the_explain_tree_reads_in_the_light_and_the_dark_theme(lab: tuple[Lab, Any], tmp_path: Path) -> None:
+    """Two plans (an index search, a full scan) under each JupyterLab theme: every box's text has a
+    contrast of at least 4.5 against its own background (WCAG AA), the boxes follow the theme (light
+    boxes on the light theme, dark on the dark), and no list item shows a bullet. Screenshots of each
+    theme are kept beside the test's files."""
+    server, browser = lab
+    write_notebook(server.root, "explain.ipynb", EXPLAIN)
+    nb = Notebook(browser, server, "explain.ipynb")
+    change = "(t, theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})"
+    try:
+        nb.run_from("import jarenlab")
+        assert nb.output_errors() == []
+        for theme, dark in (("JupyterLab Dark", True), ("JupyterLab Light", False)):
+            nb.js(change, theme)
+            nb.page.wait_for_function(
+                f"() => document.body.dataset.jpThemeName === {theme!r} && document.body.dataset.jpThemeLight === {str(not dark).lower()!r}"
+            )
+            # the theme's style sheet applied: the page's own background is light or dark
+            nb.page.wait_for_function(
+                "(dark) => { const m = getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor"
+                ".match(/[\\d.]+/g).map(Number); const l = (m[0] + m[1] + m[2]) / 765; return dark ? l < 0.3 : l > 0.7; }",
+                arg=dark,
+            )
+            trees = nb.page.evaluate(READ_TREES)
+            kinds = " ".join(n["kind"] for n in trees["nodes"])
+            assert "jl-k-index" in kinds and "jl-k-scan" in kinds, kinds
+            for node in trees["nodes"]:
+                assert node["title"] >= 4.5, (theme, node)
+                assert all(c >= 4.5 for c in node["lines"]), (theme, node)
+                assert (node["luminance"] < 0.2) if dark else (node["luminance"] > 0.5), (theme, node)
+            assert set(trees["markers"]) == {"none"} and set(trees["bullets"]) == {"none"}, trees
+            shot = tmp_path / f"explain-{'dark' if dark else 'light'}.png"
+            nb.page.locator(".jp-Cell", has_text=EXPLAIN_CELL).screenshot(path=str(shot))
+            assert shot.stat().st_size > 1000
+        assert nb.console_errors == []
+    finally:
+        nb.js(change, "JupyterLab Light")
         nb.close()

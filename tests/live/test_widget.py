@@ -294,13 +294,15 @@ def test_the_display_carries_static_html_beside_the_widget(store: Any) -> None:
     coll = store["items"]
     coll.insert_many([{"id": f"k{i:03}", "n": i, "s": "<b>&amp;</b>"} for i in range(80)])
     live = coll.live(ROWS)
-    table = live.widget()
+    table = live.widget(wall=lambda: 1796416265.0)
     bundle, _ = table._repr_mimebundle_()
     assert set(bundle) == {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"}
     page = bundle["text/html"]
     assert page.count("<tr data-key=") == 50 and "30 more rows" in page  # bounded
     assert "&lt;b&gt;&amp;amp;&lt;/b&gt;" in page and "<b>&amp;</b>" not in page
-    assert "live · 80 rows" in page
+    # what a reader without a kernel sees is never "live": a snapshot, and when it was taken
+    assert "not live · snapshot of 2026-12-04 20:31:05 UTC · 80 rows" in page
+    assert "data-jl-taken='2026-12-04T20:31:05+00:00'" in page and "updated" not in page
     table.close()
 
 

@@ -97,17 +97,26 @@ def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _walk(child)
 
 
-#: Boxes joined by lines, in JupyterLab's theme variables (light and dark).
+#: Boxes joined by lines, in JupyterLab's theme variables (light and dark): every box has the theme's
+#: text colour (titles bold) on the theme's background (a kind tints it, so it stays light on the light theme and
+#: dark on the dark one), and the lists have no markers. The selectors outweigh JupyterLab's rules for
+#: lists in rendered HTML (``.jp-RenderedHTMLCommon ul:not(.list-inline)``), which put a bullet on
+#: the root item and indent it.
 TREE_STYLE = (
-    "<style>.jl-tree,.jl-tree ul{list-style:none;margin:0;padding:0}.jl-tree ul{margin-left:18px;"
-    "padding-left:14px;border-left:1px solid var(--jp-border-color1,#bdbdbd)}.jl-tree li{position:relative;"
-    "margin:6px 0}.jl-tree ul>li::before{content:'';position:absolute;left:-14px;top:12px;width:12px;"
+    "<style>ul.jl-tree:not(.list-inline),ul.jl-tree ul:not(.list-inline){list-style:none;margin:0;padding:0}"
+    "ul.jl-tree li{list-style:none;position:relative;margin:6px 0}"
+    "ul.jl-tree ul:not(.list-inline){margin-left:18px;padding-left:14px;"
+    "border-left:1px solid var(--jp-border-color1,#bdbdbd)}"
+    "ul.jl-tree ul>li::before{content:'';position:absolute;left:-14px;top:12px;width:12px;"
     "border-top:1px solid var(--jp-border-color1,#bdbdbd)}.jl-node{display:inline-block;padding:3px 8px;"
-    "border:1px solid var(--jp-border-color1,#bdbdbd);border-radius:4px;background:var(--jp-layout-color1,#fff);"
+    "border:1px solid var(--jp-border-color1,#bdbdbd);border-radius:4px;"
+    "color:var(--jp-content-font-color1,#1f1f1f);background:var(--jp-layout-color1,#fff);"
     "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)}"
-    ".jl-node b{font-weight:600}.jl-node div{color:var(--jp-content-font-color2,#555);white-space:pre-wrap}"
-    ".jl-k-scan{border-color:var(--jp-warn-color1,#e67e22);background:var(--jp-warn-color3,#fdf2e3)}"
-    ".jl-k-index{border-color:var(--jp-success-color1,#27ae60);background:var(--jp-success-color3,#e6f6ec)}"
+    ".jl-node b{font-weight:600}.jl-node div{white-space:pre-wrap}"
+    ".jl-k-scan{border-color:var(--jp-warn-color1,#e67e22);"
+    "background:color-mix(in srgb,var(--jp-warn-color1,#e67e22) 12%,var(--jp-layout-color1,#fff))}"
+    ".jl-k-index{border-color:var(--jp-success-color1,#27ae60);"
+    "background:color-mix(in srgb,var(--jp-success-color1,#27ae60) 12%,var(--jp-layout-color1,#fff))}"
     ".jl-k-residual,.jl-k-diverted{border-color:var(--jp-brand-color1,#2980b9);border-style:dashed}"
     ".jl-k-result{background:var(--jp-layout-color2,#eee)}</style>"
 )

@@ -1,9 +1,12 @@
 // The jobs dashboard's front end (an anywidget ES module): the kernel renders the dashboard as
 // HTML (jarenlab.jobs.views.dashboard_html); this shows it under a root the page can find, with a
 // refresh button that asks the kernel for a fresh view. The dashboard's static copy is hidden while
-// its model lives (initialize: static_copy.js, which this module's text follows).
+// its model lives in a page with a kernel (initialize: static_copy.js, which this module's text
+// follows); without one (an export) the view stays empty and the copy shows the saved dashboard.
 
 function render({ model, el }) {
+  if (!kernelOf(model)) return undefined;
+  copyIsCurrent(model); // a model is restored with the kernel's state: the view is current
   const root = document.createElement("div");
   root.className = "jl-jobs";
   root.dataset.jlWidget = "jobs";

@@ -55,7 +55,20 @@ function compare(a, am, b, bm) {
   return 0;
 }
 
-function statusText(s, age) {
+function clock(ms) {
+  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+}
+
+// The status line. ``link`` is "live" (the kernel answers), "none" (no kernel behind the page: an
+// export) or "lost" (the kernel died, restarted or its connection dropped); ``updatedAt`` is the
+// wall-clock time (ms) of the last change the page heard of.
+function statusText(s, age, link, updatedAt) {
+  if (link === "none") return "not live · no kernel: the saved copy below shows the rows as they were";
+  if (link === "lost") {
+    const parts = ["kernel disconnected", updatedAt === null ? "no update received" : `last update ${clock(updatedAt)}`];
+    if (s) parts.push(`${s.rows.toLocaleString("en-US")} rows`, `seq ${s.seq}`);
+    return parts.join(" · ");
+  }
   if (!s) return "waiting for the kernel…";
   const when =
     age === null
@@ -77,7 +90,8 @@ function el(tag, cls) {
 function render({ model, el: host }) {
   const st = {
     v: null, columns: [], layout: [], keys: [], rows: [], missing: [],
-    status: null, receivedAt: 0, sort: null, order: null, rowH: 22, rowMeasured: false,
+    status: null, receivedAt: 0, receivedWall: 0, sort: null, order: null, rowH: 22, rowMeasured: false,
+    link: kernelOf(model) ? "live" : "none", lostAt: 0,
   };
   const root = el("div", "jl-live");
   root.dataset.jlWidget = "live-table";
@@ -93,8 +107,14 @@ function render({ model, el: host }) {
   host.append(root);
 
   const isMissing = (r, c) => c >= st.rows[r].length || (st.missing[r] !== null && st.missing[r].has(c));
-  const age = () =>
-    st.status && st.status.age_s !== null ? st.status.age_s + (performance.now() - st.receivedAt) / 1000 : null;
+  // The age of the last change ticks while the kernel answers, and stops when it is gone.
+  const age = () => {
+    if (!st.status || st.status.age_s === null) return null;
+    const now = st.link === "lost" ? st.lostAt : performance.now();
+    return st.status.age_s + (now - st.receivedAt) / 1000;
+  };
+  const updatedAt = () =>
+    st.status && st.status.age_s !== null ? st.receivedWall - st.status.age_s * 1000 : null;
 
   function order() {
     if (!st.sort) return null;
@@ -116,8 +136,9 @@ function render({ model, el: host }) {
         columns: st.columns.slice(),
         rows: idx.map((r) => Array.from({ length: n }, (_, c) => (isMissing(r, c) ? null : st.rows[r][c]))),
         keys: idx.map((r) => st.keys[r]),
-        status: st.status ? st.status.state : "live",
+        status: st.link === "none" ? "no kernel" : st.link === "lost" ? "disconnected" : st.status ? st.status.state : "live",
         age_s: age() ?? 0,
+        updated_at: updatedAt(),
         sort: st.sort ? { ...st.sort } : null,
         seq: st.status ? st.status.seq : null,
       };
@@ -125,9 +146,12 @@ function render({ model, el: host }) {
   });
 
   function drawStatus() {
-    status.textContent = statusText(st.status, age());
+    const text = statusText(st.status, age(), st.link, updatedAt());
+    if (status.textContent !== text) status.textContent = text;
     root.classList.toggle("jl-closed", !!st.status && st.status.state === "closed");
     root.classList.toggle("jl-stale", !!st.status && st.status.state === "stale");
+    root.classList.toggle("jl-lost", st.link === "lost");
+    root.classList.toggle("jl-nokernel", st.link === "none");
   }
 
   function drawHead() {
@@ -265,6 +289,7 @@ function render({ model, el: host }) {
   function setStatus(s) {
     st.status = s;
     st.receivedAt = performance.now();
+    st.receivedWall = Date.now();
   }
 
   function load(msg) {
@@ -311,6 +336,8 @@ function render({ model, el: host }) {
     if (!msg || typeof msg !== "object") return;
     if (msg.type === "snapshot") {
       load(msg);
+      st.link = "live";
+      copyIsCurrent(model);
       schedule(true);
     } else if (msg.type === "patch") {
       if (st.v === null || msg.v <= st.v) return; // before the snapshot, or already in it
@@ -339,12 +366,45 @@ function render({ model, el: host }) {
   });
   scroller.addEventListener("scroll", () => schedule(false), { passive: true });
   model.on("msg:custom", onMessage);
-  const ticker = setInterval(drawStatus, 1000);
+
+  // The kernel going away: it died or restarted (its widgets are gone for good), or the page lost
+  // its connection to it (when that comes back the view asks for the rows again).
+  const kernel = kernelOf(model);
+  let gone = false;
+  function lose() {
+    if (st.link === "lost") return;
+    st.link = "lost";
+    st.lostAt = performance.now();
+    drawStatus();
+  }
+  function onKernelStatus(_, s) {
+    if (s === "dead" || s === "restarting" || s === "autorestarting" || s === "terminating") {
+      gone = true;
+      lose();
+    }
+  }
+  function onConnection(_, s) {
+    if (s !== "connected") lose();
+    else if (!gone && st.link === "lost") model.send({ type: "sync" });
+  }
+  if (kernel) {
+    kernel.statusChanged.connect(onKernelStatus);
+    kernel.connectionStatusChanged.connect(onConnection);
+    if (kernel.isDisposed || kernel.status === "dead") lose();
+  }
+  const ticker = setInterval(() => {
+    if (st.link === "live") drawStatus();
+  }, 1000);
   drawStatus();
-  model.send({ type: "sync" });
+  if (kernel) model.send({ type: "sync" });
+  else scroller.hidden = true; // nothing to draw: the saved copy shows the rows
   return () => {
     clearInterval(ticker);
     model.off("msg:custom", onMessage);
+    if (kernel && !kernel.isDisposed) {
+      kernel.statusChanged.disconnect(onKernelStatus);
+      kernel.connectionStatusChanged.disconnect(onConnection);
+    }
   };
 }
 
