@@ -98,8 +98,23 @@ class Collection(Queryable):
                 ),
                 position,
             )
-        if not self._validator.is_valid(doc):
-            errors = validation_errors(self._validator, doc)
+        try:
+            valid = self._validator.is_valid(doc)
+            errors = [] if valid else validation_errors(self._validator, doc)
+        except UnicodeEncodeError:  # (the validator reads names and strings as UTF-8)
+            raise _at(
+                ValidationError(
+                    "JD2008",
+                    "a member name or string holds a lone surrogate (U+D800 to U+DFFF)",
+                    collection=self.name,
+                ),
+                position,
+            ) from None
+        except ValueError:  # its messages' paths recurse: a deep document it refuses
+            raise _at(
+                ValidationError("JD2008", "the document is nested too deeply", collection=self.name), position
+            ) from None
+        if not valid:
             where = f"document {position}: " if position is not None else ""
             raise _at(
                 ValidationError("JD2003", f"{where}{summarize(errors)}", collection=self.name, errors=errors),

@@ -126,7 +126,11 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "JD2006": ("not_found", "No document is stored under the key (patch)."),
     "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
-    "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
+    "JD2008": (
+        "unrepresentable_value",
+        "A value JSON or the database cannot hold (NaN, infinity, bytes, a string with a lone surrogate, an "
+        "integer beyond the database's, a document nested too deeply) was written or passed as a key or parameter.",
+    ),
     "JD2009": (
         "invalid_patch",
         "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",

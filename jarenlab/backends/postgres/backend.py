@@ -38,6 +38,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    refuse_clashes,
     upgrades,
 )
 from jarenlab.backends.postgres import ddl, intervals
@@ -428,6 +429,7 @@ class PostgresBackend:
     def model_ddl(self, model: Model) -> list[str]:
         """The model's tables and indexes, then what its interval declarations add (the function
         ``jl_instant_ms`` and one exclusion constraint each)."""
+        refuse_clashes(model, ddl.index_statements, fold=False, limit=intervals.NAME_BYTES)
         return ddl.create_statements(model) + intervals.create_statements(model)
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:

@@ -28,6 +28,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    refuse_clashes,
     upgrades,
 )
 from jarenlab.backends.sqlite import ddl, intervals, paths
@@ -269,6 +270,13 @@ class SQLiteBackend:
         return f"SQLite {capabilities['sqlite_version']}, JSONB {jsonb}"
 
     def model_ddl(self, model: Model) -> list[str]:
+        # SQLite compares names without case: "A" is "a", and gx_B is gx_b.
+        refuse_clashes(
+            model,
+            lambda spec: ddl.index_statements(spec) + ddl.extra_statements(spec),
+            fold=True,
+            columns=True,
+        )
         return ddl.create_statements(model)
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
