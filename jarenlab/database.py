@@ -272,16 +272,11 @@ class Database:
     def stream(self, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
         """The rows of a statement the planner emitted, ``size`` at a time, inside the error boundary.
 
-        SQLite steps the statement as the rows are asked for; psycopg holds the answer in the
-        driver's own buffer (compact text), and rows become Python objects a batch at a time.
+        SQLite steps the statement as the rows are asked for; on PostgreSQL the rows wait in a
+        server-side cursor and are fetched a batch at a time (:meth:`Backend.stream`).
         """
         try:
-            cursor = self._execute(self.connection(), sql, params)
-            while True:
-                rows = cursor.fetchmany(size)
-                if not rows:
-                    return
-                yield rows
+            yield from self.backend.stream(self.connection(), sql, params, size)
         except self._driver_error as exc:
             err = self._translate(exc)
             if err is None:

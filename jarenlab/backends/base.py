@@ -1044,6 +1044,11 @@ class Backend(Protocol):
         """Run one statement once per row of parameters (a bulk insert)."""
         ...
 
+    def stream(self, conn: Any, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
+        """The rows of one statement, ``size`` at a time, the rest not yet read into this process
+        (SQLite steps the statement as rows are asked for; a server keeps them in a cursor of its own)."""
+        ...
+
     def translating(self, **fields: Any) -> AbstractContextManager[None]:
         """The one error boundary: driver errors raised inside become coded errors, the driver error
         as ``__cause__``; ``fields`` (``collection``, ``key``) are set on the error."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import select
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,6 +63,9 @@ _IDLE = pq.TransactionStatus.IDLE
 #: ``select.poll`` (not limited to descriptors below 1024, as ``select`` is), where the system has it.
 _poll = getattr(select, "poll", None)
 
+
+#: Names for server-side cursors, unique in this process (a session holds one per open stream).
+_STREAMS = itertools.count()
 
 #: ``marks(n)``: n placeholders in this driver's style.
 marks = functools.partial(placeholders, "%s")
@@ -282,6 +286,23 @@ class PostgresBackend:
         cursor = conn.cursor()
         cursor.executemany(sql, rows)
         return cursor
+
+    def stream(
+        self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any], size: int
+    ) -> Iterator[list[Row]]:
+        """A server-side cursor (``DECLARE ... WITH HOLD``: the connection is in autocommit, and no
+        transaction is left open while the caller reads): this process holds one batch, the server
+        the rest, so memory stays flat however long the result. Closed when the rows run out or the
+        caller stops reading."""
+        cursor = conn.cursor(name=f"jl_stream_{next(_STREAMS)}", withhold=True)
+        try:
+            cursor.execute(sql, params)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            if not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    cursor.close()
 
     def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
         return translating(**fields)

@@ -150,6 +150,16 @@ class SQLiteBackend:
     def executemany(self, conn: sqlite3.Connection, sql: str, rows: Any) -> sqlite3.Cursor:
         return conn.executemany(sql, rows)
 
+    def stream(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any], size: int
+    ) -> Iterator[list[Row]]:
+        cursor = conn.execute(sql, params)  # (SQLite steps it as the rows are fetched)
+        try:
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            cursor.close()
+
     def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
         return translating(**fields)
 
