@@ -210,7 +210,7 @@ class OwnedCollection(Queryable):
         """How many records this owner has: one statement narrowed by the owner test, which an
         index on the owner member serves (other owners' rows are not read, so their number does
         not show in the time it takes)."""
-        return int(self.execute({"$count": "$[*]"}))
+        return Queryable.count(self)
 
     def __len__(self) -> int:
         return self.count()
