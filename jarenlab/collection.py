@@ -168,6 +168,10 @@ class Collection(Queryable):
                 collection=self.name,
                 key=key,
             )
+        if type(key) is str and "\x00" in key:  # (PostgreSQL's driver refuses it, SQLite would find nothing)
+            raise ValidationError(
+                "JD2008", "a key holding U+0000 cannot be stored, so none is", collection=self.name, key=key
+            )
         return key
 
     def _one_write(self) -> contextlib.AbstractContextManager[Any]:

@@ -354,3 +354,24 @@ def test_names_the_database_would_clash_on_are_refused_before_any_table(
         open_store(model)
     assert caught.value.code == "JD0005", caught.value
     assert (caught.value.doc_path or "").startswith(doc_path), caught.value
+
+
+@pytest.mark.parametrize("call", ["insert", "put", "get", "delete", "patch"])
+def test_a_key_holding_nul_is_refused_alike_on_every_backend(open_store: Any, call: str) -> None:
+    """No backend stores a key holding U+0000, so every call naming one is JD2008 (SQLite looked
+    and found nothing; PostgreSQL's driver refused the parameter with a database error)."""
+    store = open_store(MODEL)
+    t = store["t"]
+    t.insert({"id": "a", "v": 1})
+    key = "a\x00b"
+    run = {
+        "insert": lambda: t.insert({"id": key}),
+        "put": lambda: t.put({"id": key}),
+        "get": lambda: t.get(key),
+        "delete": lambda: t.delete(key),
+        "patch": lambda: t.patch(key, {"v": 2}),
+    }[call]
+    with pytest.raises(jl.JarenlabError) as err:
+        run()
+    assert err.value.code == "JD2008", err.value
+    assert contents(store) == {"a": {"id": "a", "v": 1}}
