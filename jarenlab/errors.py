@@ -218,7 +218,7 @@ CODES: dict[str, tuple[str, str]] = {
     "JD2128": (
         "reset_required",
         "The change log no longer holds what the cursor asks for (pruned by retention, or kept only in "
-        "compact form: a bulk write, or records of an earlier version); re-seed from a snapshot and "
+        "compact form: a bulk write, a migration, or records of an earlier version); re-seed from a snapshot and "
         "follow on from the high watermark.",
     ),
     "JD2129": (
