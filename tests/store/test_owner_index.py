@@ -4,7 +4,12 @@ by the database's own account of each statement, on both backends."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import pytest
+
+import jarenlab as jl
 
 MODEL: dict[str, Any] = {
     "$model": "0.1",
@@ -73,3 +78,18 @@ def test_owner_views_read_through_the_owner_index(open_store: Any) -> None:
     assert _used_index(store, ann.count)
     assert _used_index(store, ann.to_list)
     assert _used_index(store, ann.keys)
+
+
+@pytest.mark.parametrize("member", ["own'er", 'own"er', "o\\w"])
+def test_an_owner_member_sql_cannot_name_is_refused_by_the_model(open_store: Any, member: str) -> None:
+    """Every owner view's statement names the owner member: one SQL cannot address is refused when
+    the model is checked (it was accepted, and then every owner view's query was refused)."""
+    model = copy.deepcopy(MODEL)
+    notes = model["collections"]["notes"]
+    notes["owner"] = f"/{member}"
+    notes["schema"]["required"] = ["id", member]
+    notes["schema"]["properties"][member] = {"type": "string"}
+    notes["indexes"] = []
+    with pytest.raises(jl.JarenlabError) as err:
+        open_store(model)
+    assert (err.value.code, err.value.doc_path) == ("JD0005", "/collections/notes/owner"), err.value
