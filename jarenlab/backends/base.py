@@ -205,7 +205,8 @@ class ErrorBoundary:
         try:
             yield
         except self.driver_error as exc:
-            raise self.translated(exc, **fields) from exc
+            err = self.translated(exc, **fields)
+            raise err from err.__cause__  # (the translation's cause: what a backend passes on)
 
 
 #: The positional marker a driver binds (its DB-API ``paramstyle``): ``"qmark"`` is ``?`` (sqlite3),

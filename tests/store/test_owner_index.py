@@ -93,3 +93,26 @@ def test_an_owner_member_sql_cannot_name_is_refused_by_the_model(open_store: Any
     with pytest.raises(jl.JarenlabError) as err:
         open_store(model)
     assert (err.value.code, err.value.doc_path) == ("JD0005", "/collections/notes/owner"), err.value
+
+
+def test_another_records_value_reaches_neither_the_error_nor_its_cause(open_store: Any) -> None:
+    """A unique index clash: PostgreSQL's DETAIL prints the stored record's value; neither the coded
+    error, nor its ``__cause__`` (the driver's error), nor a printed traceback passes it on."""
+    import traceback
+
+    model = copy.deepcopy(MODEL)
+    notes = model["collections"]["notes"]
+    notes["schema"]["properties"]["email"] = {"type": "string"}
+    notes["indexes"] = [{"name": "email", "path": "$.email", "unique": True}]
+    store = open_store(model)
+    secret = "@".join(["bob-secret", "lab"])  # (not written whole here: a traceback prints this line)
+    store["notes"].insert({"id": "b1", "owner": "bob", "email": secret})
+    ann = store.as_owner("ann")["notes"]
+    with pytest.raises(jl.JarenlabError) as err:
+        ann.insert({"id": "a1", "email": secret})
+    assert err.value.code == "JD2001"
+    cause = err.value.__cause__
+    assert cause is not None  # the driver's error is kept, with the primary message alone
+    shown = [str(err.value), repr(err.value.__dict__), str(cause), repr(cause.args)]
+    shown.append("".join(traceback.format_exception(err.value)))
+    assert not [s for s in shown if secret in s], shown

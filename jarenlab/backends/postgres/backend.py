@@ -124,8 +124,19 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2005", text, condition="overflow", **fields)
     else:
         err = StoreError("JD2005", text, condition="other", **fields)
-    err.__cause__ = exc
+    err.__cause__ = _primary(exc, text)
     return err
+
+
+def _primary(exc: psycopg.Error, text: str) -> psycopg.Error:
+    """The driver's error as the coded error's cause: of the same class (so its ``sqlstate``), with
+    the primary message alone (the server's DETAIL can print other rows' values: never passed on)."""
+    try:
+        clean = type(exc)(text)
+    except Exception:  # (a class that takes other arguments: the root class says as much)
+        clean = psycopg.Error(text)
+    clean.__traceback__ = exc.__traceback__
+    return clean
 
 
 #: The one error boundary: ``with translating(collection=...):``.
@@ -368,7 +379,8 @@ class PostgresBackend:
         try:
             conn.execute("BEGIN")
         except psycopg.Error as exc:
-            raise _translated(exc) from exc
+            err = _translated(exc)
+            raise err from err.__cause__
 
     def commit(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -380,7 +392,7 @@ class PostgresBackend:
                 # transaction, ``idempotency_key=...``, is the way to try again without doubt).
                 err.reason = f"{err.reason}; it was lost during COMMIT, so the transaction may have committed"
                 err.args = (err.message,)
-            raise err from exc
+            raise err from err.__cause__
 
     def rollback(self, conn: psycopg.Connection[Any]) -> None:
         if conn.info.transaction_status != _IDLE:
