@@ -532,6 +532,21 @@ class Collection(Queryable):
         for key in deletes:
             db.record((self.name, key, None))
 
+    def positions(self, keys: list[Any] | None = None) -> dict[Any, int]:
+        """The storage position of each of ``keys`` that is stored (of every key for None): the
+        numbers the storage order sorts by (:attr:`storage_order`), which live queries read where
+        writers commit side by side (a row inserted first may commit last)."""
+        db = self._db
+        with db.translating(collection=self.name):
+            if keys is None:
+                rows = db.all("collection.positions", table=self.name)
+            else:
+                rows = []
+                for i in range(0, len(keys), _BATCH):
+                    part = keys[i : i + _BATCH]
+                    rows += db.all("collection.positions_of", {"keys": part}, table=self.name, keys=len(part))
+        return {key: int(pos) for key, pos in rows}
+
     def keys(self) -> list[Any]:
         """Every key, in storage order."""
         with self._db.translating(collection=self.name):

@@ -240,6 +240,14 @@ class OwnedCollection(Queryable):
         """This owner's keys, in storage order."""
         return self.texts()[0]
 
+    def positions(self, keys: list[Any] | None = None) -> dict[Any, int]:
+        """Storage positions of this owner's records (see
+        :meth:`jarenlab.collection.Collection.positions`); another owner's keys are not answered."""
+        if keys is None:
+            return self.collection.positions(self.keys())
+        found = self.collection.positions(keys)
+        return {key: pos for key, pos in found.items() if self._mine(self.collection.get(key))}
+
     def owns(self, doc: dict[str, Any] | None) -> bool:
         """Whether ``doc`` is this owner's record (a live query shows no other: another owner's
         record reads as absent)."""
