@@ -36,16 +36,8 @@ _CHILD = textwrap.dedent(
     path, model = sys.argv[1], json.loads(sys.argv[2])
     out = {}
 
-    def held():
-        found = []
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                target = os.readlink(f"/proc/self/fd/{fd}")
-            except OSError:  # (the listing's own descriptor, closed by now)
-                continue
-            if target.startswith(os.path.dirname(path)):
-                found.append(target)
-        return sorted(found)
+    from pathlib import Path
+    from tests.store.test_read_only_location import _held
 
     with jl.open(path, model, read_only=True) as store:
         out["read"] = store["c"].to_list()
@@ -56,7 +48,7 @@ _CHILD = textwrap.dedent(
             out[target] = "opened"
         except jl.JarenlabError as err:
             out[target] = [err.code, err.condition, str(err)]
-    out["held"] = held()
+    out["held"] = sorted(_held(Path(path).parent))
     out["files"] = sorted(os.listdir(os.path.dirname(path)))
     print(json.dumps(out))
     """
