@@ -194,7 +194,7 @@ class Database:
             err = self._translate(exc)
             if err is None:
                 raise
-            raise err from err.__cause__
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def _statement(self, name: str, fill: dict[str, Fill]) -> Prepared:
         """The statement a call runs (recorded when :meth:`record_statements` is on)."""
@@ -237,7 +237,7 @@ class Database:
             err = self._translate(exc)
             if err is None:
                 raise
-            raise err from err.__cause__
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def write(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> tuple[list[Row], int]:
         """One write statement that is a transaction of its own when none is open.
@@ -281,7 +281,7 @@ class Database:
             err = self._translate(exc)
             if err is None:
                 raise
-            raise err from err.__cause__
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration

@@ -206,7 +206,8 @@ class ErrorBoundary:
             yield
         except self.driver_error as exc:
             err = self.translated(exc, **fields)
-            raise err from err.__cause__  # (the translation's cause: what a backend passes on)
+            # The translation's cause where it sets one (what a backend passes on), else the error.
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
 
 #: The positional marker a driver binds (its DB-API ``paramstyle``): ``"qmark"`` is ``?`` (sqlite3),
