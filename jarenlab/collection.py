@@ -109,8 +109,23 @@ class Collection(Queryable):
                 ),
                 position,
             )
-        if not self._validator.is_valid(doc):
-            errors = validation_errors(self._validator, doc)
+        try:
+            valid = self._validator.is_valid(doc)
+            errors = [] if valid else validation_errors(self._validator, doc)
+        except UnicodeEncodeError:  # (the validator reads names and strings as UTF-8)
+            raise _at(
+                ValidationError(
+                    "JD2008",
+                    "a member name or string holds a lone surrogate (U+D800 to U+DFFF)",
+                    collection=self.name,
+                ),
+                position,
+            ) from None
+        except ValueError:  # its messages' paths recurse: a deep document it refuses
+            raise _at(
+                ValidationError("JD2008", "the document is nested too deeply", collection=self.name), position
+            ) from None
+        if not valid:
             where = f"document {position}: " if position is not None else ""
             raise _at(
                 ValidationError("JD2003", f"{where}{summarize(errors)}", collection=self.name, errors=errors),
@@ -163,6 +178,10 @@ class Collection(Queryable):
                 f"keys of {self.name!r} are {self._key_type.__name__}s, not {type(key).__name__}",
                 collection=self.name,
                 key=key,
+            )
+        if type(key) is str and "\x00" in key:  # (PostgreSQL's driver refuses it, SQLite would find nothing)
+            raise ValidationError(
+                "JD2008", "a key holding U+0000 cannot be stored, so none is", collection=self.name, key=key
             )
         return key
 
@@ -613,6 +632,21 @@ class Collection(Queryable):
             db.record((self.name, key, doc))
         for key in deletes:
             db.record((self.name, key, None))
+
+    def positions(self, keys: list[Any] | None = None) -> dict[Any, int]:
+        """The storage position of each of ``keys`` that is stored (of every key for None): the
+        numbers the storage order sorts by (:attr:`storage_order`), which live queries read where
+        writers commit side by side (a row inserted first may commit last)."""
+        db = self._db
+        with db.translating(collection=self.name):
+            if keys is None:
+                rows = db.all("collection.positions", table=self.name)
+            else:
+                rows = []
+                for i in range(0, len(keys), _BATCH):
+                    part = keys[i : i + _BATCH]
+                    rows += db.all("collection.positions_of", {"keys": part}, table=self.name, keys=len(part))
+        return {key: int(pos) for key, pos in rows}
 
     def keys(self) -> list[Any]:
         """Every key, in storage order."""

@@ -27,16 +27,35 @@ placeholders (``kinds=3``) or fragments of the same catalogue (``where=("by_kind
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jarenlab.backends.base import Backend, Fill, Prepared, Row, Watch
-from jarenlab.errors import StoreError, unreachable
+from jarenlab.errors import JarenlabError, StoreError, ValidationError, unreachable
 
 #: No parameters (the default of a statement that takes none).
 _NONE: Mapping[str, Any] = {}
+
+#: What a driver raises, outside its own error classes, for a value it cannot bind: a string holding
+#: a lone surrogate (which has no UTF-8) and an integer beyond the engine's integers.
+_UNBINDABLE = (UnicodeEncodeError, OverflowError)
+
+
+def _translate(backend: Backend, exc: BaseException) -> JarenlabError | None:
+    """The coded error for an exception a statement raised: JD2008 for a value no database takes
+    (:data:`_UNBINDABLE`), else the backend's translation of its driver's error."""
+    if isinstance(exc, UnicodeEncodeError):
+        return ValidationError(
+            "JD2008", "a string holds a lone surrogate (U+D800 to U+DFFF), which is not text"
+        )
+    if isinstance(exc, OverflowError):
+        return ValidationError("JD2008", "an integer beyond the database's integer range")
+    return backend.translate(exc)
+
+
 #: A change made inside a transaction: (collection, key, document or None when deleted), and from a
 #: collection's writes a fourth member, the document's JSON text before the write (None: absent).
 Change = tuple[Any, ...]
@@ -76,8 +95,8 @@ class Database:
         self._ran: set[str] | None = None
         # Bound once: every statement goes through these (the hot path of every read and write).
         self._execute = backend.execute
-        self._driver_error = backend.driver_error
-        self._translate = backend.translate
+        self._driver_error = (backend.driver_error, *_UNBINDABLE)
+        self._translate = functools.partial(_translate, backend)
         self._lost: Callable[[Any], bool] | None = backend.lost if backend.reconnects else None
         #: How many lost connections were replaced by new ones.
         self.reconnects = 0
@@ -175,7 +194,7 @@ class Database:
             err = self._translate(exc)
             if err is None:
                 raise
-            raise err from exc
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def _statement(self, name: str, fill: dict[str, Fill]) -> Prepared:
         """The statement a call runs (recorded when :meth:`record_statements` is on)."""
@@ -212,8 +231,13 @@ class Database:
         """Run a named write once per row of parameters (a bulk insert); return the rows changed."""
         prepared = self._statement(name, fill)
         bound = [prepared.bind(name, row) for row in rows]
-        with self.backend.translating():
+        try:
             return int(self.backend.executemany(self.connection(), prepared.text, bound).rowcount)
+        except self._driver_error as exc:
+            err = self._translate(exc)
+            if err is None:
+                raise
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def write(self, name: str, params: Mapping[str, Any] = _NONE, **fill: Fill) -> tuple[list[Row], int]:
         """One write statement that is a transaction of its own when none is open.
@@ -248,21 +272,16 @@ class Database:
     def stream(self, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
         """The rows of a statement the planner emitted, ``size`` at a time, inside the error boundary.
 
-        SQLite steps the statement as the rows are asked for; psycopg holds the answer in the
-        driver's own buffer (compact text), and rows become Python objects a batch at a time.
+        SQLite steps the statement as the rows are asked for; on PostgreSQL the rows wait in a
+        server-side cursor and are fetched a batch at a time (:meth:`Backend.stream`).
         """
         try:
-            cursor = self._execute(self.connection(), sql, params)
-            while True:
-                rows = cursor.fetchmany(size)
-                if not rows:
-                    return
-                yield rows
+            yield from self.backend.stream(self.connection(), sql, params, size)
         except self._driver_error as exc:
             err = self._translate(exc)
             if err is None:
                 raise
-            raise err from exc
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration

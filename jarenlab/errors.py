@@ -129,7 +129,11 @@ CODES: dict[str, tuple[str, str]] = {
         "No document is stored under the key (patch), or a session replaces or removes a key it does not track.",
     ),
     "JD2007": ("row_bound", "The safe profile's row bound was exceeded; the result is refused whole."),
-    "JD2008": ("unrepresentable_value", "A value JSON cannot hold (NaN, infinity, bytes, ...) was written."),
+    "JD2008": (
+        "unrepresentable_value",
+        "A value JSON or the database cannot hold (NaN, infinity, bytes, a string with a lone surrogate, an "
+        "integer beyond the database's, a document nested too deeply) was written or passed as a key or parameter.",
+    ),
     "JD2009": (
         "invalid_patch",
         "A JSON Patch (RFC 6902) or merge patch (RFC 7386) is malformed or cannot apply.",
@@ -232,7 +236,7 @@ CODES: dict[str, tuple[str, str]] = {
     "JD2128": (
         "reset_required",
         "The change log no longer holds what the cursor asks for (pruned by retention, or kept only in "
-        "compact form: a bulk write, or records of an earlier version); re-seed from a snapshot and "
+        "compact form: a bulk write, a migration, or records of an earlier version); re-seed from a snapshot and "
         "follow on from the high watermark.",
     ),
     "JD2129": (

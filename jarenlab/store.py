@@ -172,8 +172,8 @@ class Store:
         except BaseException:
             self.db.release()
             self._remove_temp()
-            if checked is None:
-                self.backend.discard_if_empty()  # `jl.open("typo.db")` leaves no stray file behind
+            # A failed open leaves no new file behind (`jl.open("typo.db")`, a model refused).
+            self.backend.discard_if_empty()
             raise
         self._collections = {name: Collection(self, spec) for name, spec in self.model.collections.items()}
         for sub in self._subsystems.values():

@@ -117,6 +117,7 @@ CAPABILITIES: Mapping[str, str] = {
     "collations": "the database has a default collation: the planner collates strings in code points",
     "plan_json": "the database's plan comes as JSON nodes (node types such as a sequential scan)",
     "session_settings": "the store sets its sessions up on a server (JIT off, timeouts)",
+    "server_cursors": "a streamed result waits on the server in a cursor and is fetched a batch at a time",
 }
 
 #: What a PostgreSQL store's target starts with.
@@ -242,6 +243,7 @@ REGISTERED: tuple[Registered, ...] = (
                 "collations",
                 "plan_json",
                 "session_settings",
+                "server_cursors",
             }
         ),
         load=_postgresql,

@@ -54,7 +54,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from jarenlab.errors import StoreError
+from jarenlab.errors import ModelError, StoreError
 
 if TYPE_CHECKING:
     from jarenlab.errors import JarenlabError
@@ -77,6 +77,72 @@ StorageOrder = Literal["key", "insertion"]
 
 #: Identifiers that may reach SQL text (collection, index, column and function names): the one rule.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def refuse_clashes(
+    model: Model,
+    indexes: Callable[[CollectionSpec], Sequence[tuple[str, str]]],
+    *,
+    fold: bool,
+    limit: int | None = None,
+    columns: bool = False,
+) -> None:
+    """JD0005 (naming the declaration) when two objects a model's DDL creates in one namespace would
+    have one name, before any statement runs: the tables and ``indexes(spec)`` (each collection's
+    ``(name, CREATE INDEX)``) share the database's namespace, and with ``columns`` each table's
+    generated columns share the table's. ``fold``: the engine compares names without case (SQLite);
+    ``limit``: it cuts longer names to that many bytes (PostgreSQL's 63), so none may be longer.
+
+    >>> from jarenlab.model import load_model
+    >>> m = load_model({"$model": "0.1", "collections": {"a_b": {"schema": {"type": "object"},
+    ...     "key": None, "identity": "integer", "indexes": [{"name": "c", "path": "$.c"}]},
+    ...     "a": {"schema": {"type": "object"}, "key": None, "identity": "integer",
+    ...     "indexes": [{"name": "b_c", "path": "$.d"}]}}})
+    >>> refuse_clashes(m, lambda spec: [(f"{spec.name}_{ix.name}", "") for ix in spec.indexes], fold=True)
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.ModelError: JD0005 invalid_model: index 'b_c' of collection 'a' would be named 'a_b_c' in the database, as index 'c' of collection 'a_b' is; rename one (at /collections/a/indexes/0/name)
+    """
+    shared: dict[str, str] = {}
+
+    def claim(seen: dict[str, str], name: str, what: str, at: str) -> None:
+        if limit is not None and len(name.encode()) > limit:
+            raise ModelError(
+                "JD0005",
+                f"{what} would be named {name!r} in the database, longer than its {limit} bytes; shorten it",
+                doc_path=at,
+            )
+        folded = name.casefold() if fold else name
+        if folded in seen:
+            raise ModelError(
+                "JD0005",
+                f"{what} would be named {name!r} in the database, as {seen[folded]} is; rename one",
+                doc_path=at,
+            )
+        seen[folded] = what
+
+    for spec in model.collections.values():
+        claim(shared, spec.name, f"collection {spec.name!r}", f"/collections/{spec.name}")
+    for spec in model.collections.values():
+        at = f"/collections/{spec.name}"
+        declared = {f"{spec.name}_{ix.name}": (i, ix.name) for i, ix in enumerate(spec.indexes)}
+        for name, _ in indexes(spec):
+            i, ix_name = declared.get(name, (None, None))
+            what = (
+                f"an index of collection {spec.name!r}"
+                if i is None
+                else f"index {ix_name!r} of collection {spec.name!r}"
+            )
+            claim(shared, name, what, at if i is None else f"{at}/indexes/{i}/name")
+        if columns:
+            own: dict[str, str] = {}
+            for column in spec.columns:
+                claim(
+                    own,
+                    column.name,
+                    f"the column of path {column.path!r} of collection {spec.name!r}",
+                    f"{at}/indexes",
+                )
 
 
 def quote(name: str) -> str:
@@ -139,7 +205,9 @@ class ErrorBoundary:
         try:
             yield
         except self.driver_error as exc:
-            raise self.translated(exc, **fields) from exc
+            err = self.translated(exc, **fields)
+            # The translation's cause where it sets one (what a backend passes on), else the error.
+            raise err from (exc if err.__cause__ is None else err.__cause__)
 
 
 #: The positional marker a driver binds (its DB-API ``paramstyle``): ``"qmark"`` is ``?`` (sqlite3),
@@ -981,6 +1049,11 @@ class Backend(Protocol):
 
     def executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
         """Run one statement once per row of parameters (a bulk insert)."""
+        ...
+
+    def stream(self, conn: Any, sql: str, params: Sequence[Any], size: int) -> Iterator[list[Row]]:
+        """The rows of one statement, ``size`` at a time, the rest not yet read into this process
+        (SQLite steps the statement as rows are asked for; a server keeps them in a cursor of its own)."""
         ...
 
     def translating(self, **fields: Any) -> AbstractContextManager[None]:

@@ -165,8 +165,9 @@ class ChangeHub:
             if ops is None:
                 if not read:
                     raise _reset(
-                        f"commit {number} was recorded compactly (more than {self.log.inline_limit} "
-                        "documents, or written by an earlier version of jarenlab), without its patches"
+                        f"commit {number} was recorded compactly, without its patches (a migration, a "
+                        f"write of more than {self.log.inline_limit} documents or of documents too large "
+                        "to patch, or a commit of an earlier version of jarenlab)"
                     )
                 break
             items.extend(document_changes(number, at_ms, ops, key_types))

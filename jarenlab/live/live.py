@@ -102,10 +102,12 @@ def seed_pairs(
     does, so a row that starts to match later takes its storage place.
     """
     rows = narrowed_rows(coll, document, externals)
+    if positions is not None and positions.locate is not None:
+        positions.number([])  # (the database's own positions: commit order is not storage order)
     if rows is None:
         keys, texts = coll.texts()
         rows = list(zip(keys, texts))
-    elif positions is not None and not positions.by_key:
+    elif positions is not None and not positions.by_key and positions.locate is None:
         positions.number(coll.keys())
     loads = orjson.loads
     return [(key, loads(text)) for key, text in rows]
@@ -213,6 +215,9 @@ class LiveQuery:
         if self._plan.strategy == "rerun":
             return run_query(coll, self.document, self.externals, profile=store.profile)[0]
         m = make_maintainer(self._plan, self.externals, store.operators, coll.storage_order)
+        if m.positions is not None and not m.positions.by_key and not store.backend.needs_write_gate:
+            # Writers commit side by side: a row inserted first may commit last.
+            m.positions.locate = coll.positions
         m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
         self._check_bound(m.size)
         self._maintainer = m

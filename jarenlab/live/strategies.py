@@ -87,6 +87,10 @@ class Positions:
         self.by_key = order == "key"
         self.pos: dict[Any, int] = {}
         self.next = 0
+        #: Where writers commit side by side, a row inserted first may commit last, so commit order
+        #: is not storage order: the database's own positions of keys (``locate(keys)``, every
+        #: key's for None: :meth:`jarenlab.collection.Collection.positions`), set by the live query.
+        self.locate: Callable[[list[Any] | None], dict[Any, int]] | None = None
 
     def of(self, key: Any) -> Any:
         """The storage position of ``key``."""
@@ -100,10 +104,29 @@ class Positions:
 
     def number(self, keys: list[Any]) -> None:
         """Number every stored key (in storage order) as a seed over all of them would have,
-        so a seed over fewer rows leaves each later-matching row its storage place."""
-        if not self.by_key:
-            for key in keys:
-                self.of(key)
+        so a seed over fewer rows leaves each later-matching row its storage place (with
+        :attr:`locate`, the database numbers them all and ``keys`` is not read)."""
+        if self.by_key:
+            return
+        if self.locate is not None:
+            self._adopt(self.locate(None))
+            return
+        for key in keys:
+            self.of(key)
+
+    def learn(self, changes: Changes) -> None:
+        """Before a commit's changes apply: the database's positions of the keys it brings that
+        have none yet (with :attr:`locate`; one statement per commit)."""
+        if self.locate is None:
+            return
+        new = [key for key, doc in changes.items() if doc is not None and key not in self.pos]
+        if new:
+            self._adopt(self.locate(new))
+
+    def _adopt(self, found: dict[Any, int]) -> None:
+        self.pos.update(found)
+        if found:
+            self.next = max(self.next, max(found.values()) + 1)
 
     def forget(self, key: Any) -> None:
         """Drop a deleted key's position."""
@@ -190,6 +213,8 @@ class Sorted:
 
     def apply(self, changes: Changes) -> list[Op]:
         e = self.entries
+        if self.positions is not None:
+            self.positions.learn(changes)
         evaluated = [(k, self._eval(k, doc)) for k, doc in changes.items()]
         single = not e.multi and all(v is None or len(v[1]) == 1 for _, v in evaluated)
         fast = single and self.take is None and self.skip == 0
@@ -394,6 +419,8 @@ class Accumulator:
 
     def apply(self, changes: Changes) -> list[Op]:
         entries = self.inner.entries
+        if self.inner.positions is not None:
+            self.inner.positions.learn(changes)
         dirty = False
         for key in changes:
             old = entries.items.get(key)
@@ -452,6 +479,7 @@ class Groups:
 
     def apply(self, changes: Changes) -> list[Op]:
         dirty: set[Any] = set()
+        self.positions.learn(changes)
         for key, doc in changes.items():
             old = self.members.pop(key, None)
             if old is not None:

@@ -336,7 +336,9 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
         key_type = str if _check_pointer(key, schema, f"{doc_path}/key", "key")[1] == "string" else int
     owner = decl.get("owner")
     if owner is not None:
-        _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
+        member, _ = _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
+        if not sql_addressable(member):  # every owner view's statement names it in SQL
+            raise _fail(f"owner {owner!r} has a member name SQL cannot address", f"{doc_path}/owner")
     version = decl.get("version")
     if version is not None:
         _, kind = _check_pointer(version, schema, f"{doc_path}/version", "version")

@@ -141,6 +141,22 @@ def test_a_compact_record_needs_a_reset(store: Any) -> None:
     assert err.value.code == "JD2128" and "compactly" in err.value.reason
 
 
+def test_a_migrations_compact_record_says_so(store: Any) -> None:
+    """A migration's commit is compact too: the reset's reason names it among the causes (it named
+    only bulk writes and earlier versions)."""
+    import copy
+
+    start = store.changes.cursor()
+    store["items"].insert({"id": "a", "n": 1})
+    page = store.changes(after=start)
+    new = copy.deepcopy(MODEL)
+    new["collections"]["items"]["indexes"] = [{"name": "by_n", "path": "$.n"}]
+    store.migrate(new, progress=False)
+    with pytest.raises(jl.JarenlabError) as err:
+        store.changes(after=page.cursor)
+    assert err.value.code == "JD2128" and "a migration" in err.value.reason, err.value
+
+
 def test_dataframe_and_html(store: Any) -> None:
     start = store.changes.cursor()
     store["items"].insert({"id": "a<b", "n": 1})

@@ -521,3 +521,25 @@ def test_ranks_over_integer_keys_written_as_floats(open_store: Any) -> None:
             assert "json_type" not in ex.sql and "t.rowid = w.jl_pos" in ex.sql, ex.sql
         else:
             assert ex.fallback is not None
+
+
+def test_a_whole_document_inside_a_map_or_array_is_pushed_and_decoded(store: Any) -> None:
+    """``select({"doc": it})`` and ``[$it]`` run natively and give the engine's answer through every
+    way a result leaves the planner: a list, a window, the first item, batches and a live query."""
+    notes = store["docs"]
+    notes.insert_many([{"id": f"n{i}", "s": "ab"[i % 2], "i": i, "o": {"t": "x"}} for i in range(6)])
+    q = notes.where(it.i > 1).order_by(it.id).select({"doc": it, "k": it.id, "both": [it, it.s]})
+    (expected,) = evaluate(q.document, notes.to_list(), {})  # (the builder wraps it in [ ])
+    assert q.explain().mode == "native"
+    assert q.to_list() == expected
+    assert q.take(2).to_list() == expected[:2]
+    assert q.first() == expected[0]
+    assert [r for b in q.iter_batches(3) for r in b.to_pylist()] == q.to_arrow().to_pylist()
+    assert notes.execute({"$for": {"x": "$[*]"}, "$orderby": ["$x.id"], "$return": ["$x"]}) == [
+        [d] for d in notes.to_list()
+    ]
+    live = q.live()
+    try:
+        assert live.rows == expected
+    finally:
+        live.close()

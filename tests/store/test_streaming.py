@@ -84,3 +84,29 @@ def test_empty_results_and_bad_sizes(rows: Any) -> None:
     assert list(none.iter_batches()) == [] and none.to_pandas().columns.tolist() == ["a", "b"]
     with pytest.raises(QueryError):
         list(rows.query().iter_batches(0))
+
+
+def _cursors(store: Any) -> list[tuple[Any, ...]]:
+    """The server-side cursors open on this thread's connection (PostgreSQL's ``pg_cursors``)."""
+    return list(store.db.connection().execute("SELECT name, is_holdable FROM pg_cursors").fetchall())
+
+
+@pytest.mark.needs("server_cursors", "a server keeps the rows not yet read in a cursor of its own")
+def test_a_stream_waits_on_the_server_and_fetches_a_batch_at_a_time(rows: Any) -> None:
+    """The rows not yet read stay on the server (a held cursor, no transaction left open), the driver
+    holds one batch, and the cursor is closed when the rows run out or the reader stops."""
+    store = rows.store
+    assert _cursors(store) == []
+    batches = rows.where(it.n >= 100).iter_batches(100)
+    first = next(batches)
+    assert first.num_rows == 100
+    (name, holdable), *more = _cursors(store)
+    assert not more and holdable and name.startswith("jl_stream_")
+    assert sum(b.num_rows for b in batches) == 800
+    assert _cursors(store) == []  # read to the end: closed
+    stopped = rows.iter_batches(10)
+    next(stopped)
+    assert len(_cursors(store)) == 1
+    stopped.close()  # the reader stops early
+    assert _cursors(store) == []
+    assert store.db.connection().info.transaction_status.name == "IDLE"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import select
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,6 +39,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    refuse_clashes,
     upgrades,
 )
 from jarenlab.backends.postgres import ddl, intervals
@@ -61,6 +63,9 @@ _IDLE = pq.TransactionStatus.IDLE
 #: ``select.poll`` (not limited to descriptors below 1024, as ``select`` is), where the system has it.
 _poll = getattr(select, "poll", None)
 
+
+#: Names for server-side cursors, unique in this process (a session holds one per open stream).
+_STREAMS = itertools.count()
 
 #: ``marks(n)``: n placeholders in this driver's style.
 marks = functools.partial(placeholders, "%s")
@@ -119,8 +124,19 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2005", text, condition="overflow", **fields)
     else:
         err = StoreError("JD2005", text, condition="other", **fields)
-    err.__cause__ = exc
+    err.__cause__ = _primary(exc, text)
     return err
+
+
+def _primary(exc: psycopg.Error, text: str) -> psycopg.Error:
+    """The driver's error as the coded error's cause: of the same class (so its ``sqlstate``), with
+    the primary message alone (the server's DETAIL can print other rows' values: never passed on)."""
+    try:
+        clean = type(exc)(text)
+    except Exception:  # (a class that takes other arguments: the root class says as much)
+        clean = psycopg.Error(text)
+    clean.__traceback__ = exc.__traceback__
+    return clean
 
 
 #: The one error boundary: ``with translating(collection=...):``.
@@ -283,6 +299,23 @@ class PostgresBackend:
         cursor.executemany(sql, rows)
         return cursor
 
+    def stream(
+        self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any], size: int
+    ) -> Iterator[list[Row]]:
+        """A server-side cursor (``DECLARE ... WITH HOLD``: the connection is in autocommit, and no
+        transaction is left open while the caller reads): this process holds one batch, the server
+        the rest, so memory stays flat however long the result. Closed when the rows run out or the
+        caller stops reading."""
+        cursor = conn.cursor(name=f"jl_stream_{next(_STREAMS)}", withhold=True)
+        try:
+            cursor.execute(sql, params)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            if not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    cursor.close()
+
     def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
         return translating(**fields)
 
@@ -347,7 +380,8 @@ class PostgresBackend:
         try:
             conn.execute("BEGIN")
         except psycopg.Error as exc:
-            raise _translated(exc) from exc
+            err = _translated(exc)
+            raise err from err.__cause__
 
     def commit(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -359,7 +393,7 @@ class PostgresBackend:
                 # transaction, ``idempotency_key=...``, is the way to try again without doubt).
                 err.reason = f"{err.reason}; it was lost during COMMIT, so the transaction may have committed"
                 err.args = (err.message,)
-            raise err from exc
+            raise err from err.__cause__
 
     def rollback(self, conn: psycopg.Connection[Any]) -> None:
         if conn.info.transaction_status != _IDLE:
@@ -429,6 +463,7 @@ class PostgresBackend:
     def model_ddl(self, model: Model) -> list[str]:
         """The model's tables and indexes, then what its interval declarations add (the function
         ``jl_instant_ms`` and one exclusion constraint each)."""
+        refuse_clashes(model, ddl.index_statements, fold=False, limit=intervals.NAME_BYTES)
         return ddl.create_statements(model) + intervals.create_statements(model)
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:

@@ -77,7 +77,7 @@ class ServerClock:
                     err = self._translate(exc)
                     if err is None:
                         raise
-                    raise err from exc
+                    raise err from err.__cause__
                 base = self._base = (base[0], base[1], time.monotonic() + 1.0)
                 return base
             base = self._base = (server, (sent + back) / 2, back + self._resync)

@@ -58,7 +58,7 @@ _GROUP_PARAM = {
 
 
 #: PostgreSQL cuts longer names to this many bytes without a word (two constraints would collide).
-_NAME_BYTES = 63
+NAME_BYTES = 63
 
 
 def constraint_name(table: str, decl: IntervalSpec) -> str:
@@ -72,11 +72,11 @@ def constraint_name(table: str, decl: IntervalSpec) -> str:
     jarenlab.errors.ModelError: JD0005 invalid_model: the interval constraint of this declaration would be named '_jl_iv_cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc_0', longer than PostgreSQL's 63 bytes; use a shorter collection name (at /collections/cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc/intervals/0)
     """
     name = f"_jl_iv_{table}_{decl.position}"
-    if len(name.encode()) > _NAME_BYTES:
+    if len(name.encode()) > NAME_BYTES:
         raise ModelError(
             "JD0005",
             f"the interval constraint of this declaration would be named {name!r}, longer than "
-            f"PostgreSQL's {_NAME_BYTES} bytes; use a shorter collection name",
+            f"PostgreSQL's {NAME_BYTES} bytes; use a shorter collection name",
             doc_path=f"/collections/{table}/intervals/{decl.position}",
         )
     return name

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from jarenlab.backends.base import (
     load_catalogue,
     placeholders,
     quote,
+    refuse_clashes,
     upgrades,
 )
 from jarenlab.backends.sqlite import ddl, intervals, paths
@@ -126,6 +128,8 @@ class SQLiteBackend:
         self.path = path
         self._existed = os.path.exists(path)
         self.read_only = read_only
+        #: Whether a read-only store is read as immutable (its location cannot be written: :meth:`_open`).
+        self.immutable = False
         self.busy_timeout = busy_timeout
         self._dialect = SQLiteDialect()
         self._lock = threading.Lock()
@@ -150,6 +154,16 @@ class SQLiteBackend:
     def executemany(self, conn: sqlite3.Connection, sql: str, rows: Any) -> sqlite3.Cursor:
         return conn.executemany(sql, rows)
 
+    def stream(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any], size: int
+    ) -> Iterator[list[Row]]:
+        cursor = conn.execute(sql, params)  # (SQLite steps it as the rows are fetched)
+        try:
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            cursor.close()
+
     def translating(self, **fields: Any) -> contextlib.AbstractContextManager[None]:
         return translating(**fields)
 
@@ -158,24 +172,68 @@ class SQLiteBackend:
 
     # -- connections and transactions ---------------------------------------------------------------
     def connect(self, *, reader: bool = False) -> sqlite3.Connection:
-        """One connection with the store's pragmas: WAL, busy timeout, foreign keys on."""
-        with translating():
-            if self.read_only:
-                conn = sqlite3.connect(
-                    f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        """One connection with the store's pragmas: WAL, busy timeout, foreign keys on. A connection
+        whose set-up fails is closed at once (never left to the garbage collector)."""
+        conn: sqlite3.Connection | None = None
+        try:
+            with translating():
+                conn = self._open()
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                if not self.read_only:
+                    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                    if mode.lower() != "wal":
+                        raise StoreError("JD2005", f"could not switch the journal to WAL (got {mode!r})")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
+                    raise StoreError("JD2005", "foreign keys did not turn on")
+            return conn
+        except StoreError as err:
+            if conn is not None:
+                conn.close()
+            if not self.read_only and err.condition in ("other", "read_only") and not self._writable():
+                then = (
+                    "open it with read_only=True to read it"
+                    if os.path.exists(self.path)
+                    else "it cannot be made"
                 )
-            else:
-                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            if not self.read_only:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if mode.lower() != "wal":
-                    raise StoreError("JD2005", f"could not switch the journal to WAL (got {mode!r})")
-                conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
-                raise StoreError("JD2005", "foreign keys did not turn on")
+                raise StoreError(
+                    "JD2005",
+                    f"{self.path} is in a read-only location (nothing can be written there): {then}",
+                    condition="read_only",
+                ) from err.__cause__
+            raise
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        """A connection to the file: read-only ones by a ``mode=ro`` URI. A WAL store in a location
+        nothing can be written to (a read-only mount, a folder without write permission) cannot
+        make the shared-memory file a ``mode=ro`` reader needs: it is then read as ``immutable``
+        (nobody can change the file there; the first connection decides, the others follow)."""
+        options = dict(isolation_level=None, check_same_thread=False)
+        if not self.read_only:
+            return sqlite3.connect(self.path, **options)  # type: ignore[arg-type]
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        if self.immutable:
+            return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
+        conn = sqlite3.connect(uri, uri=True, **options)  # type: ignore[arg-type]
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            conn.close()
+            if self._writable() or not os.path.exists(self.path):
+                raise
+            self.immutable = True
+            return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
         return conn
+
+    def _writable(self) -> bool:
+        """Whether the file's folder (and the file, when it exists) can be written to."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        return os.access(folder, os.W_OK) and (not os.path.exists(self.path) or os.access(self.path, os.W_OK))
 
     def disconnect(self, conn: sqlite3.Connection) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -262,7 +320,7 @@ class SQLiteBackend:
     def settings(self, conn: sqlite3.Connection) -> dict[str, Any]:
         with translating():
             mode = "wal" if not self.read_only else conn.execute("PRAGMA journal_mode").fetchone()[0]
-        return {"journal_mode": mode, "busy_timeout": self.busy_timeout}
+        return {"journal_mode": mode, "busy_timeout": self.busy_timeout, "immutable": self.immutable}
 
     def describe(self, capabilities: Mapping[str, Any]) -> str:
         """One line for the store's HTML repr."""
@@ -270,6 +328,13 @@ class SQLiteBackend:
         return f"SQLite {capabilities['sqlite_version']}, JSONB {jsonb}"
 
     def model_ddl(self, model: Model) -> list[str]:
+        # SQLite compares names without case: "A" is "a", and gx_B is gx_b.
+        refuse_clashes(
+            model,
+            lambda spec: ddl.index_statements(spec) + ddl.extra_statements(spec),
+            fold=True,
+            columns=True,
+        )
         return ddl.create_statements(model)
 
     def internal_ddl(self, subsystems: Sequence[str]) -> list[str]:
@@ -364,7 +429,7 @@ class SQLiteBackend:
 
     def discard_if_empty(self) -> None:
         """Remove the database file if this store's opening created it and it holds nothing."""
-        if self._existed:
+        if self._existed or self.read_only or not os.path.exists(self.path):
             return
         try:
             probe = sqlite3.connect(self.path)

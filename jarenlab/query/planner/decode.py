@@ -73,8 +73,8 @@ def _value(kinds: Mapping[Any, str], jt: Any, v: Any) -> Any:
 def _items(
     out: Out, values: dict[Any, Any], row: tuple[Any, ...], agg: dict[AggOut, list[Any]] | None
 ) -> list[Any]:
-    if isinstance(out, DocOut):
-        return [orjson.loads(row[0])]
+    if isinstance(out, DocOut):  # inside a map or array: the row's last cell (sql.holds_document)
+        return [orjson.loads(row[-1])]
     if isinstance(out, FieldOut):
         v = values[out.field]
         return [] if v is _MISSING else [v]

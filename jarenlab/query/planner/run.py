@@ -412,7 +412,7 @@ def divert_reason(prepared: Prepared, externals: dict[str, Any]) -> str | None:
             else "a boolean"
             if t is bool
             else beyond(limit)
-            if t in (int, float) and math.isfinite(v)
+            if t is int or (t is float and math.isfinite(v))
             else "not finite"
             if t is float
             else t.__name__

@@ -70,6 +70,11 @@ def _subsequence_window(call: Call) -> tuple[int, int | None] | None:
     """``$subsequence [x, start, length?]`` with integer literals as ``(offset, limit)``, else None.
 
     The engine's positions are 0-based and clip at 0: ``[x, -2, 5]`` keeps items 0..2.
+
+    >>> _subsequence_window(Call("subsequence", (Lit(None, ""), Lit(-2, ""), Lit(5, "")), False, ""))
+    (0, 3)
+    >>> _subsequence_window(Call("subsequence", (Lit(None, ""), Lit(10**400, ""), Lit(1, "")), False, ""))
+    (4611686018427387904, 1)
     """
     start = _int_literal(call.args[1])
     length = _int_literal(call.args[2]) if len(call.args) > 2 else None
@@ -77,7 +82,14 @@ def _subsequence_window(call: Call) -> tuple[int, int | None] | None:
         return None
     lo = max(start, 0)
     hi = None if length is None else max(start + length, 0)
-    return lo, None if hi is None else max(hi - lo, 0)
+    limit = None if hi is None else max(hi - lo, 0)
+    # Bounds past any table's rows keep every row (or none) whatever their size: held within the
+    # integers every database binds (2^62), so ``take(10**400)`` answers as the engine does.
+    return min(lo, _ROWS), None if limit is None else min(limit, _ROWS)
+
+
+#: More rows than any table holds, and an integer every database binds.
+_ROWS = 2**62
 
 
 def _call(node: Node, *names: str) -> Call | None:

@@ -44,6 +44,7 @@ from jarenlab.query.planner.preds import (
     CompareAny,
     ComparePaths,
     Const,
+    DocOut,
     Exists,
     Field,
     FieldOut,
@@ -342,6 +343,16 @@ def output_fields(out: Out | None) -> list[Field]:
     return list(found)
 
 
+def holds_document(out: Out | None) -> bool:
+    """Whether a projection holds the whole document inside a map or array (``{"doc": $it}``,
+    ``[$it]``): its rows then end with the document column."""
+    if isinstance(out, MapOut):
+        return any(isinstance(m, DocOut) or holds_document(m) for _, m in out.members)
+    if isinstance(out, ArrOut):
+        return any(isinstance(m, DocOut) or holds_document(m) for m in out.items)
+    return False
+
+
 def group_aggregates(out: Out | None) -> list[AggOut]:
     """The distinct aggregates a group result reads, in first-use order."""
     if isinstance(out, AggOut):
@@ -452,6 +463,8 @@ def select_rows(
             else:  # the JSON kind tells true from 1 and null from missing
                 cols += [e.jtype(f), dialect.json_value(e.path(f))]
             layout.append((f, kind))
+        if holds_document(out):  # read last (the decoder's whole document is the row's last cell)
+            cols.append(dialect.document())
         if not cols:
             cols.append(dialect.truth(True))
     text = dialect.select(cols, table) + e.where(where) + e.order(order) + e.window(offset, limit)

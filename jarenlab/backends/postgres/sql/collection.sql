@@ -60,6 +60,14 @@ SELECT key, doc FROM {table} ORDER BY pos
 -- Every key in storage order.
 SELECT key FROM {table} ORDER BY pos
 
+-- name: positions
+-- Every key's storage position (a live query places rows that writers committed out of order).
+SELECT key, pos FROM {table}
+
+-- name: positions_of
+-- The storage positions of these keys (those a commit brought).
+SELECT key, pos FROM {table} WHERE key IN ({keys})
+
 -- name: page
 -- The next documents in storage order after a position (a migration walks a collection in pages):
 -- position, key, document.

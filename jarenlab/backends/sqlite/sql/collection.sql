@@ -58,6 +58,14 @@ SELECT key, doc FROM {table} ORDER BY rowid
 -- Every key in storage order.
 SELECT key FROM {table} ORDER BY rowid
 
+-- name: positions
+-- Every key's storage position (a live query places rows that writers committed out of order).
+SELECT key, rowid FROM {table}
+
+-- name: positions_of
+-- The storage positions of these keys (those a commit brought).
+SELECT key, rowid FROM {table} WHERE key IN ({keys})
+
 -- name: page
 -- The next documents in storage order after a position (a migration walks a collection in pages):
 -- position, key, document.
