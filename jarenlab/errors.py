@@ -284,6 +284,10 @@ CODES: dict[str, tuple[str, str]] = {
         "likely_mistake",
         "Warning: a regular expression anchor (`^`, `$` are ordinary characters) or an always-true `!=`.",
     ),
+    "JQ0038": (
+        "zone_unknown",
+        "A date-time without a zone compared with a `format: date-time` member (which holds zoned date-times), or one external compared with both a date and a date-time member.",
+    ),
     # -- query language: run time --------------------------------------------
     "JQ2001": ("cardinality", "An expression produced more items than its position allows."),
     "JQ2002": ("division_by_zero", "Integer division or modulo by zero."),
