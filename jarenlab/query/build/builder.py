@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError, QueryWarning
-from jarenlab.query.build.expr import Expr, OrderKey, agg, it, key, lit, param, win
+from jarenlab.query.build.expr import AGGREGATES, Aggregate, Expr, OrderKey, agg, it, key, lit, param, win
 from jarenlab.query.build.joins import JoinQuery, start
 
 __all__ = [
@@ -81,6 +81,48 @@ def value_doc(value: Any) -> Any:
     if isinstance(value, list):
         return [value_doc(v) for v in value]
     return lit(value)
+
+
+def _aggregates(value: Any) -> bool:
+    """Whether a ``select`` value holds an :class:`~jarenlab.query.build.expr.Aggregate`."""
+    if isinstance(value, dict):
+        return any(_aggregates(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_aggregates(v) for v in value)
+    return isinstance(value, Aggregate)
+
+
+def _over_rows(doc: Any) -> Any:
+    """A select document with each aggregate reading the bound rows instead of the group.
+
+    >>> _over_rows({"n": {"$count": ["$it"]}, "s": {"$sum": ["$it.x"]}})
+    {'n': {'$count': [{'$for': {'it': '$jl_rows'}, '$return': '$it'}]}, 's': {'$sum': [{'$for': {'it': '$jl_rows'}, '$return': '$it.x'}]}}
+    """
+    if isinstance(doc, list):
+        return [_over_rows(d) for d in doc]
+    if not isinstance(doc, dict):
+        return doc
+    if len(doc) == 1:
+        ((name, args),) = doc.items()
+        if name[1:] in AGGREGATES and isinstance(args, list) and args:
+            first = {"$for": {"it": "$jl_rows"}, "$return": args[0]}
+            return {name: [first, *args[1:]]}
+        if name == "$const":
+            return doc
+    return {k: _over_rows(v) for k, v in doc.items()}
+
+
+def _reads_it(doc: Any) -> bool:
+    """Whether a document reads ``$it`` outside the aggregates' own FLWORs."""
+    if isinstance(doc, str):
+        return doc == "$it" or doc.startswith(("$it.", "$it[", "$it'"))
+    if isinstance(doc, list):
+        return any(_reads_it(d) for d in doc)
+    if isinstance(doc, dict):
+        if "$for" in doc or "$const" in doc:
+            return False
+        return any(_reads_it(v) for v in doc.values())
+    return False
 
 
 @dataclass(frozen=True)
@@ -183,11 +225,28 @@ class Query:
         if isinstance(value, list) and value and all(type(v) is str for v in value):
             value = {name: it[name] for name in value}
         st = self._stage
+        if st.group is None and _aggregates(value):
+            return self._whole(value)
         # A dict or list makes exactly one item per input, so it commutes with skip/take
         # and the document stays one flat FLWOR (what the planner pushes down).
         one_each = isinstance(value, dict | list) and all(op[0] == "window" for op in st.post)
         q = self._nested() if st.ret is not None or (st.post and not one_each) else self
         return q._with(ret=value_doc(value))
+
+    def _whole(self, value: Any) -> Query:
+        """``select`` of aggregates without ``group_by``: one row over every item so far (the items
+        bound once to ``$jl_rows``, each aggregate reading them), as SQL and pandas aggregate."""
+        if self._stage.ret is not None:
+            return self._nested()._whole(value)
+        rows = self._with(ret=None)._expr()
+        ret = _over_rows(value_doc(value))
+        if _reads_it(ret):
+            raise QueryError(
+                "JQ0006",
+                "select() without group_by aggregates every item into one row, so each member is an "
+                "aggregate (agg.count(), agg.sum(it.x), ...); to keep per-item values, group_by(...) first",
+            )
+        return Query(self._source, _Stage(source=[{"$let": {"jl_rows": rows}, "$return": ret}]))
 
     def _window(self, start: int, length: int | None) -> Query:
         post = self._stage.post
