@@ -3,6 +3,8 @@
 The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 
 - ``dict`` (string keys), ``list``/``tuple``, ``str``, ``bool``, ``int``, finite ``float``, ``None``: as is.
+- a pandas ``Series``, ``Index`` or extension array (what ``.unique()`` gives): the list of its
+  values (a missing one refused as in any list).
 - numpy scalars and arrays: their Python value (``.item()`` / ``.tolist()``); a ``datetime64`` (any
   unit, pandas' nanoseconds too) the naive ``datetime`` it holds, so the instant it is.
 - ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
@@ -136,6 +138,9 @@ def _convert(value: Any, path: str, absent: bool = False) -> Any:
     if module.startswith("pandas"):
         if type(value).__name__ == "Timestamp" and value is not _nat():
             return _convert(value.to_pydatetime(), path)
+        if getattr(value, "ndim", None) == 1 and hasattr(value, "tolist"):
+            # a Series, an Index, an extension array (pandas 3's .unique() of strings): a list
+            return to_json(value.tolist(), path)
         raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:

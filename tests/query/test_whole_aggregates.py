@@ -39,6 +39,12 @@ def test_aggregates_without_group_by_are_one_row(store: Any) -> None:
     assert notes.select({"x": agg.avg(it.o.x)}).to_list() == [{"x": sum(xs) / len(xs)}]
     assert notes.select([agg.count()]).to_list() == [[len(ROWS)]]
     assert len(notes.select({"n": agg.count()}).to_pandas()) == 1
+    top = notes.order_by(it.score.desc(), it.id).take(3).select({"s": agg.sum(it.score)}).to_list()
+    assert top == [{"s": int(frame.score.nlargest(3).sum())}]
+    per_tag = notes.group_by(t=it.tag).select({"t": param("t"), "n": agg.count()})
+    assert per_tag.select({"groups": agg.count(), "rows": agg.sum(it.n)}).to_list() == [
+        {"groups": 2, "rows": 20}
+    ]
 
 
 def test_group_by_still_groups_and_mixing_is_refused(store: Any) -> None:

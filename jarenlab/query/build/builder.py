@@ -19,7 +19,19 @@ from typing import Any, Protocol, cast
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError, QueryWarning
-from jarenlab.query.build.expr import AGGREGATES, Aggregate, Expr, OrderKey, agg, it, key, lit, param, win
+from jarenlab.query.build.expr import (
+    AGGREGATES,
+    Aggregate,
+    Expr,
+    GroupKey,
+    OrderKey,
+    agg,
+    it,
+    key,
+    lit,
+    param,
+    win,
+)
 from jarenlab.query.build.joins import JoinQuery, start
 
 __all__ = [
@@ -90,6 +102,22 @@ def _aggregates(value: Any) -> bool:
     if isinstance(value, list):
         return any(_aggregates(v) for v in value)
     return isinstance(value, Aggregate)
+
+
+def _no_group_keys(value: Any, what: str) -> None:
+    """Refuse ``key(...)`` where no ``group_by`` binds it (JQ0006), before it reads as an external."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _no_group_keys(v, what)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _no_group_keys(v, what)
+    elif isinstance(value, GroupKey):
+        raise QueryError(
+            "JQ0006",
+            f"{what}(): key({value.name!r}) names a group-by key, and this chain has no group_by binding "
+            f"it: group_by({value.name}=...) first (param({value.name!r}) names an external value)",
+        )
 
 
 def _over_rows(doc: Any) -> Any:
@@ -188,7 +216,10 @@ class Query:
     def order_by(self, *keys: Any) -> Query:
         """Order by keys (``it.x``, ``it.x.desc()``, ``it.x.asc(empty="greatest")``); replaces any order."""
         st = self._stage
-        q = self._nested() if st.ret is not None or st.post else self
+        nests = st.ret is not None or st.post
+        if nests or st.group is None:
+            _no_group_keys(keys, "order_by")
+        q = self._nested() if nests else self
         return q._with(order=_order_specs(keys))
 
     def then_by(self, *keys: Any) -> Query:
@@ -225,12 +256,15 @@ class Query:
         if isinstance(value, list) and value and all(type(v) is str for v in value):
             value = {name: it[name] for name in value}
         st = self._stage
-        if st.group is None and _aggregates(value):
-            return self._whole(value)
         # A dict or list makes exactly one item per input, so it commutes with skip/take
         # and the document stays one flat FLWOR (what the planner pushes down).
         one_each = isinstance(value, dict | list) and all(op[0] == "window" for op in st.post)
-        q = self._nested() if st.ret is not None or (st.post and not one_each) else self
+        nests = st.ret is not None or (st.post and not one_each)
+        if nests or st.group is None:
+            _no_group_keys(value, "select")
+            if _aggregates(value):
+                return self._whole(value)
+        q = self._nested() if nests else self
         return q._with(ret=value_doc(value))
 
     def _whole(self, value: Any) -> Query:

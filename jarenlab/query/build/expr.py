@@ -200,6 +200,18 @@ class Expr:
         """
         return OrderKey(self._doc, True, empty)
 
+    def __abs__(self) -> Expr:
+        """Python's ``abs(expr)``: :meth:`abs` (the same number either way)."""
+        return self.abs()
+
+    def __round__(self, ndigits: int | None = None) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            f"round({self._shown()}) cannot build a query: Python's round() rounds halves to even, and the "
+            f"language's $round halves away from zero (as SQL); write {self._shown()}.round("
+            f"{ndigits or 0}) for that",
+        )
+
     def abs(self) -> Expr:
         """The absolute value of a number: ``$if`` of ``$lt`` and ``$neg`` (non-numbers pass through).
 
@@ -383,9 +395,21 @@ def param(name: str) -> Expr:
     return Expr("$" + name)
 
 
+class GroupKey(Expr):
+    """A group key bound by ``group_by`` (what :func:`key` returns); outside a group-by's
+    ``select`` it is refused (``JQ0006``) rather than read as an external without a value."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The key's name."""
+        return str(self._doc)[1:]
+
+
 def key(name: str) -> Expr:
     """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``)."""
-    return param(name)
+    return GroupKey(param(name).document)
 
 
 class Aggregate(Expr):
