@@ -454,7 +454,15 @@ class EventError(JarenlabError):
 
 
 class IntervalConflict(StoreError):
-    """A write would make two constrained intervals overlap."""
+    """A write would make two constrained intervals overlap.
+
+    ``conflict`` (``{"key": other, "declaration": n}``) and ``conflict_owner`` name the record it
+    overlaps; both exist on every such error, None where the record is not known (it changed before
+    it could be named) or must not be revealed (another owner's, through an owner view).
+    """
+
+    conflict: dict[str, Any] | None = None
+    conflict_owner: Any = None
 
 
 class IdempotencyError(StoreError):
