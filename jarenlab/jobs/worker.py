@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
 from jarenlab.backoff import backoff
-from jarenlab.causation import current_attempt, current_job
+from jarenlab.causation import Acting, act, current_job, done
 from jarenlab.errors import JarenlabError, JobError, unreachable
 from jarenlab.jobs.context import Context
 from jarenlab.jobs.queue import Lease, dumps
@@ -123,7 +123,7 @@ class Executor:
         with self._lock:
             self.running[lease.seq] = ctx
         token = current_job.set((lease.id, lease.attempt))
-        fence = current_attempt.set(ctx)
+        fence = act(Acting(lease.id, lease.attempt, ctx))
         try:
             if stopping is not None and stopping.is_set():
                 # Claimed as the worker began to stop (after it cancelled what was running): unrun.
@@ -154,7 +154,7 @@ class Executor:
             return self._dispose(lease, ctx, text, chain)
         finally:
             ctx.end()
-            current_attempt.reset(fence)
+            done(fence)
             current_job.reset(token)
             with self._lock:
                 self.running.pop(lease.seq, None)
@@ -244,13 +244,15 @@ class Executor:
             return None
         store = self.jobs.store
 
+        lease = ctx.lease
+
         def apply() -> None:
-            token = current_attempt.set(None)
+            token = act(Acting(lease.id, lease.attempt, None))
             try:
                 for action in actions:
                     action.apply(store)
             finally:
-                current_attempt.reset(token)
+                done(token)
 
         return apply
 
