@@ -104,6 +104,28 @@ def _aggregates(value: Any) -> bool:
     return isinstance(value, Aggregate)
 
 
+def _directed(keys: tuple[Any, ...], ascending: Any) -> tuple[Any, ...]:
+    """``order_by``'s keys with pandas' ``ascending`` applied (JQ0007 when it does not fit them)."""
+    if ascending is True:
+        return keys
+    flags = [ascending] * len(keys) if type(ascending) is bool else ascending
+    if (
+        not isinstance(flags, list | tuple)
+        or len(flags) != len(keys)
+        or any(type(f) is not bool for f in flags)
+    ):
+        raise QueryError("JQ0007", f"ascending is True, False or one of them per key, not {ascending!r}")
+    out = []
+    for k, up in zip(keys, flags, strict=True):
+        if isinstance(k, OrderKey) and not up:
+            raise QueryError(
+                "JQ0007",
+                "a key that says its direction (.asc()/.desc()) takes no ascending=False; give it once",
+            )
+        out.append(k.desc() if not up and isinstance(k, Expr) else k)
+    return tuple(out)
+
+
 def _no_group_keys(value: Any, what: str) -> None:
     """Refuse ``key(...)`` where no ``group_by`` binds it (JQ0006), before it reads as an external."""
     if isinstance(value, dict):
@@ -213,8 +235,13 @@ class Query:
         q = self._nested() if st.group is not None or st.ret is not None or st.post else self
         return q._with(where=(*q._stage.where, lit(predicate)))
 
-    def order_by(self, *keys: Any) -> Query:
-        """Order by keys (``it.x``, ``it.x.desc()``, ``it.x.asc(empty="greatest")``); replaces any order."""
+    def order_by(self, *keys: Any, ascending: bool | list[bool] = True) -> Query:
+        """Order by keys (``it.x``, ``it.x.desc()``, ``it.x.asc(empty="greatest")``); replaces any order.
+
+        ``ascending=False`` (pandas' ``sort_values``) orders every key descending; a list gives each
+        key's direction. A key that already says its direction (``.desc()``) takes no ``ascending``.
+        """
+        keys = _directed(keys, ascending)
         st = self._stage
         nests = st.ret is not None or st.post
         if nests or st.group is None:
@@ -303,6 +330,10 @@ class Query:
         """Keep at most ``n`` results."""
         _check_count(n, "take")
         return self._window(0, n)
+
+    def head(self, n: int = 5) -> Query:
+        """pandas' ``head``: the first ``n`` results (``take(n)``)."""
+        return self.take(n)
 
     def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
         """Add computed members to each result (``$window``): ``partition`` (an expression or a
@@ -438,6 +469,11 @@ class Query:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_list())
+
+    def __len__(self) -> int:
+        """``len(q)``: the number of results (``q.count()``, one query; ``list(q)`` asks it first, as
+        Python does of anything with a length, so ``q.to_list()`` reads once)."""
+        return self.count()
 
     def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
         """One keyset page of this ordered query (:class:`jarenlab.query.planner.pages.Page`: ``items``,
@@ -684,9 +720,9 @@ class Queryable:
         """See :meth:`Query.where`."""
         return Query(self).where(predicate)
 
-    def order_by(self, *keys: Any) -> Query:
+    def order_by(self, *keys: Any, ascending: bool | list[bool] = True) -> Query:
         """See :meth:`Query.order_by`."""
-        return Query(self).order_by(*keys)
+        return Query(self).order_by(*keys, ascending=ascending)
 
     def group_by(self, *exprs: Any, **named: Any) -> Query:
         """See :meth:`Query.group_by`."""
@@ -703,6 +739,10 @@ class Queryable:
     def take(self, n: int) -> Query:
         """See :meth:`Query.take`."""
         return Query(self).take(n)
+
+    def head(self, n: int = 5) -> Query:
+        """See :meth:`Query.head`."""
+        return Query(self).head(n)
 
     def distinct(self) -> Query:
         """See :meth:`Query.distinct`."""
