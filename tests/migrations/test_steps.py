@@ -553,3 +553,38 @@ def test_adding_an_interval_declaration_by_migrate_holds_on_clean_and_clashing_d
     with pytest.raises(MigrationError) as refused:
         store.migrate(again, progress=False)
     assert refused.value.code == "JD0023" and "'c'" in refused.value.reason and "'e'" in refused.value.reason
+
+
+def test_a_rename_in_the_schema_alone_is_visible(open_store: Any) -> None:
+    """Renaming a member in the schema without a transform leaves the stored member undeclared: the
+    plan lists it with the documents that hold it, and a query of it warns (JQ0036)."""
+    base = {
+        "$model": "0.1",
+        "collections": {
+            "cars": {
+                "key": None,
+                "identity": "integer",
+                "schema": {
+                    "type": "object",
+                    "properties": {"mpg": {"type": "number"}, "hp": {"type": "integer"}},
+                },
+            }
+        },
+    }
+    store = open_store(base)
+    store["cars"].insert_many(
+        [{"mpg": 10.5, "hp": 1}, {"mpg": 35.0, "hp": 2}, {"hp": 3}, {"mpg": 41.0, "hp": 4}]
+    )
+    renamed = evolve(
+        base,
+        lambda m: m["collections"]["cars"]["schema"]["properties"].update(
+            miles_per_gallon=m["collections"]["cars"]["schema"]["properties"].pop("mpg")
+        ),
+    )
+    for plan in (store.migrate(renamed, dry_run=True), store.migrate(renamed, progress=False)):
+        (step,) = [s for s in plan.steps if s.kind == "undeclared member"]
+        assert step.collection == "cars" and step.documents == 3 and "'mpg'" in step.detail
+        assert "transform" in step.detail
+    with pytest.warns(jl.QueryWarning) as seen:
+        assert store["cars"].where(jl.it.mpg > 30).count() == 2
+    assert [w.message.code for w in seen] == ["JQ0036"]
