@@ -128,23 +128,19 @@ def constraint_statement(table: str, decl: IntervalSpec) -> str:
 
 
 @cache
+def _template(name: str) -> str:
+    """The text of statement ``name`` of ``sql/intervals.sql``, as written."""
+    return Catalogue.load(__package__ or "jarenlab.backends.postgres", "intervals").statement(name).template
+
+
 def instant_ms_function() -> str:
     """The CREATE FUNCTION of ``jl_instant_ms`` (``intervals.instant_ms`` in ``sql/intervals.sql``)."""
-    return (
-        Catalogue.load(__package__ or "jarenlab.backends.postgres", "intervals")
-        .statement("instant_ms")
-        .template
-    )
+    return _template("instant_ms")
 
 
-@cache
 def instant_ms_inline() -> str:
     """``jl_instant_ms`` as one expression over ``{t}`` (``intervals.instant_ms_inline``)."""
-    return (
-        Catalogue.load(__package__ or "jarenlab.backends.postgres", "intervals")
-        .statement("instant_ms_inline")
-        .template
-    )
+    return _template("instant_ms_inline")
 
 
 def alter_statements(old: CollectionSpec, new: CollectionSpec) -> tuple[list[str], list[str]]:
