@@ -417,6 +417,8 @@ def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
     literals = [a.value if isinstance(a, Lit) and type(a.value) is str else None for a in node.args[1:]]
     if None in literals:
         return Reason(construct, "a unit, width or origin that is not a literal string")
+    if node.name == "date-trunc" and len(node.args) > 2:
+        return Reason(construct, "a time zone's rules (the engine applies them)")
     if node.name == "epoch":
         return DateKey(f, "epoch", None)
     if node.name == "time-bucket":
