@@ -32,7 +32,8 @@ def test_group_by_after_a_join_answers_as_pandas(store: Any) -> None:
     merged = flights.merge(pd.DataFrame(docs["airlines"]), on="carrier")
     want = merged.groupby("name").agg(n=("dep_delay", "size"), worst=("dep_delay", "max")).reset_index()
     assert got == [
-        {"airline": r.name, "n": int(r.n), "worst": int(r.worst)} for r in want.sort_values("name").itertuples()
+        {"airline": r.name, "n": int(r.n), "worst": int(r.worst)}
+        for r in want.sort_values("name").itertuples()
     ]
     assert len(got) > 3
     groups = (
