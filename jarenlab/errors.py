@@ -314,6 +314,10 @@ CODES: dict[str, tuple[str, str]] = {
         "likely_mistake",
         "Warning: a regular expression anchor (`^`, `$` are ordinary characters) or an always-true `!=`.",
     ),
+    "JQ0038": (
+        "zone_unknown",
+        "A date-time without a zone compared with a `format: date-time` member (which holds zoned date-times), or one external compared with both a date and a date-time member.",
+    ),
     # -- query language: run time --------------------------------------------
     "JQ2001": ("cardinality", "An expression produced more items than its position allows."),
     "JQ2002": ("division_by_zero", "Integer division or modulo by zero."),
@@ -480,7 +484,15 @@ class EventError(JarenlabError):
 
 
 class IntervalConflict(StoreError):
-    """A write would make two constrained intervals overlap."""
+    """A write would make two constrained intervals overlap.
+
+    ``conflict`` (``{"key": other, "declaration": n}``) and ``conflict_owner`` name the record it
+    overlaps; both exist on every such error, None where the record is not known (it changed before
+    it could be named) or must not be revealed (another owner's, through an owner view).
+    """
+
+    conflict: dict[str, Any] | None = None
+    conflict_owner: Any = None
 
 
 class IdempotencyError(StoreError):

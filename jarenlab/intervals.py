@@ -320,8 +320,8 @@ def refusal(spec: CollectionSpec, db: Database, owner_of: OwnerOf) -> Refusal:
             collection=spec.name,
             key=written[0][0] if len(written) == 1 else None,
         )
-        err.conflict = None  # type: ignore[attr-defined]
-        err.conflict_owner = None  # type: ignore[attr-defined]
+        err.conflict = None
+        err.conflict_owner = None
         return err
 
     return refused
@@ -376,8 +376,8 @@ def conflict_error(
         collection=collection,
         key=key,
     )
-    err.conflict = {"key": other, "declaration": decl.position}  # type: ignore[attr-defined]
-    err.conflict_owner = other_owner  # type: ignore[attr-defined]
+    err.conflict = {"key": other, "declaration": decl.position}
+    err.conflict_owner = other_owner
     return err
 
 
@@ -420,5 +420,5 @@ def _check_stored(
             collection=spec.name,
             key=row[0],
         )
-        clash.conflict = {"key": row[1], "declaration": decl.position}  # type: ignore[attr-defined]
+        clash.conflict = {"key": row[1], "declaration": decl.position}
         raise clash

@@ -123,7 +123,8 @@ class OwnedCollection(Queryable):
             collection=self.name,
             key=key,
         )
-        redacted.conflict = None  # type: ignore[attr-defined]
+        redacted.conflict = None
+        redacted.conflict_owner = None
         del seen  # raised outside the handler, so the original is neither cause nor context
         raise redacted
 

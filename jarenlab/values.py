@@ -3,7 +3,10 @@
 The rules (also in ``docs/store.md``, "Values JSON cannot hold"):
 
 - ``dict`` (string keys), ``list``/``tuple``, ``str``, ``bool``, ``int``, finite ``float``, ``None``: as is.
-- numpy scalars and arrays: their Python value (``.item()`` / ``.tolist()``).
+- a pandas ``Series``, ``Index`` or extension array (what ``.unique()`` gives): the list of its
+  values (a missing one refused as in any list).
+- numpy scalars and arrays: their Python value (``.item()`` / ``.tolist()``); a ``datetime64`` (any
+  unit, pandas' nanoseconds too) the naive ``datetime`` it holds, so the instant it is.
 - ``datetime`` with a time zone: converted to UTC, ISO 8601 with ``Z``; a naive ``datetime``: ISO 8601
   without an offset (no zone is invented); ``date``: ``YYYY-MM-DD``; ``time``: ISO 8601.
 - ``uuid.UUID``: its string; ``Decimal``: refused (it would lose its exactness silently).
@@ -81,6 +84,8 @@ def days(doc: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     out = doc
     for name in names:
         v = doc.get(name)
+        if type(v).__name__ == "datetime64" and type(v).__module__ == "numpy" and not is_missing(v):
+            v = _instants(v, name)
         if isinstance(v, dt.datetime) and v.tzinfo is None and v.time() == dt.time() and not is_missing(v):
             if out is doc:
                 out = dict(doc)
@@ -89,7 +94,8 @@ def days(doc: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def is_missing(value: Any) -> bool:
-    """True for the values pandas uses for "missing": NaN (Python or numpy), ``pd.NA``, ``pd.NaT``.
+    """True for the values pandas uses for "missing": NaN (Python or numpy), ``pd.NA``, ``pd.NaT``
+    (and numpy's ``NaT``).
 
     >>> is_missing(float("nan")), is_missing(None), is_missing(0.0)
     (True, False, False)
@@ -97,6 +103,8 @@ def is_missing(value: Any) -> bool:
     if isinstance(value, float):
         return value != value
     kind = type(value)
+    if kind.__name__ == "datetime64" and kind.__module__ == "numpy":
+        return bool(value != value)  # numpy's NaT
     return kind.__name__ in ("NAType", "NaTType") and kind.__module__.startswith("pandas")
 
 
@@ -126,10 +134,15 @@ def _convert(value: Any, path: str, absent: bool = False) -> Any:
         return to_json(float(value), path)
     module = type(value).__module__
     if (module == "numpy" or module.startswith("numpy.")) and hasattr(value, "tolist"):
+        if getattr(getattr(value, "dtype", None), "kind", "") == "M":
+            return to_json(_instants(value, path), path, absent=absent)
         return to_json(value.tolist(), path, absent=absent)
     if module.startswith("pandas"):
         if type(value).__name__ == "Timestamp" and value is not _nat():
             return _convert(value.to_pydatetime(), path)
+        if getattr(value, "ndim", None) == 1 and hasattr(value, "tolist"):
+            # a Series, an Index, an extension array (pandas 3's .unique() of strings): a list
+            return to_json(value.tolist(), path)
         raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
@@ -141,6 +154,20 @@ def _convert(value: Any, path: str, absent: bool = False) -> Any:
     if isinstance(value, uuid.UUID):
         return str(value)
     raise _refuse(f"a {type(value).__name__} has no JSON form", path)
+
+
+def _instants(value: Any, path: str) -> Any:
+    """A numpy ``datetime64`` (scalar or array, any unit: pandas' is nanoseconds) as the naive
+    ``datetime`` values it holds, to the microsecond (as ``pd.Timestamp.to_pydatetime``); its own
+    ``tolist()`` gives nanoseconds as integers. NaT (here: not a member's value) is refused."""
+    out = value.astype("datetime64[us]").tolist()
+    if out is None or (type(out) is list and None in _flat(out)):
+        raise _refuse("numpy NaT has no JSON form", path)
+    return out
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    return [x for v in items for x in (_flat(v) if type(v) is list else [v])]
 
 
 def _base(value: Any) -> Any:

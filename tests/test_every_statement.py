@@ -39,7 +39,11 @@ MODEL: dict[str, Any] = {
 #: Subsystems whose statements are run one by one elsewhere (their own test names each one).
 ELSEWHERE = ("jobs",)
 #: Statements run as part of the model's DDL, not through the store's Database, with where they run.
-DDL = {"intervals.instant_ms": "PostgreSQL's jl_instant_ms, made with a date-time interval (tests/intervals)"}
+DDL = {
+    "intervals.instant_ms": "PostgreSQL's jl_instant_ms, made with a date-time interval (tests/intervals)",
+    "intervals.instant_ms_inline": "PostgreSQL's jl_instant_ms as one expression, inlined in the checks of "
+    "stored records a migration runs (tests/intervals, tests/migrations)",
+}
 #: Every catalogue a store reads.
 SUBSYSTEMS = (
     "store", "collection", "live", "jobs", "events", "idempotency", "intervals", "owner", "pages",

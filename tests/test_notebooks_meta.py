@@ -22,6 +22,14 @@ def test_readme_lists_every_notebook() -> None:
     assert listed == {p.name for p in PATHS}
 
 
+def test_the_guide_lists_every_notebook_in_order() -> None:
+    """docs/guide.md's tutorial list names every notebook once, numbered as its file is, in order."""
+    guide = (NOTEBOOKS.parent / "docs" / "guide.md").read_text()
+    listed = re.findall(r"^(\d+)\. `(\w+\.ipynb)`", guide, flags=re.MULTILINE)
+    assert [name for _, name in listed] == [p.name for p in PATHS]
+    assert all(int(n) == int(name[:2]) for n, name in listed)
+
+
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
 def test_committed_executed_in_order_without_errors(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)

@@ -28,7 +28,7 @@ import jsonschema_rs
 import orjson
 
 from jarenlab.arguments import is_count, is_seconds
-from jarenlab.causation import current_attempt, current_event, current_job
+from jarenlab.causation import acting, current_event
 from jarenlab.errors import EventError, JarenlabError, StoreError, unreachable
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
 from jarenlab.events.frame import events_frame
@@ -165,17 +165,17 @@ class Events:
         """
         payload = self.check(type, payload, dedupe_key=dedupe_key)
         text = orjson.dumps(payload).decode()
-        stamp = current_job.get()
-        job, attempt = (None, None) if stamp is None else stamp
+        # Provenance only from the attempt the worker runs here (never from a variable a cell can set).
+        running = acting()
+        job, attempt = (None, None) if running is None else (running.job, running.attempt)
         db = self.store.db
         with db.transaction():
             # Emits are serialised from here to COMMIT (the ledger's lock, taken before the change
             # log's at commit: the two are always taken in this order). So seqs land in commit order,
             # and the dedupe lookup below sees any racing emit of the same key that committed first.
             db.serialize("events")
-            fence = current_attempt.get()
-            if fence is not None:
-                fence.fence()  # a job handler's emit: only while its attempt holds the lease
+            if running is not None and running.fence is not None:
+                running.fence.fence()  # a job handler's emit: only while its attempt holds the lease
             if dedupe_key is not None:
                 row = db.one("events.by_dedupe_key", {"dedupe_key": dedupe_key})
                 if row is not None:

@@ -444,9 +444,16 @@ class Queue(Administration):
                 staged()
 
     def fail(
-        self, lease: Lease, error: str, *, retry_at: float | None, staged: Callable[[], None] | None = None
+        self,
+        lease: Lease,
+        error: str,
+        *,
+        retry_at: float | None,
+        staged: Callable[[], None] | None = None,
+        traceback: str | None = None,
     ) -> str:
-        """Record a failed attempt: ``failed`` and due again at ``retry_at``, or ``dead`` when None."""
+        """Record a failed attempt: ``failed`` and due again at ``retry_at``, or ``dead`` when None;
+        ``traceback`` is the attempt's formatted traceback (None: the failure raised nothing)."""
         now = self.clock()
         if retry_at is None:
             state, run_at, due_at, settled_at = "dead", now, None, now
@@ -457,6 +464,7 @@ class Queue(Administration):
             "run_at": run_at,
             "due_at": due_at,
             "error": error,
+            "traceback": traceback,
             "settled_at": settled_at,
         }
         if staged is None:

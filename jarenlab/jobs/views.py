@@ -25,7 +25,7 @@ from jarenlab.jobs.schema import STATES
 COLUMNS = (
     "id", "kind", "state", "attempts", "max_attempts", "run_at", "partition_key", "coalescing_key",
     "lease_until", "lease_owner", "lease_generation", "last_error", "payload", "result",
-    "created_at", "updated_at", "settled_at", "source_event", "timeout",
+    "created_at", "updated_at", "settled_at", "source_event", "timeout", "last_traceback",
 )  # fmt: skip
 _TIMES = ("run_at", "lease_until", "created_at", "updated_at", "settled_at")
 
@@ -120,11 +120,19 @@ def failures_html(failures: list[dict[str, Any]], *, id_chars: int = 40, error_c
         f"<tr><td class='jl-id'>{_cut(str(f['id']), id_chars, tag='code')}</td>"
         f"<td>{html.escape(str(f['kind']))}</td><td>{html.escape(str(f['state']))}</td>"
         f"<td style='text-align:right'>{f['attempts']}/{f['max_attempts']}</td>"
-        f"<td class='jl-err'>{_cut(str(f['last_error'] or ''), error_chars)}</td></tr>"
+        f"<td class='jl-err'>{_cut(str(f['last_error'] or ''), error_chars)}{_traceback(f)}</td></tr>"
         for f in failures
     )
     head = "".join(f"<th>{h}</th>" for h in ("id", "kind", "state", "attempts", "last error"))
     return f"{FAILURES_STYLE}<table class='jl-failures'><tr>{head}</tr>{rows}</table>"
+
+
+def _traceback(failure: dict[str, Any]) -> str:
+    """The failure's traceback, folded under its error (nothing when it has none)."""
+    text = failure.get("last_traceback")
+    if not text:
+        return ""
+    return f"<details><summary><small>traceback</small></summary><pre>{html.escape(text)}</pre></details>"
 
 
 #: One sample of the queue for the dashboard's chart: (time, settled so far, failed + dead now);

@@ -25,13 +25,14 @@ import html
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
 from jarenlab.backoff import backoff
-from jarenlab.causation import current_attempt, current_job
+from jarenlab.causation import Acting, act, current_job, done
 from jarenlab.errors import JarenlabError, JobError, unreachable
 from jarenlab.jobs.context import Context
 from jarenlab.jobs.queue import Lease, dumps
@@ -47,6 +48,32 @@ _FENCE_CODES = ("JD2067", "JD2066", "JD2065", "JD2126")
 OUTAGE_CAP = 2.0
 #: The first such pause (seconds, before jitter).
 OUTAGE_BASE = 0.05
+
+
+#: The most of a failed attempt's formatted traceback a job keeps: its last characters, where the
+#: frame that raised and the error are.
+TRACEBACK_CHARS = 16_000
+
+
+def formatted(exc: BaseException, attempt: int, limit: int = TRACEBACK_CHARS) -> str:
+    """The attempt's number and the exception's formatted traceback (chained causes too), its last
+    ``limit`` characters when longer (a line says what was cut).
+
+    >>> try:
+    ...     {}["missing"]
+    ... except KeyError as exc:
+    ...     text = formatted(exc, 2)
+    >>> text.splitlines()[0], text.splitlines()[-1]
+    ('attempt 2:', "KeyError: 'missing'")
+    """
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception:  # an exception whose formatting raises: its description
+        text = describe(exc) + "\n"
+    text = text.rstrip("\n")
+    if len(text) > limit:
+        text = f"... ({len(text) - limit:,} characters cut)\n" + text[-limit:]
+    return f"attempt {attempt}:\n{text}"
 
 
 def describe(exc: BaseException) -> str:
@@ -123,7 +150,7 @@ class Executor:
         with self._lock:
             self.running[lease.seq] = ctx
         token = current_job.set((lease.id, lease.attempt))
-        fence = current_attempt.set(ctx)
+        fence = act(Acting(lease.id, lease.attempt, ctx))
         try:
             if stopping is not None and stopping.is_set():
                 # Claimed as the worker began to stop (after it cancelled what was running): unrun.
@@ -150,11 +177,12 @@ class Executor:
                 if stopping is not None and stopping.is_set() and not isinstance(exc, HandlerTimeout):
                     return self._settle(lambda: self.queue.release(lease), "released", lease, ctx), None
                 final = isinstance(exc, JobError) and exc.code == "JD2069"
-                return self._settle_failure(lease, ctx, describe(exc), retry=not final), None
+                trace = formatted(exc, lease.attempt)
+                return self._settle_failure(lease, ctx, describe(exc), retry=not final, trace=trace), None
             return self._dispose(lease, ctx, text, chain)
         finally:
             ctx.end()
-            current_attempt.reset(fence)
+            done(fence)
             current_job.reset(token)
             with self._lock:
                 self.running.pop(lease.seq, None)
@@ -244,13 +272,15 @@ class Executor:
             return None
         store = self.jobs.store
 
+        lease = ctx.lease
+
         def apply() -> None:
-            token = current_attempt.set(None)
+            token = act(Acting(lease.id, lease.attempt, None))
             try:
                 for action in actions:
                     action.apply(store)
             finally:
-                current_attempt.reset(token)
+                done(token)
 
         return apply
 
@@ -258,11 +288,16 @@ class Executor:
         jobs = self.jobs
         return backoff(lease.attempt, base=jobs.backoff_base, cap=jobs.backoff_cap, rand=jobs.rand)
 
-    def _settle_failure(self, lease: Lease, ctx: Context, error: str, *, retry: bool) -> str:
+    def _settle_failure(
+        self, lease: Lease, ctx: Context, error: str, *, retry: bool, trace: str | None = None
+    ) -> str:
+        fail = self.queue.fail
         if retry and lease.attempt < lease.max_attempts:
             at = self.jobs.clock() + self._backoff(lease)
-            return self._settle(lambda: self.queue.fail(lease, error, retry_at=at), "failed", lease, ctx)
-        return self._settle(lambda: self.queue.fail(lease, error, retry_at=None), "dead", lease, ctx)
+            return self._settle(
+                lambda: fail(lease, error, retry_at=at, traceback=trace), "failed", lease, ctx
+            )
+        return self._settle(lambda: fail(lease, error, retry_at=None, traceback=trace), "dead", lease, ctx)
 
     def _settle(self, action: Callable[[], object], outcome: str, lease: Lease, ctx: Context) -> str:
         try:

@@ -33,7 +33,8 @@ from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, mak
 from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.lang.values import check_json
-from jarenlab.query.planner.run import narrowed_rows, run_query
+from jarenlab.query.planner.run import external_value, narrowed_rows, run_query
+from jarenlab.query.planner.temporal import Alignment, align
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,8 +140,11 @@ class LiveQuery:
     ) -> None:
         store = collection.store
         self.collection = collection
-        self.document = document
         self.clock = clock
+        # Dates compared as the schema declares them, as every run of this query compares them.
+        spec = getattr(collection, "spec", None)  # a store-level (joined) query has none
+        self._aligned = align(document, spec.schema) if spec is not None else Alignment(document)
+        self.document = document = self._aligned.document
         compiled = compile_query(document, operators=store.operators)
         self.externals = self._checked(compiled.externals, externals)
         self._names = compiled.externals
@@ -164,15 +168,18 @@ class LiveQuery:
         self.updates = 0
         self._hub.register(self)
 
-    @staticmethod
-    def _checked(names: frozenset[str], given: dict[str, Any]) -> dict[str, Any]:
+    def _checked(self, names: frozenset[str], given: dict[str, Any]) -> dict[str, Any]:
+        """The externals this query reads, converted as a run converts them (a ``datetime``, a
+        numpy or pandas value) and compared with dates as the schema declares them."""
         for name in sorted(names):
             if name not in given:
                 raise QueryError("JQ2006", f"external ${name} has no value")
-            why = check_json(given[name])
+        values = {k: external_value(k, given[k]) for k in sorted(names)}
+        for name, value in values.items():
+            why = check_json(value)
             if why:
                 raise QueryError("JQ2011", f"external ${name} is not a JSON value: {why}")
-        return {k: given[k] for k in sorted(names)}
+        return self._aligned.bind(values)
 
     # -- maintenance (called by the hub under its lock) ------------------------------------------
     def reseed(self, *, emit: bool = True, migrated: bool = False) -> None:

@@ -66,6 +66,9 @@ class Pair:
     walk: bool = False
     #: True when stored records must be checked against the interval declarations afterwards.
     check_intervals: bool = False
+    #: Top-level members the old schema declares and the new one does not (a rename done in the
+    #: schema alone): the walk counts the documents that still hold each.
+    undeclared: tuple[str, ...] = ()
     steps: list[Step] = field(default_factory=list)
 
     @property
@@ -203,6 +206,17 @@ def _collection_steps(pair: Pair) -> None:
     if not _same(old.schema, new.schema):
         pair.walk = True
         steps.append(Step("schema", new.name, "every document is checked against the new schema", "check"))
+        pair.undeclared = _undeclared(old.schema, new.schema)
+        for member in pair.undeclared:
+            steps.append(
+                Step(
+                    "undeclared member",
+                    new.name,
+                    f"{member!r} is declared no more: the documents that hold it keep it, undeclared "
+                    f"(a rename needs a transform that moves it); a query of it.{member} warns (JQ0036)",
+                    "check",
+                )
+            )
     if pair.transform is not None:
         pair.walk = True
         name = getattr(pair.transform, "__name__", "transform")
@@ -216,6 +230,19 @@ def _collection_steps(pair: Pair) -> None:
             Step("add interval", new.name, _interval_text(decl) + "; stored records checked first", "check")
         )
     pair.check_intervals = bool(added) or (pair.transform is not None and bool(new.intervals))
+
+
+def _undeclared(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, ...]:
+    """Top-level members ``old`` declares under ``properties`` and ``new`` does not.
+
+    >>> _undeclared({"properties": {"mpg": {}, "hp": {}}}, {"properties": {"miles_per_gallon": {}, "hp": {}}})
+    ('mpg',)
+    """
+    before, after = old.get("properties"), new.get("properties")
+    if not isinstance(before, dict):
+        return ()
+    kept = after if isinstance(after, dict) else {}
+    return tuple(name for name in before if name not in kept)
 
 
 def make_plan(

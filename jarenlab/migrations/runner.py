@@ -291,6 +291,7 @@ class Migrator:
         bar = frames.progress(total, f"{what} {new.name}", progress and total > 0)
         rewritten = 0
         loads = orjson.loads
+        holding = dict.fromkeys(pair.undeclared, 0)
         for page in reader.pages(PAGE):
             updates: list[tuple[Any, str, dict[str, Any]]] = []
             deletes: list[Any] = []
@@ -312,6 +313,9 @@ class Migrator:
                         continue
                 else:
                     out = doc
+                for member in holding:
+                    if isinstance(out, dict) and member in out:
+                        holding[member] += 1
                 try:
                     own, good, written = checker.prepare(out)
                 except ValidationError as err:
@@ -337,9 +341,12 @@ class Migrator:
             rewritten += len(updates) + len(deletes)
             bar.update(len(page))
         bar.close()
+        undeclared = iter(pair.undeclared)
         for step in pair.steps:
             if step.kind == "transform":
                 step.documents = rewritten
+            elif step.kind == "undeclared member":
+                step.documents = holding[next(undeclared)]
         return rewritten
 
     def _check_intervals(self, pair: Pair, dry: bool, violations: list[tuple[str, Any, str, str]]) -> None:

@@ -108,3 +108,24 @@ def test_explain_suggests_an_index_covering_a_group_by(lab: Any, open_store: Any
     assert ex2.suggested_indexes == [] and ex2.mode == "native"
     assert any("prices_by_symbol_volume" in p["detail"] for p in ex2.engine_plan), ex2.engine_plan
     assert q2.to_list() == q.to_list() == prices._run_query(q.document, {}, pushdown=False)[0]
+
+
+def test_explain_advises_only_indexes_the_planner_uses(lab: Any, open_store: Any) -> None:
+    """A number member is compared and ordered through its JSON value, so an index on it would not
+    serve a range or an order (it once was advised, and made such queries slower): no advice. An
+    integer member's advice, once declared, is what the database's own plan searches with."""
+    prices = lab()["prices"]
+    assert prices.where(it.close > 100).explain().suggested_indexes == []
+    assert prices.order_by(it.close.desc()).take(2).explain().suggested_indexes == []
+    both = (it.close > 100) & it.volume.between(10, 12)
+    mixed = prices.where(both).explain().suggested_indexes
+    assert mixed == [{"name": "by_volume", "path": "$.volume"}]
+    model = copy.deepcopy(MODEL)
+    model["collections"]["prices"]["indexes"].append(mixed[0])
+    again = open_store(model, name="indexed")["prices"]
+    again.insert_many(ROWS)
+    ex = again.where(both).explain()
+    assert ex.suggested_indexes == [] and "prices_by_volume" in ex.indexes
+    if ex.database == "sqlite":
+        details = [p["detail"] for p in ex.engine_plan]
+        assert any(d.startswith("SEARCH prices USING INDEX prices_by_volume") for d in details), details

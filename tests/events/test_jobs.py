@@ -60,7 +60,9 @@ def test_events_emitted_by_a_job_handler_name_the_job_and_attempt(store: jl.Stor
     assert after.caused_by_job is None  # the stamp does not leak out of the job
 
 
-def test_the_stamp_follows_the_context_variable(store: jl.Store) -> None:
+def test_the_stamp_cannot_be_forged_from_a_cell(store: jl.Store) -> None:
+    """The provenance comes from the attempt the worker runs, never from the public variable: a cell
+    that sets ``current_job`` emits an event that names no job."""
     from jarenlab.jobs.context import current_job
 
     token = current_job.set(("job-7", 3))
@@ -68,6 +70,24 @@ def test_the_stamp_follows_the_context_variable(store: jl.Store) -> None:
         ev = store.events.emit("flight.cancelled", {"flight": 7})
     finally:
         current_job.reset(token)
-    assert (ev.caused_by_job, ev.caused_by_attempt) == ("job-7", 3)
-    assert repr(ev).endswith("by job 'job-7'#3 at " + repr(ev).rsplit(" at ", 1)[1])
-    assert next(iter(store.events.resume())).caused_by_job == "job-7"
+    assert (ev.caused_by_job, ev.caused_by_attempt) == (None, None)
+    assert next(iter(store.events.resume())).caused_by_job is None
+    assert store.events.frame("flight.cancelled").iloc[0]["caused_by_job"] is None
+
+
+def test_a_handler_reads_current_job_and_its_emit_is_stamped(store: jl.Store) -> None:
+    from jarenlab.jobs.context import current_job
+
+    seen = []
+
+    @store.jobs.handler("stamp")
+    def stamp(payload: Any, ctx: Any) -> None:
+        seen.append(current_job.get())
+        store.events.emit("flight.cancelled", {"flight": 8})
+
+    store.jobs.enqueue("stamp", {}, id="stamp-1")
+    store.jobs.run_until_idle()
+    (ev,) = [e for e in store.events.resume() if e.payload == {"flight": 8}]
+    assert seen == [("stamp-1", 1)]
+    assert (ev.caused_by_job, ev.caused_by_attempt) == ("stamp-1", 1)
+    assert repr(ev).endswith("by job 'stamp-1'#1 at " + repr(ev).rsplit(" at ", 1)[1])

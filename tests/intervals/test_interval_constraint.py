@@ -432,8 +432,12 @@ def _sql_instants(store: Any, backend: str, texts: list[str]) -> list[Any]:
         expr = sqlite_intervals.bound_sql(store["bookings"].spec.intervals[0], ("v",))
         sql = f"SELECT {expr} FROM (SELECT ? AS doc)"
         return [conn.execute(sql, (orjson.dumps({"v": t}).decode(),)).fetchone()[0] for t in texts]
-    sql = "SELECT jl_instant_ms(v) FROM unnest(%s::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n"
-    return [r[0] for r in conn.execute(sql, (texts,)).fetchall()]
+    # the function, and the same reading inlined (the checks a migration runs before it exists)
+    inline = pg_intervals.instant_ms_inline().replace("{t}", "v")
+    sql = f"SELECT jl_instant_ms(v), {inline} FROM unnest(%s::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n"
+    rows = conn.execute(sql, (texts,)).fetchall()
+    assert [r[0] for r in rows] == [r[1] for r in rows]
+    return [r[0] for r in rows]
 
 
 def test_sql_and_python_agree_on_5000_random_instants(store: Any, backend: str) -> None:

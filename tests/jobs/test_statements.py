@@ -88,7 +88,15 @@ CALLS: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = {
     # The fenced writes: a job that is not leased, a token that is not the claim's: nothing changes.
     "complete": ({"result": '"r"', **FENCE}, {}, 0),
     "fail": (
-        {"state": "failed", "run_at": NOW, "due_at": NOW, "error": "boom", "settled_at": None, **FENCE},
+        {
+            "state": "failed",
+            "run_at": NOW,
+            "due_at": NOW,
+            "error": "boom",
+            "traceback": None,
+            "settled_at": None,
+            **FENCE,
+        },
         {},
         0,
     ),

@@ -484,3 +484,107 @@ def test_a_read_only_store_plans_but_does_not_migrate(store: Any, open_store: An
     with pytest.raises(MigrationError) as info:
         reader.migrate(new, progress=False)
     assert info.value.code == "JD2112" and "read-only" in info.value.reason
+
+
+@pytest.mark.parametrize("kind", ["integer", "date-time"])
+def test_adding_an_interval_declaration_by_migrate_holds_on_clean_and_clashing_data(
+    open_store: Any, kind: str
+) -> None:
+    """Integer and date-time bounds alike (on PostgreSQL a date-time declaration reads its bounds
+    through ``jl_instant_ms``, which the check of stored records needs before the migration creates
+    it; a dry run creates nothing): the dry run reports what the run does, clean data migrates and
+    the store then refuses overlaps, clashing data is refused naming both records."""
+    bound: dict[str, Any] = (
+        {"type": "integer"} if kind == "integer" else {"type": "string", "format": "date-time"}
+    )
+
+    def at(hour: int) -> Any:
+        return hour if kind == "integer" else f"2024-05-01T{hour:02d}:00:00Z"
+
+    base = {
+        "$model": "0.1",
+        "collections": {
+            "slots": {
+                "key": "/id",
+                "schema": {
+                    "type": "object",
+                    "required": ["id", "room", "start", "end"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "room": {"type": "string"},
+                        "start": bound,
+                        "end": bound,
+                    },
+                },
+            }
+        },
+    }
+    store = open_store(base)
+    slots = store["slots"]
+    slots.insert_many(
+        [
+            {"id": "a", "room": "A", "start": at(8), "end": at(10)},
+            {"id": "b", "room": "A", "start": at(10), "end": at(12)},  # touches a: allowed
+            {"id": "c", "room": "B", "start": at(9), "end": at(11)},
+        ]
+    )
+    new = evolve(
+        base,
+        lambda m: m["collections"]["slots"].update(
+            intervals=[{"start": "/start", "end": "/end", "within": ["/room"]}]
+        ),
+    )
+    plan = store.migrate(new, dry_run=True)
+    assert ("add interval", "slots") in kinds(plan) and len(plan.violations) == 0
+    store.migrate(new, progress=False)
+    with pytest.raises(jl.IntervalConflict) as info:
+        slots.insert({"id": "d", "room": "A", "start": at(9), "end": at(11)})
+    assert info.value.conflict["key"] in ("a", "b")
+    assert slots.count() == 3
+    # clashing data: the dry run lists the clash and the run refuses it, naming both records
+    free = evolve(new, lambda m: m["collections"]["slots"].pop("intervals"))
+    store.migrate(free, progress=False)
+    slots = store["slots"]
+    slots.insert({"id": "e", "room": "B", "start": at(10), "end": at(13)})
+    again = evolve(
+        free, lambda m: m["collections"]["slots"].update(intervals=new["collections"]["slots"]["intervals"])
+    )
+    assert len(store.migrate(again, dry_run=True).violations) == 1
+    with pytest.raises(MigrationError) as refused:
+        store.migrate(again, progress=False)
+    assert refused.value.code == "JD0023" and "'c'" in refused.value.reason and "'e'" in refused.value.reason
+
+
+def test_a_rename_in_the_schema_alone_is_visible(open_store: Any) -> None:
+    """Renaming a member in the schema without a transform leaves the stored member undeclared: the
+    plan lists it with the documents that hold it, and a query of it warns (JQ0036)."""
+    base = {
+        "$model": "0.1",
+        "collections": {
+            "cars": {
+                "key": None,
+                "identity": "integer",
+                "schema": {
+                    "type": "object",
+                    "properties": {"mpg": {"type": "number"}, "hp": {"type": "integer"}},
+                },
+            }
+        },
+    }
+    store = open_store(base)
+    store["cars"].insert_many(
+        [{"mpg": 10.5, "hp": 1}, {"mpg": 35.0, "hp": 2}, {"hp": 3}, {"mpg": 41.0, "hp": 4}]
+    )
+    renamed = evolve(
+        base,
+        lambda m: m["collections"]["cars"]["schema"]["properties"].update(
+            miles_per_gallon=m["collections"]["cars"]["schema"]["properties"].pop("mpg")
+        ),
+    )
+    for plan in (store.migrate(renamed, dry_run=True), store.migrate(renamed, progress=False)):
+        (step,) = [s for s in plan.steps if s.kind == "undeclared member"]
+        assert step.collection == "cars" and step.documents == 3 and "'mpg'" in step.detail
+        assert "transform" in step.detail
+    with pytest.warns(jl.QueryWarning) as seen:
+        assert store["cars"].where(jl.it.mpg > 30).count() == 2
+    assert [w.message.code for w in seen] == ["JQ0036"]

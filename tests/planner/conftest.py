@@ -27,6 +27,12 @@ def _tally_module(request: pytest.FixtureRequest) -> None:
     TALLY.enter(request.module.__name__.rpartition(".")[2])
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Count each test as it begins in this process (``assert_floors`` asks whether all of a
+    module's cases ran here)."""
+    TALLY.start(item)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker: hand this process's tally to the controller."""
     output = getattr(session.config, "workeroutput", None)

@@ -27,6 +27,14 @@ class Tally:
     def __init__(self) -> None:
         self.modules: dict[str, Counter[str]] = {}
         self.current: Counter[str] = Counter()
+        #: How many items of each (module, test function) began in this process.
+        self.started: Counter[tuple[str, str]] = Counter()
+
+    def start(self, item: pytest.Item) -> None:
+        """Count a test item as it begins here (a ``pytest_runtest_setup`` hook calls it)."""
+        module = getattr(item, "module", None)
+        if module is not None:
+            self.started[(module.__name__, getattr(item, "originalname", item.name))] += 1
 
     def enter(self, module: str) -> None:
         self.current = self.modules.setdefault(module, Counter())
@@ -49,8 +57,9 @@ def assert_floors(
     exactly that many (run it as the module's last test).
 
     ``cases`` is how many items of the module's case test ``test`` there are: a run of a subset
-    (``-k``, one node id) or one that spreads a module over several processes cannot be held to
-    the floor, and is skipped with the reason.
+    (``-k``, one node id) or one that spreads a module over several processes (plain ``-n 2``:
+    fewer of its cases began in this process, :meth:`Tally.start`) cannot be held to the floor, and
+    is skipped with the reason.
     """
     module = request.module
     selected = sum(
@@ -60,8 +69,14 @@ def assert_floors(
     )
     if selected < cases:
         pytest.skip(f"only {selected} of the module's {cases} case tests were selected")
-    if request.config.getoption("dist", "no") not in ("no", "loadfile", "loadscope"):
-        pytest.skip("the module's cases ran in several processes (use --dist loadfile)")
+    # A process of pytest-xdist knows nothing of how tests were spread (its own `dist` option says
+    # "no"), so count what began here: fewer than all cases means other processes ran some.
+    ran = TALLY.started[(module.__name__, test)]
+    if ran < cases:
+        pytest.skip(
+            f"only {ran} of the module's {cases} case tests ran in this process (pytest-xdist spread "
+            "them: use --dist loadfile)"
+        )
     if request.session.testsfailed:
         pytest.skip("cases failed, so their paths were not all checked")
     counts = TALLY.modules.get(module.__name__.rpartition(".")[2], Counter())

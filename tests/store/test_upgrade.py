@@ -26,6 +26,7 @@ EARLIER = [
     "DROP INDEX _jl_jobs_source",
     "ALTER TABLE _jl_jobs DROP COLUMN source_event",
     "ALTER TABLE _jl_jobs DROP COLUMN timeout",
+    "ALTER TABLE _jl_jobs DROP COLUMN last_traceback",
 ]
 WHOLE_DOCUMENT = '[{"op": "add", "path": "/t/1", "value": {"n": 2}}]'
 
@@ -64,7 +65,7 @@ def earlier(open_store: Any, backend: str) -> tuple[jl.Store, str]:
         conn.commit()
     finally:
         conn.close()
-    assert not {"source_event", "timeout"} & _columns(backend, store)
+    assert not {"source_event", "timeout", "last_traceback"} & _columns(backend, store)
     return store, before
 
 
@@ -73,8 +74,9 @@ def test_an_earlier_store_opens_upgraded_and_its_queue_works(
 ) -> None:
     old, _ = earlier
     store = open_store.reopen(old)  # no model: the stored one
-    assert {"source_event", "timeout"} <= _columns(backend, store)
+    assert {"source_event", "timeout", "last_traceback"} <= _columns(backend, store)
     assert store.jobs.get("old-job")["source_event"] is None and store.jobs.get("old-job")["timeout"] is None
+    assert store.jobs.get("old-job")["last_traceback"] is None
 
     @store.events.on("ping")
     def ping(event: Any, st: jl.Store) -> None:
@@ -118,4 +120,4 @@ def test_a_read_only_open_of_an_earlier_store_alters_nothing_and_says_why(
     with pytest.raises(jl.JarenlabError) as err:
         jl.open(old.path, read_only=True)
     assert err.value.code == "JD0002" and "earlier version" in str(err.value)
-    assert not {"source_event", "timeout"} & _columns(backend, old)
+    assert not {"source_event", "timeout", "last_traceback"} & _columns(backend, old)

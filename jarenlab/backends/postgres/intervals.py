@@ -82,11 +82,15 @@ def constraint_name(table: str, decl: IntervalSpec) -> str:
     return name
 
 
-def bound_sql(decl: IntervalSpec, segments: Segments) -> str:
+def bound_sql(decl: IntervalSpec, segments: Segments, *, inline: bool = False) -> str:
     """A bound as SQL: the number itself, or a date-time as epoch milliseconds (NULL when the member
-    is not a UTC date-time; Python's reading is :func:`jarenlab.intervals.instant`)."""
+    is not a UTC date-time; Python's reading is :func:`jarenlab.intervals.instant`). ``inline``
+    spells ``jl_instant_ms`` out as one expression, for a check that may run before the function
+    exists (a migration's, a dry run's)."""
     if decl.kind == "number":
         return str(ddl.typed(segments, "number"))
+    if inline:
+        return instant_ms_inline().replace("{t}", str(ddl.text(segments)))
     return f"jl_instant_ms({ddl.text(segments)})"
 
 
@@ -124,13 +128,19 @@ def constraint_statement(table: str, decl: IntervalSpec) -> str:
 
 
 @cache
+def _template(name: str) -> str:
+    """The text of statement ``name`` of ``sql/intervals.sql``, as written."""
+    return Catalogue.load(__package__ or "jarenlab.backends.postgres", "intervals").statement(name).template
+
+
 def instant_ms_function() -> str:
     """The CREATE FUNCTION of ``jl_instant_ms`` (``intervals.instant_ms`` in ``sql/intervals.sql``)."""
-    return (
-        Catalogue.load(__package__ or "jarenlab.backends.postgres", "intervals")
-        .statement("instant_ms")
-        .template
-    )
+    return _template("instant_ms")
+
+
+def instant_ms_inline() -> str:
+    """``jl_instant_ms`` as one expression over ``{t}`` (``intervals.instant_ms_inline``)."""
+    return _template("instant_ms_inline")
 
 
 def alter_statements(old: CollectionSpec, new: CollectionSpec) -> tuple[list[str], list[str]]:
@@ -167,7 +177,9 @@ def statements(table: str, decl: IntervalSpec) -> IntervalStatements:
     """The statements of one declaration of collection ``table`` (see
     :class:`~jarenlab.backends.base.IntervalStatements`); the constraint enforces it."""
     name = quote(table)
-    lo, hi, span = bound_sql(decl, decl.start), bound_sql(decl, decl.end), span_sql(decl)
+    lo, span = bound_sql(decl, decl.start), span_sql(decl)
+    # The checks of stored records run before a migration creates jl_instant_ms (and in dry runs).
+    check_lo, check_hi = bound_sql(decl, decl.start, inline=True), bound_sql(decl, decl.end, inline=True)
     group = _group(decl)
     when = when_sql(decl)
     bound = _BOUND_PARAM[decl.kind]
@@ -179,11 +191,11 @@ def statements(table: str, decl: IntervalSpec) -> IntervalStatements:
     # Of several overlapping records, the one that starts last (SQLite's lookup finds that one).
     conflict = f"SELECT key FROM {name} WHERE {' AND '.join(terms)} ORDER BY {lo} DESC, pos DESC LIMIT 1"
     matching = when or "true"
-    invalid = f"SELECT key, doc FROM {name} WHERE {matching} AND NOT coalesce({lo} < {hi}, false) LIMIT 1"
+    invalid = f"SELECT key, doc FROM {name} WHERE {matching} AND NOT coalesce({check_lo} < {check_hi}, false) LIMIT 1"
     partition = f"PARTITION BY {', '.join(expr for expr, _ in group)} " if group else ""
     overlap = (
-        f"SELECT key, prev_key FROM (SELECT key, {lo} AS s, LAG(key) OVER w AS prev_key, "
-        f"LAG({hi}) OVER w AS prev_end FROM {name} WHERE {matching} "
-        f"WINDOW w AS ({partition}ORDER BY {lo}, key)) AS ordered WHERE prev_end > s LIMIT 1"
+        f"SELECT key, prev_key FROM (SELECT key, {check_lo} AS s, LAG(key) OVER w AS prev_key, "
+        f"LAG({check_hi}) OVER w AS prev_end FROM {name} WHERE {matching} "
+        f"WINDOW w AS ({partition}ORDER BY {check_lo}, key)) AS ordered WHERE prev_end > s LIMIT 1"
     )
     return IntervalStatements(conflict=conflict, invalid=invalid, overlap=overlap, enforced=True)

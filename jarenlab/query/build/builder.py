@@ -19,7 +19,19 @@ from typing import Any, Protocol, cast
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError, QueryWarning
-from jarenlab.query.build.expr import Expr, OrderKey, agg, it, key, lit, param, win
+from jarenlab.query.build.expr import (
+    AGGREGATES,
+    Aggregate,
+    Expr,
+    GroupKey,
+    OrderKey,
+    agg,
+    it,
+    key,
+    lit,
+    param,
+    win,
+)
 from jarenlab.query.build.joins import JoinQuery, start
 
 __all__ = [
@@ -83,6 +95,86 @@ def value_doc(value: Any) -> Any:
     return lit(value)
 
 
+def _aggregates(value: Any) -> bool:
+    """Whether a ``select`` value holds an :class:`~jarenlab.query.build.expr.Aggregate`."""
+    if isinstance(value, dict):
+        return any(_aggregates(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_aggregates(v) for v in value)
+    return isinstance(value, Aggregate)
+
+
+def _directed(keys: tuple[Any, ...], ascending: Any) -> tuple[Any, ...]:
+    """``order_by``'s keys with pandas' ``ascending`` applied (JQ0007 when it does not fit them)."""
+    if ascending is True:
+        return keys
+    flags = [ascending] * len(keys) if type(ascending) is bool else ascending
+    if (
+        not isinstance(flags, list | tuple)
+        or len(flags) != len(keys)
+        or any(type(f) is not bool for f in flags)
+    ):
+        raise QueryError("JQ0007", f"ascending is True, False or one of them per key, not {ascending!r}")
+    out = []
+    for k, up in zip(keys, flags, strict=True):
+        if isinstance(k, OrderKey) and not up:
+            raise QueryError(
+                "JQ0007",
+                "a key that says its direction (.asc()/.desc()) takes no ascending=False; give it once",
+            )
+        out.append(k.desc() if not up and isinstance(k, Expr) else k)
+    return tuple(out)
+
+
+def _no_group_keys(value: Any, what: str) -> None:
+    """Refuse ``key(...)`` where no ``group_by`` binds it (JQ0006), before it reads as an external."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _no_group_keys(v, what)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _no_group_keys(v, what)
+    elif isinstance(value, GroupKey):
+        raise QueryError(
+            "JQ0006",
+            f"{what}(): key({value.name!r}) names a group-by key, and this chain has no group_by binding "
+            f"it: group_by({value.name}=...) first (param({value.name!r}) names an external value)",
+        )
+
+
+def _over_rows(doc: Any) -> Any:
+    """A select document with each aggregate reading the bound rows instead of the group.
+
+    >>> _over_rows({"n": {"$count": ["$it"]}, "s": {"$sum": ["$it.x"]}})
+    {'n': {'$count': [{'$for': {'it': '$jl_rows'}, '$return': '$it'}]}, 's': {'$sum': [{'$for': {'it': '$jl_rows'}, '$return': '$it.x'}]}}
+    """
+    if isinstance(doc, list):
+        return [_over_rows(d) for d in doc]
+    if not isinstance(doc, dict):
+        return doc
+    if len(doc) == 1:
+        ((name, args),) = doc.items()
+        if name[1:] in AGGREGATES and isinstance(args, list) and args:
+            first = {"$for": {"it": "$jl_rows"}, "$return": args[0]}
+            return {name: [first, *args[1:]]}
+        if name == "$const":
+            return doc
+    return {k: _over_rows(v) for k, v in doc.items()}
+
+
+def _reads_it(doc: Any) -> bool:
+    """Whether a document reads ``$it`` outside the aggregates' own FLWORs."""
+    if isinstance(doc, str):
+        return doc == "$it" or doc.startswith(("$it.", "$it[", "$it'"))
+    if isinstance(doc, list):
+        return any(_reads_it(d) for d in doc)
+    if isinstance(doc, dict):
+        if "$for" in doc or "$const" in doc:
+            return False
+        return any(_reads_it(v) for v in doc.values())
+    return False
+
+
 @dataclass(frozen=True)
 class _Stage:
     source: Any = "$[*]"
@@ -143,10 +235,18 @@ class Query:
         q = self._nested() if st.group is not None or st.ret is not None or st.post else self
         return q._with(where=(*q._stage.where, lit(predicate)))
 
-    def order_by(self, *keys: Any) -> Query:
-        """Order by keys (``it.x``, ``it.x.desc()``, ``it.x.asc(empty="greatest")``); replaces any order."""
+    def order_by(self, *keys: Any, ascending: bool | list[bool] = True) -> Query:
+        """Order by keys (``it.x``, ``it.x.desc()``, ``it.x.asc(empty="greatest")``); replaces any order.
+
+        ``ascending=False`` (pandas' ``sort_values``) orders every key descending; a list gives each
+        key's direction. A key that already says its direction (``.desc()``) takes no ``ascending``.
+        """
+        keys = _directed(keys, ascending)
         st = self._stage
-        q = self._nested() if st.ret is not None or st.post else self
+        nests = st.ret is not None or st.post
+        if nests or st.group is None:
+            _no_group_keys(keys, "order_by")
+        q = self._nested() if nests else self
         return q._with(order=_order_specs(keys))
 
     def then_by(self, *keys: Any) -> Query:
@@ -186,8 +286,28 @@ class Query:
         # A dict or list makes exactly one item per input, so it commutes with skip/take
         # and the document stays one flat FLWOR (what the planner pushes down).
         one_each = isinstance(value, dict | list) and all(op[0] == "window" for op in st.post)
-        q = self._nested() if st.ret is not None or (st.post and not one_each) else self
+        nests = st.ret is not None or (st.post and not one_each)
+        if nests or st.group is None:
+            _no_group_keys(value, "select")
+            if _aggregates(value):
+                return self._whole(value)
+        q = self._nested() if nests else self
         return q._with(ret=value_doc(value))
+
+    def _whole(self, value: Any) -> Query:
+        """``select`` of aggregates without ``group_by``: one row over every item so far (the items
+        bound once to ``$jl_rows``, each aggregate reading them), as SQL and pandas aggregate."""
+        if self._stage.ret is not None:
+            return self._nested()._whole(value)
+        rows = self._with(ret=None)._expr()
+        ret = _over_rows(value_doc(value))
+        if _reads_it(ret):
+            raise QueryError(
+                "JQ0006",
+                "select() without group_by aggregates every item into one row, so each member is an "
+                "aggregate (agg.count(), agg.sum(it.x), ...); to keep per-item values, group_by(...) first",
+            )
+        return Query(self._source, _Stage(source=[{"$let": {"jl_rows": rows}, "$return": ret}]))
 
     def _window(self, start: int, length: int | None) -> Query:
         post = self._stage.post
@@ -210,6 +330,10 @@ class Query:
         """Keep at most ``n`` results."""
         _check_count(n, "take")
         return self._window(0, n)
+
+    def head(self, n: int = 5) -> Query:
+        """pandas' ``head``: the first ``n`` results (``take(n)``)."""
+        return self.take(n)
 
     def window(self, *, partition: Any = None, order_by: Any = None, **compute: Any) -> Query:
         """Add computed members to each result (``$window``): ``partition`` (an expression or a
@@ -345,6 +469,11 @@ class Query:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.to_list())
+
+    def __len__(self) -> int:
+        """``len(q)``: the number of results (``q.count()``, one query; ``list(q)`` asks it first, as
+        Python does of anything with a length, so ``q.to_list()`` reads once)."""
+        return self.count()
 
     def page(self, limit: int, after: str | None = None, **externals: Any) -> Any:
         """One keyset page of this ordered query (:class:`jarenlab.query.planner.pages.Page`: ``items``,
@@ -591,9 +720,9 @@ class Queryable:
         """See :meth:`Query.where`."""
         return Query(self).where(predicate)
 
-    def order_by(self, *keys: Any) -> Query:
+    def order_by(self, *keys: Any, ascending: bool | list[bool] = True) -> Query:
         """See :meth:`Query.order_by`."""
-        return Query(self).order_by(*keys)
+        return Query(self).order_by(*keys, ascending=ascending)
 
     def group_by(self, *exprs: Any, **named: Any) -> Query:
         """See :meth:`Query.group_by`."""
@@ -610,6 +739,10 @@ class Queryable:
     def take(self, n: int) -> Query:
         """See :meth:`Query.take`."""
         return Query(self).take(n)
+
+    def head(self, n: int = 5) -> Query:
+        """See :meth:`Query.head`."""
+        return Query(self).head(n)
 
     def distinct(self) -> Query:
         """See :meth:`Query.distinct`."""

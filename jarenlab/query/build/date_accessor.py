@@ -133,11 +133,17 @@ class DateAccessor:
         """The millisecond within the second, 0-999."""
         return self.part("millisecond")
 
-    def trunc(self, unit: str) -> Any:
-        """``$date-trunc``: the start of the unit (``minute`` ... ``year``; weeks start on Monday)."""
+    def trunc(self, unit: str, tz: str | None = None) -> Any:
+        """``$date-trunc``: the start of the unit (``minute`` ... ``year``; weeks start on Monday), in
+        UTC, or on the wall clock of ``tz`` (an IANA zone such as ``"Europe/Paris"``: its days are
+        23 or 25 hours at the clock changes, as pandas' ``tz_convert(tz).dt.floor("D")``)."""
         if unit not in UNITS:
             raise QueryError("JQ0020", f"a date unit is one of {', '.join(UNITS)}, not {unit!r}")
-        return self._make("date-trunc", unit)
+        if tz is None:
+            return self._make("date-trunc", unit)
+        if type(tz) is not str:
+            raise QueryError("JQ0020", f"tz is an IANA time zone name such as 'Europe/Paris', not {tz!r}")
+        return self._make("date-trunc", unit, tz)
 
     def bucket(self, width: Any, origin: Any = None) -> Any:
         """``$time-bucket``: the start of the fixed-width bucket (``"PT15M"``, a timedelta) from

@@ -43,7 +43,10 @@ def lit(value: Any) -> Any:
 
 
 def _op(name: str, *args: Any) -> Expr:
-    return Expr({f"${name}": [lit(a) for a in args]})
+    # An expression over an aggregate stays one (``agg.sum(it.x) / agg.count()``), so a select
+    # without group_by can tell it aggregates the whole collection.
+    kind = Aggregate if any(isinstance(a, Aggregate) for a in args) else Expr
+    return kind({f"${name}": [lit(a) for a in args]})
 
 
 class Expr:
@@ -196,6 +199,18 @@ class Expr:
         {'$key': '$it.dep_delay', '$dir': 'desc'}
         """
         return OrderKey(self._doc, True, empty)
+
+    def __abs__(self) -> Expr:
+        """Python's ``abs(expr)``: :meth:`abs` (the same number either way)."""
+        return self.abs()
+
+    def __round__(self, ndigits: int | None = None) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            f"round({self._shown()}) cannot build a query: Python's round() rounds halves to even, and the "
+            f"language's $round halves away from zero (as SQL); write {self._shown()}.round("
+            f"{ndigits or 0}) for that",
+        )
 
     def abs(self) -> Expr:
         """The absolute value of a number: ``$if`` of ``$lt`` and ``$neg`` (non-numbers pass through).
@@ -380,48 +395,76 @@ def param(name: str) -> Expr:
     return Expr("$" + name)
 
 
+class GroupKey(Expr):
+    """A group key bound by ``group_by`` (what :func:`key` returns); outside a group-by's
+    ``select`` it is refused (``JQ0006``) rather than read as an external without a value."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The key's name."""
+        return str(self._doc)[1:]
+
+
 def key(name: str) -> Expr:
     """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``)."""
-    return param(name)
+    return GroupKey(param(name).document)
+
+
+class Aggregate(Expr):
+    """An expression holding an aggregate of :class:`agg`: per group after ``group_by``, else over
+    every item (``select({"n": agg.count()})`` is one row, as SQL and pandas answer)."""
+
+    __slots__ = ()
+
+
+#: The language's aggregate functions :class:`agg` calls.
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "median", "stddev"})
+
+
+def _aggregate(name: str, *args: Any) -> Aggregate:
+    return Aggregate({f"${name}": [lit(a) for a in args]})
 
 
 class agg:
-    """Aggregates over the current group (after ``group_by``), e.g. ``agg.avg(it.dep_delay)``."""
+    """Aggregates over the current group (after ``group_by``), e.g. ``agg.avg(it.dep_delay)``;
+    without ``group_by``, ``select`` aggregates every item into one row."""
 
     @staticmethod
     def count(expr: Any = None) -> Expr:
         """The number of items (``agg.count()`` counts the group)."""
-        return _op("count", it if expr is None else expr)
+        return _aggregate("count", it if expr is None else expr)
 
     @staticmethod
     def sum(expr: Any) -> Expr:
         """``$sum`` (0 when empty)."""
-        return _op("sum", expr)
+        return _aggregate("sum", expr)
 
     @staticmethod
     def avg(expr: Any) -> Expr:
         """``$avg`` (missing when empty)."""
-        return _op("avg", expr)
+        return _aggregate("avg", expr)
 
     @staticmethod
     def min(expr: Any) -> Expr:
         """``$min``."""
-        return _op("min", expr)
+        return _aggregate("min", expr)
 
     @staticmethod
     def max(expr: Any) -> Expr:
         """``$max``."""
-        return _op("max", expr)
+        return _aggregate("max", expr)
 
     @staticmethod
     def median(expr: Any) -> Expr:
         """``$median`` (a float; missing when empty)."""
-        return _op("median", expr)
+        return _aggregate("median", expr)
 
     @staticmethod
     def std(expr: Any, *, ddof: int = 1) -> Expr:
         """``$stddev``: the sample standard deviation (``ddof=0``: the population one)."""
-        return _op("stddev", expr, ddof)
+        return _aggregate("stddev", expr, ddof)
 
 
 class win:

@@ -145,8 +145,19 @@ class StrAccessor(Generic[E]):
         self._expr = expr
         self._shown = shown
 
-    def contains(self, pat: Any, case: bool = True, regex: bool = True) -> E:
-        """Substring test (``$contains``), or ``$search`` for a regular expression."""
+    def contains(self, pat: Any, case: bool = True, flags: int = 0, na: Any = None, regex: bool = True) -> E:
+        """Substring test (``$contains``), or ``$search`` for a regular expression.
+
+        pandas' ``na`` is what a missing value gives: a member that is missing (or not a string)
+        never contains anything here, so ``na=False`` (and ``None``) is what the language does;
+        ``na=True`` is refused with what to write.
+        """
+        if na is True:
+            why = f"na=True: write ({self._shown}.is_empty() | {self._shown}.str.contains(...))"
+            refuse(self._shown + ".str", "contains", why, member=False)
+        if na not in (None, False) or flags:
+            why = "na is False or None (a missing member contains nothing), and flags are not taken"
+            refuse(self._shown + ".str", "contains", why, member=False)
         target = self._expr if case else self._expr.lower()
         if isinstance(pat, str) and not case:
             pat = pat.lower()

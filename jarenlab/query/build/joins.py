@@ -38,7 +38,6 @@ from jarenlab.query.build.expr import Expr, OrderKey, lit
 from jarenlab.query.lang.path import VAR_NAME
 
 
-
 def var(name: str) -> Expr:
     """A binding of a join (``var("a").name`` is ``$a.name``): the name given to ``join``.
 
@@ -65,7 +64,9 @@ class Runner(Protocol):
 
     def execute(self, document: Any, externals: dict[str, Any] | None = None) -> Any: ...
 
-    def explain(self, document: Any, externals: dict[str, Any] | None = None, *, analyze: bool = False) -> Any: ...
+    def explain(
+        self, document: Any, externals: dict[str, Any] | None = None, *, analyze: bool = False
+    ) -> Any: ...
 
     def live(self, document: Any, **externals: Any) -> Any: ...
 
@@ -83,6 +84,7 @@ class JoinQuery:
     order: tuple[dict[str, Any], ...] = ()
     ret: Any = None
     window: tuple[int, int | None] | None = None
+    group: tuple[tuple[str, Any], ...] | None = None
 
     def _names(self) -> set[str]:
         return {n for n, _ in self.fors} | {n for n, _ in self.lets}
@@ -91,9 +93,10 @@ class JoinQuery:
         _check_name(name)
         if name in self._names():
             raise QueryError("JQ0006", f"the chain already binds {name!r}")
-        if self.ret is not None or self.window is not None or self.order:
+        if self.ret is not None or self.window is not None or self.order or self.group is not None:
             raise QueryError(
-                "JQ0007", "join, group_join and select_many come before order_by, select, skip and take"
+                "JQ0007",
+                "join, group_join and select_many come before group_by, order_by, select, skip and take",
             )
 
     def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
@@ -123,9 +126,30 @@ class JoinQuery:
 
     def where(self, predicate: Any) -> JoinQuery:
         """Keep tuples where the condition holds; several calls AND together."""
-        if self.ret is not None or self.window is not None:
-            raise QueryError("JQ0007", "where comes before select, skip and take in a join")
+        if self.ret is not None or self.window is not None or self.group is not None:
+            raise QueryError("JQ0007", "where comes before group_by, select, skip and take in a join")
         return replace(self, where_=(*self.where_, _condition(predicate, "where()")))
+
+    def group_by(self, *exprs: Any, **named: Any) -> JoinQuery:
+        """Group the joined tuples: ``group_by(carrier=it.carrier)`` binds ``key("carrier")``
+        (``group_by(expr)`` names it ``key``); afterwards each binding (``it``, ``var("a")``) stands
+        for its items in the group, so ``agg.count()`` counts the group's tuples and
+        ``agg.avg(var("a").delay)`` averages over them. Comes after the joins and ``where``.
+        """
+        if len(exprs) > 1 or (exprs and named) or not (exprs or named):
+            raise QueryError("JQ0006", "group_by takes one expression or named expressions")
+        if self.group is not None or self.order or self.ret is not None or self.window is not None:
+            raise QueryError(
+                "JQ0007", "group_by comes once, before order_by, select, skip and take in a join"
+            )
+        keys = {"key": exprs[0]} if exprs else named
+        for name, e in keys.items():
+            _check_name(name)
+            if name in self._names():
+                raise QueryError("JQ0006", f"the chain already binds {name!r}")
+            if not isinstance(e, Expr) or isinstance(e, OrderKey):
+                raise QueryError("JQ0006", f"group_by takes expressions built from it/var(...), not {e!r}")
+        return replace(self, group=tuple((n, lit(e)) for n, e in keys.items()))
 
     def order_by(self, *keys: Any) -> JoinQuery:
         """Order tuples by keys (``it.x``, ``var("a").y.desc()``); replaces any order."""
@@ -156,9 +180,17 @@ class JoinQuery:
             doc["$let"] = dict(self.lets)
         if self.where_:
             doc["$where"] = self.where_[0] if len(self.where_) == 1 else {"$and": list(self.where_)}
+        if self.group is not None:
+            doc["$groupby"] = dict(self.group)
         if self.order:
             doc["$orderby"] = list(self.order)
-        doc["$return"] = self.ret if self.ret is not None else {label: "$" + n for n, label in self.labels}
+        if self.ret is not None:
+            doc["$return"] = self.ret
+        elif self.group is not None:  # each key, and each binding's items in the group as a list
+            keys = {n: {"$default": ["$" + n, None]} for n, _ in self.group}
+            doc["$return"] = {**keys, **{label: ["$" + n] for n, label in self.labels}}
+        else:
+            doc["$return"] = {label: "$" + n for n, label in self.labels}
         return doc
 
     def _expr(self) -> Any:

@@ -20,6 +20,7 @@ up to 3 digits): years and months are calendar steps, the rest a fixed number of
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
@@ -316,9 +317,40 @@ def _date_diff(args: list[list[Any]], where: str) -> list[Any]:
 def _date_trunc(args: list[list[Any]], where: str) -> list[Any]:
     ms = instant(args[0], where, "$date-trunc")
     unit = _name(args[1], where, "a $date-trunc unit", UNITS)
+    zone = _arg(args[2], where, "a $date-trunc time zone") if len(args) > 2 else None
     if ms is None or unit is None:
         return []
-    return [format_ms(truncate(ms, unit), where)]
+    if zone is None:
+        return [format_ms(truncate(ms, unit), where)]
+    return [format_ms(local_truncate(ms, unit, zone, where), where)]
+
+
+def local_truncate(ms: int, unit: str, zone: str, where: str = "") -> int:
+    """The start of ``unit`` holding ``ms`` on the wall clock of the IANA time zone ``zone``, as
+    epoch milliseconds (Python's ``zoneinfo`` rules: of two equal wall times at a fall-back, the one at
+    the instant's own offset, as DuckDB; a start a spring-forward skips is read with the offset before
+    the gap). ``JQ2010`` for a zone the
+    system does not know.
+
+    >>> format_ms(local_truncate(epoch_ms("2013-03-31T12:00:00Z"), "day", "Europe/Paris"))
+    '2013-03-30T23:00:00Z'
+    >>> format_ms(local_truncate(epoch_ms("2013-04-01T12:00:00Z"), "day", "Europe/Paris"))
+    '2013-03-31T22:00:00Z'
+    """
+    import zoneinfo
+
+    try:
+        rules = zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise QueryError("JQ2010", f"{zone!r} is not a time zone this system knows (IANA names: 'Europe/Paris')",
+                         doc_path=where) from None  # fmt: skip
+    utc = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
+    offset = utc.astimezone(rules).utcoffset() or dt.timedelta()
+    wall = truncate(ms + offset // dt.timedelta(milliseconds=1), unit)
+    start = (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=wall)).replace(tzinfo=rules)
+    if start.utcoffset() != offset and start.replace(fold=1).utcoffset() == offset:
+        start = start.replace(fold=1)  # a wall time that comes twice: the one at the instant's offset
+    return (start - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
 def _date_part(args: list[list[Any]], where: str) -> list[Any]:
@@ -368,7 +400,7 @@ DATE_ARITY = {
     "epoch": (1, 1),
     "date-add": (2, 2),
     "date-diff": (3, 3),
-    "date-trunc": (2, 2),
+    "date-trunc": (2, 3),
     "date-part": (2, 2),
     "time-bucket": (2, 3),
 }

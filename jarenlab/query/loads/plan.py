@@ -30,7 +30,14 @@ from jarenlab.query.lang.document import parse
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Const, Field, Pred, Reason
 from jarenlab.query.planner.preds import OrderKey as Key
-from jarenlab.query.planner.translate import Context, field_of, schema_family, translate
+from jarenlab.query.planner.translate import (
+    UNORDERED,
+    Context,
+    field_of,
+    order_refusal,
+    schema_family,
+    translate,
+)
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -98,9 +105,10 @@ def _order(value: Any, ctx: Context, path: str) -> tuple[Key, ...]:
         greatest = spec.get("$empty", "least") == "greatest"
         f = field_of(parse(spec.get("$key")).node, ctx)
         if not isinstance(f, Field) or f.family not in ("string", "integer", "number"):
-            raise _refuse(
-                path, f"order_by {spec.get('$key')!r} is not a schema-typed string or number path of $it"
-            )
+            why = order_refusal(f, ctx.schema)
+            if why == UNORDERED:
+                why = f"order_by {spec.get('$key')!r} is not a schema-typed string or number path of $it"
+            raise _refuse(path, why)
         keys.append(Key(f, "field", desc, greatest))
     return tuple(keys)
 

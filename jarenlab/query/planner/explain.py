@@ -176,6 +176,10 @@ def _columns_text(c: dict[str, Any]) -> str:
     return text
 
 
+#: The schema families whose members the planner reads through a typed column (so an index serves).
+_INDEXED = ("string", "integer")
+
+
 def explain(
     coll: Readable,
     document: Any,
@@ -223,10 +227,16 @@ def explain(
     if scans:
         indexed = {c.segments for c in coll.spec.columns}
         fields = fields_of(plan.where)
+        # Only what the planner reads through a typed column (strings, integers): a number member
+        # is compared and ordered through its JSON value, which an index on it would not serve.
         if fields:
-            suggested = index_suggestions([f.steps for f in fields], indexed)
+            suggested = index_suggestions([f.steps for f in fields if f.family in _INDEXED], indexed)
         else:  # an order index, each path in the direction of its key
-            keys = [(k.field.steps, k.desc) for k in plan.order if k.field is not None]
+            keys = [
+                (k.field.steps, k.desc)
+                for k in plan.order
+                if k.field is not None and k.field.family in _INDEXED
+            ]
             suggested = index_suggestions([s for s, _ in keys], indexed, [d for _, d in keys])
         covered = (
             covered_fields(plan) if prepared.dialect.indexes_cover and prepared.mandatory is None else None

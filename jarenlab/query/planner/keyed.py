@@ -40,6 +40,8 @@ def matching(coll: Readable, conditions: tuple[Any, ...], externals: dict[str, A
     ext = check_externals(externals)
     document = where_document(conditions)
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
+    ext = prepared.aligned.bind(ext)
+    document = prepared.aligned.document
     if prepared.diagnostics:
         report(prepared.diagnostics, coll.store.planner.checks, coll.name, ext)
     rows = narrowed_rows(coll, document, ext) if conditions else None

@@ -206,6 +206,7 @@ def page(coll: Readable, document: Any, limit: Any, after: Any = None, externals
             collection=coll.name,
         )
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
+    ext = prepared.aligned.bind(ext)
     plan = prepared.plan
     if plan.mode == "set" or plan.group is not None or plan.aggregate is not None:
         first = plan.reasons[0] if plan.reasons else None

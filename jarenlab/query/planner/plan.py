@@ -66,7 +66,15 @@ from jarenlab.query.planner.preds import (
 )
 from jarenlab.query.planner.shape import AGGREGATES, peel
 from jarenlab.query.planner.sql import group_aggregates
-from jarenlab.query.planner.translate import Context, can_raise, date_key, field_of, translate, value_raises
+from jarenlab.query.planner.translate import (
+    Context,
+    can_raise,
+    date_key,
+    field_of,
+    order_refusal,
+    translate,
+    value_raises,
+)
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -361,7 +369,7 @@ def _order(flwor: Flwor, ctx: Context, kvars: Mapping[str, int] | None) -> tuple
             return Reason("$orderby", "a group ordering other than by keys and typed aggregates")
         f = field_of(k, ctx)
         if not isinstance(f, Field) or f.family not in ("string", "integer", "number"):
-            return Reason("$orderby", "an ordering key that is not a schema-typed string or number path")
+            return Reason("$orderby", order_refusal(f, ctx.schema))
         keys.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
     return tuple(keys)
 

@@ -60,6 +60,7 @@ from jarenlab.query.planner.sql import (
     select_ranked,
     select_rows,
 )
+from jarenlab.query.planner.temporal import Alignment, align
 from jarenlab.query.planner.translate import Context, beyond, list_item_reason, translate
 from jarenlab.values import query_value
 
@@ -117,6 +118,9 @@ class Prepared:
     #: document planned with the columns' capabilities (:func:`~.plan.column_traits`), which may be
     #: native where SQL's is not (number projections and float sums on PostgreSQL, date parts).
     columnar: Plan | None = None
+    #: The document as planned, its dates compared as the schema declares them (:mod:`temporal`);
+    #: ``aligned.bind(externals)`` rewrites the externals' values the same way.
+    aligned: Alignment = field(default_factory=lambda: Alignment(None))
 
 
 @dataclass
@@ -213,13 +217,17 @@ def prepare(
     entry = state.cache.lookup_alias(alias)
     if entry is not None:
         return entry, True
+    aligned = align(document, coll.spec.schema)
     compiled = compile_query(
-        document, operators=coll.store.operators, limits=profile.limits if profile else None
+        aligned.document, operators=coll.store.operators, limits=profile.limits if profile else None
     )
     key = opts + "\n" + canonical(document)
     entry = state.cache.get(key)
     if entry is None:
-        entry = _build(coll, document, compiled, pushdown=pushdown, profile=profile, hatch=state.udf_hatch)
+        entry = _build(
+            coll, aligned.document, compiled, pushdown=pushdown, profile=profile, hatch=state.udf_hatch
+        )
+        entry.aligned = aligned
         state.cache.put(key, entry, alias)
         return entry, False
     state.cache.put(key, entry, alias)
@@ -518,6 +526,7 @@ def run_query(
     ext = check_externals(externals)
     t0 = time.perf_counter()
     prepared, hit = prepare(coll, document, pushdown=pushdown, strict=strict, profile=profile)
+    ext = prepared.aligned.bind(ext)
     plan = prepared.plan
     state: PlannerState = coll.store.planner
     if prepared.diagnostics:
@@ -671,6 +680,7 @@ def stream_query(
     profile = coll.store.profile
     wrapped = type(document) is list and len(document) == 1  # one array constructor: its items
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=profile)
+    ext = prepared.aligned.bind(ext)
     plan = prepared.plan
     streams = (
         plan.mode in ("native", "row")
@@ -747,6 +757,7 @@ def narrowed_rows(coll: Readable, document: Any, externals: dict[str, Any]) -> l
     No profile applies (the caller decides what a profile means for it).
     """
     prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=None)
+    externals = prepared.aligned.bind(externals)
     plan = prepared.plan
     where = plan.where
     if plan.mode == "native" and isinstance(plan.output, FieldOut):

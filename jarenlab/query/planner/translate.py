@@ -92,6 +92,11 @@ def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
     >>> schema_family({"properties": {"a": {"type": ["string", "null"]}}}, ("a",)) is None
     True
     """
+    t = _declared_type(schema, steps)
+    return t if isinstance(t, str) and t in _FAMILIES else None
+
+
+def _declared_type(schema: Any, steps: tuple[str | int, ...]) -> Any:
     for s in steps:
         if not isinstance(schema, dict):
             return None
@@ -101,10 +106,35 @@ def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
             schema = schema.get("items")
         else:
             schema = (schema.get("properties") or {}).get(s)
-    if not isinstance(schema, dict):
-        return None
-    t = schema.get("type")
-    return t if isinstance(t, str) and t in _FAMILIES else None
+    return schema.get("type") if isinstance(schema, dict) else None
+
+
+#: Why an ordering key stays out of SQL when it is not a typed string or number path.
+UNORDERED = "an ordering key that is not a schema-typed string or number path"
+
+
+def order_refusal(f: Field | Reason | None, schema: Any) -> str:
+    """Why an ordering key cannot be pushed (a page or an include must push it): a member declared
+    with ``null`` beside one type says how to declare it; anything else is :data:`UNORDERED`.
+
+    >>> schema = {"properties": {"x": {"type": ["number", "null"]}}}
+    >>> order_refusal(Field(("x",), None, None), schema).partition("}:")[0]
+    'x is declared {"type": ["number", "null"]'
+    """
+    if isinstance(f, Field):
+        t = _declared_type(schema, f.steps)
+        if isinstance(t, list) and "null" in t and len(t) == 2:
+            (kind,) = [x for x in t if x != "null"]
+            if kind in ("string", "integer", "number"):
+                name = ".".join(map(str, f.steps))
+                return (
+                    f'{name} is declared {{"type": {json.dumps(t)}}}: the language cannot order a stored '
+                    f"null among {kind}s (JQ2005), so SQL cannot answer this ordering for every document; "
+                    f'declare it {{"type": "{kind}"}} and leave the member out where there is no value '
+                    "(a missing member orders as empty: first, or last with empty='greatest'; a "
+                    "DataFrame's NaN is written so)"
+                )
+    return UNORDERED
 
 
 def field_of(node: Node, ctx: Context) -> Field | Reason | None:
@@ -387,6 +417,8 @@ def date_key(node: Node, ctx: Context) -> DateKey | Reason | None:
     literals = [a.value if isinstance(a, Lit) and type(a.value) is str else None for a in node.args[1:]]
     if None in literals:
         return Reason(construct, "a unit, width or origin that is not a literal string")
+    if node.name == "date-trunc" and len(node.args) > 2:
+        return Reason(construct, "a time zone's rules (the engine applies them)")
     if node.name == "epoch":
         return DateKey(f, "epoch", None)
     if node.name == "time-bucket":

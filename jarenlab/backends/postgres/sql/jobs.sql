@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS _jl_jobs (
     updated_at double precision NOT NULL,
     settled_at double precision,
     source_event bigint,
-    timeout double precision
+    timeout double precision,
+    last_traceback text
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_cost_delay = 0)
 
 -- name: upgrade_column_jobs_source_event
@@ -35,6 +36,10 @@ ALTER TABLE _jl_jobs ADD COLUMN source_event bigint
 -- name: upgrade_column_jobs_timeout
 -- A queue made before per-job handler timeouts: the column, empty (the kind's timeout applies).
 ALTER TABLE _jl_jobs ADD COLUMN timeout double precision
+
+-- name: upgrade_column_jobs_last_traceback
+-- A queue made before failed attempts kept their traceback: the column, empty for its jobs.
+ALTER TABLE _jl_jobs ADD COLUMN last_traceback text
 
 -- name: create_jobs_due
 CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS NOT NULL
@@ -160,7 +165,8 @@ UPDATE _jl_jobs SET state = 'done', result = :result, due_at = NULL, lease_until
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: fail
-UPDATE _jl_jobs SET state = :state, run_at = :run_at, due_at = :due_at, last_error = :error, lease_until = NULL,
+UPDATE _jl_jobs SET state = :state, run_at = :run_at, due_at = :due_at, last_error = :error, last_traceback = :traceback,
+    lease_until = NULL,
     lease_token = NULL, settled_at = :settled_at, updated_at = :now
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
@@ -174,7 +180,7 @@ UPDATE _jl_jobs SET lease_until = :lease_until, due_at = :due_at, updated_at = :
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
 -- name: restart
-UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = :run_at, due_at = :due_at, last_error = NULL,
+UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = :run_at, due_at = :due_at, last_error = NULL, last_traceback = NULL,
     lease_until = NULL, lease_token = NULL, updated_at = :now
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
@@ -254,20 +260,20 @@ DELETE FROM _jl_jobs WHERE seq IN (SELECT seq FROM picked)
 -- name: get
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE id = :id
 
 -- name: list
 -- In enqueue order; :limit NULL is no limit.
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT :limit
 
 -- name: failures
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT :limit
 
 -- name: counts

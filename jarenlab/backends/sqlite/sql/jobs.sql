@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS _jl_jobs (
     updated_at REAL NOT NULL,
     settled_at REAL,
     source_event INTEGER,
-    timeout REAL
+    timeout REAL,
+    last_traceback TEXT
 )
 
 -- name: upgrade_column_jobs_source_event
@@ -49,6 +50,10 @@ ALTER TABLE _jl_jobs ADD COLUMN source_event INTEGER
 -- name: upgrade_column_jobs_timeout
 -- A queue made before per-job handler timeouts: the column, empty (the kind's timeout applies).
 ALTER TABLE _jl_jobs ADD COLUMN timeout REAL
+
+-- name: upgrade_column_jobs_last_traceback
+-- A queue made before failed attempts kept their traceback: the column, empty for its jobs.
+ALTER TABLE _jl_jobs ADD COLUMN last_traceback TEXT
 
 -- name: create_jobs_due
 CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS NOT NULL
@@ -166,7 +171,8 @@ WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until >
 
 -- name: fail
 -- A failed attempt: 'failed' with the retry time as run_at and due_at, or 'dead' with due_at NULL.
-UPDATE _jl_jobs SET state = :state, run_at = :run_at, due_at = :due_at, last_error = :error, lease_until = NULL,
+UPDATE _jl_jobs SET state = :state, run_at = :run_at, due_at = :due_at, last_error = :error, last_traceback = :traceback,
+    lease_until = NULL,
     lease_token = NULL, settled_at = :settled_at, updated_at = :now
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
@@ -182,7 +188,7 @@ WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until >
 
 -- name: restart
 -- A deferral: pending again as a clean generation (attempts from zero, no last error) due later.
-UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = :run_at, due_at = :due_at, last_error = NULL,
+UPDATE _jl_jobs SET state = 'pending', attempts = 0, run_at = :run_at, due_at = :due_at, last_error = NULL, last_traceback = NULL,
     lease_until = NULL, lease_token = NULL, updated_at = :now
 WHERE seq = :seq AND lease_token = :token AND state = 'leased' AND lease_until > :now
 
@@ -261,21 +267,21 @@ DELETE FROM _jl_jobs WHERE id IN (
 -- name: get
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE id = :id
 
 -- name: list
 -- In enqueue order; :limit NULL is no limit.
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE {where} ORDER BY seq LIMIT coalesce(:limit, -1)
 
 -- name: failures
 -- The latest failed or dead jobs, most recently updated first.
 SELECT id, kind, state, attempts, max_attempts, run_at, partition_key, coalescing_key, lease_until,
     lease_owner, lease_generation, last_error, payload, result, created_at, updated_at, settled_at,
-    source_event, timeout
+    source_event, timeout, last_traceback
 FROM _jl_jobs WHERE state IN ('failed', 'dead') ORDER BY updated_at DESC, seq DESC LIMIT :limit
 
 -- name: counts

@@ -1,0 +1,58 @@
+"""``select`` of aggregates without ``group_by`` aggregates every item into one row, as SQL and pandas
+do (it once gave one ``{"n": 1}`` per item), on SQLite and on PostgreSQL, checked against pandas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from jarenlab import agg, it, param
+
+ROWS = [
+    {"id": f"n{i}", "tag": "ab"[i % 2], "score": i * 3 % 7, **({"o": {"x": i / 4}} if i % 3 else {})}
+    for i in range(20)
+]
+
+
+def test_aggregates_without_group_by_are_one_row(store: Any) -> None:
+    notes = store["notes"]
+    assert notes.select({"n": agg.count()}).to_list() == [{"n": 0}]  # SQL's count(*) of nothing
+    notes.insert_many(ROWS)
+    frame = pd.DataFrame(ROWS)
+    q = notes.select(
+        {"n": agg.count(), "s": agg.sum(it.score), "lo": agg.min(it.score), "hi": agg.max(it.score)}
+    )
+    assert q.to_list() == [
+        {
+            "n": len(frame),
+            "s": int(frame.score.sum()),
+            "lo": int(frame.score.min()),
+            "hi": int(frame.score.max()),
+        }
+    ]
+    kept = frame[frame.score > 2]
+    q = notes.where(it.score > param("m")).select({"n": agg.count(), "mean": agg.sum(it.score) / agg.count()})
+    assert q.to_list(m=2) == [{"n": len(kept), "mean": kept.score.sum() / len(kept)}]
+    xs = [r["o"]["x"] for r in ROWS if "o" in r]
+    assert notes.select({"x": agg.avg(it.o.x)}).to_list() == [{"x": sum(xs) / len(xs)}]
+    assert notes.select([agg.count()]).to_list() == [[len(ROWS)]]
+    assert len(notes.select({"n": agg.count()}).to_pandas()) == 1
+    top = notes.order_by(it.score.desc(), it.id).take(3).select({"s": agg.sum(it.score)}).to_list()
+    assert top == [{"s": int(frame.score.nlargest(3).sum())}]
+    per_tag = notes.group_by(t=it.tag).select({"t": param("t"), "n": agg.count()})
+    assert per_tag.select({"groups": agg.count(), "rows": agg.sum(it.n)}).to_list() == [
+        {"groups": 2, "rows": 20}
+    ]
+
+
+def test_group_by_still_groups_and_mixing_is_refused(store: Any) -> None:
+    notes = store["notes"]
+    notes.insert_many(ROWS)
+    groups = notes.group_by(t=it.tag).select({"t": param("t"), "n": agg.count()}).to_list()
+    assert sorted((g["t"], g["n"]) for g in groups) == [("a", 10), ("b", 10)]
+    with pytest.raises(Exception) as err:
+        notes.select({"score": it.score, "n": agg.count()})
+    assert getattr(err.value, "code", None) == "JQ0006"
+    assert "group_by" in str(err.value)
