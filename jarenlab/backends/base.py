@@ -639,6 +639,10 @@ class Dialect(Protocol):
         ...
 
     # -- conditions ---------------------------------------------------------------------------------
+    def is_missing(self, expr: str) -> str:
+        """``expr`` is NULL, as an index seeks it: ``gx_a`` -> ``gx_a IS NULL``."""
+        ...
+
     def compare(self, left: str, op: str, right: str) -> str:
         """``eq lt le gt ge``: ``a``, ``gt``, ``?`` -> ``a > ?``."""
         ...
@@ -739,6 +743,10 @@ class Dialect(Protocol):
 
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
         """One ordering key, NULLs first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``."""
+        ...
+
+    def row(self, parts: Sequence[str]) -> str:
+        """A row value, compared member by member: ``[a, key]`` -> ``(a, key)``."""
         ...
 
     def order_by(self, terms: Sequence[str]) -> str:

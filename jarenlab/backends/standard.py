@@ -52,6 +52,10 @@ class StandardSQL:
         """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""
         return f"{expr} IS NOT NULL"
 
+    def is_missing(self, expr: str) -> str:
+        """``expr`` is NULL, as an index seeks it: ``gx_a`` -> ``gx_a IS NULL``."""
+        return f"{expr} IS NULL"
+
     def compare(self, left: str, op: str, right: str) -> str:
         """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
 
@@ -107,6 +111,15 @@ class StandardSQL:
     def column_at(self, position: int) -> str:
         """A selected column by position (from 1; a group's key in ``ORDER BY``): ``1``."""
         return str(int(position))
+
+    def row(self, parts: Sequence[str]) -> str:
+        """A row value, compared member by member in order (a keyset page's position): ``[a, key]``
+        -> ``(a, key)``; ``(a, key) > (?, ?)`` is one range an index on ``a`` seeks.
+
+        >>> StandardSQL().compare(StandardSQL().row(["gx_a", "key"]), "gt", "(?, ?)")
+        '(gx_a, key) > (?, ?)'
+        """
+        return "(" + ", ".join(parts) + ")"
 
     def order_by(self, terms: Sequence[str]) -> str:
         """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
