@@ -3,10 +3,10 @@ visited (the database's own plan and its own count of the rows it reads say so, 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from rows_read import rows_read
 
 import jarenlab as jl
 from jarenlab.jobs.queue import ENQUEUE
@@ -55,23 +55,6 @@ def visited_sqlite(store: jl.Store, sql: str, params: tuple[Any, ...]) -> tuple[
     return steps[0], plan
 
 
-def visited_postgresql(store: jl.Store, sql: str, params: tuple[Any, ...]) -> int:
-    """Rows PostgreSQL read from the jobs table running the statement (EXPLAIN ANALYZE: the rows each
-    scan of ``_jl_jobs`` returned and those it read and removed by a filter)."""
-    conn = store.db.connection()
-    text = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
-    plan = text if isinstance(text, list) else json.loads(text)
-
-    def walk(node: dict[str, Any]) -> int:
-        here = 0
-        if node.get("Relation Name") == "_jl_jobs":
-            loops = node.get("Actual Loops", 1)
-            here = (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * loops
-        return here + sum(walk(child) for child in node.get("Plans", ()))
-
-    return walk(plan[0]["Plan"])
-
-
 @pytest.mark.parametrize("kinds", [("mine",), ("mine", "also")], ids=["one kind", "two kinds"])
 def test_a_claim_does_not_read_other_kinds_pending_jobs(open_store: Any, kinds: tuple[str, ...]) -> None:
     store = open_store(MODEL)
@@ -87,5 +70,5 @@ def test_a_claim_does_not_read_other_kinds_pending_jobs(open_store: Any, kinds: 
     else:
         pending(store, "theirs", FOREIGN, NOW - 100_000, "t")
         store.db.connection().execute("ANALYZE _jl_jobs")
-        assert visited_postgresql(store, sql, params) <= 2 * len(kinds)
+        assert rows_read(store, sql, params, "_jl_jobs") <= 2 * len(kinds)
     assert store.db.one("jobs.claimable", {"now": NOW, "kinds": kinds}, kinds=len(kinds)) == (1,)

@@ -4,10 +4,10 @@ ascending and descending, with missing members, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from rows_read import rows_read
 
 from jarenlab import it
 from jarenlab.query.planner.pages import planned
@@ -58,20 +58,6 @@ def sqlite_reads(store: Any, sql: str, params: list[Any]) -> list[str]:
     return [r["detail"] for r in store.backend.dialect.plan_tree(store.db.explain(sql, params))]
 
 
-def postgresql_rows_read(store: Any, sql: str, params: list[Any]) -> int:
-    """Rows PostgreSQL read from the table (EXPLAIN ANALYZE: returned plus removed by a filter)."""
-    text = store.db.connection().execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()[0]
-    plan = text if isinstance(text, list) else json.loads(text)
-
-    def walk(node: dict[str, Any]) -> int:
-        here = 0
-        if node.get("Relation Name") == "rows":
-            here = (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * node.get("Actual Loops", 1)
-        return here + sum(walk(c) for c in node.get("Plans", ()))
-
-    return walk(plan[0]["Plan"])
-
-
 @pytest.mark.parametrize(
     ("key", "column"),
     [(it.n, "gx_n"), (it.n.desc(), "gx_n"), (it.s, "gx_s"), (it.s.desc(empty="greatest"), "gx_s")],
@@ -91,7 +77,7 @@ def test_a_deep_page_seeks_the_index(store: Any, key: Any, column: str) -> None:
         else:
             # a statement reads from the position on (the 500 after it, the 300 without a member
             # tied as one value), never the 2,500 before it, nor the table
-            assert postgresql_rows_read(store, stmt.sql, params) <= ROWS - 2500 + ROWS // 10 + 10
+            assert rows_read(store, stmt.sql, params, "rows") <= ROWS - 2500 + ROWS // 10 + 10
     # and the pages are the query's rows, in its order
     walked: list[Any] = []
     after = None
