@@ -2,24 +2,45 @@
 
 Export decodes all documents at once with Arrow's multithreaded JSON reader instead of one
 ``json.loads`` per row; columns the JSON Schema types are read with that type.
+
+pandas and pyarrow load when a function here first needs them, not when a store opens (together
+they took ~430 ms of a first ``jl.open``).
 """
 
 from __future__ import annotations
 
+import functools
 import io
+import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
-import pyarrow as pa
-import pyarrow.json as pa_json
 
 from jarenlab.errors import StoreError
+from jarenlab.lazy import Module
 from jarenlab.values import is_missing
 
-_NULLABLE_INT = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
-_ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+else:
+    pd = Module("pandas")
+    pa = Module("pyarrow")
+    pa_json = Module("pyarrow.json")
+
+
+@functools.cache
+def _nullable_int() -> dict[Any, Any]:
+    """Arrow's integer types -> pandas' nullable ``Int64`` (a missing member is ``<NA>``, not a float NaN)."""
+    return {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
+
+
+@functools.cache
+def _arrow_types() -> dict[str, Any]:
+    """A JSON Schema type -> the Arrow type its typed column is read as."""
+    return {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
 
 def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
@@ -34,8 +55,12 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
     >>> records_from(pd.DataFrame({"a": [1]}, index=pd.Index(["k"], name="id")))
     [{'id': 'k', 'a': 1}]
     """
-    if isinstance(data, pd.DataFrame):
+    if isinstance(data, list):
+        return data
+    if is_frame(data):
         return frame_records(data, index_as)
+    if "pyarrow" not in sys.modules:  # no Arrow table exists before pyarrow is imported
+        return _iterable(data)
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -50,16 +75,20 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
             for column in data.columns
         ]
         return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
+    return _iterable(data)
+
+
+def _iterable(data: Any) -> list[Any]:
     if isinstance(data, (dict, str | bytes)) or not isinstance(data, Iterable):
         raise StoreError(
             "JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table"
         )
-    return data if isinstance(data, list) else list(data)
+    return list(data)
 
 
 def is_frame(data: Any) -> bool:
-    """True for a pandas DataFrame."""
-    return isinstance(data, pd.DataFrame)
+    """True for a pandas DataFrame (pandas is not imported to say no)."""
+    return "pandas" in sys.modules and isinstance(data, pd.DataFrame)
 
 
 def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict[str, Any]]:
@@ -119,8 +148,8 @@ def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
     """Arrow fields for the top-level members a JSON Schema types as one scalar type."""
     fields = []
     for name, sub in (schema.get("properties") or {}).items():
-        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _ARROW_TYPES:
-            fields.append(pa.field(name, _ARROW_TYPES[sub["type"]]))
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _arrow_types():
+            fields.append(pa.field(name, _arrow_types()[sub["type"]]))
     return pa.schema(fields)
 
 
@@ -221,7 +250,7 @@ def arrow_to_frame(table: pa.Table, keys: list[Any] | None = None) -> pd.DataFra
     frame = table.to_pandas()
     for field, column in zip(table.schema, table.columns):
         if pa.types.is_integer(field.type) and column.null_count:
-            frame[field.name] = column.to_pandas(types_mapper=_NULLABLE_INT.get)
+            frame[field.name] = column.to_pandas(types_mapper=_nullable_int().get)
     if keys is not None:
         frame.index = pd.Index(keys, name="key")
     return frame
