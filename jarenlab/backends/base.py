@@ -766,6 +766,10 @@ class Dialect(Protocol):
         """``count sum min max`` over non-NULL values: ``sum``, ``v`` -> ``sum(v)``."""
         ...
 
+    def count_distinct(self, expr: str) -> str:
+        """The number of distinct non-NULL values: ``gx_a`` -> ``count(DISTINCT gx_a)``."""
+        ...
+
     def any_row(self, cond: str) -> str:
         """Whether a condition holds for some row: ``c`` -> ``max(c)``."""
         ...

@@ -280,6 +280,11 @@ class StandardSQL:
             raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
         return f"{fn}({expr})"
 
+    def count_distinct(self, expr: str) -> str:
+        """The number of distinct non-NULL values, by the database's equality of them:
+        ``gx_a`` -> ``count(DISTINCT gx_a)``."""
+        return f"count(DISTINCT {expr})"
+
     def regroup(self, fn: str, partial: str) -> str:
         """``fn`` over a column of per-group results of ``fn`` (the outer level of a two-level
         group-by): counts and sums add, the minimum of minima, the maximum of maxima.
