@@ -22,10 +22,12 @@ from jarenlab.lazy import Module
 from jarenlab.values import is_missing
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
     import pyarrow.json as pa_json
 else:
+    np = Module("numpy")
     pd = Module("pandas")
     pa = Module("pyarrow")
     pa_json = Module("pyarrow.json")
@@ -243,6 +245,153 @@ def texts_to_frame(
     Integer columns with gaps become pandas' nullable ``Int64`` (not float64 with NaN).
     """
     return arrow_to_frame(texts_to_arrow(texts, schema, flatten=flatten), keys)
+
+
+def pages_to_frame(
+    pages: Iterable[list[tuple[Any, str]]], schema: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """Stored documents, a page of ``(key, text)`` at a time, as a DataFrame indexed by key whose
+    cells are the values that were stored (see :class:`_Column`): a page is decoded and made into
+    its columns' arrays before the next is read, so the peak is near the frame's own size.
+
+    >>> pages_to_frame([[(1, '{"n": 1, "m": {"a": 1}}'), (2, '{"n": 2, "l": [1, 2]}')]]).to_dict("records")
+    [{'n': 1, 'm': {'a': 1}, 'l': None}, {'n': 2, 'm': None, 'l': [1, 2]}]
+    """
+    columns: dict[str, _Column] = {}
+    keys: list[Any] = []
+    loads = orjson.loads
+    for page in pages:
+        docs = [loads(text) for _, text in page]
+        start = len(keys)
+        keys += [key for key, _ in page]
+        names = dict.fromkeys(name for d in docs for name in d)
+        for name in names:
+            column = columns.get(name)
+            if column is None:
+                column = columns[name] = _Column(start)
+            column.add([d.get(name, _ABSENT) for d in docs])
+        for name, column in columns.items():
+            if name not in names:
+                column.add_absent(len(docs))
+    stamped = date_time_members(schema)
+    index = pd.Index(keys, name="key")
+    data = {}
+    for name, column in columns.items():
+        values = column.series(name in stamped)
+        data[name] = (
+            values.set_axis(index) if isinstance(values, pd.Series) else pd.Series(values, index=index)
+        )
+    return pd.DataFrame(data, index=index, copy=False)
+
+
+_ABSENT = object()
+
+
+class _Column:
+    """One member's values over the pages read so far, as arrays of one kind per page: integers
+    (``int64``), floats, booleans, strings, or anything else as the Python values themselves.
+
+    The frame gives back what was stored: a column of integers is integers (``Int64`` where some
+    documents lack the member), of floats floats (NaN where missing), a column that mixes kinds
+    (integers with floats, nested objects, lists, ``null``) is an ``object`` column holding each
+    value as stored, a missing member ``None``. Nothing is unified or invented.
+    """
+
+    def __init__(self, absent: int = 0) -> None:
+        self.parts: list[tuple[str, Any, Any]] = []  # (kind, values, missing mask or None)
+        if absent:
+            self.add_absent(absent)
+
+    def add_absent(self, count: int) -> None:
+        self.parts.append(("absent", count, None))
+
+    def add(self, values: list[Any]) -> None:
+        present = [v for v in values if v is not _ABSENT]
+        kinds = {_kind(v) for v in present}
+        kind = kinds.pop() if len(kinds) == 1 else "object"
+        missing = None
+        if len(present) < len(values):
+            missing = np.array([v is _ABSENT for v in values])
+        if kind == "int":
+            filled = [0 if v is _ABSENT else v for v in values]
+            try:
+                self.parts.append(("int", np.array(filled, dtype=np.int64), missing))
+                return
+            except OverflowError:
+                kind = "object"
+        if kind == "float":
+            self.parts.append(("float", np.array([np.nan if v is _ABSENT else v for v in values]), missing))
+            return
+        self.parts.append((kind, [None if v is _ABSENT else v for v in values], missing))
+
+    def series(self, stamped: bool) -> Any:
+        kinds = {kind for kind, _, _ in self.parts if kind != "absent"}
+        length = sum(_length(p) for p in self.parts)
+        missing = any(kind == "absent" or mask is not None for kind, _, mask in self.parts)
+        if kinds == {"int"}:
+            values = np.concatenate([_ints(p) for p in self.parts])
+            if not missing:
+                return values
+            mask = np.concatenate([_mask(p) for p in self.parts])
+            return pd.arrays.IntegerArray(values, mask)
+        if kinds == {"float"}:
+            return np.concatenate([_floats(p) for p in self.parts])
+        out = np.empty(length, dtype=object)
+        i = 0
+        for part in self.parts:
+            n = _length(part)
+            kind, values, mask = part
+            if kind == "absent":
+                out[i : i + n] = None
+            elif kind in ("int", "float"):
+                items = values.tolist()  # Python ints and floats, as stored
+                out[i : i + n] = (
+                    [None if m else v for v, m in zip(items, mask)] if mask is not None else items
+                )
+            else:
+                out[i : i + n] = values
+            i += n
+        if kinds == {"bool"} and not missing:
+            return out.astype(bool)
+        if kinds == {"str"}:
+            stamps = as_utc(pa.array(out, type=pa.string())) if stamped else None
+            return out if stamps is None else stamps.to_pandas().array
+        return pd.Series(
+            out, dtype=object, copy=False
+        )  # as it is: pandas would read strings and None as text
+
+
+def _kind(v: Any) -> str:
+    t = type(v)
+    return (
+        "int"
+        if t is int
+        else "float"
+        if t is float
+        else "bool"
+        if t is bool
+        else "str"
+        if t is str
+        else "object"
+    )
+
+
+def _length(part: tuple[str, Any, Any]) -> int:
+    return part[1] if part[0] == "absent" else len(part[1])
+
+
+def _ints(part: tuple[str, Any, Any]) -> Any:
+    return np.zeros(part[1], dtype=np.int64) if part[0] == "absent" else part[1]
+
+
+def _floats(part: tuple[str, Any, Any]) -> Any:
+    return np.full(part[1], np.nan) if part[0] == "absent" else part[1]
+
+
+def _mask(part: tuple[str, Any, Any]) -> Any:
+    if part[0] == "absent":
+        return np.ones(part[1], dtype=bool)
+    return np.zeros(len(part[1]), dtype=bool) if part[2] is None else part[2]
 
 
 def arrow_to_frame(table: pa.Table, keys: list[Any] | None = None) -> pd.DataFrame:
