@@ -274,10 +274,12 @@ def pages_to_frame(
             if name not in names:
                 column.add_absent(len(docs))
     stamped = date_time_members(schema)
+    declared = _declared(schema)
     index = pd.Index(keys, name="key")
     data = {}
-    for name, column in columns.items():
-        values = column.series(name in stamped)
+    for name in [*declared, *(n for n in columns if n not in declared)]:
+        column = columns.get(name) or _Column(len(keys))
+        values = column.series(name in stamped, declared.get(name))
         data[name] = (
             values.set_axis(index) if isinstance(values, pd.Series) else pd.Series(values, index=index)
         )
@@ -324,10 +326,16 @@ class _Column:
             return
         self.parts.append((kind, [None if v is _ABSENT else v for v in values], missing))
 
-    def series(self, stamped: bool) -> Any:
+    def series(self, stamped: bool, declared: str | None = None) -> Any:
+        """The column's values; ``declared``: the JSON Schema type of a top-level member, which
+        types a column no document fills, and makes a ``number`` column floats."""
         kinds = {kind for kind, _, _ in self.parts if kind != "absent"}
         length = sum(_length(p) for p in self.parts)
         missing = any(kind == "absent" or mask is not None for kind, _, mask in self.parts)
+        if not kinds and declared in ("integer", "number"):
+            kinds = {"int" if declared == "integer" else "float"}
+        if declared == "number" and kinds == {"int", "float"}:
+            kinds = {"float"}
         if kinds == {"int"}:
             values = np.concatenate([_ints(p) for p in self.parts])
             if not missing:
@@ -361,6 +369,17 @@ class _Column:
         )  # as it is: pandas would read strings and None as text
 
 
+def _declared(schema: dict[str, Any] | None) -> dict[str, str]:
+    """The top-level members a JSON Schema types as one scalar type, in its order: their columns
+    come first, and exist when no document has the member (as Arrow's typed reading gives them)."""
+    props = (schema or {}).get("properties") or {}
+    return {
+        name: sub["type"]
+        for name, sub in props.items()
+        if isinstance(sub, dict) and sub.get("type") in ("string", "integer", "number", "boolean")
+    }
+
+
 def _kind(v: Any) -> str:
     t = type(v)
     return (
@@ -385,7 +404,12 @@ def _ints(part: tuple[str, Any, Any]) -> Any:
 
 
 def _floats(part: tuple[str, Any, Any]) -> Any:
-    return np.full(part[1], np.nan) if part[0] == "absent" else part[1]
+    if part[0] == "absent":
+        return np.full(part[1], np.nan)
+    values = part[1].astype(np.float64)
+    if part[2] is not None:
+        values[part[2]] = np.nan
+    return values
 
 
 def _mask(part: tuple[str, Any, Any]) -> Any:
