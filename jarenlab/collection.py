@@ -675,9 +675,15 @@ class Collection(Queryable):
         return frames.texts_to_arrow(texts, self.spec.schema, flatten=flatten)
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
-        """Every document as a DataFrame indexed by key (``flatten=True``: dotted columns)."""
-        keys, texts = self.texts()
-        return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=flatten)
+        """Every document as a DataFrame indexed by key, its cells the values that were stored
+        (integers stay integers; nested objects, lists and columns of mixed kinds are ``object``
+        columns of the values themselves), read a page at a time. ``flatten=True``: nested members
+        as dotted columns, through Arrow, which unifies the kinds of a column."""
+        if flatten:
+            keys, texts = self.texts()
+            return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=True)
+        with self._db.snapshot():
+            return frames.pages_to_frame(self.pages(), self.spec.schema)
 
     # -- queries ---------------------------------------------------------------------------------
     def execute(

@@ -2,24 +2,47 @@
 
 Export decodes all documents at once with Arrow's multithreaded JSON reader instead of one
 ``json.loads`` per row; columns the JSON Schema types are read with that type.
+
+pandas and pyarrow load when a function here first needs them, not when a store opens (together
+they took ~430 ms of a first ``jl.open``).
 """
 
 from __future__ import annotations
 
+import functools
 import io
+import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
-import pyarrow as pa
-import pyarrow.json as pa_json
 
 from jarenlab.errors import StoreError
+from jarenlab.lazy import Module
 from jarenlab.values import is_missing
 
-_NULLABLE_INT = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
-_ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+else:
+    np = Module("numpy")
+    pd = Module("pandas")
+    pa = Module("pyarrow")
+    pa_json = Module("pyarrow.json")
+
+
+@functools.cache
+def _nullable_int() -> dict[Any, Any]:
+    """Arrow's integer types -> pandas' nullable ``Int64`` (a missing member is ``<NA>``, not a float NaN)."""
+    return {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
+
+
+@functools.cache
+def _arrow_types() -> dict[str, Any]:
+    """A JSON Schema type -> the Arrow type its typed column is read as."""
+    return {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
 
 def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
@@ -34,8 +57,12 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
     >>> records_from(pd.DataFrame({"a": [1]}, index=pd.Index(["k"], name="id")))
     [{'id': 'k', 'a': 1}]
     """
-    if isinstance(data, pd.DataFrame):
+    if isinstance(data, list):
+        return data
+    if is_frame(data):
         return frame_records(data, index_as)
+    if "pyarrow" not in sys.modules:  # no Arrow table exists before pyarrow is imported
+        return _iterable(data)
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -50,16 +77,20 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
             for column in data.columns
         ]
         return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
+    return _iterable(data)
+
+
+def _iterable(data: Any) -> list[Any]:
     if isinstance(data, (dict, str | bytes)) or not isinstance(data, Iterable):
         raise StoreError(
             "JD2010", "insert_many takes an iterable of documents, a DataFrame or an Arrow table"
         )
-    return data if isinstance(data, list) else list(data)
+    return list(data)
 
 
 def is_frame(data: Any) -> bool:
-    """True for a pandas DataFrame."""
-    return isinstance(data, pd.DataFrame)
+    """True for a pandas DataFrame (pandas is not imported to say no)."""
+    return "pandas" in sys.modules and isinstance(data, pd.DataFrame)
 
 
 def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict[str, Any]]:
@@ -119,8 +150,8 @@ def arrow_schema(schema: dict[str, Any]) -> pa.Schema:
     """Arrow fields for the top-level members a JSON Schema types as one scalar type."""
     fields = []
     for name, sub in (schema.get("properties") or {}).items():
-        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _ARROW_TYPES:
-            fields.append(pa.field(name, _ARROW_TYPES[sub["type"]]))
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _arrow_types():
+            fields.append(pa.field(name, _arrow_types()[sub["type"]]))
     return pa.schema(fields)
 
 
@@ -216,12 +247,183 @@ def texts_to_frame(
     return arrow_to_frame(texts_to_arrow(texts, schema, flatten=flatten), keys)
 
 
+def pages_to_frame(
+    pages: Iterable[list[tuple[Any, str]]], schema: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """Stored documents, a page of ``(key, text)`` at a time, as a DataFrame indexed by key whose
+    cells are the values that were stored (see :class:`_Column`): a page is decoded and made into
+    its columns' arrays before the next is read, so the peak is near the frame's own size.
+
+    >>> pages_to_frame([[(1, '{"n": 1, "m": {"a": 1}}'), (2, '{"n": 2, "l": [1, 2]}')]]).to_dict("records")
+    [{'n': 1, 'm': {'a': 1}, 'l': None}, {'n': 2, 'm': None, 'l': [1, 2]}]
+    """
+    columns: dict[str, _Column] = {}
+    keys: list[Any] = []
+    loads = orjson.loads
+    for page in pages:
+        docs = [loads(text) for _, text in page]
+        start = len(keys)
+        keys += [key for key, _ in page]
+        names = dict.fromkeys(name for d in docs for name in d)
+        for name in names:
+            column = columns.get(name)
+            if column is None:
+                column = columns[name] = _Column(start)
+            column.add([d.get(name, _ABSENT) for d in docs])
+        for name, column in columns.items():
+            if name not in names:
+                column.add_absent(len(docs))
+    stamped = date_time_members(schema)
+    declared = _declared(schema)
+    index = pd.Index(keys, name="key")
+    data = {}
+    for name in [*declared, *(n for n in columns if n not in declared)]:
+        column = columns.get(name) or _Column(len(keys))
+        values = column.series(name in stamped, declared.get(name))
+        data[name] = (
+            values.set_axis(index) if isinstance(values, pd.Series) else pd.Series(values, index=index)
+        )
+    return pd.DataFrame(data, index=index, copy=False)
+
+
+_ABSENT = object()
+
+
+class _Column:
+    """One member's values over the pages read so far, as arrays of one kind per page: integers
+    (``int64``), floats, booleans, strings, or anything else as the Python values themselves.
+
+    The frame gives back what was stored: a column of integers is integers (``Int64`` where some
+    documents lack the member), of floats floats (NaN where missing), a column that mixes kinds
+    (integers with floats, nested objects, lists, ``null``) is an ``object`` column holding each
+    value as stored, a missing member ``None``. Nothing is unified or invented.
+    """
+
+    def __init__(self, absent: int = 0) -> None:
+        self.parts: list[tuple[str, Any, Any]] = []  # (kind, values, missing mask or None)
+        if absent:
+            self.add_absent(absent)
+
+    def add_absent(self, count: int) -> None:
+        self.parts.append(("absent", count, None))
+
+    def add(self, values: list[Any]) -> None:
+        present = [v for v in values if v is not _ABSENT]
+        kinds = {_kind(v) for v in present}
+        kind = kinds.pop() if len(kinds) == 1 else "object"
+        missing = None
+        if len(present) < len(values):
+            missing = np.array([v is _ABSENT for v in values])
+        if kind == "int":
+            filled = [0 if v is _ABSENT else v for v in values]
+            try:
+                self.parts.append(("int", np.array(filled, dtype=np.int64), missing))
+                return
+            except OverflowError:
+                kind = "object"
+        if kind == "float":
+            self.parts.append(("float", np.array([np.nan if v is _ABSENT else v for v in values]), missing))
+            return
+        self.parts.append((kind, [None if v is _ABSENT else v for v in values], missing))
+
+    def series(self, stamped: bool, declared: str | None = None) -> Any:
+        """The column's values; ``declared``: the JSON Schema type of a top-level member, which
+        types a column no document fills, and makes a ``number`` column floats."""
+        kinds = {kind for kind, _, _ in self.parts if kind != "absent"}
+        length = sum(_length(p) for p in self.parts)
+        missing = any(kind == "absent" or mask is not None for kind, _, mask in self.parts)
+        if not kinds and declared in ("integer", "number"):
+            kinds = {"int" if declared == "integer" else "float"}
+        if declared == "number" and kinds == {"int", "float"}:
+            kinds = {"float"}
+        if kinds == {"int"}:
+            values = np.concatenate([_ints(p) for p in self.parts])
+            if not missing:
+                return values
+            mask = np.concatenate([_mask(p) for p in self.parts])
+            return pd.arrays.IntegerArray(values, mask)
+        if kinds == {"float"}:
+            return np.concatenate([_floats(p) for p in self.parts])
+        out = np.empty(length, dtype=object)
+        i = 0
+        for part in self.parts:
+            n = _length(part)
+            kind, values, mask = part
+            if kind == "absent":
+                out[i : i + n] = None
+            elif kind in ("int", "float"):
+                items = values.tolist()  # Python ints and floats, as stored
+                out[i : i + n] = (
+                    [None if m else v for v, m in zip(items, mask)] if mask is not None else items
+                )
+            else:
+                out[i : i + n] = values
+            i += n
+        if kinds == {"bool"} and not missing:
+            return out.astype(bool)
+        if kinds == {"str"}:
+            stamps = as_utc(pa.array(out, type=pa.string())) if stamped else None
+            return out if stamps is None else stamps.to_pandas().array
+        return pd.Series(
+            out, dtype=object, copy=False
+        )  # as it is: pandas would read strings and None as text
+
+
+def _declared(schema: dict[str, Any] | None) -> dict[str, str]:
+    """The top-level members a JSON Schema types as one scalar type, in its order: their columns
+    come first, and exist when no document has the member (as Arrow's typed reading gives them)."""
+    props = (schema or {}).get("properties") or {}
+    return {
+        name: sub["type"]
+        for name, sub in props.items()
+        if isinstance(sub, dict) and sub.get("type") in ("string", "integer", "number", "boolean")
+    }
+
+
+def _kind(v: Any) -> str:
+    t = type(v)
+    return (
+        "int"
+        if t is int
+        else "float"
+        if t is float
+        else "bool"
+        if t is bool
+        else "str"
+        if t is str
+        else "object"
+    )
+
+
+def _length(part: tuple[str, Any, Any]) -> int:
+    return part[1] if part[0] == "absent" else len(part[1])
+
+
+def _ints(part: tuple[str, Any, Any]) -> Any:
+    return np.zeros(part[1], dtype=np.int64) if part[0] == "absent" else part[1]
+
+
+def _floats(part: tuple[str, Any, Any]) -> Any:
+    if part[0] == "absent":
+        return np.full(part[1], np.nan)
+    values = part[1].astype(np.float64)
+    if part[2] is not None:
+        values[part[2]] = np.nan
+    return values
+
+
+def _mask(part: tuple[str, Any, Any]) -> Any:
+    if part[0] == "absent":
+        return np.ones(part[1], dtype=bool)
+    return np.zeros(len(part[1]), dtype=bool) if part[2] is None else part[2]
+
+
 def arrow_to_frame(table: pa.Table, keys: list[Any] | None = None) -> pd.DataFrame:
     """An Arrow table as a DataFrame; integer columns with nulls stay integers (``Int64``)."""
     frame = table.to_pandas()
     for field, column in zip(table.schema, table.columns):
         if pa.types.is_integer(field.type) and column.null_count:
-            frame[field.name] = column.to_pandas(types_mapper=_NULLABLE_INT.get)
+            frame[field.name] = column.to_pandas(types_mapper=_nullable_int().get)
     if keys is not None:
         frame.index = pd.Index(keys, name="key")
     return frame

@@ -30,3 +30,19 @@ def exports(package: str, names: dict[str, str]) -> Callable[[str], Any]:
         return value
 
     return __getattr__
+
+
+class Module:
+    """A module imported when one of its attributes is first read: a heavy library (pandas,
+    pyarrow) a module names at its top but needs only inside some of its functions.
+
+    >>> json = Module("json")
+    >>> json.dumps([1])
+    '[1]'
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)

@@ -223,7 +223,9 @@ class OwnedCollection(Queryable):
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """This owner's records as a DataFrame indexed by key."""
         keys, texts = self.texts()
-        return frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=flatten)
+        if flatten:
+            return frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
+        return frames.pages_to_frame([list(zip(keys, texts))], self.collection.spec.schema)
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""

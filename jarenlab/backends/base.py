@@ -707,6 +707,10 @@ class Dialect(Protocol):
         ...
 
     # -- conditions ---------------------------------------------------------------------------------
+    def is_missing(self, expr: str) -> str:
+        """``expr`` is NULL, as an index seeks it: ``gx_a`` -> ``gx_a IS NULL``."""
+        ...
+
     def compare(self, left: str, op: str, right: str) -> str:
         """``eq lt le gt ge``: ``a``, ``gt``, ``?`` -> ``a > ?``."""
         ...
@@ -809,6 +813,10 @@ class Dialect(Protocol):
         """One ordering key, NULLs first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``."""
         ...
 
+    def row(self, parts: Sequence[str]) -> str:
+        """A row value, compared member by member: ``[a, key]`` -> ``(a, key)``."""
+        ...
+
     def order_by(self, terms: Sequence[str]) -> str:
         """``[a, rowid]`` -> `` ORDER BY a, rowid``."""
         ...
@@ -824,6 +832,10 @@ class Dialect(Protocol):
 
     def aggregate(self, fn: str, expr: str) -> str:
         """``count sum min max`` over non-NULL values: ``sum``, ``v`` -> ``sum(v)``."""
+        ...
+
+    def count_distinct(self, expr: str) -> str:
+        """The number of distinct non-NULL values: ``gx_a`` -> ``count(DISTINCT gx_a)``."""
         ...
 
     def any_row(self, cond: str) -> str:

@@ -52,6 +52,10 @@ class StandardSQL:
         """``expr`` is not NULL: ``gx_a`` -> ``gx_a IS NOT NULL``."""
         return f"{expr} IS NOT NULL"
 
+    def is_missing(self, expr: str) -> str:
+        """``expr`` is NULL, as an index seeks it: ``gx_a`` -> ``gx_a IS NULL``."""
+        return f"{expr} IS NULL"
+
     def compare(self, left: str, op: str, right: str) -> str:
         """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
 
@@ -107,6 +111,15 @@ class StandardSQL:
     def column_at(self, position: int) -> str:
         """A selected column by position (from 1; a group's key in ``ORDER BY``): ``1``."""
         return str(int(position))
+
+    def row(self, parts: Sequence[str]) -> str:
+        """A row value, compared member by member in order (a keyset page's position): ``[a, key]``
+        -> ``(a, key)``; ``(a, key) > (?, ?)`` is one range an index on ``a`` seeks.
+
+        >>> StandardSQL().compare(StandardSQL().row(["gx_a", "key"]), "gt", "(?, ?)")
+        '(gx_a, key) > (?, ?)'
+        """
+        return "(" + ", ".join(parts) + ")"
 
     def order_by(self, terms: Sequence[str]) -> str:
         """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
@@ -266,6 +279,11 @@ class StandardSQL:
         if fn not in _AGGREGATES:
             raise PlanError("JD0010", f"internal: no aggregate {fn!r}")
         return f"{fn}({expr})"
+
+    def count_distinct(self, expr: str) -> str:
+        """The number of distinct non-NULL values, by the database's equality of them:
+        ``gx_a`` -> ``count(DISTINCT gx_a)``."""
+        return f"count(DISTINCT {expr})"
 
     def regroup(self, fn: str, partial: str) -> str:
         """``fn`` over a column of per-group results of ``fn`` (the outer level of a two-level

@@ -13,12 +13,14 @@ from __future__ import annotations
 import html
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
 
 from jarenlab.jobs.schema import STATES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The columns of a job record: what the ``jobs.get``, ``jobs.list`` and ``jobs.failures`` statements
 #: return, in this order (the lease token is never shown).
@@ -49,6 +51,8 @@ def counts_by_state(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
 
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Job records as a DataFrame indexed by id, times as UTC datetimes."""
+    import pandas as pd  # loaded on first use: opening a store does not load it
+
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
     for name in _TIMES:
         frame[name] = pd.to_datetime(frame[name], unit="s", utc=True)

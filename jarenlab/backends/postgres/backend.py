@@ -341,11 +341,15 @@ class PostgresBackend:
             ) from exc
         for oid in ("json", "jsonb"):
             conn.adapters.register_loader(oid, TextLoader)
+        # Plans are made for the values bound (plan_cache_mode): a statement psycopg has prepared
+        # gets a generic plan after a few runs, and for a range on an ordering member (a deep
+        # keyset page) that plan sorted every row past the bound, 10x the plan for the value.
         with translating():
             conn.execute(
                 f"SET search_path TO {quote(self.schema)}, public; "
                 f"SET lock_timeout = {int(self.busy_timeout * 1000)}; "
                 "SET idle_in_transaction_session_timeout = '10min'; "
+                "SET plan_cache_mode = force_custom_plan; "
                 "SET jit = off" + ("; SET default_transaction_read_only = on" if self.read_only else "")
             )
         return conn

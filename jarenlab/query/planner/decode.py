@@ -105,7 +105,7 @@ def _integer(v: Any) -> Any:
 
 
 def _aggregate(a: AggOut, cells: list[Any]) -> list[Any]:
-    if a.fn == "count":
+    if a.fn in ("count", "count-distinct"):
         return [cells[0]]
     if a.fn == "sum":
         return [0 if cells[0] is None else _integer(cells[0])]

@@ -149,51 +149,116 @@ def decode(secret: bytes, token: Any, ordering: list[Any]) -> tuple[list[Any], A
     return [_unvalue(v) for v in got["v"]], got["k"]
 
 
-# -- the statement ---------------------------------------------------------------------------------
-def _after(e: Emitter, exprs: list[str], order: tuple[OrderKey, ...], values: list[Any], key: Any) -> str:
-    """Rows after (values, key): the lexicographic expansion, NULL placed like an empty key."""
+# -- the statements --------------------------------------------------------------------------------
+def _empty_first(k: OrderKey) -> bool:
+    """Whether a missing member (SQL's NULL) comes before every value in this key's direction."""
+    return k.empty_greatest == k.desc
+
+
+def _after(
+    e: Emitter, exprs: list[str], order: tuple[OrderKey, ...], values: list[Any], key: Any
+) -> list[str]:
+    """The rows after (values, key), as conditions each an index can seek, in the order their rows come.
+
+    The lexicographic "after" is a union of parts: rows equal on the first i ordering members and
+    after the position on member i (deepest first, the key last of all). Each part is a seek
+    (equalities, then one range), while the one disjunction that spells them all is not. Where the
+    deepest members ascend with their values present, their parts are one row-value comparison
+    ``(a, key) > (?, ?)``; a missing member sorts where the engine places an empty key, so when it
+    sorts after every value its rows are a part of their own (``a IS NULL``).
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.planner.preds import Field
+    >>> e = Emitter(SQLiteDialect())
+    >>> def parts(desc):
+    ...     key = OrderKey(Field(("a",), "integer", "gx_a"), "field", desc, False)
+    ...     return [e.statement(p).sql for p in _after(e, ["gx_a"], (key,), [3], 7)]
+    >>> parts(False)
+    ['((gx_a, key) > (?, ?))']
+    >>> parts(True)
+    ['(gx_a = ? AND key > ?)', '(gx_a < ?)', '(gx_a IS NULL)']
+    """
     d = e.dialect
-    branches = []
-    equal: list[str] = []
-    for expr, k, v in zip(exprs, order, values):
-        empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
+    n = len(order)
+    top = n  # the run of deepest members one row-value comparison covers: levels top .. n
+    while top > 0:
+        k, v = order[top - 1], values[top - 1]
+        if k.desc or v is None or (top < n and not _empty_first(order[top])):
+            break
+        top -= 1
+
+    def same(level: int) -> list[str]:
+        out = []
+        for expr, v in zip(exprs[:level], values[:level]):
+            out.append(d.is_missing(expr) if v is None else d.compare(expr, "eq", e.literal(v)))
+        return out
+
+    parts: list[list[str]] = []
+    if top < n:
+        parts.append(
+            [
+                *same(top),
+                d.compare(
+                    d.row([*exprs[top:], d.key()]),
+                    "gt",
+                    d.row([*(e.literal(v) for v in values[top:]), e.literal(key)]),
+                ),
+            ]
+        )
+        if not _empty_first(order[top]):
+            parts.append([*same(top), d.is_missing(exprs[top])])
+    else:
+        parts.append([*same(n), d.compare(d.key(), "gt", e.literal(key))])
+    for level in range(min(top, n) - 1, -1, -1):
+        expr, k, v = exprs[level], order[level], values[level]
         if v is None:
-            later = d.is_present(expr) if empty_first else d.truth(False)
-            same = d.negate(d.is_present(expr))
-        else:
-            later = d.compare(expr, "lt" if k.desc else "gt", e.literal(v))
-            if not empty_first:
-                later = d.any_of([later, d.negate(d.is_present(expr))])
-            same = d.compare(expr, "eq", e.literal(v))
-        branches.append(d.all_of([*equal, later]))
-        equal.append(same)
-    branches.append(d.all_of([*equal, d.compare(d.key(), "gt", e.literal(key))]))
-    return d.any_of(branches)
+            if _empty_first(k):
+                parts.append([*same(level), d.is_present(expr)])
+            continue
+        parts.append([*same(level), d.compare(expr, "lt" if k.desc else "gt", e.literal(v))])
+        if not _empty_first(k):
+            parts.append([*same(level), d.is_missing(expr)])
+    return [d.all_of(p) for p in parts]
 
 
-def _statement(coll: Readable, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any) -> Statement:
+def _statements(
+    coll: Readable, where: Any, order: tuple[OrderKey, ...], limit: int, after: Any
+) -> list[Statement]:
+    """The statements of one page (one, or one per part of "after": see :func:`_after`), in order."""
     d = coll.store.backend.dialect
     e = Emitter(d)
     exprs = []
     for k in order:
         assert k.field is not None
         exprs.append(e.value(k.field, "string" if k.field.family == "string" else "number"))
-    conds = [] if where is None else [e.pred(where)]
-    if after is not None:
-        conds.append(_after(e, exprs, order, *after))
-    terms = []
-    for expr, k in zip(exprs, order):
-        empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
-        terms.append(d.order_term(expr, k.desc, empty_first))
-    text = d.select([d.key(), d.document(), *exprs], coll.name)
-    if conds:
-        text += d.where(d.all_of(conds))
-    text += d.order_by([*terms, d.key()]) + e.window(0, limit + 1)
-    return e.statement(text)
+    base = [] if where is None else [e.pred(where)]
+    terms = [d.order_term(expr, k.desc, _empty_first(k)) for expr, k in zip(exprs, order)]
+    head = d.select([d.key(), d.document(), *exprs], coll.name)
+    tail = d.order_by([*terms, d.key()]) + e.window(0, limit + 1)
+    parts: list[str | None] = [None] if after is None else list(_after(e, exprs, order, *after))
+    out = []
+    for part in parts:
+        conds = base if part is None else [*base, part]
+        text = head + (d.where(d.all_of(conds)) if conds else "") + tail
+        out.append(e.statement(text))
+    return out
 
 
-def page(coll: Readable, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
-    """One page of a query document over a collection (see the module docstring)."""
+@dataclass
+class Planned:
+    """What a page runs: its ``statements`` in order (the next one only while the page is short),
+    the ``ordering`` its continuation names, and the query's return clause and externals."""
+
+    statements: list[Statement]
+    ordering: list[Any]
+    ret: Any
+    externals: dict[str, Any]
+
+
+def planned(coll: Readable, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Planned:
+    """The statements of one page of a query document over a collection; the database's plan of
+    each is ``store.db.explain(stmt.sql, stmt.bind(externals))``. JD0032 for a query a page cannot
+    read, JD0035 for a continuation it did not give."""
     if not is_count(limit) or limit == 0:
         raise PlanError("JD0032", f"page(limit) takes an integer >= 1, not {limit!r}", collection=coll.name)
     ext = check_externals(externals)
@@ -225,17 +290,28 @@ def page(coll: Readable, document: Any, limit: Any, after: Any = None, externals
     position = None if after is None else decode(keys.secret, after, ordering)
     # An owner view's scope (prepared.mandatory) narrows every page: no other owner's row is read.
     where = plan.where if prepared.mandatory is None else conjoin([plan.where, prepared.mandatory])
-    stmt = _statement(coll, None if where == Const(True) else where, order, limit, position)
-    db = coll.store.db
-    with db.translating(collection=coll.name):
-        rows = db.query(stmt.sql, stmt.bind(ext))
-    more = len(rows) > limit
-    rows = rows[:limit]
+    statements = _statements(coll, None if where == Const(True) else where, order, limit, position)
     ret = compile_query(
         {"$for": {flwor.fors[0][0]: "$[*]"}, "$return": unparse(flwor.ret)}, operators=coll.store.operators
     )
+    return Planned(statements, ordering, ret, ext)
+
+
+def page(coll: Readable, document: Any, limit: Any, after: Any = None, externals: Any = None) -> Page:
+    """One page of a query document over a collection (see the module docstring)."""
+    got = planned(coll, document, limit, after, externals)
+    db = coll.store.db
+    rows: list[Any] = []
+    with db.translating(collection=coll.name):
+        for stmt in got.statements:
+            rows += db.query(stmt.sql, stmt.bind(got.externals))
+            if len(rows) > limit:
+                break
+    more = len(rows) > limit
+    rows = rows[:limit]
     items: list[Any] = []
     for r in rows:
-        items.extend(ret.run([orjson.loads(r[1])], ext))
-    token = encode(keys.secret, ordering, list(rows[-1][2:]), rows[-1][0]) if more and rows else None
+        items.extend(got.ret.run([orjson.loads(r[1])], got.externals))
+    keys = cast("PageKeys", coll.store.subsystem("pages"))
+    token = encode(keys.secret, got.ordering, list(rows[-1][2:]), rows[-1][0]) if more and rows else None
     return Page(items, more, token)

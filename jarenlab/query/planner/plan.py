@@ -238,9 +238,10 @@ def _shape(node: Node, target: Flwor) -> _Shape | None:
     if inner is not target or layers.head:
         return None
     if layers.aggregate is not None:
-        if layers.subsequence is not None or layers.distinct:
+        counted = layers.aggregate == "count" and layers.distinct  # $count of $distinct
+        if layers.subsequence is not None or (layers.distinct and not counted):
             return None
-        return _Shape(target, layers.wrap, aggregate=layers.aggregate)
+        return _Shape(target, layers.wrap, aggregate=layers.aggregate, distinct=layers.distinct)
     shape = _Shape(target, layers.wrap, distinct=layers.distinct)
     if layers.subsequence is not None:
         window = layers.window
@@ -935,7 +936,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
         return replace(set_plan, reasons=(_float_sums(flwor, ctx) or order,))
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
     if shape.distinct:
-        return _distinct(common, set_plan, flwor, ctx)
+        return _distinct(common, set_plan, flwor, ctx, counted=shape.aggregate == "count")
     if kvars:
         keys: list[GroupKey] = []
         for _, node in flwor.groupby:
@@ -985,16 +986,22 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
     return replace(common, mode="row", row_document=row_doc, return_path=flwor.path, reasons=(reason,))
 
 
-def _distinct(common: Plan, set_plan: Plan, flwor: Flwor, ctx: Context) -> Plan:
+def _distinct(common: Plan, set_plan: Plan, flwor: Flwor, ctx: Context, *, counted: bool = False) -> Plan:
     """``$distinct F`` where F returns a schema-typed string or integer member, in storage order: a
     group-by on that member (its groups in first-appearance order are the first occurrences), over
     the documents that have it (a missing member returns nothing, so it must not take a place in a
     window). An integer key carries the float flag (``2.0`` equals ``2`` and the first one written
-    is the one kept: the engine decides then)."""
+    is the one kept: the engine decides then).
+
+    ``$count`` of it (``counted``) is ``count(DISTINCT member)``: the typed value is NULL exactly
+    where the member is missing, and the database's equality of typed values is the engine's (a
+    string's code points; an integer-typed ``2.0`` is the integer ``2``), so no flag is needed."""
     f = field_of(flwor.ret, ctx)
     if flwor.groupby or flwor.orderby or not isinstance(f, Field) or f.family not in ("string", "integer"):
         why = "distinct values other than a schema-typed string or integer member in storage order"
         return replace(set_plan, reasons=(Reason("$distinct", why),))
+    if counted:
+        return replace(common, mode="native", aggregate=("count-distinct", f), order=())
     return replace(
         common,
         mode="native",

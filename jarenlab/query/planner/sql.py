@@ -476,6 +476,8 @@ def _agg_columns(e: Emitter, a: AggOut) -> list[str]:
     if a.field is None:
         return [e.count_rows()]
     family = "string" if a.field.family == "string" else "number"
+    if a.fn == "count-distinct":
+        return [d.count_distinct(e.value(a.field, family))]
     if a.fn == "count":
         # A typed member's value is NULL exactly when it is missing; an untyped one may be null.
         typed = a.field.family in ("string", "integer", "number")

@@ -44,6 +44,11 @@ ALTER TABLE _jl_jobs ADD COLUMN last_traceback text
 -- name: create_jobs_due
 CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS NOT NULL
 
+-- name: create_jobs_claim
+-- The claim's pick by kind: a claim seeks the due jobs of each kind it runs, in (due_at, seq)
+-- order, so jobs of kinds it does not run are never read (behind _jl_jobs_due alone they were).
+CREATE INDEX IF NOT EXISTS _jl_jobs_claim ON _jl_jobs(kind, due_at, seq) WHERE due_at IS NOT NULL
+
 -- name: create_jobs_partition
 CREATE INDEX IF NOT EXISTS _jl_jobs_partition ON _jl_jobs(kind, partition_key, seq)
 WHERE partition_key IS NOT NULL
@@ -119,13 +124,13 @@ UPDATE _jl_jobs SET run_at = :run_at, due_at = :due_at, updated_at = :now WHERE 
 
 
 -- name: claim
--- The pick skips rows other claims hold (SKIP LOCKED) and adds to the head test "no other job of
+-- The pick (claim_picks) skips rows other claims hold (SKIP LOCKED) and adds to the head test "no other job of
 -- the partition is leased" (its own probe of _jl_jobs_partition_running; the index is the hard
 -- guarantee when two claims race).
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
     lease_until = :now + :seconds, due_at = :now + :seconds, updated_at = :now
-WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
+WHERE seq = ({@claim_picks})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
@@ -135,21 +140,36 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
     lease_until = :now + (:leases::jsonb ->> kind)::double precision,
     due_at = :now + (:leases::jsonb ->> kind)::double precision, updated_at = :now
-WHERE seq = ({@claimable} FOR UPDATE SKIP LOCKED)
+WHERE seq = ({@claim_picks})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claimable
 -- The job a claim would lease now, if any (its seq); rows other claims hold count as claimable.
-SELECT j.seq FROM _jl_jobs j
-WHERE j.due_at <= :now AND j.state <> 'cancelled' AND j.kind IN ({kinds})
-  AND (j.partition_key IS NULL OR (NOT EXISTS (
-    SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > :now)))
+SELECT c.seq FROM unnest(ARRAY[{kinds}]::text[]) AS k(kind) CROSS JOIN LATERAL ({@claim_head}) c
+ORDER BY c.due_at, c.seq LIMIT 1
+
+-- name: claim_picks
+-- The claim's pick: the first of the kinds' heads, each skipping rows other claims hold (a head
+-- locked by another claim gives way to the next job of its kind; the heads not taken stay locked
+-- only until the claim commits).
+SELECT c.seq FROM unnest(ARRAY[{kinds}]::text[]) AS k(kind)
+CROSS JOIN LATERAL ({@claim_head} FOR UPDATE SKIP LOCKED) c
+ORDER BY c.due_at, c.seq LIMIT 1
+
+-- name: claim_head
+-- The first claimable job of one kind (k.kind) by (due_at, seq), read through _jl_jobs_claim: one
+-- head per kind, then the first of the heads, since PostgreSQL reads an IN list of kinds whole
+-- before it orders it.
+SELECT h.seq, h.due_at FROM _jl_jobs h
+WHERE h.kind = k.kind AND h.due_at <= :now AND h.state <> 'cancelled'
+  AND (h.partition_key IS NULL OR (NOT EXISTS (
+    SELECT 1 FROM _jl_jobs p WHERE p.kind = h.kind AND p.partition_key = h.partition_key
+      AND p.seq < h.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > :now)))
     AND NOT EXISTS (
-    SELECT 1 FROM _jl_jobs r WHERE r.kind = j.kind AND r.partition_key = j.partition_key
-      AND r.state = 'leased' AND r.seq <> j.seq)))
-ORDER BY j.due_at, j.seq LIMIT 1
+    SELECT 1 FROM _jl_jobs r WHERE r.kind = h.kind AND r.partition_key = h.partition_key
+      AND r.state = 'leased' AND r.seq <> h.seq)))
+ORDER BY h.due_at, h.seq LIMIT 1
 
 -- name: next_due
 SELECT min(due_at) FROM _jl_jobs

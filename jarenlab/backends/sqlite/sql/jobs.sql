@@ -4,9 +4,11 @@
 -- settled. seq is the enqueue order (partitions run in it). _jl_job_checkpoints keeps named values a
 -- running job saved, stamped with the writing claim's generation.
 --
--- The pick is claimable, which claim and claim_leases include: due, not cancelled, a kind the
--- worker runs ({kinds}), and the head of its partition (no earlier job of the partition
--- is waiting, running, retrying, or cancelled but still unwinding); the smallest (due_at, seq).
+-- The pick (claim_picks, which claim and claim_leases include; claimable without row locks) is
+-- the smallest (due_at, seq) of the heads of the kinds the worker runs ({kinds}). A kind's head
+-- (claim_head) is its first job by (due_at, seq) that is due, not cancelled, and the head of its
+-- partition (no earlier job of the partition is waiting, running, retrying, or cancelled but still
+-- unwinding); read through _jl_jobs_claim, so jobs of other kinds are never read.
 --
 -- The fence (complete, fail, release, renew, restart, mark_checkpointed end with it): the job's :seq,
 -- the claim's :token, still leased, the lease not expired (:now). A fenced write that matches no row
@@ -57,6 +59,11 @@ ALTER TABLE _jl_jobs ADD COLUMN last_traceback TEXT
 
 -- name: create_jobs_due
 CREATE INDEX IF NOT EXISTS _jl_jobs_due ON _jl_jobs(due_at, seq) WHERE due_at IS NOT NULL
+
+-- name: create_jobs_claim
+-- The claim's pick by kind: a claim seeks the due jobs of each kind it runs, in (due_at, seq)
+-- order, so jobs of kinds it does not run are never read (behind _jl_jobs_due alone they were).
+CREATE INDEX IF NOT EXISTS _jl_jobs_claim ON _jl_jobs(kind, due_at, seq) WHERE due_at IS NOT NULL
 
 -- name: create_jobs_partition
 CREATE INDEX IF NOT EXISTS _jl_jobs_partition ON _jl_jobs(kind, partition_key, seq)
@@ -130,7 +137,7 @@ UPDATE _jl_jobs SET run_at = :run_at, due_at = :due_at, updated_at = :now WHERE 
 UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
     lease_until = :now + :seconds, due_at = :now + :seconds, updated_at = :now
-WHERE seq = ({@claimable})
+WHERE seq = ({@claim_picks})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
@@ -140,18 +147,29 @@ UPDATE _jl_jobs SET state = 'leased', attempts = attempts + 1,
     lease_generation = lease_generation + 1, lease_owner = :owner, lease_token = :token,
     lease_until = :now + (SELECT value FROM json_each(:leases) WHERE key = kind),
     due_at = :now + (SELECT value FROM json_each(:leases) WHERE key = kind), updated_at = :now
-WHERE seq = ({@claimable})
+WHERE seq = ({@claim_picks})
 RETURNING seq, id, kind, payload, attempts, max_attempts, lease_generation, lease_until, checkpointed,
     run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout
 
 -- name: claimable
--- The job a claim would lease now, if any (its seq).
+-- The job a claim would lease now, if any (its seq): the first of the kinds' heads.
 SELECT j.seq FROM _jl_jobs j
-WHERE j.due_at <= :now AND j.state != 'cancelled' AND j.kind IN ({kinds})
-  AND (j.partition_key IS NULL OR NOT EXISTS (
-    SELECT 1 FROM _jl_jobs p WHERE p.kind = j.kind AND p.partition_key = j.partition_key
-      AND p.seq < j.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > :now))))
+WHERE j.seq IN (SELECT ({@claim_head}) FROM (SELECT value AS kind FROM json_each(json_array({kinds}))) AS k)
 ORDER BY j.due_at, j.seq LIMIT 1
+
+-- name: claim_picks
+-- The claim's pick: the job claimable names (SQLite's one writer needs no row locks).
+{@claimable}
+
+-- name: claim_head
+-- The first claimable job of one kind (k.kind) by (due_at, seq), read through _jl_jobs_claim: the
+-- jobs of kinds the claim does not run are never read.
+SELECT h.seq FROM _jl_jobs h
+WHERE h.kind = k.kind AND h.due_at <= :now AND h.state != 'cancelled'
+  AND (h.partition_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM _jl_jobs p WHERE p.kind = h.kind AND p.partition_key = h.partition_key
+      AND p.seq < h.seq AND (p.due_at IS NOT NULL OR (p.state = 'cancelled' AND p.lease_until > :now))))
+ORDER BY h.due_at, h.seq LIMIT 1
 
 -- name: next_due
 -- When work of the kinds under way (retrying, leased) next falls due; with :scheduled true,
