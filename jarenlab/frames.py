@@ -329,6 +329,8 @@ class _Column:
     def series(self, stamped: bool, declared: str | None = None) -> Any:
         """The column's values; ``declared``: the JSON Schema type of a top-level member, which
         types a column no document fills, and makes a ``number`` column floats."""
+        if not self.parts:  # no rows at all
+            self.add_absent(0)
         kinds = {kind for kind, _, _ in self.parts if kind != "absent"}
         length = sum(_length(p) for p in self.parts)
         missing = any(kind == "absent" or mask is not None for kind, _, mask in self.parts)

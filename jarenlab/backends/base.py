@@ -749,8 +749,9 @@ class Dialect(Protocol):
         ...
 
     def in_list(self, value: str, items: str, family: str) -> str:
-        """``value`` equals one of the ``family`` (``string`` or ``number``) items of the JSON list
-        bound at ``items``: ``v``, ``?`` -> ``v IN (SELECT value FROM json_each(?) WHERE ...)``."""
+        """``value`` equals one of the ``family`` (``string``, ``number``, or ``integer`` for a list
+        of the store's own integer keys) items of the JSON list bound at ``items``: ``v``, ``?`` ->
+        ``v IN (SELECT value FROM json_each(?) WHERE ...)``."""
         ...
 
     def call(self, function: str, argument: str) -> str:

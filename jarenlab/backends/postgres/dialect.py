@@ -298,13 +298,16 @@ class PostgresDialect(StandardSQL):
     def in_list(self, value: str, items: str, family: str) -> str:
         """``value`` is one of the ``family`` items of a bound JSON list (one ``jsonb`` parameter,
         whatever its length): strings as text collated ``"C"``, numbers as ``numeric`` (the list's
-        numbers are read as written, as the members are).
+        numbers are read as written, as the members are). ``integer``: a list the store made of its
+        own integer keys, read as ``bigint`` so the key's index serves.
 
         >>> print(PostgresDialect().in_list("v", "%s", "number"))
         v IN (SELECT (e.v)::numeric FROM jsonb_array_elements(%s::jsonb) AS e(v) WHERE jsonb_typeof(e.v) = 'number')
         """
         if family == "string":
             item, kind = "((e.v #>> '{}') COLLATE \"C\")", "string"
+        elif family == "integer":
+            item, kind = "(e.v)::bigint", "number"
         else:
             item, kind = "(e.v)::numeric", "number"
         source = f"jsonb_array_elements({items}::jsonb) AS e(v)"

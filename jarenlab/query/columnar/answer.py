@@ -290,6 +290,8 @@ def _aggregate(
     present = sizes if valid is None else np.bincount(g, minlength=count)
     if a.fn == "count":
         return [[int(x)] for x in present]
+    if a.fn == "count-distinct":
+        return _distinct_counts(values, g, count)
     if a.fn in ("min", "max"):
         return _extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
@@ -338,6 +340,18 @@ def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list
     for g, v in zip(got.column("g").to_pylist(), got.column(f"v_{fn}").to_pylist()):
         if v is not None:
             out[g] = [v]
+    return out
+
+
+def _distinct_counts(values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
+    """Each group's number of distinct values (strings by code point, integers by value)."""
+    if values.type not in (pa.int64(), pa.large_string()):
+        raise Decline("a count of distinct values other than a string or integer member runs in SQL")
+    t = pa.table({"g": pa.array(groups), "v": values})
+    got = t.group_by("g", use_threads=False).aggregate([("v", "count_distinct")])
+    out: list[list[Any]] = [[0] for _ in range(count)]
+    for g, n in zip(got.column("g").to_pylist(), got.column("v_count_distinct").to_pylist()):
+        out[g] = [n]
     return out
 
 

@@ -255,7 +255,7 @@ def _keyed_by_position(pos: np.ndarray, keys: pa.Array) -> bool:
 
 def patch(coll: Readable, table: Table, changed: set[Any]) -> None:
     """Bring ``table`` up to date for the ``changed`` keys: their rows read again and merged in."""
-    family = "number" if coll.spec.key_type is int else "string"
+    family = "integer" if coll.spec.key_type is int else "string"
     pos, keys, values = read_rows(coll, tuple(table.columns), (family, sorted(changed)))
     merge_rows(table, pos, keys, values, changed)
 

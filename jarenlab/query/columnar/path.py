@@ -78,12 +78,12 @@ class Columns:
         """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
         can (the tests' and a user's ``columns=True``); else only where no index serves the query
         and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more."""
-        from jarenlab.query.columnar.answer import Decline, evaluate
-
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
             if isinstance(held, Reason):
                 return held
+            from jarenlab.query.columnar.answer import Decline, evaluate  # numpy and pyarrow: here
+
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
             t1 = time.perf_counter()

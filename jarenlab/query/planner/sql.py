@@ -768,8 +768,9 @@ def select_members(
     """``(storage position, key, member value per field)`` rows in storage order: what the columnar
     path copies (:mod:`jarenlab.query.columnar`). A string-typed member reads as its text, a number
     as the document holds it (``2.0`` stays a float: SQLite's ``json_extract``, PostgreSQL's
-    ``jsonb``); NULL when missing. ``keyed`` (the keys' family, ``string`` or ``number``): only the
-    rows whose key is one of the external ``keys`` (a list, bound as one JSON parameter).
+    ``jsonb``); NULL when missing. ``keyed`` (the keys' family, ``string`` or ``integer``): only the
+    rows whose key is one of the external ``keys`` (a list of the store's own keys, bound as one
+    JSON parameter).
     """
     e = Emitter(dialect)
     cols = [dialect.storage_order(), dialect.key()]
