@@ -32,7 +32,7 @@ from jarenlab.query.build.expr import (
     param,
     win,
 )
-from jarenlab.query.build.joins import JoinQuery, start
+from jarenlab.query.build.joins import JoinQuery, asof, start
 
 __all__ = [
     "Expr",
@@ -428,6 +428,24 @@ class Query:
         """One tuple per item of an array member: ``select_many(it.tags, "t")`` binds ``t``."""
         return self._joinable().select_many(items, name)
 
+    def asof(self, other: Any, name: str, *, on: Any, by: Any = None) -> JoinQuery:
+        """Each document, in storage order, with member ``name`` holding ``other``'s latest document
+        at or before it (pandas' ``merge_asof``, direction backward): ``on`` is the ordering key,
+        ``by`` keys that must be equal, each a member of ``it`` (the same member on both sides) or a
+        pair ``(it.x, var(name).y)``. ``other`` is a collection or its ``where()`` chain. Afterwards
+        ``var(name)`` is the match; a document with none keeps no member ``name``. SQL pairs them
+        where the keys are schema-typed members (``explain()`` mode ``asof``)::
+
+            flights.asof(store["weather"], "w", on=it.time_hour, by=it.origin).select(
+                {"flight": it.flight, "temp": var("w").temp})
+        """
+        self._joinable()  # a chain of where() calls over a collection
+        if isinstance(other, Query):
+            right, right_where = other._source, other._where_only("asof")
+        else:
+            right, right_where = other, ()
+        return asof(self._source, self._stage.where, value_doc, right, right_where, name, on, by)
+
     def _flwor(self) -> dict[str, Any]:
         st = self._stage
         doc: dict[str, Any] = {"$for": {"it": st.source}}
@@ -803,6 +821,10 @@ class Queryable:
     def select_many(self, items: Any, name: str) -> JoinQuery:
         """See :meth:`Query.select_many`."""
         return Query(self).select_many(items, name)
+
+    def asof(self, other: Any, name: str, *, on: Any, by: Any = None) -> JoinQuery:
+        """See :meth:`Query.asof`."""
+        return Query(self).asof(other, name, on=on, by=by)
 
     def first(self, **externals: Any) -> Any:
         """See :meth:`Query.first`."""

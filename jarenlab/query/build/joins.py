@@ -85,6 +85,8 @@ class JoinQuery:
     ret: Any = None
     window: tuple[int, int | None] | None = None
     group: tuple[tuple[str, Any], ...] | None = None
+    #: What a tuple gives with no ``select`` (an as-of chain: the left item with its match).
+    plain: Any = None
 
     def _names(self) -> set[str]:
         return {n for n, _ in self.fors} | {n for n, _ in self.lets}
@@ -186,6 +188,8 @@ class JoinQuery:
             doc["$orderby"] = list(self.order)
         if self.ret is not None:
             doc["$return"] = self.ret
+        elif self.plain is not None and self.group is None:
+            doc["$return"] = self.plain
         elif self.group is not None:  # each key, and each binding's items in the group as a list
             keys = {n: {"$default": ["$" + n, None]} for n, _ in self.group}
             doc["$return"] = {**keys, **{label: ["$" + n] for n, label in self.labels}}
@@ -247,6 +251,72 @@ class JoinQuery:
     def _repr_html_(self) -> str:
         body = html.escape(json.dumps(self.document, indent=2, ensure_ascii=False))
         return f"<div><b>query</b> over several collections<pre>{body}</pre></div>"
+
+
+def asof(
+    source: Any,
+    where: tuple[Any, ...],
+    shape_value: Callable[[Any], Any],
+    other: Any,
+    other_where: tuple[Any, ...],
+    name: str,
+    on: Any,
+    by: Any,
+) -> JoinQuery:
+    """An as-of chain: each item of ``source`` (filtered by ``where``), in storage order, with member
+    ``name`` holding ``other``'s (filtered by ``other_where``) latest item at or before it (``$asof``; see ``docs/query.md``).
+    ``on``: one member path (the same member on both sides) or a pair ``(left, right)``, the left
+    over ``it`` and the right over ``var(name)``; ``by``: such keys (one or a list) that must be equal.
+    Afterwards ``var(name)`` is the match (nothing where there is none)."""
+    _check_name(name)
+    chain = start(source, (), shape_value)
+    right_name = getattr(other, "name", None)
+    if not isinstance(right_name, str) or getattr(other, "store", None) is not chain.store:
+        raise QueryError("JQ2010", f"asof() pairs with a collection of the same store, not {other!r}")
+    spec: dict[str, Any] = {
+        "it": _side(source.name, where),
+        name: _side(right_name, other_where),
+        "$on": list(_pair(on, name, "on")),
+    }
+    if by is not None:
+        keys = by if isinstance(by, list | tuple) and not _is_pair(by) else [by]
+        spec["$by"] = [list(_pair(k, name, "by")) for k in keys]
+    spec["$as"] = name
+    return replace(
+        chain,
+        fors=(("it", {"$asof": spec}),),
+        lets=((name, f"$it.{name}"),),
+        labels=(("it", source.name), (name, name)),
+        plain="$it",
+    )
+
+
+def _side(collection: str, where: tuple[Any, ...]) -> Any:
+    """One side of an as-of pairing: a collection, or its documents where its conditions hold."""
+    if not where:
+        return f"$.{collection}[*]"
+    cond = where[0] if len(where) == 1 else {"$and": list(where)}
+    return {"$for": {"it": f"$.{collection}[*]"}, "$where": cond, "$return": "$it"}
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, Expr) for v in value)
+
+
+def _pair(key: Any, name: str, what: str) -> tuple[Any, Any]:
+    """A key of both sides: ``(left over it, right over var(name))``, or one member path of ``it``
+    read on both sides."""
+    if _is_pair(key):
+        return key[0].document, key[1].document
+    if isinstance(key, Expr) and not isinstance(key, OrderKey) and isinstance(key.document, str):
+        path = key.document
+        if path == "$it" or path.startswith(("$it.", "$it[")):
+            return path, "$" + name + path[3:]
+    raise QueryError(
+        "JQ2010",
+        f"asof() takes {what}= as a member of it (the same member on both sides, e.g. it.time_hour) "
+        f"or a pair (left over it, right over var({name!r})), not {key!r}",
+    )
 
 
 def start(source: Any, where: tuple[Any, ...], shape_value: Callable[[Any], Any]) -> JoinQuery:
