@@ -9,6 +9,9 @@ suggests) and an index in the top-3 window's order (carrier, delay descending):
 - average ``dep_delay`` per ``(origin, carrier)``: jarenlab pushed, the engine alone
   (``pushdown=False``), the hand-written ``sqlite3`` statement (the floor), pandas ``groupby`` on the
   exported frame, DuckDB;
+- the distinct tail numbers counted (``select(it.tailnum).distinct().count()``): pushed (SQL's
+  ``count(DISTINCT ...)``), the distinct list counted in Python, the engine alone, the floor, pandas
+  ``nunique``, DuckDB;
 - average ``dep_delay`` per hour of day (``it.time_hour.dt.hour``): pushed, the engine alone, the
   floor, pandas, DuckDB;
 - the three most delayed flights per carrier (``window`` + ``where``): jarenlab (the engine's
@@ -106,6 +109,36 @@ def group_by_two(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duc
         runs=RUNS,
     )
     _table("avg dep_delay per (origin, carrier)", times, "pandas groupby")
+
+
+def distinct_count(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
+    q = flights.select(it.tailnum).distinct()
+    sql = (
+        "SELECT count(DISTINCT json_extract(doc, '$.tailnum')) FROM \"flights\" "
+        "WHERE json_type(doc, '$.tailnum') = 'text'"
+    )
+    expected = int(frame["tailnum"].nunique())
+    assert q.count() == expected == raw.execute(sql).fetchone()[0], (q.count(), expected)
+    counting = {"$count": [q._expr()]}
+    print("explain:", flights.explain(counting).mode, flights.explain(counting).sql)
+    times = measure_rounds(
+        {
+            "jarenlab distinct().count() (as planned)": (lambda _: q.count(), None),
+            "jarenlab distinct() list, counted in Python": (lambda _: len(q.to_list()), None),
+            "jarenlab engine alone": (
+                lambda _: flights._run_query(counting, {}, pushdown=False),
+                None,
+            ),
+            "raw sqlite3": (lambda _: raw.execute(sql).fetchone(), None),
+            "pandas nunique": (lambda _: frame["tailnum"].nunique(), None),
+            "DuckDB": (
+                lambda _: duck.execute("SELECT count(DISTINCT tailnum) FROM flights").fetchone(),
+                None,
+            ),
+        },
+        runs=RUNS,
+    )
+    _table("distinct tail numbers, counted", times, "raw sqlite3")
 
 
 def hour_of_day(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
@@ -464,6 +497,7 @@ def main() -> None:
         sections = {
             "group_by_two": lambda: group_by_two(flights, raw, frame, duck),
             "hour_of_day": lambda: hour_of_day(flights, raw, frame, duck),
+            "distinct_count": lambda: distinct_count(flights, raw, frame, duck),
             "top_three": lambda: top_three(flights, frame, duck),
             "asof_weather": lambda: asof_weather(store, frame, duck),
             "running_window": lambda: running_window(flights, frame, duck),

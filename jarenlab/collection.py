@@ -802,10 +802,16 @@ class Collection(Queryable):
 
         return matching(self, conditions, externals)
 
-    def _update_where(self, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int:
+    def _update_where(
+        self,
+        conditions: tuple[Any, ...],
+        ops: Any,
+        externals: dict[str, Any],
+        assign: dict[str, Any] | None = None,
+    ) -> int:
         from jarenlab.query.planner.keyed import update
 
-        return update(self, conditions, ops, externals)
+        return update(self, conditions, ops, externals, assign)
 
     def _delete_where(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int:
         from jarenlab.query.planner.keyed import delete

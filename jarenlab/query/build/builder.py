@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
+from jarenlab import pointer
 from jarenlab.arguments import is_count
 from jarenlab.errors import JarenlabError, QueryError, QueryWarning
 from jarenlab.query.build.expr import (
@@ -74,7 +75,13 @@ class Stored(Source, Protocol):
 
     def _matching(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> list[tuple[Any, Any]]: ...
 
-    def _update_where(self, conditions: tuple[Any, ...], ops: Any, externals: dict[str, Any]) -> int: ...
+    def _update_where(
+        self,
+        conditions: tuple[Any, ...],
+        ops: Any,
+        externals: dict[str, Any],
+        assign: dict[str, Any] | None = None,
+    ) -> int: ...
 
     def _delete_where(self, conditions: tuple[Any, ...], externals: dict[str, Any]) -> int: ...
 
@@ -567,13 +574,25 @@ class Query:
         identity-keyed collection's keys are not members of its documents: here they are)."""
         return self._stored("items")._matching(self._where_only("items"), externals)
 
-    def update(self, ops: Any, **externals: Any) -> int:
+    def update(self, ops: Any = None, *, set: dict[str, Any] | None = None, **externals: Any) -> int:  # noqa: A002
         """Patch every document this ``where`` chain keeps, in ONE transaction; return how many.
 
-        ``ops`` is an RFC 6902 list or a merge-patch dict (as :meth:`Collection.patch`); every
-        result is validated, and a failure writes nothing.
+        ``ops`` is an RFC 6902 list or a merge-patch dict (as :meth:`Collection.patch`). Or
+        ``set={member: value}``: each value an expression over the document as stored (``it``) or a
+        constant, computed by the reference engine for each document (``set={"n": it.n + 1}``);
+        a member is a top-level name or a JSON Pointer (``"/a/b"``); an expression that gives
+        nothing removes the member, several values are JQ2001. Every result is validated, and a
+        failure anywhere writes nothing.
         """
-        return self._stored("update")._update_where(self._where_only("update"), ops, externals)
+        assign = None
+        if set is not None:
+            if not isinstance(set, dict):
+                raise QueryError("JQ2010", f"update(set=...) takes {{member: value}}, not {set!r}")
+            assign = {
+                (m if not isinstance(m, str) or m.startswith("/") else pointer.join("", m)): lit(v)
+                for m, v in set.items()
+            }
+        return self._stored("update")._update_where(self._where_only("update"), ops, externals, assign)
 
     def delete(self, **externals: Any) -> int:
         """Delete every document this ``where`` chain keeps, in ONE transaction; return how many."""
