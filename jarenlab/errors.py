@@ -255,6 +255,10 @@ CODES: dict[str, tuple[str, str]] = {
         "untyped_column",
         "A member asked for as a column is not schema-typed as one string, integer or number.",
     ),
+    "JD2162": (
+        "columns_folder",
+        "Columns cannot be saved or read there: a store without a database file saves them in a folder given to `store.columns.save(folder)`, or the folder cannot be written.",
+    ),
     "JD2130": (
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",

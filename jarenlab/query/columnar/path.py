@@ -11,10 +11,12 @@ count SQL's rows).
 from __future__ import annotations
 
 import html
+import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import JarenlabError, StoreError
@@ -68,7 +70,17 @@ class Columns:
         self.budget = budget
         self.tables: dict[str, Table] = {}
         self.lock = threading.RLock()
-        self.counters = {"builds": 0, "patches": 0, "rebuilds": 0, "evictions": 0, "answered": 0}
+        self.counters = {
+            "builds": 0, "patches": 0, "rebuilds": 0, "evictions": 0, "answered": 0, "restores": 0
+        }  # fmt: skip
+        #: Where saved columns are read from and saved to (:mod:`.persist`): beside a SQLite file
+        #: unless :meth:`load` names another folder.
+        path = getattr(store.backend, "path", None)
+        self.folder: Path | None = (
+            Path(path + ".columns") if isinstance(path, str) and os.path.isfile(path) else None
+        )
+        #: Per collection, what became of its saved columns (read, or rebuilt and why).
+        self.restored: dict[str, str] = {}
         store.on_model(lambda old, new: self.drop())
 
     # -- answering -------------------------------------------------------------------------------
@@ -142,6 +154,8 @@ class Columns:
             with db.snapshot(), db.translating(collection=coll.name):
                 high = hub.high_watermark()
                 table = self.tables.get(coll.name)
+                if table is None:
+                    table = self._restore(coll)
                 if table is not None and table.seq != high and not self._catch_up(coll, table, hub, high):
                     self.counters["rebuilds"] += 1
                     table = None
@@ -162,6 +176,61 @@ class Columns:
             col.used = now
         self._evict(keep=table)
         return table, warm
+
+    def _restore(self, coll: Readable) -> Table | None:
+        """The collection's saved table, if one is there and its stamp holds (inside the snapshot);
+        else None, and :attr:`restored` says why it was not used."""
+        if self.folder is None or not (self.folder / f"{coll.name}.arrow").is_file():
+            return None
+        from jarenlab.query.columnar import persist
+
+        path = self.folder / f"{coll.name}.arrow"
+        try:
+            seq = persist.saved_seq(path)
+            expected = persist.stamp(self.store, coll.name, seq)
+            if seq > 0 and expected["record"] is None:
+                raise persist.Untrusted(
+                    f"the change log no longer holds record {seq}, which {path.name} reflects"
+                )
+            table = persist.load(path, expected)
+        except persist.Untrusted as why:
+            self.restored[coll.name] = f"rebuilt: {why}"
+            return None
+        self._check_budget(coll.name, table.nbytes)
+        self.restored[coll.name] = f"read from {path} (as of change {seq})"
+        self.counters["restores"] += 1
+        return table
+
+    def save(self, folder: str | os.PathLike[str] | None = None) -> list[str]:
+        """Write every held table to ``folder`` (by default beside a SQLite store's file, where a
+        reopened store reads them): one Arrow IPC file per collection, stamped with the change-log
+        record it reflects (:mod:`.persist`). Returns the files written. JD2162: no folder for a
+        store without a file, or one that cannot be written."""
+        target = Path(folder) if folder is not None else self.folder
+        if target is None:
+            raise StoreError(
+                "JD2162", "this store has no database file to save its columns beside: save(folder)"
+            )
+        from jarenlab.query.columnar import persist
+
+        written = []
+        with self.lock:
+            for name, table in list(self.tables.items()):
+                try:
+                    written.append(
+                        str(persist.save(table, target, persist.stamp(self.store, name, table.seq)))
+                    )
+                except OSError as exc:
+                    raise StoreError("JD2162", f"the columns cannot be saved in {target}: {exc}") from None
+        return written
+
+    def load(self, folder: str | os.PathLike[str]) -> Columns:
+        """Read saved columns from ``folder`` from now on (a PostgreSQL store's, or another folder):
+        each collection's table is read the next time a question needs it, if its stamp holds."""
+        with self.lock:
+            self.folder = Path(folder)
+            self.tables.clear()
+        return self
 
     def _scan(self, coll: Readable, fields: tuple[Field, ...], seq: int) -> Table:
         """Read ``fields`` of every row, a batch at a time (nothing half-built is ever kept)."""
@@ -292,7 +361,13 @@ class Columns:
         """The budget, bytes held, counters and the columns (``store.stats()["columns"]``)."""
         with self.lock:
             held = sum(t.nbytes for t in self.tables.values())
-        return {"budget": self.budget, "bytes": held, **self.counters, "held": self.held()}
+        return {
+            "budget": self.budget,
+            "bytes": held,
+            **self.counters,
+            "held": self.held(),
+            "restored": dict(self.restored),
+        }
 
     def to_pandas(self) -> pd.DataFrame:
         """The held columns as a DataFrame (:meth:`held`)."""
