@@ -125,6 +125,10 @@ def distinct_count(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, d
         {
             "jarenlab distinct().count() (as planned)": (lambda _: q.count(), None),
             "jarenlab distinct() list, counted in Python": (lambda _: len(q.to_list()), None),
+            "jarenlab SQL alone (columns=False)": (
+                lambda _: flights.execute(counting, {}, columns=False),
+                None,
+            ),
             "jarenlab engine alone": (
                 lambda _: flights._run_query(counting, {}, pushdown=False),
                 None,

@@ -347,6 +347,8 @@ def _distinct_counts(values: pa.Array, groups: np.ndarray, count: int) -> list[l
     """Each group's number of distinct values (strings by code point, integers by value)."""
     if values.type not in (pa.int64(), pa.large_string()):
         raise Decline("a count of distinct values other than a string or integer member runs in SQL")
+    if count == 1:  # one group (the whole query): no grouping to do
+        return [[pc.count_distinct(values, mode="only_valid").as_py()]]
     t = pa.table({"g": pa.array(groups), "v": values})
     got = t.group_by("g", use_threads=False).aggregate([("v", "count_distinct")])
     out: list[list[Any]] = [[0] for _ in range(count)]
