@@ -79,6 +79,15 @@ translating = ErrorBoundary(sqlite3.Error, translate)
 _translated = translating.translated
 
 
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (None when there is none)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 class _DataVersion:
     """Wakes when another connection committed: polls ``PRAGMA data_version`` on a connection of its own."""
 
@@ -95,6 +104,7 @@ class _DataVersion:
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while True:
+            self._backend.check_file()
             now = self._read()
             if now != self._version:
                 self._version = now
@@ -133,6 +143,8 @@ class SQLiteBackend:
         self.busy_timeout = busy_timeout
         self._dialect = SQLiteDialect()
         self._lock = threading.Lock()
+        #: The file the store opened (device and inode): :meth:`check_file`.
+        self._file: tuple[int, int] | None = None
 
     @property
     def dialect(self) -> SQLiteDialect:
@@ -175,6 +187,7 @@ class SQLiteBackend:
         """One connection with the store's pragmas: WAL, busy timeout, foreign keys on. A connection
         whose set-up fails is closed at once (never left to the garbage collector)."""
         conn: sqlite3.Connection | None = None
+        self.check_file()
         try:
             with translating():
                 conn = self._open()
@@ -187,10 +200,13 @@ class SQLiteBackend:
                 conn.execute("PRAGMA foreign_keys = ON")
                 if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
                     raise StoreError("JD2005", "foreign keys did not turn on")
+            if self._file is None:
+                self._file = _file_identity(self.path)
             return conn
         except StoreError as err:
             if conn is not None:
                 conn.close()
+            self.check_file()  # the file went away while it was opened: say so, retryably
             if not self.read_only and err.condition in ("other", "read_only") and not self._writable():
                 then = (
                     "open it with read_only=True to read it"
@@ -214,9 +230,12 @@ class SQLiteBackend:
         make the shared-memory file a ``mode=ro`` reader needs: it is then read as ``immutable``
         (nobody can change the file there; the first connection decides, the others follow)."""
         options = dict(isolation_level=None, check_same_thread=False)
-        if not self.read_only:
+        if not self.read_only and self._file is None:  # the store's first connection may make the file
             return sqlite3.connect(self.path, **options)  # type: ignore[arg-type]
-        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path))
+        if not self.read_only:  # later ones never make a file that went away
+            return sqlite3.connect(uri + "?mode=rw", uri=True, **options)  # type: ignore[arg-type]
+        uri += "?mode=ro"
         if self.immutable:
             return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
         conn = sqlite3.connect(uri, uri=True, **options)  # type: ignore[arg-type]
@@ -229,6 +248,22 @@ class SQLiteBackend:
             self.immutable = True
             return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
         return conn
+
+    def check_file(self) -> None:
+        """Refuse to go on reading a file that is no longer the store's: the file at the store's
+        path was deleted, or replaced by another one (a restored backup, a copy moved over it),
+        since the store opened it. The store's connections still read the file it opened, which
+        nobody else writes any more, so what they read is silently old: retryable JD2005 (the
+        live queries go stale, and current again if the same file comes back)."""
+        if self._file is None or self._file == _file_identity(self.path):
+            return
+        raise StoreError(
+            "JD2005",
+            f"{self.path} was deleted or replaced by another file since the store opened it: its "
+            "connections read the file it opened, which no one else writes; reopen the store",
+            retryable=True,
+            condition="connection",
+        )
 
     def _writable(self) -> bool:
         """Whether the file's folder (and the file, when it exists) can be written to."""
