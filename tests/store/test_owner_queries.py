@@ -127,10 +127,12 @@ def test_every_path_answers_over_the_owners_records_only(store: Any, index: int)
     externals = {"room": "B"} if "$room" in json.dumps(document) else {}
     ann = store.as_owner("ann")["bookings"]
     expected = compile_query(document).run(_ann_docs(store), externals)
-    for options in ({}, {"pushdown": False}):
+    for options in ({}, {"pushdown": False}, {"columns": True}):
         got = ann._run_query(document, externals, **options)
         assert got == expected, options
         _clean(got)
+    if ann.explain(document, externals, columns=True).mode == "columnar":
+        COLUMNAR.add(index)
     if externals:  # None diverts to the residual: still the owner's records only
         assert ann._run_query(document, {"room": None}) == compile_query(document).run(
             _ann_docs(store), {"room": None}
@@ -138,6 +140,17 @@ def test_every_path_answers_over_the_owners_records_only(store: Any, index: int)
     shown = ann.explain(document, externals, analyze=True)
     _clean([shown.as_dict(), shown._repr_html_()])
     assert shown.rows_read is not None and shown.rows_read <= 12
+
+
+#: The documents the columnar path answered through the owner's view (its scope ANDed first).
+COLUMNAR: set[int] = set()
+
+
+def test_the_columns_answered_through_the_view(store: Any) -> None:
+    """Runs after the documents above: the columns took the plans they can (counts, sums, maxima,
+    averages, the group-by, the ordered projection, the top three), each over ann's rows only."""
+    if len(COLUMNAR) < len(DOCUMENTS):  # the module ran whole (not one selected case)
+        assert len(COLUMNAR) >= 6, sorted(COLUMNAR)
 
 
 def test_errors_come_only_from_the_owners_records(store: Any) -> None:

@@ -3,9 +3,10 @@
 The planner hands a native plan here (:meth:`Columns.answer`) before it runs SQL; the answer comes
 from the collection's columns (:mod:`.columns`), brought to the newest committed change first, or
 it is a :class:`~jarenlab.query.planner.preds.Reason` and SQL answers. Inside a transaction the SQL
-path answers (it reads the transaction's own writes); so it does for an owner's view of a collection
-(its scope is a filter of the database's); the planner does not ask under a profile (its limits
-count SQL's rows).
+path answers (it reads the transaction's own writes). An owner's view of a collection reads the
+collection's columns with the view's owner test ANDed before everything else the plan does (its
+``scope``: no other owner's row is counted, grouped, ordered or returned); the planner does not ask
+under a profile (its limits count SQL's rows).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET
 from jarenlab.query.columnar.reads import member, needs
-from jarenlab.query.planner.preds import Field, Reason
+from jarenlab.query.planner.preds import Field, Pred, Reason
 from jarenlab.reprs import table as html_table
 
 if TYPE_CHECKING:
@@ -47,6 +48,17 @@ class Answered:
     rows: int
     seq: int
     phases: dict[str, float]
+
+
+def scoped(plan: Plan, scope: Pred | None) -> Plan:
+    """``plan`` with an owner's view's test ANDed before its own filter."""
+    if scope is None:
+        return plan
+    from dataclasses import replace
+
+    from jarenlab.query.planner.plan import conjoin
+
+    return replace(plan, where=conjoin([scope, plan.where]))
 
 
 def _pointers(fields: Sequence[Field]) -> list[str]:
@@ -85,11 +97,20 @@ class Columns:
 
     # -- answering -------------------------------------------------------------------------------
     def answer(
-        self, coll: Readable, plan: Plan, externals: dict[str, Any], *, force: bool, indexed: bool
+        self,
+        coll: Readable,
+        plan: Plan,
+        externals: dict[str, Any],
+        *,
+        force: bool,
+        indexed: bool,
+        scope: Pred | None = None,
     ) -> Answered | Reason:
         """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
         can (the tests' and a user's ``columns=True``); else only where no index serves the query
-        and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more."""
+        and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more. ``scope``:
+        an owner's view's test, ANDed first into the plan's filter."""
+        plan = scoped(plan, scope)
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
             if isinstance(held, Reason):
@@ -109,9 +130,12 @@ class Columns:
                 items, _pointers(held), warm, len(table), table.seq, {"columns": t1 - t0, "compute": t2 - t1}
             )
 
-    def preview(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> dict[str, Any]:
+    def preview(
+        self, coll: Readable, plan: Plan, *, force: bool, indexed: bool, scope: Pred | None = None
+    ) -> dict[str, Any]:
         """What :meth:`answer` would do, without reading anything (``explain()`` without ``analyze``):
         ``{"used": True, "read": [members], "warm": bool}`` or ``{"used": False, "reason": ...}``."""
+        plan = scoped(plan, scope)
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
             if isinstance(held, Reason):
@@ -132,15 +156,13 @@ class Columns:
             return Reason(
                 "transaction", "inside a transaction SQL answers (it reads the transaction's own writes)"
             )
-        if getattr(coll, "scope", None) is not None:
-            return Reason("owner view", "an owner's view reads through the database's owner filter")
         held = list(dict.fromkeys(member(f) for f in fields))
         if not force:
             if indexed:
                 return Reason("index", "an index serves the query: SQL answers it")
             table = self.tables.get(coll.name)
             warm = table is not None and all(f in table.columns for f in held)
-            if not warm and coll.count() < AUTO_ROWS:
+            if not warm and self.store[coll.name].count() < AUTO_ROWS:  # the whole table is built
                 return Reason("columns", f"cold, and the collection holds fewer than {AUTO_ROWS:,} rows")
         return held
 

@@ -610,15 +610,27 @@ def preview_columns(coll: Readable, prepared: Prepared, *, force: bool) -> dict[
     plan = prepared.columnar
     if plan is None or plan.mode != "native":
         return {"used": False, "reason": _not_native(plan)}
-    preview: dict[str, Any] = path.preview(coll, plan, force=force, indexed=index_serves(coll, prepared.plan))
+    scope = _scope_pred(coll, prepared)
+    preview: dict[str, Any] = path.preview(
+        coll, plan, force=force, indexed=index_serves(coll, prepared.plan, scope), scope=scope
+    )
     return preview
 
 
-def index_serves(coll: Readable, plan: Plan) -> bool:
-    """Whether a declared index serves the plan's filter (its first member is one the filter reads),
-    or its order under a window (a top-N walks the index): then SQL's seek beats a scan of any kind.
-    An index over a group-by's key alone does not: SQL still reads every document it aggregates."""
+def _scope_pred(coll: Readable, prepared: Prepared) -> Pred | None:
+    """An owner's view's test as a predicate (its statements' mandatory conjunct; no profile runs
+    through the columns, so it is the scope alone)."""
+    return prepared.mandatory if scope_of(coll) is not None else None
+
+
+def index_serves(coll: Readable, plan: Plan, scope: Pred | None = None) -> bool:
+    """Whether a declared index serves the plan's filter (its first member is one the filter, or an
+    owner's view's ``scope``, reads), or its order under a window (a top-N walks the index): then
+    SQL's seek beats a scan of any kind. An index over a group-by's key alone does not: SQL still
+    reads every document it aggregates."""
     read = {f.column for f in fields_of(plan.where) if f.column}
+    if scope is not None:
+        read |= {f.column for f in fields_of(scope) if f.column}
     if plan.limit is not None and plan.group is None:
         read |= {k.field.column for k in plan.order if k.field is not None and k.field.column}
     return any(ix.columns and ix.columns[0] in read for ix in coll.spec.indexes)
@@ -653,7 +665,9 @@ def ask_columns(
     if plan is None or plan.mode != "native":
         trace.columns = {"used": False, "reason": _not_native(plan)}
         return None
-    got = path.answer(coll, plan, ext, force=force, indexed=index_serves(coll, prepared.plan))
+    scope = _scope_pred(coll, prepared)
+    indexed = index_serves(coll, prepared.plan, scope)
+    got = path.answer(coll, plan, ext, force=force, indexed=indexed, scope=scope)
     if isinstance(got, Reason):
         trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
         return None

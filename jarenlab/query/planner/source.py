@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from jarenlab.database import Database
     from jarenlab.model import CollectionSpec, Model
     from jarenlab.query.planner.plan import Plan
+    from jarenlab.query.planner.preds import Pred
     from jarenlab.query.planner.profile import Profile
 
 
@@ -91,12 +92,22 @@ class ColumnPath(Protocol):
     :class:`~jarenlab.query.planner.preds.Reason` SQL answers it instead."""
 
     def answer(
-        self, coll: Readable, plan: Plan, externals: dict[str, Any], *, force: bool, indexed: bool
+        self,
+        coll: Readable,
+        plan: Plan,
+        externals: dict[str, Any],
+        *,
+        force: bool,
+        indexed: bool,
+        scope: Pred | None = None,
     ) -> Any:
-        """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``) or a Reason."""
+        """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``) or a Reason;
+        ``scope``: an owner's view's test, ANDed before the plan's filter."""
         ...
 
-    def preview(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> dict[str, Any]:
+    def preview(
+        self, coll: Readable, plan: Plan, *, force: bool, indexed: bool, scope: Pred | None = None
+    ) -> dict[str, Any]:
         """What :meth:`answer` would do, reading nothing."""
         ...
 
