@@ -23,9 +23,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jarenlab.errors import JarenlabError
 from jarenlab.query.columnar.columns import Column, Kept, Table, bits
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.reads import member, out_fields, pointer
+from jarenlab.query.columnar.spread import medians, stddevs
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
     AggOut,
@@ -295,6 +297,13 @@ def _aggregate(
     if a.fn in ("min", "max"):
         return _extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
+    if a.fn in ("median", "stddev", "stddev-pop"):
+        try:
+            return (
+                medians(raw, g, count) if a.fn == "median" else stddevs(raw, g, count, int(a.fn == "stddev"))
+            )
+        except (OverflowError, JarenlabError):
+            raise Decline("a standard deviation beyond the largest float") from None
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:
