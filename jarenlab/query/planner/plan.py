@@ -119,7 +119,8 @@ class ColumnTraits:
     """What the columnar path computes exactly, in the capability names of a dialect, so
     :func:`analyze` plans for it as for a database (:func:`column_traits`). Its columns keep a
     number's kind (``2.0`` apart from ``2``), hold 64-bit integers exactly, sum floats correctly
-    rounded, compute every date part, medians and standard deviations; it calls no host function. What the columns are read through
+    rounded, compute every date part, medians and standard deviations, and conditions over values
+    computed from members (arithmetic, lengths, date parts); it calls no host function. What the columns are read through
     (a dialect's string reads) sets the two U+0000 capabilities."""
 
     strings_hold_nul: bool
@@ -136,6 +137,7 @@ class ColumnTraits:
     indexes_cover: bool = False
     keeps_window_order: bool = True
     holistic: frozenset[str] = frozenset(HOLISTIC)
+    computes_values: bool = True
 
 
 def column_traits(dialect: Dialect) -> Dialect:
