@@ -182,3 +182,33 @@ def test_a_deviation_beyond_the_largest_float_or_a_number_beyond_64_bits_is_the_
         except JarenlabError as err:
             got = err.code
         assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_large_groups_select_their_middles_as_the_engine(seed: int) -> None:
+    """Groups of hundreds of values (each group's middles selected, not the whole sorted): ties,
+    zeros of both signs in the middle, integers, and wide magnitudes, against the engine's."""
+    rng = np.random.default_rng(seed)
+    n, count = int(rng.integers(200, 3000)), int(rng.integers(1, 12))
+    pool = [0.0, -0.0, 0.0, -0.0, 1.5, -1.5, 0.1, 2.0, 1e16, -1e-300, 5e-324]
+    values = [
+        [
+            float(rng.choice(pool)),
+            float(round(rng.uniform(-5, 5), 1)),
+            float(rng.uniform(-1, 1) * 10.0 ** int(rng.integers(-150, 150))),
+        ][seed % 3]
+        for _ in range(n)
+    ]
+    groups = rng.integers(0, count, n)
+    got = medians(np.array(values), groups, count)
+    ints = rng.integers(-(2**62), 2**62, n) if seed % 2 else rng.integers(-5, 5, n)
+    got_ints = medians(ints, groups, count)
+    for g in range(count):
+        members = [v for v, k in zip(values, groups.tolist()) if k == g]
+        assert same(got[g], engine("median", members)), g
+        assert same(got_ints[g], engine("median", ints[groups == g].tolist())), g
+    for ddof in (0, 1):
+        deviations = stddevs(np.array(values), groups, count, ddof)
+        for g in range(count):
+            members = [v for v, k in zip(values, groups.tolist()) if k == g]
+            assert same(deviations[g], engine("stddev", members, ddof)), g
