@@ -64,7 +64,7 @@ from jarenlab.query.planner.preds import (
     fields_of,
     slots_of,
 )
-from jarenlab.query.planner.shape import AGGREGATES, peel
+from jarenlab.query.planner.shape import AGGREGATES, Layers, peel
 from jarenlab.query.planner.sql import group_aggregates
 from jarenlab.query.planner.translate import (
     Context,
@@ -244,7 +244,9 @@ def _shape(node: Node, target: Flwor) -> _Shape | None:
     named = holistic(inner) if layers.plain else None
     if named is not None:  # $median [F], $stddev [F, 1]: of the FLWOR itself
         within, arg = peel(named[1])
-        return _Shape(target, layers.wrap, aggregate=named[0]) if arg is target and within.plain else None
+        return (
+            _Shape(target, layers.wrap, aggregate=named[0]) if arg is target and within == Layers() else None
+        )
     if inner is not target or layers.head:
         return None
     if layers.aggregate is not None:
