@@ -154,9 +154,11 @@ def _float_stddevs(
     an infinity or a NaN, values spread too widely)."""
     size = np.abs(values)
     odd = ~((size == 0) | ((size >= _LOW) & (size < _HIGH)))  # (a NaN is odd too)
-    slow = set(np.unique(groups[odd]).tolist())
-    keep = ~odd
-    x, g = values[keep], groups[keep]
+    slow: set[int] = set()
+    x, g = values, groups
+    if odd.any():
+        slow = set(np.unique(groups[odd]).tolist())
+        x, g = values[~odd], groups[~odd]
     high = x * _SPLIT - (x * _SPLIT - x)
     low = x - high
     square = x * x
