@@ -618,6 +618,16 @@ class Dialect(Protocol):
     #: sort them again); False when the statement around it orders them again to be sure of it
     #: (PostgreSQL, whose planner sees they are in order and adds no sort).
     keeps_window_order: bool
+    #: The aggregates beyond ``count sum avg min max`` it computes as the engine does, of a typed
+    #: number member: ``median`` (``$median``), ``stddev`` (``$stddev``, ``ddof`` 1) and
+    #: ``stddev-pop`` (``ddof`` 0). A database's SQL computes none of them so: they run in the
+    #: engine there (the columnar path computes them, :func:`~jarenlab.query.planner.plan.column_traits`).
+    holistic: frozenset[str]
+    #: True when a condition may compare a number computed from members with a literal or an
+    #: external (:class:`~jarenlab.query.planner.preds.CompareValue`: arithmetic between number
+    #: members, a string's length, a date part of a date-time). False for the databases here, whose
+    #: conditions then run in the engine (the columnar path computes them).
+    computes_values: bool
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:

@@ -310,6 +310,8 @@ def _having_sql(q: Any, ext: dict[str, Any]) -> tuple[str, list[tuple[str, str]]
             continue
         ((fn, raw),) = e.items()
         fn, arg = fn[1:], _args(raw)[0]
+        if fn not in ("count", "sum", "avg", "min", "max"):  # (DuckDB's median and stddev round otherwise)
+            raise Unsupported(e)
         value = "*" if arg == "$it" else _value(arg, "it")
         sums = {"avg": f"sum({value}) / nullif(count({value}), 0)", "sum": f"coalesce(sum({value}), 0)"}
         cols.append(sums.get(fn, f"{fn}({value})"))

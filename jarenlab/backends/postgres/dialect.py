@@ -123,6 +123,10 @@ class PostgresDialect(StandardSQL):
     indexes_cover = False
     #: A window's rows are ordered again around it (to be sure of the order; the planner adds no sort).
     keeps_window_order = False
+    #: No median or standard deviation is computed in SQL as the engine computes it (exactly).
+    holistic: frozenset[str] = frozenset()
+    #: Conditions over computed values (arithmetic between members, lengths, date parts) run in the engine.
+    computes_values = False
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
 

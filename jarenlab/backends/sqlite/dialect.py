@@ -107,6 +107,10 @@ class SQLiteDialect(StandardSQL):
     indexes_cover = True
     #: A window's rows reach the statement around it in order (ordering them again would sort them).
     keeps_window_order = True
+    #: No median or standard deviation is computed in SQL as the engine computes it (exactly).
+    holistic: frozenset[str] = frozenset()
+    #: Conditions over computed values (arithmetic between members, lengths, date parts) run in the engine.
+    computes_values = False
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
     date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 

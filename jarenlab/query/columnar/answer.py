@@ -23,17 +23,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jarenlab.errors import JarenlabError
 from jarenlab.query.columnar.columns import Column, Kept, Table, bits
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.reads import member, out_fields, pointer
+from jarenlab.query.columnar.spread import medians, stddevs
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
     AggOut,
     And,
+    Arith,
     ArrOut,
     Compare,
     CompareAny,
     ComparePaths,
+    CompareValue,
     Const,
     DateKey,
     Exists,
@@ -42,6 +46,7 @@ from jarenlab.query.planner.preds import (
     Infix,
     InList,
     KeyOut,
+    Length,
     LitOut,
     MapOut,
     Not,
@@ -131,6 +136,8 @@ def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.
         return out
     if isinstance(p, Not):
         return ~mask(p.item, cols, ext, n)
+    if isinstance(p, CompareValue):
+        return _compare_value(p, cols, ext, n)
     col = cols[p.field]  # type: ignore[union-attr]
     valid = _bool(col.values.is_valid())
     family = "string" if col.field.family == "string" else "number"
@@ -232,12 +239,18 @@ def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarra
         if type(value) is not str:
             return np.zeros(n, dtype=bool)
         return _bool(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
+    return _compare_numbers(col.values, op, value, n)
+
+
+def _compare_numbers(values: pa.Array, op: str, value: Any, n: int) -> np.ndarray:
+    """Numbers (int64 or float64, null where empty) ``op`` a number, exactly as Python compares an
+    int with a float: false where empty."""
     if type(value) not in (int, float) or (type(value) is float and math.isnan(value)):
         return np.zeros(n, dtype=bool)
-    if col.values.type == pa.int64() and type(value) is int and -(2**63) <= value < 2**63:
-        return _bool(_OPS[op](col.values, pa.scalar(value, type=pa.int64())))
-    valid = _bool(col.values.is_valid())
-    if col.values.type == pa.int64():
+    if values.type == pa.int64() and type(value) is int and -(2**63) <= value < 2**63:
+        return _bool(_OPS[op](values, pa.scalar(value, type=pa.int64())))
+    valid = _bool(values.is_valid())
+    if values.type == pa.int64():
         if type(value) is float:
             if math.isinf(value):
                 below = value > 0  # every integer is below +inf
@@ -259,12 +272,81 @@ def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarra
             if op == "ne":
                 return valid
             return valid & ((op in ("lt", "le")) == above)
-        return _bool(_OPS[op](col.values, pa.scalar(value, type=pa.int64())))
+        return _bool(_OPS[op](values, pa.scalar(value, type=pa.int64())))
     if type(value) is int and abs(value) > 2**53:
         if float(value) != value:
             raise Decline("an integer beyond 2^53 compared with a float member")
         value = float(value)
-    return _bool(_OPS[op](col.values, pa.scalar(float(value), type=pa.float64())))
+    return _bool(_OPS[op](values, pa.scalar(float(value), type=pa.float64())))
+
+
+# -- computed values ----------------------------------------------------------------------------
+def _compare_value(p: CompareValue, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.ndarray:
+    """A number computed from members ``op`` a number, as the engine compares them (false where
+    the value is empty; ``ne`` true wherever it is not equal)."""
+    v = _slot(p.slot, ext)
+    if type(v) not in (int, float):
+        raise Decline("a computed value compared with an external that is not a number")
+    values = _computed(p.value, cols, n)
+    if p.op == "ne":
+        return _bool(values.is_valid()) & ~_compare_numbers(values, "eq", v, n)
+    return _compare_numbers(values, p.op, v, n)
+
+
+def _computed(v: Arith | Length | DateKey, cols: dict[Field, Column], n: int) -> pa.Array:
+    """A computed value per row (int64 or float64; null where the engine's value is empty)."""
+    if isinstance(v, Length):
+        return pc.cast(pc.fill_null(pc.utf8_length(cols[v.field].values), 0), pa.int64())
+    if isinstance(v, DateKey):
+        return date_key(cols[v.field], None, v)[0]
+    return _arith(v, cols, n)
+
+
+_ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+
+
+def _arith(v: Arith, cols: dict[Field, Column], n: int) -> pa.Array:
+    """``$add``/``$sub``/``$mul`` per row as the engine computes them: integers exactly (declined
+    where 64 bits, or a double's 53 for integers held beside floats, may not hold the result), an
+    integer with a float as the float nearest it with that float, floats as IEEE doubles."""
+    valid = np.ones(n, dtype=bool)
+    operands: list[tuple[np.ndarray, np.ndarray]] = []
+    for x in (v.left, v.right):
+        if isinstance(x, Field):
+            col = cols[x]
+            valid &= _bool(col.values.is_valid())
+            operands.append((pc.fill_null(col.values, 0).to_numpy(zero_copy_only=False), _ints(col)))
+        else:
+            kind = np.int64 if type(x.value) is int else np.float64
+            operands.append((np.full(n, x.value, dtype=kind), np.full(n, type(x.value) is int)))
+    (a, a_ints), (b, b_ints) = operands
+    if a.dtype == np.int64 and b.dtype == np.int64:
+        if v.fn == "mul":
+            _bounded(v.fn, a[valid], b[valid], 2**63 - 1)
+        with np.errstate(over="ignore"):
+            out = _ARITH[v.fn](a, b)
+        # a sum passes 64 bits where both operands' signs differ from its; a difference where the
+        # operands' signs differ and its sign differs from the first's
+        wrapped = (((a ^ out) & (b ^ out)) if v.fn == "add" else ((a ^ b) & (a ^ out))) < 0
+        if (wrapped & valid).any():
+            raise Decline("integer arithmetic whose result passes 64 bits")
+        return pa.array(out, mask=~valid)
+    both = a_ints & b_ints & valid  # integers the engine computes exactly
+    _bounded(v.fn, a[both], b[both], 2**53)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _ARITH[v.fn](a.astype(np.float64), b.astype(np.float64))
+    return pa.array(out, mask=~valid)
+
+
+def _bounded(fn: str, a: np.ndarray, b: np.ndarray, bound: int) -> None:
+    """:class:`Decline` unless every result of the integers ``a`` and ``b`` (int64, or floats
+    holding integers) is at most ``bound`` in magnitude (computed exactly, as Python integers)."""
+    if a.size == 0:
+        return
+    top_a = max(abs(int(a.max())), abs(int(a.min())))
+    top_b = max(abs(int(b.max())), abs(int(b.min())))
+    if (top_a * top_b if fn == "mul" else top_a + top_b) > bound:
+        raise Decline("integer arithmetic whose result may pass what the columns hold exactly")
 
 
 # -- aggregates ---------------------------------------------------------------------------------
@@ -295,6 +377,13 @@ def _aggregate(
     if a.fn in ("min", "max"):
         return _extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
+    if a.fn in ("median", "stddev", "stddev-pop"):
+        try:
+            return (
+                medians(raw, g, count) if a.fn == "median" else stddevs(raw, g, count, int(a.fn == "stddev"))
+            )
+        except (OverflowError, JarenlabError):
+            raise Decline("a standard deviation beyond the largest float") from None
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:

@@ -43,8 +43,26 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
     the way), and values spread too widely for a few levels, are summed by the engine's function.
     """
     out: list[float] = [0.0] * count
+    levels, slow = group_levels(values, groups, count)
+    for g in range(count):
+        if g not in slow:
+            out[g] = math.fsum([float(level[g]) for level in levels]) + 0.0
+    if slow:
+        order = np.argsort(groups, kind="stable")
+        bounds = np.searchsorted(groups[order], np.arange(count + 1))
+        for g in slow:
+            out[g] = exact_sum(values[order[bounds[g] : bounds[g + 1]]].tolist(), "")
+    return out
+
+
+def group_levels(values: np.ndarray, groups: np.ndarray, count: int) -> tuple[list[np.ndarray], set[int]]:
+    """Each group's exact sum as a few doubles (``levels[k][g]``: the exact sum of group ``g``'s
+    values is ``sum(levels[k][g] for k)``, no rounding anywhere), and the groups left out (an
+    infinity, a NaN, a magnitude near the largest double, or values spread too widely for the
+    levels): see :func:`group_sums`."""
+    levels: list[np.ndarray] = []
     if values.size == 0:
-        return out
+        return levels, set()
     top = float(np.abs(values).max())
     slow: set[int] = set()
     vals, grps = values, groups
@@ -54,7 +72,6 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
         keep = ~np.isin(groups, list(slow))
         vals, grps = values[keep], groups[keep]
         top = float(np.abs(vals).max()) if vals.size else 0.0
-    levels: list[np.ndarray] = []
     bits = int(vals.size).bit_length() + 1
     rest = np.array(vals, dtype=np.float64)  # a copy: the levels work in place
     q = np.empty_like(rest)
@@ -70,15 +87,7 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
         levels.append(np.bincount(grps, weights=q, minlength=count))
         # What is left is at most half a unit of the level's last place: the next level's bound.
         top = 2.0 ** (exponent - 53) if rest.any() else 0.0
-    for g in range(count):
-        if g not in slow:
-            out[g] = math.fsum([float(level[g]) for level in levels]) + 0.0
-    if slow:
-        order = np.argsort(groups, kind="stable")
-        bounds = np.searchsorted(groups[order], np.arange(count + 1))
-        for g in slow:
-            out[g] = exact_sum(values[order[bounds[g] : bounds[g + 1]]].tolist(), "")
-    return out
+    return levels, slow
 
 
 def int_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[int]:

@@ -64,7 +64,7 @@ from jarenlab.query.planner.preds import (
     fields_of,
     slots_of,
 )
-from jarenlab.query.planner.shape import AGGREGATES, peel
+from jarenlab.query.planner.shape import AGGREGATES, Layers, peel
 from jarenlab.query.planner.sql import group_aggregates
 from jarenlab.query.planner.translate import (
     Context,
@@ -80,6 +80,9 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
 
 TRUE = Const(True)
+#: The aggregates of a typed number member beyond SQL's (:attr:`~jarenlab.backends.base.Dialect.holistic`):
+#: ``$median``, and ``$stddev`` with its ``ddof`` 1 (the default) or 0.
+HOLISTIC = ("median", "stddev", "stddev-pop")
 #: Why a projection of numbers runs in the engine there (it reads each document's exact text).
 _NO_REAL_ITEMS = "the projection reads numbers and the backend's JSON does not tell 2.0 from 2"
 
@@ -116,8 +119,9 @@ class ColumnTraits:
     """What the columnar path computes exactly, in the capability names of a dialect, so
     :func:`analyze` plans for it as for a database (:func:`column_traits`). Its columns keep a
     number's kind (``2.0`` apart from ``2``), hold 64-bit integers exactly, sum floats correctly
-    rounded, compute every date part; it calls no host function. What the columns are read through
-    (a dialect's string reads) sets the two U+0000 capabilities."""
+    rounded, compute every date part, medians and standard deviations, and conditions over values
+    computed from members (arithmetic, lengths, date parts); it calls no host function. What the
+    columns are read through (a dialect's string reads) sets the two U+0000 capabilities."""
 
     strings_hold_nul: bool
     binds_nul: bool
@@ -132,6 +136,8 @@ class ColumnTraits:
     typed_integers_exact: bool = True
     indexes_cover: bool = False
     keeps_window_order: bool = True
+    holistic: frozenset[str] = frozenset(HOLISTIC)
+    computes_values: bool = True
 
 
 def column_traits(dialect: Dialect) -> Dialect:
@@ -235,6 +241,12 @@ def _shape(node: Node, target: Flwor) -> _Shape | None:
     """The layers around the target FLWOR that SQL answers (:func:`peel`): ``[ ]``, an aggregate of
     the FLWOR itself, or ``$subsequence`` (integer literal bounds) of ``$distinct`` of it."""
     layers, inner = peel(node)
+    named = holistic(inner) if layers.plain else None
+    if named is not None:  # $median [F], $stddev [F, 1]: of the FLWOR itself
+        within, arg = peel(named[1])
+        return (
+            _Shape(target, layers.wrap, aggregate=named[0]) if arg is target and within == Layers() else None
+        )
     if inner is not target or layers.head:
         return None
     if layers.aggregate is not None:
@@ -307,6 +319,39 @@ def _exactly_one(node: Node, binding: str) -> bool:
     return _is_var(node, binding)
 
 
+#: Why a median or a standard deviation stays in the engine where the dialect's SQL cannot compute it.
+_HOLISTIC = "a median or a standard deviation: SQL does not compute them as the engine does (exactly)"
+
+
+def holistic(node: Node) -> tuple[str, Node] | None:
+    """``$median [x]``, ``$stddev [x]`` or ``$stddev [x, d]`` with ``d`` the literal 1 or 0 as
+    ``(name, x)`` (:data:`HOLISTIC`), else None.
+
+    >>> from jarenlab.query.lang.document import parse
+    >>> holistic(parse({"$stddev": ["$it.x", 0]}).node)[0], holistic(parse({"$stddev": ["$it.x", 2]}).node)
+    ('stddev-pop', None)
+    """
+    if not isinstance(node, Call) or node.host or node.name not in ("median", "stddev"):
+        return None
+    if len(node.args) == 1:
+        return node.name, node.args[0]
+    ddof = node.args[1] if node.name == "stddev" and len(node.args) == 2 else None
+    if isinstance(ddof, Lit) and type(ddof.value) in (int, float) and ddof.value in (0, 1):
+        return ("stddev" if ddof.value == 1 else "stddev-pop"), node.args[0]
+    return None
+
+
+def _holistic_reason(flwor: Flwor, ctx: Context) -> Reason | None:
+    """Why a group-by stays in the engine when it holds a median or a standard deviation the
+    dialect cannot compute (None when it holds none, or the dialect computes them)."""
+    if ctx.dialect.holistic:
+        return None
+    for n in walk(flwor.ret) + [x for s in flwor.orderby for x in walk(s.key)]:
+        if isinstance(n, Call) and not n.host and n.name in ("median", "stddev"):
+            return Reason(f"${n.name}", _HOLISTIC)
+    return None
+
+
 #: Why a float sum stays in the engine where the dialect's SQL does not sum floats as it does.
 _FLOAT_SUM = "a float sum: the engine's is correctly rounded, and this database's SQL sums floats otherwise"
 
@@ -335,6 +380,9 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
         return KeyOut(kvars[node.var])
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
         return _agg_out(node.name, node.args[0], ctx)
+    named = holistic(node)
+    if named is not None:
+        return _agg_out(*named, ctx)
     if isinstance(node, MapCons) and not node.computed:
         members = [(k, _group_output(v, kvars, ctx)) for k, v in node.members]
         if all(isinstance(k, str) and o is not None for k, o in members):
@@ -344,12 +392,16 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
 
 def _agg_out(fn: str, arg: Node, ctx: Context) -> AggOut | None:
     """``$fn`` of ``arg`` over a group as SQL computes it exactly (a ``$count`` of the items, any
-    aggregate of a typed path SQL computes as the engine does: see :func:`_sums`), or None."""
+    aggregate of a typed path SQL computes as the engine does: see :func:`_sums`; a median or a
+    standard deviation of a typed number member where the dialect computes them), or None."""
     if _is_var(arg, ctx.binding):
         return AggOut("count", None) if fn == "count" else None
     f = field_of(arg, ctx)
     if not isinstance(f, Field):
         return None
+    if fn in HOLISTIC:
+        spread = fn in ctx.dialect.holistic and f.family in ("integer", "number")
+        return AggOut(fn, f) if spread else None
     ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
     return AggOut(fn, f) if ok.get(fn, f.family in ("string", "integer")) else None
 
@@ -933,7 +985,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
     kvars = {name: i for i, (name, _) in enumerate(flwor.groupby)}
     order = _order(flwor, ctx, kvars or None)
     if isinstance(order, Reason):
-        return replace(set_plan, reasons=(_float_sums(flwor, ctx) or order,))
+        return replace(set_plan, reasons=(_float_sums(flwor, ctx) or _holistic_reason(flwor, ctx) or order,))
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
     if shape.distinct:
         return _distinct(common, set_plan, flwor, ctx, counted=shape.aggregate == "count")
@@ -947,7 +999,8 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
         out = _group_output(flwor.ret, kvars, ctx)
         if out is None or shape.aggregate:
             other = Reason("$return", "a group result other than the keys and typed aggregates")
-            return replace(set_plan, reasons=(_float_sums(flwor, ctx) or other,))
+            kept = _float_sums(flwor, ctx) or (_holistic_reason(flwor, ctx) if out is None else None)
+            return replace(set_plan, reasons=(kept or other,))
         filters = _having_terms(having, out, keys) if having is not None else ()
         if isinstance(filters, Reason):
             return replace(set_plan, reasons=(filters,))
@@ -1051,6 +1104,12 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
     f = field_of(ret, ctx)
     if fn == "count" and _exactly_one(ret, ctx.binding):
         return replace(common, mode="native", aggregate=("count", None), order=())
+    if fn in HOLISTIC:
+        agg = _agg_out(fn, ret, ctx)
+        if agg is not None:
+            return replace(common, mode="native", aggregate=(fn, agg.field), order=())
+        why = _HOLISTIC if not ctx.dialect.holistic else "the items are not a schema-typed number path"
+        return replace(set_plan, reasons=(Reason(f"${fn.partition('-')[0]}", why),))
     if isinstance(f, Field):
         ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
         if ok.get(fn, f.family in ("string", "integer")):

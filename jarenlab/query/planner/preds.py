@@ -123,6 +123,43 @@ class ComparePaths:
 
 
 @dataclass(frozen=True, slots=True)
+class Arith:
+    """``$add``/``$sub``/``$mul`` (``fn``) of two operands, each a number-typed member or a number
+    literal, at least one a member: empty where a member is missing, as the engine's arithmetic."""
+
+    fn: str
+    left: Field | Slot
+    right: Field | Slot
+
+
+@dataclass(frozen=True, slots=True)
+class Length:
+    """``$string-length`` of a string-typed member: its code points, 0 where it is missing (the
+    engine reads an empty argument as the empty string)."""
+
+    field: Field
+
+
+@dataclass(frozen=True, slots=True)
+class CompareValue:
+    """A number computed from members (:class:`Arith`, :class:`Length`, a ``date-part`` or
+    ``epoch`` :class:`DateKey` of a date-time member) ``op`` a number literal or an external,
+    existential as the engine's comparison: false where the value is empty. Only a dialect that
+    computes them plans it (:attr:`~jarenlab.backends.base.Dialect.computes_values`)."""
+
+    value: Arith | Length | DateKey
+    op: str
+    slot: Slot
+
+
+def value_fields(v: Arith | Length | DateKey) -> list[Field]:
+    """The members a computed value reads."""
+    if isinstance(v, Arith):
+        return [x for x in (v.left, v.right) if isinstance(x, Field)]
+    return [v.field]
+
+
+@dataclass(frozen=True, slots=True)
 class InList:
     """``member = one of the values``: the strings and numbers of a list bound as ONE JSON parameter
     (a literal ``$seq`` or an external's items, ``$eq: [$it.x, $xs[*]]``), so the statement's
@@ -190,6 +227,7 @@ Pred = (
     | Compare
     | CompareAny
     | ComparePaths
+    | CompareValue
     | InList
     | Prefix
     | Suffix
@@ -217,6 +255,8 @@ def fields_of(p: Pred) -> list[Field]:
         return []
     if isinstance(p, ComparePaths):
         return [p.field, p.other]
+    if isinstance(p, CompareValue):
+        return value_fields(p.value)
     return [p.field]
 
 
@@ -226,7 +266,7 @@ def slots_of(p: Pred) -> list[Slot]:
         return [s for x in p.items for s in slots_of(x)]
     if isinstance(p, Not):
         return slots_of(p.item)
-    if isinstance(p, Compare | CompareAny | InList | Suffix | Infix):
+    if isinstance(p, Compare | CompareAny | CompareValue | InList | Suffix | Infix):
         return [p.slot]
     if isinstance(p, Prefix):
         return [p.low] + ([p.high] if p.high else [])

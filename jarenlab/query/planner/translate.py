@@ -32,15 +32,18 @@ from jarenlab.query.planner.preds import (
     NUMBER_KINDS,
     STRING_KINDS,
     And,
+    Arith,
     Compare,
     CompareAny,
     ComparePaths,
+    CompareValue,
     Const,
     DateKey,
     Exists,
     Field,
     Infix,
     InList,
+    Length,
     Not,
     Or,
     Pred,
@@ -292,7 +295,8 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(f, Reason):
         return f
     if f is None:
-        return Reason(f"${node.name}", "neither side is a singular path of the binding")
+        value = _compare_value(op, a, b, ctx) if ctx.dialect.computes_values else None
+        return value or Reason(f"${node.name}", "neither side is a singular path of the binding")
     if isinstance(b, Lit):
         return _compare_literal(f, op, b.value, node.name, ctx.dialect)
     if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
@@ -310,6 +314,64 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(b, PathRef) and b.var == ctx.binding:
         return _compare_paths(f, op, b, node.name, ctx)
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
+
+
+def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | None:
+    """A number computed from members (:func:`computed_value`) compared with a number literal or
+    a plain external (either side), or None.
+
+    >>> from jarenlab.query.planner.plan import column_traits
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.lang.document import parse
+    >>> schema = {"properties": {"a": {"type": "integer"}, "b": {"type": "number"}}}
+    >>> ctx = Context("n", schema, {}, {}, dialect=column_traits(SQLiteDialect()))
+    >>> p = translate(parse({"$lt": [30, {"$sub": ["$n.a", "$n.b"]}]}).node, ctx)
+    >>> p.op, p.value.fn, p.slot
+    ('gt', 'sub', Slot(kind='literal', value=30))
+    """
+    value = computed_value(a, ctx)
+    if value is None:
+        value, b, op = computed_value(b, ctx), a, FLIP[op]
+    if value is None:
+        return None
+    if isinstance(b, Lit) and type(b.value) in (int, float):
+        return CompareValue(value, op, Slot("literal", b.value))
+    if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
+        return CompareValue(value, op, Slot("external", b.var))
+    return None
+
+
+#: The arithmetic a condition may compute from members (:class:`~.preds.Arith`).
+_ARITH = ("add", "sub", "mul")
+
+
+def computed_value(node: Node, ctx: Context) -> Arith | Length | DateKey | None:
+    """A number computed from typed members: ``$add``/``$sub``/``$mul`` of two number members or
+    a member and a number literal, ``$string-length`` of a string member, ``$date-part`` or
+    ``$epoch`` of a date-time member (:func:`date_key`); None for anything else."""
+    if not isinstance(node, Call) or node.host:
+        return None
+    if node.name in _ARITH and len(node.args) == 2:
+        left, right = (_operand(x, ctx) for x in node.args)
+        if left is None or right is None or not (isinstance(left, Field) or isinstance(right, Field)):
+            return None
+        return Arith(node.name, left, right)
+    if node.name == "string-length" and len(node.args) == 1:
+        f = field_of(node.args[0], ctx)
+        return Length(f) if isinstance(f, Field) and f.family == "string" else None
+    key = date_key(node, ctx)
+    return key if isinstance(key, DateKey) and key.fn in ("date-part", "epoch") else None
+
+
+def _operand(node: Node, ctx: Context) -> Field | Slot | None:
+    """An arithmetic operand: a member typed integer or number, or a number literal (an integer
+    within 64 bits)."""
+    f = field_of(node, ctx)
+    if isinstance(f, Field):
+        return f if f.family in ("integer", "number") else None
+    if isinstance(node, Lit) and type(node.value) in (int, float):
+        return Slot("literal", node.value) if -(2**63) <= node.value < 2**63 else None
+    return None
 
 
 def _compare_literal(f: Field, op: str, v: Any, name: str, dialect: Dialect) -> Pred | Reason:
