@@ -245,6 +245,22 @@ def test_warm_drop_stats_and_reprs(open_store: Any) -> None:
     assert store.columns.held() == []
 
 
+def test_long_builds_show_their_progress(open_store: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    store = open_store(MODEL)
+    t = store["t"]
+    t.insert_many([{"s": "a", "i": n, "x": 0.5} for n in range(2000)], progress=False)
+    store.columns.warm("t", ["s"])  # 2,000 rows: below the threshold, no bar
+    assert "columns of t" not in capsys.readouterr().err
+    store.columns.progress = True  # every build (what a build of 500,000 rows or more does alone)
+    store.columns.warm("t", ["i", "x"])  # the members added to the table: one bar, 2,000 rows
+    err = capsys.readouterr().err
+    assert "columns of t: /i, /x" in err and "2000/2000" in err
+    store.columns.drop()
+    store.columns.progress = False
+    store.columns.warm("t", ["i"])
+    assert "columns of t" not in capsys.readouterr().err
+
+
 def test_a_budget_that_cannot_hold_the_columns_is_a_coded_error(open_store: Any) -> None:
     store = open_store(MODEL, columns="2KB")
     t = store["t"]

@@ -135,9 +135,10 @@ def typed_fields(schema: Any, members: Iterable[str] | None, collection: str) ->
 
 # -- reading and merging ----------------------------------------------------------------------------
 def read_rows(
-    coll: Readable, fields: tuple[Field, ...], keyed: tuple[str, list[Any]] | None
+    coll: Readable, fields: tuple[Field, ...], keyed: tuple[str, list[Any]] | None, bar: Any = None
 ) -> tuple[np.ndarray, pa.Array, list[Column]]:
-    """Storage positions, keys and a column per field of every row (``keyed``: of those keys)."""
+    """Storage positions, keys and a column per field of every row (``keyed``: of those keys);
+    ``bar`` (a progress bar) is told each batch's rows."""
     dialect = coll.store.backend.dialect
     stmt = select_members(dialect, coll.name, fields, None if keyed is None else keyed[0])
     params = stmt.bind({} if keyed is None else {"keys": keyed[1]})
@@ -151,6 +152,8 @@ def read_rows(
         keys.append(pa.array(cells[1], type=key_type))
         for i, f in enumerate(fields):
             parts[i].append(_cells(f, cells[2 + i], dialect.integer_limit))
+        if bar is not None:
+            bar.update(len(rows))
     pos = np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)
     key_array = pa.concat_arrays(keys) if keys else pa.array([], type=key_type)
     return pos, key_array, [_joined(f, p) for f, p in zip(fields, parts)]
@@ -241,9 +244,10 @@ def _joined(f: Field, parts: list[tuple[pa.Array, np.ndarray | None, str | None]
     return Column(f, pa.concat_arrays(arrays), ints if ints.any() else None, why)
 
 
-def scan(coll: Readable, fields: tuple[Field, ...], seq: int) -> Table:
-    """A table of ``fields`` over every row, as of change-log record ``seq`` (read in one snapshot)."""
-    pos, keys, values = read_rows(coll, fields, None)
+def scan(coll: Readable, fields: tuple[Field, ...], seq: int, bar: Any = None) -> Table:
+    """A table of ``fields`` over every row, as of change-log record ``seq`` (read in one snapshot);
+    ``bar`` is told the rows as they are read."""
+    pos, keys, values = read_rows(coll, fields, None, bar)
     held = None if _keyed_by_position(pos, keys) else keys
     return Table(coll.name, seq, pos, held, dict(zip(fields, values)))
 

@@ -11,11 +11,12 @@ under a profile (its limits count SQL's rows).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 #: With no index serving a query, a collection of this many rows or more is worth its columns' first
 #: build (below it, SQL answers a scan in a few milliseconds anyway).
 AUTO_ROWS = 50_000
+#: A build of this many rows or more (about a second's work) shows a progress bar (:attr:`Columns.progress`).
+PROGRESS_ROWS = 500_000
 
 
 @dataclass
@@ -93,6 +96,9 @@ class Columns:
         )
         #: Per collection, what became of its saved columns (read, or rebuilt and why).
         self.restored: dict[str, str] = {}
+        #: A progress bar on builds: None shows one for builds of :data:`PROGRESS_ROWS` rows or more
+        #: (a notebook widget in Jupyter), True on every build, False never.
+        self.progress: bool | None = None
         store.on_model(lambda old, new: self.drop())
 
     # -- answering -------------------------------------------------------------------------------
@@ -258,15 +264,33 @@ class Columns:
         """Read ``fields`` of every row, a batch at a time (nothing half-built is ever kept)."""
         from jarenlab.query.columnar.columns import scan
 
-        table = scan(coll, fields, seq)
+        with self._bar(coll, fields) as bar:
+            table = scan(coll, fields, seq, bar)
         self._check_budget(coll.name, table.nbytes)
         self.counters["builds"] += len(fields)
         return table
 
+    @contextlib.contextmanager
+    def _bar(self, coll: Readable, fields: Sequence[Field]) -> Iterator[Any]:
+        """A progress bar for a build of ``fields`` (a silent stand-in below the threshold)."""
+        from jarenlab import frames
+
+        if self.progress is False:
+            yield None
+            return
+        total = self.store[coll.name].count()
+        show = self.progress is True or total >= PROGRESS_ROWS
+        bar = frames.progress(total, f"columns of {coll.name}: {', '.join(_pointers(fields))}", show)
+        try:
+            yield bar
+        finally:
+            bar.close()
+
     def _add(self, coll: Readable, table: Table, fields: list[Field]) -> None:
         from jarenlab.query.columnar.columns import scan
 
-        more = scan(coll, tuple(fields), table.seq)
+        with self._bar(coll, fields) as bar:
+            more = scan(coll, tuple(fields), table.seq, bar)
         if len(more) != len(table) or any(more.pos != table.pos):  # (one snapshot: they cannot differ)
             raise StoreError(
                 "JD2005", "the collection changed while its columns were read", collection=coll.name
