@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -63,6 +64,10 @@ Change = tuple[Any, ...]
 CommitHook = Callable[[list[Change]], None]
 
 
+#: Seconds :meth:`Database.close` waits for statements running on other threads to finish.
+CLOSE_WAIT = 10.0
+
+
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.conn: Any = None
@@ -89,6 +94,12 @@ class Database:
         self._conns_lock = threading.Lock()
         self._closed = False
         self._close_lock = threading.Lock()
+        #: Statements running now, on any thread: close() waits for them before it closes the
+        #: connections (a SQLite connection closed under a running statement crashes the process).
+        self._running = 0
+        self._counting = threading.Lock()
+        #: Open streams by thread (each also counts as running).
+        self._streams: dict[int, int] = {}
         self._before: list[CommitHook] = []
         self._after: list[CommitHook] = []
         self._prepared: dict[Any, Prepared] = {}
@@ -150,8 +161,19 @@ class Database:
             with contextlib.suppress(StoreError):
                 conn = self.connection()
             unfinished = self.backend.close(conn)
-            self._closed = True
-            self.release()
+            own = self._streams.get(threading.get_ident(), 0)
+            with self._counting:
+                self._closed = True  # no statement starts from here on
+            deadline = time.monotonic() + CLOSE_WAIT
+            while self._running > own and time.monotonic() < deadline:
+                time.sleep(0.001)
+            gate = self._gate  # and a write transaction another thread has open ends first
+            held = gate is not None and gate.acquire(timeout=CLOSE_WAIT)
+            try:
+                self.release()
+            finally:
+                if held and gate is not None:
+                    gate.release()
         return [] if unfinished is None else [StoreError("JD2120", unfinished, condition="busy")]
 
     def release(self) -> None:
@@ -181,6 +203,7 @@ class Database:
         """Run one statement on this thread's connection and fetch its answer inside the error
         boundary (SQLite steps lazily: a function can fail on any row). ``how``: 0 the first row,
         1 every row, 2 the changed-row count, 3 (every row, the count)."""
+        self._start()
         try:
             cursor = self._execute(self.connection(), sql, params)
             if how == 0:
@@ -195,6 +218,19 @@ class Database:
             if err is None:
                 raise
             raise err from (exc if err.__cause__ is None else err.__cause__)
+        finally:
+            self._done()
+
+    def _start(self) -> None:
+        """Count a statement as running (JD2063 once the store is closing)."""
+        with self._counting:
+            if self._closed:
+                raise StoreError("JD2063", "the store is closed")
+            self._running += 1
+
+    def _done(self) -> None:
+        with self._counting:
+            self._running -= 1
 
     def _statement(self, name: str, fill: dict[str, Fill]) -> Prepared:
         """The statement a call runs (recorded when :meth:`record_statements` is on)."""
@@ -275,6 +311,10 @@ class Database:
         SQLite steps the statement as the rows are asked for; on PostgreSQL the rows wait in a
         server-side cursor and are fetched a batch at a time (:meth:`Backend.stream`).
         """
+        me = threading.get_ident()
+        self._start()
+        with self._counting:  # a stream this thread leaves open does not hold up its own close()
+            self._streams[me] = self._streams.get(me, 0) + 1
         try:
             yield from self.backend.stream(self.connection(), sql, params, size)
         except self._driver_error as exc:
@@ -282,6 +322,10 @@ class Database:
             if err is None:
                 raise
             raise err from (exc if err.__cause__ is None else err.__cause__)
+        finally:
+            with self._counting:
+                self._streams[me] -= 1
+            self._done()
 
     def one_built(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """The first row (or None) of a statement the backend built from a model declaration

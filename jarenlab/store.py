@@ -490,6 +490,11 @@ class Store:
     def close(self, *, strict: bool = False) -> None:
         """Close live queries and workers, checkpoint the WAL into the file, release every connection.
 
+        A statement another thread is running finishes first (and a write transaction another
+        thread holds open on SQLite ends first), up to ten seconds; from the start of the close no
+        statement starts (JD2063), so a handler that outlived the grace period gets a coded error
+        for its late write, never a connection closed under it.
+
         What could not be finished is reported once everything is closed: job handlers still
         running after the grace period (JD2062, naming the jobs) and a WAL checkpoint another
         connection kept busy (JD2120). Each is a ``RuntimeWarning``; with ``strict=True`` the first
