@@ -180,6 +180,12 @@ class SQLiteBackend:
                 conn = self._open()
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
                 if not self.read_only:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal" and self._foreign(
+                        conn
+                    ):
+                        # Another program's database: the open refuses it (Store), so nothing,
+                        # not even its journal mode, is changed.
+                        return conn
                     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                     if mode.lower() != "wal":
                         raise StoreError("JD2005", f"could not switch the journal to WAL (got {mode!r})")
@@ -191,6 +197,7 @@ class SQLiteBackend:
         except StoreError as err:
             if conn is not None:
                 conn.close()
+            self._refuse_unopenable(err)
             if not self.read_only and err.condition in ("other", "read_only") and not self._writable():
                 then = (
                     "open it with read_only=True to read it"
@@ -208,6 +215,31 @@ class SQLiteBackend:
                 conn.close()
             raise
 
+    @staticmethod
+    def _foreign(conn: sqlite3.Connection) -> bool:
+        """Whether the file holds tables and none of them is a jarenlab store's."""
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return bool(names) and "_jl_meta" not in names
+
+    def _refuse_unopenable(self, err: StoreError) -> None:
+        """Say plainly why a file cannot be opened at all (the driver's words stay the cause)."""
+        cause = err.__cause__
+        if not isinstance(cause, sqlite3.DatabaseError):
+            return
+        text = str(cause)
+        if "file is not a database" in text:
+            raise StoreError(
+                "JD2005",
+                f"{self.path} is not a SQLite database (or is encrypted); nothing was altered",
+                condition="other",
+            ) from cause
+        if self.read_only and "unable to open database file" in text and not os.path.exists(self.path):
+            raise StoreError(
+                "JD2005",
+                f"{self.path} does not exist: read_only=True opens an existing store and makes none",
+                condition="read_only",
+            ) from cause
+
     def _open(self) -> sqlite3.Connection:
         """A connection to the file: read-only ones by a ``mode=ro`` URI. A WAL store in a location
         nothing can be written to (a read-only mount, a folder without write permission) cannot
@@ -215,6 +247,9 @@ class SQLiteBackend:
         (nobody can change the file there; the first connection decides, the others follow)."""
         options = dict(isolation_level=None, check_same_thread=False)
         if not self.read_only:
+            if not self._writable():
+                # SQLite would quietly open a read-only file read-only: say so now, not at the first write.
+                raise StoreError("JD2005", f"{self.path} cannot be written", condition="read_only")
             return sqlite3.connect(self.path, **options)  # type: ignore[arg-type]
         uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
         if self.immutable:
@@ -222,9 +257,13 @@ class SQLiteBackend:
         conn = sqlite3.connect(uri, uri=True, **options)  # type: ignore[arg-type]
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError:
-            conn.close()
-            if self._writable() or not os.path.exists(self.path):
+        except sqlite3.Error as exc:
+            conn.close()  # (at once: a file that is not a database must not stay open)
+            if (
+                not isinstance(exc, sqlite3.OperationalError)
+                or self._writable()
+                or not os.path.exists(self.path)
+            ):
                 raise
             self.immutable = True
             return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
