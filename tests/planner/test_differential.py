@@ -143,9 +143,9 @@ def test_corpus_is_large_and_mostly_pushed(stores: dict[str, Any]) -> None:
 
 #: Cases each path checked when the floor was set (``error``: all paths agreed on an error code).
 FLOORS = {
-    "engine": 1313,
-    "pushdown": 1313,
-    "pushdown=False": 1313,
+    "engine": 1328,
+    "pushdown": 1328,
+    "pushdown=False": 1328,
     "duckdb": 572,
     # a projection of a number of magnitude 2^63 or more (1e300 as well as an integer beyond 64
     # bits: one column cannot tell them apart) falls back from native to the engine (2 cases);
@@ -155,16 +155,17 @@ FLOORS = {
     # partitioned or ordered by an integer path holding 2.0 stay in SQL on SQLite (5 cases: the keys
     # need no flag there, as the INTEGER column holds 2.0 as 2, which the engine's order and ties equal);
     # a whole document inside a map or array ({"doc": $it}, [$it]) is native (4 cases, projections.json);
-    # a count of distinct typed members is count(DISTINCT ...) in SQL (1 case that was set)
-    "pushdown:native": 1059,
+    # a count of distinct typed members is count(DISTINCT ...) in SQL (1 case that was set);
+    # group_keys.json adds 15 cases of integer group keys returned or not (7 native, 5 set, 3 errors)
+    "pushdown:native": 1066,
     "pushdown:row": 7,
-    "pushdown:set": 205,
-    "pushdown:error": 42,
+    "pushdown:set": 210,
+    "pushdown:error": 45,
     # the sixth path: the columnar path forced wherever it can answer (``columnar:sql`` where it
     # declines: a plan not native, a member not typed as one string, integer or number, a date
     # function as a group key, window ranks, a float in an integer member, an integer beyond 64 bits);
     # a count of distinct typed members is answered by the columns too (1 case)
-    "columnar": 1313,
+    "columnar": 1328,
     "columnar:columnar": 570,
 }
 
@@ -177,13 +178,13 @@ def test_every_path_checked_its_floor_of_cases(request: pytest.FixtureRequest) -
 #: The PostgreSQL paths' floors, and the exact count of cases it answers in another mode than
 #: SQLite, by the reason its plan states.
 PG_FLOORS = {
-    "postgresql": 1313,
-    "postgresql pushdown=False": 1313,
-    "postgresql:native": 948,
+    "postgresql": 1328,
+    "postgresql pushdown=False": 1328,
+    "postgresql:native": 953,
     "postgresql:row": 27,
-    "postgresql:set": 296,
-    "postgresql:error": 42,
-    "postgresql columnar": 1313,
+    "postgresql:set": 303,
+    "postgresql:error": 45,
+    "postgresql columnar": 1328,
     # the columns plan with their own capabilities: float sums and number projections, which
     # PostgreSQL's SQL keeps in the engine, are answered by the columns there as on SQLite
     "postgresql columnar:columnar": 567,
@@ -197,8 +198,8 @@ PG_KEPT = {
     # comparisons between two number paths (22, paths.json: numeric reads a stored float as its decimal),
     # and window ranks partitioned or ordered by an integer path holding a float (5: SQLite's INTEGER
     # column holds the engine's number; PostgreSQL's numeric of a float from 2^53 up may not, so its
-    # flag stays)
-    "postgresql kept: 2^53": 75,
+    # flag stays); group_keys.json adds 2: integer keys over the edges data (members of 2^53 or more)
+    "postgresql kept: 2^53": 77,
     # comparisons with string literals holding U+0000 (residual), and such externals (diverted)
     "postgresql kept: U+0000": 5,
     # sums and averages of number-typed members (whole-query, grouped, filtered by HAVING, resampled): SQLite
