@@ -79,12 +79,25 @@ translating = ErrorBoundary(sqlite3.Error, translate)
 _translated = translating.translated
 
 
+#: The pause between two reads of a watch's commit counter right after it moved: more commits
+#: often follow (a burst of enqueues), and a read of ``PRAGMA data_version`` costs about 5 us (a
+#: counter in the WAL's shared memory, no I/O). While nothing changes the pause doubles up to the
+#: watch's ``interval``.
+_FIRST_PAUSE = 0.001
+#: The longest pause of the ``jobs`` watch, whatever the queue's poll: an idle worker in another
+#: process starts a job within 20 ms of its enqueue's commit (about 50 reads a second while idle;
+#: docs/benchmarks.md has the latency and the idle cost).
+_JOBS_PAUSE = 0.02
+
+
 class _DataVersion:
-    """Wakes when another connection committed: polls ``PRAGMA data_version`` on a connection of its own."""
+    """Wakes when another connection committed: reads ``PRAGMA data_version`` on a connection of its
+    own, adaptively (:data:`_FIRST_PAUSE` after a change, doubling to ``interval``)."""
 
     def __init__(self, backend: SQLiteBackend, interval: float) -> None:
         self._backend = backend
-        self._interval = interval
+        self._longest = max(interval, 0.0)
+        self._pause = min(_FIRST_PAUSE, self._longest)
         self._conn = backend.connect(reader=True)
         self._version: int | None = None  # the first wait says "look": see Watch.wait
 
@@ -98,11 +111,13 @@ class _DataVersion:
             now = self._read()
             if now != self._version:
                 self._version = now
+                self._pause = min(_FIRST_PAUSE, self._longest)  # more may follow soon
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            time.sleep(min(self._interval, left))
+            time.sleep(min(self._pause, left))
+            self._pause = min(self._pause * 2, self._longest)
 
     def close(self) -> None:
         self._backend.disconnect(self._conn)
@@ -445,7 +460,9 @@ class SQLiteBackend:
         """Nothing to do: a watch reads ``PRAGMA data_version``, which moves on every commit."""
 
     def watch(self, interval: float, name: str = "live") -> _DataVersion:
-        return _DataVersion(self, interval)
+        """Reads the file's commit counter adaptively (see :class:`_DataVersion`); the ``jobs``
+        watch at least every :data:`_JOBS_PAUSE` seconds, since a job waits on it."""
+        return _DataVersion(self, min(interval, _JOBS_PAUSE) if name == "jobs" else interval)
 
     def clock(self) -> float:
         return time.time()
