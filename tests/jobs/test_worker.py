@@ -51,6 +51,8 @@ def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.St
     assert polite_job["last_error"] is None
     assert jobs.get("s")["state"] == "leased"  # recovered by whoever claims after its lease
     release.set()
+    for thread in worker._threads:  # the stubborn handler settles now: not while the store closes
+        thread.join(10)
 
 
 def test_store_close_stops_running_workers(store: jl.Store) -> None:
