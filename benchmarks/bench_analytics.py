@@ -12,6 +12,9 @@ suggests) and an index in the top-3 window's order (carrier, delay descending):
 - the distinct tail numbers counted (``select(it.tailnum).distinct().count()``): pushed (SQL's
   ``count(DISTINCT ...)``), the distinct list counted in Python, the engine alone, the floor, pandas
   ``nunique``, DuckDB;
+- flights and average ``dep_delay`` per ``(carrier, month)``, an integer key returned: the planner's
+  SQL (columnar path off), the statement with the per-row check it planned before, the floor,
+  pandas, DuckDB;
 - average ``dep_delay`` per hour of day (``it.time_hour.dt.hour``): pushed, the engine alone, the
   floor, pandas, DuckDB;
 - the three most delayed flights per carrier (``window`` + ``where``): jarenlab (the engine's
@@ -143,6 +146,53 @@ def distinct_count(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, d
         runs=RUNS,
     )
     _table("distinct tail numbers, counted", times, "raw sqlite3")
+
+
+def carrier_month(path: str, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
+    """Flights and average delay per (carrier, month), an integer key returned: the planner's SQL
+    (the columnar path off), which reads the covering index and one document per group for the
+    key's kind; the statement as planned before, with a per-row check of every document's month;
+    the same without any check (the floor); pandas; DuckDB."""
+    with jl.open(path, columns=False) as store:
+        flights = store["flights"]
+        q = flights.group_by(c=it.carrier, m=it.month).select(
+            {"carrier": key("c"), "month": key("m"), "n": agg.count(), "avg": agg.avg(it.dep_delay)}
+        )
+        cols = "gx_carrier, gx_month, count(*), sum(gx_dep_delay), count(gx_dep_delay)"
+        floor = f'SELECT {cols} FROM "flights" GROUP BY 1, 2 ORDER BY min(rowid)'
+        checked = (
+            f"SELECT {cols}, max(json_type(doc, '$.\"month\"') = 'real') FROM \"flights\" "
+            "GROUP BY 1, 2 ORDER BY min(rowid)"
+        )
+        dsql = "SELECT carrier, month, count(*), avg(dep_delay) FROM flights GROUP BY 1, 2"
+        got = q.to_pandas()
+        want = frame.groupby(["carrier", "month"], as_index=False).agg(
+            n=("dep_delay", "size"), avg=("dep_delay", "mean")
+        )
+        _same(got, want, ["carrier", "month"])
+        assert len(raw.execute(checked).fetchall()) == len(raw.execute(floor).fetchall()) == len(got)
+        print("explain:", q.explain().mode, q.explain().sql)
+        times = measure_rounds(
+            {
+                "jarenlab (pushed, SQL)": (lambda _: q.to_list(), None),
+                "the statement with a per-row check (raw sqlite3)": (
+                    lambda _: raw.execute(checked).fetchall(),
+                    None,
+                ),
+                "raw sqlite3, no check (the floor)": (lambda _: raw.execute(floor).fetchall(), None),
+                "pandas groupby": (
+                    lambda _: frame.groupby(["carrier", "month"])["dep_delay"].agg(["size", "mean"]),
+                    None,
+                ),
+                "DuckDB": (lambda _: duck.execute(dsql).fetchall(), None),
+            },
+            runs=7,
+        )
+    _table(
+        f"flights and avg dep_delay per (carrier, month): {len(got)} groups",
+        times,
+        "raw sqlite3, no check (the floor)",
+    )
 
 
 def hour_of_day(flights: Any, raw: sqlite3.Connection, frame: pd.DataFrame, duck: Any) -> None:
@@ -357,6 +407,8 @@ COVERING = [
     {"name": "time_hour_delay", "path": ["$.time_hour", "$.dep_delay"]},
     # each carrier's flights in the top-3 window's order (delay descending, ties in storage order)
     {"name": "carrier_delay_desc", "path": ["$.carrier", {"path": "$.dep_delay", "dir": "desc"}]},
+    # the (carrier, month) group-by: its keys, then the member averaged
+    {"name": "carrier_month_delay", "path": ["$.carrier", "$.month", "$.dep_delay"]},
 ]
 
 
@@ -502,6 +554,7 @@ def main() -> None:
             "group_by_two": lambda: group_by_two(flights, raw, frame, duck),
             "hour_of_day": lambda: hour_of_day(flights, raw, frame, duck),
             "distinct_count": lambda: distinct_count(flights, raw, frame, duck),
+            "carrier_month": lambda: carrier_month(path, raw, frame, duck),
             "top_three": lambda: top_three(flights, frame, duck),
             "asof_weather": lambda: asof_weather(store, frame, duck),
             "running_window": lambda: running_window(flights, frame, duck),

@@ -31,7 +31,7 @@ from jarenlab.arguments import is_count, is_seconds
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
-from jarenlab.model import Model, describe_at, first_difference, load_model, refuse_downgrade
+from jarenlab.model import MODEL_VERSION, Model, describe_at, first_difference, load_model, refuse_downgrade
 from jarenlab.query.columnar.budget import parse_budget
 from jarenlab.query.planner.diagnose import check_switch
 from jarenlab.query.planner.profile import Profile
@@ -266,7 +266,16 @@ class Store:
         text = self.db.value("store.get_meta", {"name": "model"})
         if text is None:
             raise ModelError("JD0002", "the store's metadata has no model")
-        return load_model(orjson.loads(text))
+        document = orjson.loads(text)
+        made = document.get("$model") if isinstance(document, dict) else None
+        if made != MODEL_VERSION:
+            raise ModelError(
+                "JD0002",
+                f"{self.backend.target} holds a model in format {made!r} and this version of jarenlab "
+                f"reads format {MODEL_VERSION!r} (a newer jarenlab made it?); nothing was altered",
+                doc_path="/$model",
+            )
+        return load_model(document)
 
     def stored_hash(self) -> str | None:
         """The hash of the model the database holds now (cheaper than :meth:`stored_model`)."""

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import jarenlab as jl
 from jarenlab.jobs import Jobs, VirtualClock, current_job
+from tests.waiting import wait_for
 
 from .conftest import MODEL
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.Store) -> None:
@@ -45,6 +51,8 @@ def test_stop_is_bounded_by_grace_and_reports_drained_and_in_flight(store: jl.St
     assert polite_job["last_error"] is None
     assert jobs.get("s")["state"] == "leased"  # recovered by whoever claims after its lease
     release.set()
+    for thread in worker._threads:  # the stubborn handler settles now: not while the store closes
+        thread.join(10)
 
 
 def test_store_close_stops_running_workers(store: jl.Store) -> None:
@@ -84,6 +92,56 @@ def test_an_enqueue_from_another_process_wakes_an_idle_worker_soon(store: jl.Sto
         assert done.wait(5)
     finally:
         worker.stop(grace=1)
+
+
+def test_an_enqueue_signals_this_process_s_workers_as_it_returns(store: jl.Store) -> None:
+    """The same-process wake-up is the enqueue's own signal (no watch between them): the queue's
+    wake-up counter has moved by the time ``enqueue`` returns, and a job enqueued inside a
+    transaction wakes the worker when it commits, with no poll in between (poll=30)."""
+    jobs = store.jobs.configure(poll=30)
+    done = threading.Event()
+    jobs.handler("k")(lambda p, c: done.set())
+    worker = jobs.start(concurrency=1)
+    try:
+        seen = jobs.generation
+        jobs.enqueue("k", None)
+        assert jobs.generation > seen
+        assert done.wait(5)
+        done.clear()
+        time.sleep(0.05)  # (the loop is idle again)
+        with store.transaction():
+            jobs.enqueue("k", None, id="in-tx")
+        assert done.wait(5) and wait_for(lambda: jobs.get("in-tx")["state"] == "done", 5)
+    finally:
+        worker.stop(grace=1)
+
+
+def test_a_worker_in_another_process_is_woken_by_the_commit(open_store: Any, tmp_path: Path) -> None:
+    """A real worker process (``python -m jarenlab worker``, polling every 30 s) starts a job enqueued
+    here long before its poll would: SQLite's watch sees the commit counter move, PostgreSQL's
+    NOTIFY arrives. The first job proves the worker is up; the second waits on the wake-up alone."""
+    with open_store(MODEL, "woken"):
+        pass
+    db = open_store.target("woken")
+    command = [sys.executable, "-m", "jarenlab", "worker", str(db["path"]), "--poll", "30"]
+    if "schema" in db:
+        command += ["--schema", db["schema"]]
+    command += ["--handlers", "tests.jobs.handlers_module:jobs"]
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = str(tmp_path / "runs.log")
+    store = open_store(None, "woken")
+    try:
+        store.jobs.declare("record")
+        store.jobs.enqueue("record", {"log": log}, id="first")
+        wait_for(lambda: store.jobs.get("first")["state"] == "done", what="the worker process to start")
+        time.sleep(0.3)  # (its loop is idle again, waiting out a 30 s poll)
+        enqueued = time.monotonic()
+        store.jobs.enqueue("record", {"log": log}, id="second")
+        wait_for(lambda: store.jobs.get("second")["state"] == "done", 20, what="the wake-up")
+        assert time.monotonic() - enqueued < 20 < 30  # (generous: it is about the wake, not its speed)
+    finally:
+        child.terminate()
+        child.wait(30)
 
 
 def test_interrupting_the_cell_gives_the_lease_back(jobs: Jobs, clock: VirtualClock) -> None:

@@ -88,12 +88,25 @@ def _file_identity(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+#: The pause between two reads of a watch's commit counter right after it moved: more commits
+#: often follow (a burst of enqueues), and a read of ``PRAGMA data_version`` costs about 5 us (a
+#: counter in the WAL's shared memory, no I/O). While nothing changes the pause doubles up to the
+#: watch's ``interval``.
+_FIRST_PAUSE = 0.001
+#: The longest pause of the ``jobs`` watch, whatever the queue's poll: an idle worker in another
+#: process starts a job within 20 ms of its enqueue's commit (about 50 reads a second while idle;
+#: docs/benchmarks.md has the latency and the idle cost).
+_JOBS_PAUSE = 0.02
+
+
 class _DataVersion:
-    """Wakes when another connection committed: polls ``PRAGMA data_version`` on a connection of its own."""
+    """Wakes when another connection committed: reads ``PRAGMA data_version`` on a connection of its
+    own, adaptively (:data:`_FIRST_PAUSE` after a change, doubling to ``interval``)."""
 
     def __init__(self, backend: SQLiteBackend, interval: float) -> None:
         self._backend = backend
-        self._interval = interval
+        self._longest = max(interval, 0.0)
+        self._pause = min(_FIRST_PAUSE, self._longest)
         self._conn = backend.connect(reader=True)
         self._version: int | None = None  # the first wait says "look": see Watch.wait
 
@@ -108,11 +121,13 @@ class _DataVersion:
             now = self._read()
             if now != self._version:
                 self._version = now
+                self._pause = min(_FIRST_PAUSE, self._longest)  # more may follow soon
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            time.sleep(min(self._interval, left))
+            time.sleep(min(self._pause, left))
+            self._pause = min(self._pause * 2, self._longest)
 
     def close(self) -> None:
         self._backend.disconnect(self._conn)
@@ -193,6 +208,12 @@ class SQLiteBackend:
                 conn = self._open()
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
                 if not self.read_only:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal" and self._foreign(
+                        conn
+                    ):
+                        # Another program's database: the open refuses it (Store), so nothing,
+                        # not even its journal mode, is changed.
+                        return conn
                     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                     if mode.lower() != "wal":
                         raise StoreError("JD2005", f"could not switch the journal to WAL (got {mode!r})")
@@ -207,6 +228,7 @@ class SQLiteBackend:
             if conn is not None:
                 conn.close()
             self.check_file()  # the file went away while it was opened: say so, retryably
+            self._refuse_unopenable(err)
             if not self.read_only and err.condition in ("other", "read_only") and not self._writable():
                 then = (
                     "open it with read_only=True to read it"
@@ -224,12 +246,40 @@ class SQLiteBackend:
                 conn.close()
             raise
 
+    @staticmethod
+    def _foreign(conn: sqlite3.Connection) -> bool:
+        """Whether the file holds tables and none of them is a jarenlab store's."""
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return bool(names) and "_jl_meta" not in names
+
+    def _refuse_unopenable(self, err: StoreError) -> None:
+        """Say plainly why a file cannot be opened at all (the driver's words stay the cause)."""
+        cause = err.__cause__
+        if not isinstance(cause, sqlite3.DatabaseError):
+            return
+        text = str(cause)
+        if "file is not a database" in text:
+            raise StoreError(
+                "JD2005",
+                f"{self.path} is not a SQLite database (or is encrypted); nothing was altered",
+                condition="other",
+            ) from cause
+        if self.read_only and "unable to open database file" in text and not os.path.exists(self.path):
+            raise StoreError(
+                "JD2005",
+                f"{self.path} does not exist: read_only=True opens an existing store and makes none",
+                condition="read_only",
+            ) from cause
+
     def _open(self) -> sqlite3.Connection:
         """A connection to the file: read-only ones by a ``mode=ro`` URI. A WAL store in a location
         nothing can be written to (a read-only mount, a folder without write permission) cannot
         make the shared-memory file a ``mode=ro`` reader needs: it is then read as ``immutable``
         (nobody can change the file there; the first connection decides, the others follow)."""
         options = dict(isolation_level=None, check_same_thread=False)
+        if not self.read_only and not self._writable():
+            # SQLite would quietly open a read-only file read-only: say so now, not at the first write.
+            raise StoreError("JD2005", f"{self.path} cannot be written", condition="read_only")
         if not self.read_only and self._file is None:  # the store's first connection may make the file
             return sqlite3.connect(self.path, **options)  # type: ignore[arg-type]
         uri = "file:" + urllib.parse.quote(os.path.abspath(self.path))
@@ -241,9 +291,13 @@ class SQLiteBackend:
         conn = sqlite3.connect(uri, uri=True, **options)  # type: ignore[arg-type]
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError:
-            conn.close()
-            if self._writable() or not os.path.exists(self.path):
+        except sqlite3.Error as exc:
+            conn.close()  # (at once: a file that is not a database must not stay open)
+            if (
+                not isinstance(exc, sqlite3.OperationalError)
+                or self._writable()
+                or not os.path.exists(self.path)
+            ):
                 raise
             self.immutable = True
             return sqlite3.connect(uri + "&immutable=1", uri=True, **options)  # type: ignore[arg-type]
@@ -441,7 +495,9 @@ class SQLiteBackend:
         """Nothing to do: a watch reads ``PRAGMA data_version``, which moves on every commit."""
 
     def watch(self, interval: float, name: str = "live") -> _DataVersion:
-        return _DataVersion(self, interval)
+        """Reads the file's commit counter adaptively (see :class:`_DataVersion`); the ``jobs``
+        watch at least every :data:`_JOBS_PAUSE` seconds, since a job waits on it."""
+        return _DataVersion(self, min(interval, _JOBS_PAUSE) if name == "jobs" else interval)
 
     def clock(self) -> float:
         return time.time()

