@@ -49,12 +49,12 @@ def test_a_million_values_in_many_levels_sum_exactly() -> None:
 def test_group_keys_whose_product_passes_64_bits_are_renumbered() -> None:
     """Three keys of 2^21 values each: their mixed-radix code would pass 2^62, so the keys so far
     are renumbered, and each group's key values are read at its first row."""
-    from jarenlab.query.columnar.answer import _encode
+    from jarenlab.query.columnar.keys import encode
 
     rng = np.random.default_rng(1)
     big = 2**21
     keys = [(rng.integers(0, 5, 200) * (big // 5), list(range(big))) for _ in range(3)]
-    groups, per_key, count = _encode(keys)
+    groups, per_key, count = encode(keys)
     tuples = list(zip(*(codes.tolist() for codes, _ in keys)))
     first_seen = list(dict.fromkeys(tuples))
     assert count == len(first_seen)

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from jarenlab.query.planner.source import Readable
 
 
+class Decline(Exception):
+    """The columns cannot give the engine's exact answer for these values: SQL answers instead."""
+
+
 @dataclass
 class Column:
     """One member's values in storage order: ``values`` (a string member as text, an integer one as
@@ -61,6 +65,11 @@ class Column:
         """Its bytes: values, integer marks, and what is kept of them (key codes, instants)."""
         kept = sum(_bytes(k.value) for k in self.derived.values())
         return int(self.values.nbytes) + (0 if self.ints is None else int(self.ints.nbytes)) + kept
+
+
+def values_at(col: Column, rows: np.ndarray | None) -> pa.Array:
+    """A column's values at ``rows`` (positions in the table; all of them when None)."""
+    return col.values if rows is None else col.values.take(pa.array(rows))
 
 
 def _bytes(value: Any) -> int:

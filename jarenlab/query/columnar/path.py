@@ -121,7 +121,8 @@ class Columns:
             held = self._decide(coll, plan, force=force, indexed=indexed)
             if isinstance(held, Reason):
                 return held
-            from jarenlab.query.columnar.answer import Decline, evaluate  # numpy and pyarrow: here
+            from jarenlab.query.columnar.answer import evaluate  # numpy and pyarrow: here
+            from jarenlab.query.columnar.columns import Decline
 
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
