@@ -449,8 +449,12 @@ live = notes.live({"$for": {"r": "$[*]"}, "$return": "$r"})
 #: The widget view and the static copy of the notes table: shown or not, their text, the copy's cells.
 READ_NOTES = """() => {
   const shown = (e) => !!e && e.getClientRects().length > 0;
-  const view = document.querySelector('[data-jl-widget="live-table"]');
-  const copy = document.querySelector('[data-jl-static-for]');
+  // The notebook on screen (a reload may restore other notebooks' tabs beside it); a page that is
+  // not JupyterLab (an HTML export) is read whole.
+  const root = [...document.querySelectorAll('.jp-NotebookPanel')]
+    .find((p) => !p.classList.contains('lm-mod-hidden')) || document;
+  const view = root.querySelector('[data-jl-widget="live-table"]');
+  const copy = root.querySelector('[data-jl-static-for]');
   const inner = copy && copy.querySelector('[data-jl-static]');
   return {
     view: view && {shown: shown(view), status: view.querySelector('.jl-status').textContent,
