@@ -45,7 +45,6 @@ from jarenlab.query.planner.preds import (
     InList,
     KeyOut,
     Length,
-    LitOut,
     MapOut,
     Not,
     Or,
@@ -57,6 +56,7 @@ from jarenlab.query.planner.preds import (
     Suffix,
     Truthy,
     Types,
+    assemble,
 )
 from jarenlab.query.planner.translate import successor
 
@@ -529,25 +529,15 @@ def _stable(items: list[int], column: list[Any], k: OrderKey) -> list[int]:
 
 
 def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]) -> list[Any]:
-    if isinstance(out, KeyOut):
-        v = keys[out.index][g]
-        return [] if v is None else [v]
-    if isinstance(out, AggOut):
-        return list(aggs[out][g])
-    if isinstance(out, LitOut):
-        import copy
+    def leaf(o: Out) -> list[Any]:
+        if isinstance(o, KeyOut):
+            v = keys[o.index][g]
+            return [] if v is None else [v]
+        if isinstance(o, AggOut):
+            return list(aggs[o][g])
+        raise Decline(f"no columnar form for a group output {type(o).__name__}")
 
-        return [copy.deepcopy(out.value)]
-    if isinstance(out, MapOut):
-        obj = {}
-        for name, m in out.members:
-            got = _items(m, g, keys, aggs)
-            if got:
-                obj[name] = got[0]
-        return [obj]
-    if isinstance(out, ArrOut):
-        return [[x for m in out.items for x in _items(m, g, keys, aggs)]]
-    raise Decline(f"no columnar form for a group output {type(out).__name__}")
+    return assemble(out, leaf)
 
 
 # -- rows ---------------------------------------------------------------------------------------
@@ -582,23 +572,13 @@ def _python(col: Column, idx: np.ndarray) -> list[Any]:
 
 
 def _row_items(out: Out, i: int, values: dict[Field, list[Any]]) -> list[Any]:
-    if isinstance(out, FieldOut):
-        v = values[out.field][i]
-        return [] if v is None else [v]
-    if isinstance(out, LitOut):
-        import copy
+    def leaf(o: Out) -> list[Any]:
+        if isinstance(o, FieldOut):
+            v = values[o.field][i]
+            return [] if v is None else [v]
+        raise Decline(f"no columnar form for a row output {type(o).__name__}")
 
-        return [copy.deepcopy(out.value)]
-    if isinstance(out, MapOut):
-        obj = {}
-        for name, m in out.members:
-            got = _row_items(m, i, values)
-            if got:
-                obj[name] = got[0]
-        return [obj]
-    if isinstance(out, ArrOut):
-        return [[x for m in out.items for x in _row_items(m, i, values)]]
-    raise Decline(f"no columnar form for a row output {type(out).__name__}")
+    return assemble(out, leaf)
 
 
 def _ordered_rows(

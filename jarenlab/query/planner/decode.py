@@ -16,7 +16,6 @@ reads it as one of the planner's JSON kinds.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -33,12 +32,12 @@ from jarenlab.query.planner.preds import (
     FieldOut,
     Framed,
     KeyOut,
-    LitOut,
     MapOut,
     Out,
     Ranged,
     Ranking,
     Series,
+    assemble,
 )
 from jarenlab.query.planner.sql import Layout
 
@@ -73,28 +72,19 @@ def _value(kinds: Mapping[Any, str], jt: Any, v: Any) -> Any:
 def _items(
     out: Out, values: dict[Any, Any], row: tuple[Any, ...], agg: dict[AggOut, list[Any]] | None
 ) -> list[Any]:
-    if isinstance(out, DocOut):  # inside a map or array: the row's last cell (sql.holds_document)
-        return [orjson.loads(row[-1])]
-    if isinstance(out, FieldOut):
-        v = values[out.field]
-        return [] if v is _MISSING else [v]
-    if isinstance(out, LitOut):
-        v = out.value
-        return [copy.deepcopy(v) if type(v) in (list, dict) else v]
-    if isinstance(out, MapOut):
-        obj = {}
-        for k, m in out.members:
-            got = _items(m, values, row, agg)
-            if got:
-                obj[k] = got[0]
-        return [obj]
-    if isinstance(out, ArrOut):
-        return [[x for m in out.items for x in _items(m, values, row, agg)]]
-    if isinstance(out, KeyOut):
-        v = row[out.index]
-        return [] if v is None else [_integer(v)]
-    assert agg is not None and isinstance(out, AggOut)
-    return agg[out]
+    def leaf(o: Out) -> list[Any]:
+        if isinstance(o, DocOut):  # inside a map or array: the row's last cell (sql.holds_document)
+            return [orjson.loads(row[-1])]
+        if isinstance(o, FieldOut):
+            v = values[o.field]
+            return [] if v is _MISSING else [v]
+        if isinstance(o, KeyOut):
+            v = row[o.index]
+            return [] if v is None else [_integer(v)]
+        assert agg is not None and isinstance(o, AggOut)
+        return agg[o]
+
+    return assemble(out, leaf)
 
 
 def _whole_keys(row: tuple[Any, ...], places: tuple[int, ...]) -> tuple[Any, ...]:

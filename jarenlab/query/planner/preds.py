@@ -12,6 +12,8 @@ Exists(field=Field(steps=('a', 0), family=None, column=None))
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -386,6 +388,29 @@ class Series:
 
 
 Out = DocOut | FieldOut | LitOut | MapOut | ArrOut | KeyOut | AggOut | Ranking
+
+
+def assemble(out: Out, leaf: Callable[[Out], list[Any]]) -> list[Any]:
+    """The items an output gives: literals, map and array constructors are built here (a member
+    that gives no item is left out of its map); every other part (a member, a key, an aggregate, a
+    whole document) is read by ``leaf``. What SQL's rows and the columns decode alike.
+
+    >>> assemble(MapOut((("a", LitOut([1])), ("b", KeyOut(0)))), lambda o: [])
+    [{'a': [1]}]
+    """
+    if isinstance(out, LitOut):
+        v = out.value
+        return [copy.deepcopy(v) if type(v) in (list, dict) else v]
+    if isinstance(out, MapOut):
+        obj = {}
+        for name, m in out.members:
+            got = assemble(m, leaf)
+            if got:
+                obj[name] = got[0]
+        return [obj]
+    if isinstance(out, ArrOut):
+        return [[x for m in out.items for x in assemble(m, leaf)]]
+    return leaf(out)
 
 
 @dataclass(frozen=True, slots=True)
