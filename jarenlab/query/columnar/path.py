@@ -17,13 +17,14 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET
 from jarenlab.query.columnar.reads import member, needs
+from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Field, Pred, Reason
 from jarenlab.reprs import table as html_table
 
@@ -55,13 +56,7 @@ class Answered:
 
 def scoped(plan: Plan, scope: Pred | None) -> Plan:
     """``plan`` with an owner's view's test ANDed before its own filter."""
-    if scope is None:
-        return plan
-    from dataclasses import replace
-
-    from jarenlab.query.planner.plan import conjoin
-
-    return replace(plan, where=conjoin([scope, plan.where]))
+    return plan if scope is None else replace(plan, where=conjoin([scope, plan.where]))
 
 
 def _pointers(fields: Sequence[Field]) -> list[str]:
@@ -215,18 +210,12 @@ class Columns:
 
         path = self.folder / f"{coll.name}.arrow"
         try:
-            seq = persist.saved_seq(path)
-            expected = persist.stamp(self.store, coll.name, seq)
-            if seq > 0 and expected["record"] is None:
-                raise persist.Untrusted(
-                    f"the change log no longer holds record {seq}, which {path.name} reflects"
-                )
-            table = persist.load(path, expected)
+            table = persist.load(path, lambda seq: persist.stamp(self.store, coll.name, seq))
         except persist.Untrusted as why:
             self.restored[coll.name] = f"rebuilt: {why}"
             return None
         self._check_budget(coll.name, table.nbytes)
-        self.restored[coll.name] = f"read from {path} (as of change {seq})"
+        self.restored[coll.name] = f"read from {path} (as of change {table.seq})"
         self.counters["restores"] += 1
         return table
 

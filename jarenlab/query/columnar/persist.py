@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,6 @@ _STAMP = b"jarenlab.columns"
 
 class Untrusted(Exception):
     """A saved table that cannot be used (the reason is the message); the table is built again."""
-
-
-def default_folder(store: Any) -> Path | None:
-    """Where a SQLite store's columns are saved (beside its file); None for a store with no file."""
-    path = getattr(store.backend, "path", None)
-    if not isinstance(path, str) or not os.path.isfile(path):
-        return None
-    return Path(path + ".columns")
 
 
 def stamp(store: Any, collection: str, seq: int) -> dict[str, Any]:
@@ -101,17 +94,20 @@ def save(table: Table, folder: Path, stamped: dict[str, Any]) -> Path:
     return path
 
 
-def load(path: Path, expected: dict[str, Any]) -> Table:
-    """The table saved at ``path``, if its stamp equals ``expected`` in all but the record number
-    (``expected`` is the stamp of the record the file names, computed by the caller); else
-    :class:`Untrusted` saying why."""
+def load(path: Path, expected_for: Callable[[int], dict[str, Any]]) -> Table:
+    """The table saved at ``path``, if its stamp equals ``expected_for(its record number)`` (the
+    stamp this database gives that record); else :class:`Untrusted` saying why."""
     try:
         with pa.memory_map(str(path)) as source:
             reader = ipc.open_file(source)
             meta = orjson.loads((reader.schema.metadata or {})[_STAMP])
+            seq = int(meta["seq"])
             data = reader.read_all()
-    except (OSError, pa.ArrowException, KeyError, orjson.JSONDecodeError) as exc:
+    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
         raise Untrusted(f"{path.name} cannot be read ({exc.__class__.__name__}: {exc})") from None
+    expected = expected_for(seq)
+    if seq > 0 and expected["record"] is None:
+        raise Untrusted(f"the change log no longer holds record {seq}, which {path.name} reflects")
     for what in ("format", "collection", "key", "schema", "record"):
         if meta.get(what) != expected.get(what):
             why = {
@@ -127,7 +123,7 @@ def load(path: Path, expected: dict[str, Any]) -> Table:
         columns = data.combine_chunks()
         pos = columns.column("pos").to_numpy()
         keys = columns.column("key").chunk(0) if "key" in columns.column_names else None
-        table = Table(meta["collection"], int(meta["seq"]), pos, keys)
+        table = Table(meta["collection"], seq, pos, keys)
         for f in meta["fields"]:
             field = Field(tuple(f["steps"]), f["family"], None)
             name = _name(field)
@@ -141,13 +137,3 @@ def load(path: Path, expected: dict[str, Any]) -> Table:
     ):
         raise Untrusted(f"{path.name} holds columns of different lengths")
     return table
-
-
-def saved_seq(path: Path) -> int:
-    """The change-log record a saved table names; :class:`Untrusted` when the file cannot say."""
-    try:
-        with pa.memory_map(str(path)) as source:
-            meta = orjson.loads((ipc.open_file(source).schema.metadata or {})[_STAMP])
-        return int(meta["seq"])
-    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
-        raise Untrusted(f"{path.name} cannot be read ({exc.__class__.__name__}: {exc})") from None
