@@ -141,16 +141,18 @@ def test_a_handler_past_its_timeout_fails_and_shutdown_reports_its_thread(
 
 
 def test_shutdown_names_a_handler_still_running_and_strict_raises(db: dict[str, Any], tmp_path: Path) -> None:
-    log = tmp_path / "close.log"  # the slow handler's log (unread here)
+    log = tmp_path / "close.log"  # the slow handler writes its start line here
+    # The close waits for the handler's own start line: closing between the claim and the call
+    # releases the job unrun (no handler is then still running).
     script = (
-        "import sys, time, jarenlab as jl\n"
+        "import os, sys, time, jarenlab as jl\n"
         "from tests.jobs.handlers_module import jobs as handlers\n"
         "store = jl.open(sys.argv[1], schema=sys.argv[2] or None)\n"
         "store.jobs.include(handlers)\n"
         "store.jobs.configure(close_grace=0.2, lease=1)\n"
         "store.jobs.enqueue('slow', {'log': sys.argv[3], 'seconds': 5}, id=sys.argv[4])\n"
         "store.jobs.start(concurrency=1)\n"
-        "while store.jobs.get(sys.argv[4])['state'] != 'leased': time.sleep(0.01)\n"
+        "while not (os.path.exists(sys.argv[3]) and 'start' in open(sys.argv[3]).read()): time.sleep(0.01)\n"
         "store.close(strict=sys.argv[4] == 'strict')\n"
         "print('closed')\n"
     )
