@@ -95,11 +95,7 @@ class Held(dict[Field, Column]):
 def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]) -> list[Any]:
     """The flat items of ``plan`` over ``table`` (as :func:`~jarenlab.query.planner.decode.decode`
     gives them from SQL); :class:`Decline` where the columns cannot be exact."""
-    cols = Held(table.columns)
-    for f in needed:
-        if cols[f].inexact:
-            raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
-    keep = mask(plan.where, cols, externals, len(table))
+    cols, keep = kept(plan, table, externals, needed)
     if plan.aggregate == ("count", None):
         return [int(np.count_nonzero(keep))]
     rows = None if keep.all() else np.flatnonzero(keep)
@@ -111,6 +107,18 @@ def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[
     if plan.group is not None:
         return _groups(plan, cols, rows)
     return _rows(plan, cols, len(table), rows)
+
+
+def kept(
+    plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]
+) -> tuple[Held, np.ndarray]:
+    """The table's columns by field, and the rows the plan's filter keeps (:class:`Decline` where a
+    column the plan reads cannot give the engine's answer)."""
+    cols = Held(table.columns)
+    for f in needed:
+        if cols[f].inexact:
+            raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
+    return cols, mask(plan.where, cols, externals, len(table))
 
 
 def _bool(arr: Any) -> np.ndarray:
@@ -560,14 +568,20 @@ def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list
 
 
 # -- rows ---------------------------------------------------------------------------------------
-def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> np.ndarray:
+    """The table positions of a row plan's results, in its order (ties in storage order), past its
+    offset and within its limit; ``rows``: those the filter keeps (None: all ``n``)."""
     idx = np.arange(n) if rows is None else rows
     if plan.order:
         idx = _ordered_rows(
             idx, plan.order, cols, plan.offset + plan.limit if plan.limit is not None else None
         )
     end = None if plan.limit is None else plan.offset + plan.limit
-    idx = idx[plan.offset : end]
+    return idx[plan.offset : end]
+
+
+def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+    idx = positions(plan, cols, n, rows)
     assert plan.output is not None
     values: dict[Field, list[Any]] = {}
     for f in _fields_of_out(plan.output):

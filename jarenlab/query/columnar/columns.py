@@ -302,7 +302,7 @@ def numbers(col: Column) -> tuple[np.ndarray, np.ndarray | None]:
         data = np.frombuffer(v.buffers()[1], dtype=v.type.to_pandas_dtype())[v.offset : v.offset + len(v)]
         present = bits(v.is_valid()) if v.null_count else None
         got = col.derived["numbers"] = Kept((data, present))
-    return got.value  # type: ignore[no-any-return]
+    return got.value
 
 
 def _held(table: Table, changed: set[Any]) -> np.ndarray | None:
