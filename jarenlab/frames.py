@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import io
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -447,16 +447,32 @@ def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
 
 
 def chunk_to_arrow(
-    kind: str, chunk: list[Any], schema: dict[str, Any] | None, columns: list[str] | None
+    kind: str, chunk: Any, schema: dict[str, Any] | None, columns: list[str] | None
 ) -> pa.Table:
     """One streamed chunk (:func:`jarenlab.query.planner.run.stream_query`) as a table: ``texts`` through
-    Arrow's JSON reader (typed by the JSON Schema), ``items`` like :func:`records_to_arrow`, with
-    a select's ``columns`` first and in order."""
-    table = texts_to_arrow(chunk, schema) if kind == "texts" else records_to_arrow(chunk)
+    Arrow's JSON reader (typed by the JSON Schema), ``items`` like :func:`records_to_arrow`,
+    ``arrow`` (taken from the columns) as it is, with a select's ``columns`` first and in order."""
+    if kind == "arrow":
+        table = chunk
+    else:
+        table = texts_to_arrow(chunk, schema) if kind == "texts" else records_to_arrow(chunk)
     if columns is not None and table.num_columns:
         names = table.column_names
         table = table.select([c for c in columns if c in names] + [c for c in names if c not in columns])
     return table
+
+
+def slices(table: pa.Table, size: int) -> Iterator[pa.Table]:
+    """``table`` in slices of at most ``size`` rows, each without the columns it holds no value of,
+    as :func:`records_to_arrow` builds a batch from items (a member missing from every result of a
+    batch is not a column of it).
+
+    >>> [p.column_names for p in slices(pa.table({"a": [1, 2, 3], "b": [None, None, "x"]}), 2)]
+    [['a'], ['a', 'b']]
+    """
+    for start in range(0, table.num_rows, size):
+        part = table.slice(start, size)
+        yield part.select([i for i, c in enumerate(part.columns) if c.null_count < part.num_rows])
 
 
 def concat_batches(batches: Iterable[pa.RecordBatch], columns: list[str] | None = None) -> pa.Table:

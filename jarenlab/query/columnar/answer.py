@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.errors import JarenlabError
-from jarenlab.query.columnar.columns import Column, Decline, Table, bits, values_at
+from jarenlab.query.columnar.columns import Column, Decline, Table, bits, numbers, values_at
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
@@ -68,6 +68,14 @@ _OPS = {
     "gt": pc.greater,
     "ge": pc.greater_equal,
 }
+_NUMPY_OPS = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
@@ -87,11 +95,7 @@ class Held(dict[Field, Column]):
 def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]) -> list[Any]:
     """The flat items of ``plan`` over ``table`` (as :func:`~jarenlab.query.planner.decode.decode`
     gives them from SQL); :class:`Decline` where the columns cannot be exact."""
-    cols = Held(table.columns)
-    for f in needed:
-        if cols[f].inexact:
-            raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
-    keep = mask(plan.where, cols, externals, len(table))
+    cols, keep = kept(plan, table, externals, needed)
     if plan.aggregate == ("count", None):
         return [int(np.count_nonzero(keep))]
     rows = None if keep.all() else np.flatnonzero(keep)
@@ -103,6 +107,18 @@ def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[
     if plan.group is not None:
         return _groups(plan, cols, rows)
     return _rows(plan, cols, len(table), rows)
+
+
+def kept(
+    plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]
+) -> tuple[Held, np.ndarray]:
+    """The table's columns by field, and the rows the plan's filter keeps (:class:`Decline` where a
+    column the plan reads cannot give the engine's answer)."""
+    cols = Held(table.columns)
+    for f in needed:
+        if cols[f].inexact:
+            raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
+    return cols, mask(plan.where, cols, externals, len(table))
 
 
 def _bool(arr: Any) -> np.ndarray:
@@ -129,12 +145,12 @@ def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.
     if isinstance(p, CompareValue):
         return _compare_value(p, cols, ext, n)
     col = cols[p.field]  # type: ignore[union-attr]
-    valid = _bool(col.values.is_valid())
     family = "string" if col.field.family == "string" else "number"
     if isinstance(p, Exists):
-        return valid
+        return _bool(col.values.is_valid())
     if isinstance(p, Types):
         kinds = set(p.types)
+        valid = _bool(col.values.is_valid())
         if family == "string":
             return valid if "string" in kinds else np.zeros(n, dtype=bool)
         ints = _ints(col)
@@ -229,6 +245,17 @@ def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarra
         if type(value) is not str:
             return np.zeros(n, dtype=bool)
         return _bool(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
+    kind = col.values.type
+    if (kind == pa.int64() and type(value) is int and -(2**63) <= value < 2**63) or (
+        kind == pa.float64()
+        and ((type(value) is float and not math.isnan(value)) or (type(value) is int and abs(value) <= 2**53))
+    ):
+        # Exactly as Python compares (an int within 2^53 is a float exactly): one numpy pass.
+        data, present = numbers(col)
+        out: np.ndarray = _NUMPY_OPS[op](data, value)
+        if present is not None:
+            out &= present
+        return out
     return _compare_numbers(col.values, op, value, n)
 
 
@@ -541,14 +568,20 @@ def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list
 
 
 # -- rows ---------------------------------------------------------------------------------------
-def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> np.ndarray:
+    """The table positions of a row plan's results, in its order (ties in storage order), past its
+    offset and within its limit; ``rows``: those the filter keeps (None: all ``n``)."""
     idx = np.arange(n) if rows is None else rows
     if plan.order:
         idx = _ordered_rows(
             idx, plan.order, cols, plan.offset + plan.limit if plan.limit is not None else None
         )
     end = None if plan.limit is None else plan.offset + plan.limit
-    idx = idx[plan.offset : end]
+    return idx[plan.offset : end]
+
+
+def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+    idx = positions(plan, cols, n, rows)
     assert plan.output is not None
     values: dict[Field, list[Any]] = {}
     for f in _fields_of_out(plan.output):
@@ -585,10 +618,10 @@ def _ordered_rows(
     idx: np.ndarray, keys: tuple[OrderKey, ...], cols: dict[Field, Column], top: int | None
 ) -> np.ndarray:
     """``idx`` ordered by the keys, ties in storage order (the engine's stable sort)."""
-    if top is not None and len(keys) == 1 and top < len(idx) // 8:
-        got = _top(idx, keys[0], cols, top)
-        if got is not None:
-            return got
+    if top is not None and top < len(idx) // 8:
+        near = _contenders(idx, keys[0], cols, top)
+        if near is not None:
+            idx = near
     sort_keys = []
     columns: dict[str, Any] = {}
     for n, k in enumerate(keys):
@@ -605,9 +638,16 @@ def _ordered_rows(
     return idx[order]
 
 
-def _top(idx: np.ndarray, k: OrderKey, cols: dict[Field, Column], top: int) -> np.ndarray | None:
-    """The first ``top`` rows of one key, with every row tied with the last (None: missing members
-    would come first)."""
+def _contenders(idx: np.ndarray, k: OrderKey, cols: dict[Field, Column], top: int) -> np.ndarray | None:
+    """The rows of ``idx`` (in storage order) that can be among the first ``top`` by the first key:
+    those at or before the ``top``-th value, so every row tied with it stays for the later keys and the
+    storage order to decide (None: missing members would come first, or too few rows to prune).
+
+    >>> v = Field(("v",), "number", None)
+    >>> col = Column(v, pa.array([3.0, 9.0, 5.0, 9.0, 1.0, 9.0, 2.0, 0.0]))
+    >>> _contenders(np.arange(8), OrderKey(v, "field", True, False), {v: col}, 2).tolist()
+    [1, 3, 5]
+    """
     assert k.field is not None
     values = values_at(cols[k.field], idx)
     empty_first = (not k.desc and not k.empty_greatest) or (k.desc and k.empty_greatest)
@@ -620,11 +660,4 @@ def _top(idx: np.ndarray, k: OrderKey, cols: dict[Field, Column], top: int) -> n
         pc.select_k_unstable(present, k=top, sort_keys=[("", "descending" if k.desc else "ascending")])
     )
     edge = pc.min(picked) if k.desc else pc.max(picked)
-    keep = _bool((pc.greater_equal if k.desc else pc.less_equal)(values, edge))
-    chosen = idx[keep]
-    chosen_values = values.filter(pa.array(keep))
-    order = pc.sort_indices(
-        pa.table({"v": chosen_values, "pos": pa.array(np.arange(len(chosen)))}),
-        sort_keys=[("v", "descending" if k.desc else "ascending"), ("pos", "ascending")],
-    ).to_numpy()
-    return chosen[order]
+    return idx[_bool((pc.greater_equal if k.desc else pc.less_equal)(values, edge))]

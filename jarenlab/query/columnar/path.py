@@ -44,9 +44,10 @@ PROGRESS_ROWS = 500_000
 
 @dataclass
 class Answered:
-    """A columnar answer: the items, and what ``explain(analyze=True)`` shows of it."""
+    """A columnar answer: the items (asked for Arrow, one ``pyarrow.Table``), and what
+    ``explain(analyze=True)`` shows of it."""
 
-    items: list[Any]
+    items: Any
     columns: list[str]
     warm: bool
     rows: int
@@ -106,24 +107,27 @@ class Columns:
         force: bool,
         indexed: bool,
         scope: Pred | None = None,
+        arrow: bool = False,
     ) -> Answered | Reason:
         """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
         can (the tests' and a user's ``columns=True``); else only where no index serves the query
         and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more. ``scope``:
-        an owner's view's test, ANDed first into the plan's filter."""
+        an owner's view's test, ANDed first into the plan's filter. ``arrow``: the results as one
+        Arrow table (:mod:`.arrow`; a row query returning members), not as items."""
         plan = scoped(plan, scope)
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
             if isinstance(held, Reason):
                 return held
             from jarenlab.query.columnar.answer import evaluate  # numpy and pyarrow: here
+            from jarenlab.query.columnar.arrow import evaluate_arrow
             from jarenlab.query.columnar.columns import Decline
 
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
             t1 = time.perf_counter()
             try:
-                items = evaluate(plan, table, externals, tuple(held))
+                items = (evaluate_arrow if arrow else evaluate)(plan, table, externals, tuple(held))
             except Decline as why:
                 return Reason("data", str(why))
             t2 = time.perf_counter()

@@ -645,6 +645,24 @@ def _not_native(plan: Plan | None) -> str:
     return f"{first.construct}: {first.reason} (the columns answer only what they answer whole)"
 
 
+def _warm_arrow(coll: Readable, prepared: Prepared, ext: dict[str, Any]) -> Any:
+    """A row query's results as one Arrow table taken from the columns, where they answer it and
+    every column it reads is held already (an export never pays a build SQL's stream avoids);
+    else None."""
+    plan = prepared.columnar
+    path = _column_path(coll)
+    if path is None or plan is None or plan.mode != "native":
+        return None
+    scope = _scope_pred(coll, prepared)
+    preview = path.preview(
+        coll, plan, force=False, indexed=index_serves(coll, prepared.plan, scope), scope=scope
+    )
+    if not preview.get("warm"):
+        return None
+    trace = Trace(mode=plan.mode, cache="")
+    return ask_columns(coll, prepared, ext, trace, force=False, arrow=True)
+
+
 def ask_columns(
     coll: Readable,
     prepared: Prepared,
@@ -653,9 +671,11 @@ def ask_columns(
     *,
     force: bool,
     profile: Profile | None = None,
-) -> list[Any] | None:
-    """The columnar path's items for a native plan, or None when SQL is to answer (``trace.columns``
-    says why). A store without the columnar path answers in SQL; so does a run under a profile."""
+    arrow: bool = False,
+) -> Any:
+    """The columnar path's items for a native plan (``arrow``: one Arrow table of them), or None when
+    SQL is to answer (``trace.columns`` says why). A store without the columnar path answers in SQL;
+    so does a run under a profile."""
     path = _column_path(coll)
     if path is None:
         return None
@@ -668,23 +688,23 @@ def ask_columns(
         return None
     scope = _scope_pred(coll, prepared)
     indexed = index_serves(coll, prepared.plan, scope)
-    got = path.answer(coll, plan, ext, force=force, indexed=indexed, scope=scope)
+    got = path.answer(coll, plan, ext, force=force, indexed=indexed, scope=scope, arrow=arrow)
     if isinstance(got, Reason):
         trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
         return None
     trace.columns = {"used": True, "read": got.columns, "warm": got.warm, "rows": got.rows, "seq": got.seq}
     trace.phases.update(got.phases)
     trace.rows_read = got.rows
-    items: list[Any] = got.items
-    return items
+    return got.items
 
 
 def stream_query(
     coll: Readable, document: Any, externals: dict[str, Any] | None, size: int
-) -> Iterator[tuple[str, list[Any]]]:
+) -> Iterator[tuple[str, Any]]:
     """A document's results in chunks of at most ``size``: ``("texts", [document text, ...])`` when
     every result is a whole stored document (the caller decodes the text, e.g. with Arrow's JSON
-    reader), else ``("items", [...])``.
+    reader), ``("arrow", table)`` when warm columns hold every member a row query returns
+    (:mod:`jarenlab.query.columnar.arrow`), else ``("items", [...])``.
 
     A plan whose SQL yields one result per row (native projections and whole documents, and the
     row residual) streams: rows are fetched, decoded and handed on ``size`` at a time, so only one
@@ -707,6 +727,14 @@ def stream_query(
     )
     if not streams:
         yield from stream_chunks(run_query(coll, document, ext, profile=profile)[0], wrapped, size)
+        return
+    table = _warm_arrow(coll, prepared, ext)
+    if table is not None:
+        coll.store.planner.count(columnar=1, rows_returned=table.num_rows)
+        from jarenlab.frames import slices  # pyarrow: only here
+
+        for part in slices(table, size):
+            yield "arrow", part
         return
     assert prepared.main is not None and prepared.layout is not None
     stmt = prepared.main

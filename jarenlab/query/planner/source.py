@@ -100,9 +100,11 @@ class ColumnPath(Protocol):
         force: bool,
         indexed: bool,
         scope: Pred | None = None,
+        arrow: bool = False,
     ) -> Any:
         """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``) or a Reason;
-        ``scope``: an owner's view's test, ANDed before the plan's filter."""
+        ``scope``: an owner's view's test, ANDed before the plan's filter; ``arrow``: the items as
+        one Arrow table."""
         ...
 
     def preview(

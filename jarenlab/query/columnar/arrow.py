@@ -1,0 +1,73 @@
+"""A row query's results as Arrow arrays taken straight from the columns (no Python item per row).
+
+``to_arrow()``, ``to_pandas()`` and ``iter_batches()`` of a query that returns members of its
+rows (``where(...).order_by(...).select({...})``) read this form when the columns answer it: each
+result column is the held column taken at the result rows, as the items path would have typed it
+from the same values. The tables equal what the items give, batch for batch: a result missing a
+member has a null there, a member missing from a whole batch has no column in it (as
+:func:`jarenlab.frames.records_to_arrow` builds from items), strings are ``string``, integers
+``int64``, other numbers ``double``. A number member holding both integers and fractions is typed
+row by row from items (the columns decline it), and so is every other shape of result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jarenlab.query.columnar.answer import kept, positions
+from jarenlab.query.columnar.columns import Decline, Table, values_at
+from jarenlab.query.columnar.reads import pointer
+from jarenlab.query.planner.plan import Plan
+from jarenlab.query.planner.preds import Field, FieldOut, MapOut
+
+#: The name a result that is not a map takes (as :func:`jarenlab.frames.records_to_arrow` names it).
+VALUE = "value"
+
+
+def shape(plan: Plan) -> list[tuple[str, Field]] | None:
+    """The result columns of a row plan whose every result is a flat map of members, or one member:
+    ``[(name, field)]`` in the map's order; None for any other plan.
+
+    >>> f = Field(("a",), "integer", None)
+    >>> p = Plan("t", "native", output=MapOut((("x", FieldOut(f)),)))
+    >>> shape(p)[0][0], shape(Plan("t", "native", output=FieldOut(f)))[0][0]
+    ('x', 'value')
+    """
+    if plan.aggregate is not None or plan.group is not None or plan.series is not None:
+        return None
+    out = plan.output
+    if isinstance(out, FieldOut):
+        return [(VALUE, out.field)]
+    if isinstance(out, MapOut) and out.members:
+        fields = [(name, o.field) for name, o in out.members if isinstance(o, FieldOut)]
+        return fields if len(fields) == len(out.members) else None
+    return None
+
+
+def evaluate_arrow(
+    plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]
+) -> pa.Table:
+    """The plan's results as one table (:class:`Decline` where the items path must type them)."""
+    columns = shape(plan)
+    if columns is None:
+        raise Decline("only a row query returning members has an Arrow form")
+    cols, keep = kept(plan, table, externals, needed)
+    if isinstance(plan.output, FieldOut):
+        keep &= ~_missing(cols[plan.output.field].values)  # a missing member is no result at all
+    idx = positions(plan, cols, len(table), None if keep.all() else np.flatnonzero(keep))
+    arrays = {}
+    for name, f in columns:
+        col = cols[f]
+        if col.ints is not None:
+            raise Decline(f"{pointer(f)} holds integers and fractions (typed row by row)")
+        values = values_at(col, idx)
+        arrays[name] = values.cast(pa.string()) if pa.types.is_large_string(values.type) else values
+    return pa.table(arrays)
+
+
+def _missing(values: pa.Array) -> np.ndarray:
+    return np.asarray(pc.is_null(values).to_numpy(zero_copy_only=False), dtype=bool)
