@@ -189,3 +189,16 @@ def test_a_module_owns_its_queues(store: jl.Store) -> None:
     assert store.jobs.run_until_idle(progress=False)["done"] == 1
     [job] = store.jobs.list(source_event=ev)
     assert job["kind"] == "flight.rebook" and job["result"] == {"rebooked": 1545}
+
+
+def test_open_installs_modules_and_refuses_a_graph_that_does_not_match(
+    open_store: Any, model: dict[str, Any]
+) -> None:
+    store = open_store(_model(model), modules=[_noop("flight"), _noop("billing")])
+    assert store.events.modules() == ("flight", "billing")
+    store.events.emit("billing.charged", {"flight": 1})
+    with pytest.raises(EventError) as err:
+        open_store.reopen(store, modules=[_noop("billing"), _noop("flight")])
+    assert err.value.code == "JD2212" and "'billing'" in err.value.reason
+    again = open_store.reopen(store, modules=[_noop("flight"), _noop("billing")])
+    assert again.events.emit("billing.charged", {"flight": 2}).seq == 2
