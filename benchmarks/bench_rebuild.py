@@ -3,7 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_rebuild.py                      # 20,000 events, 5 runs, SQLite
-    .venv/bin/python benchmarks/bench_rebuild.py --events 5000 --runs 3 --postgres
+    .venv/bin/python benchmarks/bench_rebuild.py --events 5000 --runs 3 --backends postgresql
 
 The ledger holds ``--events`` ``flight.delayed`` events. A **rebuild** is ``store.events.install``
 of the ``flight`` module at the next version: one transaction that empties ``delays`` and runs the
@@ -99,12 +99,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--postgres", action="store_true", help="also run on a throwaway PostgreSQL server")
+    parser.add_argument(
+        "--backends",
+        default="sqlite",
+        help="sqlite, postgresql (a throwaway server) or both, comma-separated",
+    )
     args = parser.parse_args()
+    backends = args.backends.split(",")
     print_machine()
-    with tempfile.TemporaryDirectory() as root, jl.open(f"{root}/rebuild.db", MODEL) as store:
-        bench(store, "SQLite", args)
-    if args.postgres:
+    if "sqlite" in backends:
+        with tempfile.TemporaryDirectory() as root, jl.open(f"{root}/rebuild.db", MODEL) as store:
+            bench(store, "SQLite", args)
+    if "postgresql" in backends:
         from jarenlab.backends.postgres.server import LocalServer
 
         with LocalServer() as server, jl.open(server.url(), MODEL, schema="bench_rebuild") as store:

@@ -107,7 +107,9 @@ def test_a_lower_version_than_recorded_is_refused_on_open(open_store: Any, model
     older = open_store.reopen(store)
     with pytest.raises(EventError) as err:
         older.events.install(module(3))
-    assert err.value.code == "JD2213" and "flight.delays" in err.value.reason and "version 4" in err.value.reason
+    assert (
+        err.value.code == "JD2213" and "flight.delays" in err.value.reason and "version 4" in err.value.reason
+    )
     with pytest.raises(EventError, match="JD2213"):
         older.events.install(module(3), dry_run=True)
     with pytest.raises(EventError, match="JD2214"):  # and it may not emit with its old handlers

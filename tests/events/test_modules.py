@@ -60,7 +60,11 @@ def test_module_repr_and_html() -> None:
     flight.materialization("delays", version=2).on("delayed")(note)
     assert repr(flight) == "<Module flight: 1 handlers, 1 queues, 1 materializations>"
     page = flight._repr_html_()
-    assert "module flight" in page and "queue flight.rebook" in page and "materialization flight.delays v2" in page
+    assert (
+        "module flight" in page
+        and "queue flight.rebook" in page
+        and "materialization flight.delays v2" in page
+    )
 
 
 def test_install_is_checked_before_any_write(store: jl.Store) -> None:
@@ -70,14 +74,14 @@ def test_install_is_checked_before_any_write(store: jl.Store) -> None:
         store.events.install(stray)
     elsewhere = Module("flight")
     elsewhere.materialization("nowhere", version=1).on("delayed")(lambda ev, st: None)
-    with pytest.raises(EventError, match="JD2210.*nowhere"):
+    with pytest.raises(EventError, match=r"JD2210.*nowhere"):
         store.events.install(elsewhere)
     twice = Module("flight")
     twice.materialization("a", version=1, collection="delays")
     twice.materialization("b", version=1, collection="delays")
-    with pytest.raises(EventError, match="JD2210.*both"):
+    with pytest.raises(EventError, match=r"JD2210.*both"):
         store.events.install(twice)
-    with pytest.raises(EventError, match="JD2210.*twice"):
+    with pytest.raises(EventError, match=r"JD2210.*twice"):
         store.events.install(Module("flight"), Module("flight"))
     with pytest.raises(EventError, match="JD2210"):
         store.events.install("flight")  # type: ignore[arg-type]
@@ -113,7 +117,7 @@ def test_handlers_run_in_install_order_and_fail_together(
     with pytest.raises(RuntimeError, match="billing refuses"):
         store.events.emit("flight.delayed", {"flight": 2, "minutes": 99})
     assert raw_count(store, "delays") == 1 and raw_count(store, "_jl_events") == 1
-    with pytest.raises(EventError, match="JD2210.*flight.*not installed before"):
+    with pytest.raises(EventError, match=r"JD2210.*flight.*not installed before"):
         store.events.install(billing, flight)
 
 
@@ -133,7 +137,7 @@ def test_the_module_list_is_recorded_and_checked(open_store: Any, model: dict[st
     plan = again.events.install(_noop("flight"), _noop("billing"), _noop("extra"))
     assert plan.added == ("extra",) and again.events.modules() == ("flight", "billing", "extra")
     # retiring one drops it from the record on purpose
-    with pytest.raises(EventError, match="JD2210.*no such module"):
+    with pytest.raises(EventError, match=r"JD2210.*no such module"):
         again.events.install(_noop("flight"), retire=["ghost"])
     plan = again.events.install(_noop("flight"), _noop("extra"), retire=["billing"])
     assert plan.retired == ("billing",) and again.events.modules() == ("flight", "extra")
