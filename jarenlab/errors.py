@@ -231,7 +231,8 @@ CODES: dict[str, tuple[str, str]] = {
         "module_invalid",
         "A handler module, its installation or a materialization is malformed: a bad name or version, a "
         "module given twice, a collection the model does not declare or that two materializations "
-        "maintain, another module's event handled before that module is installed.",
+        "maintain, another module's event handled before that module is installed, an install inside "
+        "`store.transaction()`.",
     ),
     "JD2211": (
         "module_missing",

@@ -313,6 +313,11 @@ class Installer:
                     "model does not declare",
                 )  # fmt: skip
         db = store.db
+        if not dry_run and db.in_transaction:
+            raise EventError(
+                "JD2210", "install runs in a transaction of its own, not inside store.transaction() (an "
+                "enclosing rollback would leave the handlers registered for a graph the store does not record)",
+            )  # fmt: skip
         if dry_run:
             with db.snapshot(own_writes=False):
                 return graph.plan(db, int(db.value("events.head")))[0]

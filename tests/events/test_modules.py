@@ -85,6 +85,8 @@ def test_install_is_checked_before_any_write(store: jl.Store) -> None:
         store.events.install(Module("flight"), Module("flight"))
     with pytest.raises(EventError, match="JD2210"):
         store.events.install("flight")  # type: ignore[arg-type]
+    with store.transaction(), pytest.raises(EventError, match=r"JD2210.*transaction of its own"):
+        store.events.install(Module("flight"))
     assert store.events.modules() == ()
 
 
