@@ -173,11 +173,11 @@ def test_a_reader_in_another_process_sees_old_then_new_never_half(
         stdout=subprocess.PIPE,
         text=True,
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while not marker.exists() and time.time() < deadline:
         time.sleep(0.01)
     started = time.time()
-    store.events.install(module(2, pause=0.002))  # about a second of replay in one transaction
+    store.events.install(module(2, pause=0.004))  # over a second of replay in one transaction
     ended = time.time()
     out, _ = reader.communicate(timeout=60)
     assert reader.returncode == 0
@@ -185,7 +185,7 @@ def test_a_reader_in_another_process_sees_old_then_new_never_half(
     assert {(v, n) for _, v, n in reads} == {("1", 300), ("2", 300)}  # whole: never mixed, never partial
     kinds = [v for _, v, _ in reads]
     assert kinds == sorted(kinds) and kinds[-1] == "2"  # old, then new, never back
-    assert sum(1 for t, v, _ in reads if started < t < ended and v == "1") >= 5  # read old while it ran
+    assert sum(1 for t, v, _ in reads if started < t < ended and v == "1") >= 3  # read old while it ran
 
 
 def test_a_rebuild_killed_halfway_leaves_the_old_one_intact(
@@ -198,7 +198,7 @@ def test_a_rebuild_killed_halfway_leaves_the_old_one_intact(
     child = subprocess.Popen(
         [sys.executable, CHILD, *child_args(open_store.target()), "rebuild", "2", str(marker), "100"]
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while not marker.exists() and time.time() < deadline:
         time.sleep(0.01)
     assert marker.exists() and child.poll() is None
