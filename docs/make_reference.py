@@ -11,7 +11,7 @@ from typing import Any
 
 import jarenlab
 from jarenlab import errors, examples
-from jarenlab.events import Event, Events, EventStream
+from jarenlab.events import Event, Events, EventStream, Materialization, Module, RebuildPlan, Step
 from jarenlab.jobs import Context, Dag, Jobs, VirtualClock, Worker
 from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
@@ -41,6 +41,10 @@ SURFACE: list[tuple[str, Any]] = [
     ("Events", Events),
     ("Event", Event),
     ("EventStream", EventStream),
+    ("Module", Module),
+    ("Materialization", Materialization),
+    ("RebuildPlan", RebuildPlan),
+    ("Step", Step),
     ("OwnerView", OwnerView),
     ("OwnedCollection", OwnedCollection),
     ("Session", Session),

@@ -10,11 +10,13 @@ and this module lists them. A store opened here has ``store.jobs``, ``store.even
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from jarenlab import idempotency, owner, stats
 from jarenlab.errors import StoreError
 from jarenlab.events.ledger import Events
+from jarenlab.events.modules import Module
 from jarenlab.jobs.api import Jobs
 from jarenlab.live.hub import ChangeHub
 from jarenlab.migrations.runner import Migrator
@@ -45,6 +47,8 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
 def open(
     path: str | os.PathLike[str] | None = None,
     model: dict[str, Any] | None = None,
+    *,
+    modules: Sequence[Module] = (),
     **options: Any,
 ) -> Store:
     """Open (or create) a store.
@@ -61,8 +65,18 @@ def open(
     retry jitter: a seed, a ``random.Random`` or a function).
     ``checks`` (what schema-aware query findings do: ``"default"`` raises the certain mistakes and
     warns the doubtful ones, ``"strict"`` raises both, ``"off"`` neither; see ``docs/query.md``).
+    ``modules`` (handler modules, :class:`jarenlab.events.Module`) are installed as the store opens
+    (``store.events.install(*modules)``: checked against those the store records, materializations
+    rebuilt); if that fails the store is closed and the error raised.
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(OPTIONS)})")
-    return Store(path, model, subsystems=SUBSYSTEMS, **options)
+    store = Store(path, model, subsystems=SUBSYSTEMS, **options)
+    if modules:
+        try:
+            store.events.install(*modules)
+        except BaseException:
+            store.close()
+            raise
+    return store

@@ -227,6 +227,38 @@ CODES: dict[str, tuple[str, str]] = {
         "An event's outcome does not match its declaration: missing or refused by the declared outcome "
         "schema (carries `errors`), or returned for an event that declares none.",
     ),
+    "JD2210": (
+        "module_invalid",
+        "A handler module, its installation or a materialization is malformed: a bad name or version, a "
+        "module given twice, a collection the model does not declare or that two materializations "
+        "maintain, another module's event handled before that module is installed, an install inside "
+        "`store.transaction()`.",
+    ),
+    "JD2211": (
+        "module_missing",
+        "The store records a handler module that this install leaves out (the module is named); "
+        "retire it on purpose with `retire=[name]`.",
+    ),
+    "JD2212": (
+        "module_reordered",
+        "Handler modules are installed in another order than the store records (the module out of place "
+        "is named); new modules go after the recorded ones.",
+    ),
+    "JD2213": (
+        "materialization_version_lowered",
+        "A materialization is declared at a lower version than the store records (a newer program "
+        "rebuilt it).",
+    ),
+    "JD2214": (
+        "modules_not_installed",
+        "An emit through a store object that has not installed the handler modules the store records "
+        "(or installed them before another process changed them): call `store.events.install(...)`.",
+    ),
+    "JD2215": (
+        "replay_emit",
+        "A materialization's handler emitted an event while its events were replayed; a rebuild "
+        "records no new facts.",
+    ),
     "JD2125": (
         "job_invalid",
         "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",

@@ -24,9 +24,24 @@ __getattr__ = exports(
         "EventStream": "jarenlab.events.stream",
         "Events": "jarenlab.events.ledger",
         "Handler": "jarenlab.events.ledger",
+        "Materialization": "jarenlab.events.modules",
+        "Module": "jarenlab.events.modules",
+        "RebuildPlan": "jarenlab.events.rebuild",
+        "Step": "jarenlab.events.rebuild",
         "decode_cursor": "jarenlab.events.event",
         "encode_cursor": "jarenlab.events.event",
     },
 )
 
-__all__ = ["Event", "EventStream", "Events", "Handler", "decode_cursor", "encode_cursor"]
+__all__ = [
+    "Event",
+    "EventStream",
+    "Events",
+    "Handler",
+    "Materialization",
+    "Module",
+    "RebuildPlan",
+    "Step",
+    "decode_cursor",
+    "encode_cursor",
+]

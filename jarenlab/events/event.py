@@ -56,6 +56,15 @@ def from_ms(ms: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
 
 
+def from_row(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
+    """An :class:`Event` from a row of the ledger's statements (``seq, type, payload, at_ms, ...``)."""
+    seq, type, payload, at_ms, dedupe_key, outcome, job, attempt = row
+    return Event(
+        seq, type, orjson.loads(payload), from_ms(at_ms), dedupe_key,
+        None if outcome is None else orjson.loads(outcome), job, attempt, deduplicated,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """A committed (or just emitted) event.

@@ -30,8 +30,10 @@ import orjson
 from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import acting, current_event
 from jarenlab.errors import EventError, JarenlabError, StoreError, unreachable
-from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms
+from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms, from_row
 from jarenlab.events.frame import events_frame
+from jarenlab.events.modules import REPLAYING, Module
+from jarenlab.events.rebuild import Installer, RebuildPlan
 from jarenlab.events.stream import EventStream
 from jarenlab.model import summarize, validation_errors
 from jarenlab.reprs import table
@@ -69,6 +71,8 @@ class Events:
         self._version = 0
         self._closed = False
         self._watcher: threading.Thread | None = None
+        #: The handler modules this object installed, and the store's record of them.
+        self.graph = Installer(self)
         store.db.on_commit(after=self._on_commit)
         store.on_close(self._close)
 
@@ -163,6 +167,12 @@ class Events:
         cancelled, or the attempt abandoned) otherwise, and nothing is appended. ``ctx.emit``
         instead stages the event to commit with the attempt's settlement.
         """
+        replaying = REPLAYING.get()
+        if replaying is not None:
+            raise EventError(
+                "JD2215", f"a handler emitted {type!r} while replaying events into {replaying}: a "
+                "materialization's handlers only write its collection",
+            )  # fmt: skip
         payload = self.check(type, payload, dedupe_key=dedupe_key)
         text = orjson.dumps(payload).decode()
         # Provenance only from the attempt the worker runs here (never from a variable a cell can set).
@@ -176,6 +186,7 @@ class Events:
             db.serialize("events")
             if running is not None and running.fence is not None:
                 running.fence.fence()  # a job handler's emit: only while its attempt holds the lease
+            self.graph.check()
             if dedupe_key is not None:
                 row = db.one("events.by_dedupe_key", {"dedupe_key": dedupe_key})
                 if row is not None:
@@ -184,7 +195,7 @@ class Events:
                             "JD2080",
                             f"dedupe key {dedupe_key!r} already belongs to a {row[1]!r} event (#{row[0]})",
                         )
-                    return _event(row, deduplicated=True)
+                    return from_row(row, deduplicated=True)
             at_ms = int(self.clock() * 1000)
             seq = db.value(
                 "events.append",
@@ -204,6 +215,43 @@ class Events:
                 db.run("events.set_outcome", {"outcome": orjson.dumps(outcome).decode(), "seq": seq})
                 event = Event(seq, type, payload, event.at, dedupe_key, outcome, job, attempt)
         return event
+
+    # -- modules ---------------------------------------------------------------------------------
+    def install(
+        self,
+        *modules: Module,
+        dry_run: bool = False,
+        progress: bool | None = None,
+        retire: Sequence[str] = (),
+    ) -> RebuildPlan:
+        """Install handler modules, in order; rebuild their new or raised materializations.
+
+        The modules are checked against those the store records: a recorded module left out is
+        JD2211 (``retire=[name]`` drops it from the record on purpose), modules in another order
+        JD2212 (new ones go after the recorded ones), a materialization declared below its
+        recorded version JD2213. Then, in one transaction that holds the ledger's lock, every
+        materialization whose version is new or raised is emptied and rebuilt by replaying every
+        event of its types from the start (expired ones too); readers keep seeing the old
+        collection until it commits, and a failure leaves it as it was. ``progress`` shows a bar
+        (default: for replays of 10,000 events or more). The handlers are then registered: module
+        handlers after those registered with :meth:`on`, in module order.
+
+        ``dry_run=True`` checks and returns the :class:`RebuildPlan` without writing or registering.
+        Once a store records modules, an emit through a store object that has not installed them
+        as recorded is JD2214.
+
+        >>> # plan = store.events.install(flights, dry_run=True); plan   # what it would rebuild
+        """
+        return self.graph.install(modules, dry_run=dry_run, progress=progress, retire=retire)
+
+    def modules(self) -> tuple[str, ...]:
+        """The module names the store records, in their order (empty: none installed yet)."""
+        return self.graph.recorded()
+
+    def materializations(self) -> pd.DataFrame:
+        """The store's materializations as recorded: collection, version, when last rebuilt
+        (``rebuilt_at``, UTC) and how many events that replayed, indexed by name."""
+        return self.graph.frame()
 
     def _run_handlers(self, event: Event) -> Any:
         outcome, owner = None, None
@@ -298,7 +346,7 @@ class Events:
             head = self._head()
             rows = _latest(db, boundary, types, (), last)
         return EventStream(
-            self, after=head, backlog=[_event(r) for r in reversed(rows)], follow=follow, poll=poll,
+            self, after=head, backlog=[from_row(r) for r in reversed(rows)], follow=follow, poll=poll,
             timeout=timeout, until=until, types=types, strict=False,
         )  # fmt: skip
 
@@ -366,7 +414,7 @@ class Events:
                 )
             else:
                 rows = db.all("events.after", {"after": seq, "limit": _BATCH})
-        events = [_event(r) for r in rows]
+        events = [from_row(r) for r in rows]
         return events, (events[-1].seq if len(events) == _BATCH else max(seq, head))
 
     # -- history ---------------------------------------------------------------------------------
@@ -427,7 +475,7 @@ class Events:
         with db.snapshot(own_writes=False):
             boundary = self._boundary()
             rows = _latest(db, max(boundary, after), types, at_ms, _ALL if limit is None else limit)
-        return events_frame([_event(r) for r in reversed(rows)], flatten=flatten)
+        return events_frame([from_row(r) for r in reversed(rows)], flatten=flatten)
 
     def __repr__(self) -> str:
         counts = {t: len(h) for t, h in self._handlers.items() if h}
@@ -531,14 +579,6 @@ def split_declaration(declared: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     if "payload" in declared and "type" not in declared:
         return declared["payload"], declared.get("outcome"), False
     return declared, None, True
-
-
-def _event(row: tuple[Any, ...], *, deduplicated: bool = False) -> Event:
-    seq, type, payload, at_ms, dedupe_key, outcome, job, attempt = row
-    return Event(
-        seq, type, orjson.loads(payload), from_ms(at_ms), dedupe_key,
-        None if outcome is None else orjson.loads(outcome), job, attempt, deduplicated,
-    )  # fmt: skip
 
 
 def _latest(

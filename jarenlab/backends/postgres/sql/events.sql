@@ -75,3 +75,49 @@ SELECT expired_through FROM _jl_event_history WHERE singleton = 1
 INSERT INTO _jl_event_history(singleton, expired_through) VALUES (1, :seq)
 ON CONFLICT (singleton) DO UPDATE
 SET expired_through = greatest(_jl_event_history.expired_through, excluded.expired_through)
+
+-- Handler modules and versioned materializations (jarenlab/events/modules.py, rebuild.py).
+-- _jl_event_graph: at most one row: the installed module names in order (a JSON array) and a stamp
+-- that every install changing the graph or a version moves on (emits compare it with their own).
+-- _jl_materializations: one row per materialization (module-namespaced name), the version its
+-- collection was last rebuilt at.
+
+-- name: create_graph
+CREATE TABLE IF NOT EXISTS _jl_event_graph (
+    singleton integer PRIMARY KEY CHECK (singleton = 1),
+    modules text NOT NULL,
+    stamp bigint NOT NULL
+)
+
+-- name: create_materializations
+CREATE TABLE IF NOT EXISTS _jl_materializations (
+    name text COLLATE "C" PRIMARY KEY,
+    collection text COLLATE "C" NOT NULL,
+    version bigint NOT NULL CHECK (version >= 1),
+    rebuilt_at_ms bigint NOT NULL,
+    replayed bigint NOT NULL
+)
+
+-- name: graph
+-- The recorded module names (JSON) and stamp; no row: no module installed yet.
+SELECT modules, stamp FROM _jl_event_graph WHERE singleton = 1
+
+-- name: graph_stamp
+SELECT stamp FROM _jl_event_graph WHERE singleton = 1
+
+-- name: set_graph
+INSERT INTO _jl_event_graph(singleton, modules, stamp) VALUES (1, :modules, :stamp)
+ON CONFLICT (singleton) DO UPDATE SET modules = excluded.modules, stamp = excluded.stamp
+
+-- name: materializations
+SELECT name, collection, version, rebuilt_at_ms, replayed FROM _jl_materializations ORDER BY name
+
+-- name: set_materialization
+INSERT INTO _jl_materializations(name, collection, version, rebuilt_at_ms, replayed)
+VALUES (:name, :collection, :version, :rebuilt_at_ms, :replayed)
+ON CONFLICT (name) DO UPDATE SET collection = excluded.collection, version = excluded.version,
+    rebuilt_at_ms = excluded.rebuilt_at_ms, replayed = excluded.replayed
+
+-- name: count_of_types
+-- How many events of the given types there are up to a seq, expired or not: (through, type...).
+SELECT count(*) FROM _jl_events WHERE seq <= :through AND type IN ({types})
