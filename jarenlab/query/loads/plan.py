@@ -7,6 +7,10 @@ The spec (``include`` entries name declared relations; ``True`` takes every rela
      "include": {"flights": {"where": ..., "order_by": ..., "take": 3, "include": {"plane": True}},
                  "airports": {"count": True}}}
 
+A many-to-many relation (``through`` a join collection) is included like a to-many one: its
+related documents in link order (the join documents' storage order) unless ``order_by`` says
+otherwise, a document linked twice appearing twice.
+
 compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.query.loads.sql`): each
 document comes back whole, its includes members after its own (an include named like a member
 replaces it, in its place): a to-many include a JSON array of such documents (ordered and windowed
@@ -68,11 +72,13 @@ class Level:
 
     @property
     def kind(self) -> str:
-        """``root``, ``to-many``, ``to-one`` or ``count``."""
+        """``root``, ``to-many``, ``many-to-many``, ``to-one`` or ``count``."""
         if self.relation is None:
             return "root"
         if self.count:
             return "count"
+        if self.relation.through is not None:
+            return "many-to-many"
         return "to-many" if self.relation.many else "to-one"
 
 
@@ -181,7 +187,7 @@ def _level(
         if rel is None:
             names = ", ".join(declared) or "none"
             raise _refuse(here, f"{collection!r} declares no relation {name!r} (its relations: {names})")
-        child = rel.holder if rel.many else rel.target
+        child = rel.child
         if child in seen:
             raise _refuse(here, f"a cycle ({' -> '.join([*seen, child])}); load that side in its own call")
         if len(seen) > max_depth:
