@@ -47,6 +47,7 @@ from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
     from jarenlab.collection import Collection
+    from jarenlab.model import Model
     from jarenlab.store import Store
 
 
@@ -103,8 +104,15 @@ class RelationActions:
     def __init__(self, store: Store) -> None:
         self.store = store
         #: (holder, member, target) -> action, for every reference with an on-delete action.
-        self.actions = actions(store.model.relations)
-        linked = links(store.model.relations)
+        self.actions: dict[tuple[str, str, str], str] = {}
+        self._attach(store.model)
+        # A migration rebinds the collections (their write checks start afresh): hook the new model's.
+        store.on_model(lambda old, new: self._attach(new))
+
+    def _attach(self, model: Model) -> None:
+        store = self.store
+        self.actions = actions(model.relations)
+        linked = links(model.relations)
         for (holder, member, target), action in self.actions.items():
             check = _on_delete(store, holder, member, target, action, (holder, member, target) in linked)
             store[target].write_checks.append(check)
