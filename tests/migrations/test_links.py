@@ -119,12 +119,12 @@ def test_removing_a_relation_keeps_the_join_documents(open_store: Any) -> None:
         store["courses"].delete("alg")
     assert err.value.code == "JD2191"
     stricter = store.migrate(linked(3, "cascade"), progress=False)
-    assert [(s.kind, s.how) for s in stricter.steps][0] == ("change relation", "record")
+    assert next((s.kind, s.how) for s in stricter.steps) == ("change relation", "record")
     assert "on_delete restrict -> " in stricter.steps[0].detail
     back = store.migrate(evolve(PLAIN, lambda m: m.update(version=4)), progress=False)
-    assert [(s.kind, s.collection) for s in back.steps][0] == ("drop relation", "students")
+    assert next((s.kind, s.collection) for s in back.steps) == ("drop relation", "students")
     assert "stay in enrollments" in back.steps[0].detail
     assert store["courses"].delete("alg")  # nothing cascades or restricts now
     assert store["enrollments"].to_list() == [{"student": "ada", "course": "alg"}]
-    assert [s.kind for s in store.migrate(linked(5), dry_run=True).steps][0] == "add relation"
+    assert next(s.kind for s in store.migrate(linked(5), dry_run=True).steps) == "add relation"
     assert len(store.migrate(linked(5), dry_run=True).violations) == 1
