@@ -6,8 +6,14 @@ checked against the store-level query the reference engine answers."""
 from __future__ import annotations
 
 import copy
+import json
+import os
 import random
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +21,8 @@ import pytest
 from jarenlab.errors import JarenlabError, ModelError, StoreError
 from jarenlab.model import load_model
 
+CHILD = Path(__file__).with_name("links_child.py")
+ROOT = Path(__file__).resolve().parents[2]
 _STR = {"type": "string"}
 THROUGH = {"collection": "enrollments", "from": "/student", "to": "/course"}
 MODEL: dict[str, Any] = {
@@ -400,3 +408,40 @@ def test_explain_load_names_the_join_collection_and_its_index(linked: Any, open_
     assert ex.suggested_indexes == [
         {"collection": "enrollments", "index": {"name": "by_course", "path": "$.course"}}
     ]
+
+
+# -- real processes -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_processes_linking_the_same_pairs_while_ends_are_deleted(open_store: Any, tmp_path: Any) -> None:
+    """Two processes link the same 30 pairs in different orders while a third deletes three
+    students: each pair ends up linked once, and no link names a deleted student."""
+    store = open_store(model(), "race")
+    store["students"].insert_many([{"name": f"s{i}"} for i in range(6)])
+    store["courses"].insert_many([{"code": f"c{i}"} for i in range(5)])
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    target = json.dumps({k: str(v) for k, v in open_store.target("race").items()})
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(CHILD), *args[:1], target, str(go), *args[1:]],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in (("link", "1"), ("link", "2"), ("delete",))
+    ]
+    time.sleep(1.0)  # every child opened its store and waits at the start line
+    go.touch()
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out))
+    assert reports[2]["deleted"] == 3
+    pairs = [(d["student"], d["course"]) for d in store["enrollments"].to_list()]
+    assert len(pairs) == len(set(pairs))
+    assert set(pairs) == {(f"s{i}", f"c{j}") for i in range(3, 6) for j in range(5)}
+    assert all(r["linked"] + r["missing"] == 30 for r in reports[:2])
