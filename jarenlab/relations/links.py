@@ -102,8 +102,12 @@ class Links:
                 f"{clash[0]!r} holds a key of the link; pass the two keys as link's arguments",
                 collection=rel.holder,
             )
+        # Both handles of one relation lock the two ends in one order (no deadlock between them).
+        ends = sorted(
+            [(rel.collection, key), (rel.to, other)], key=lambda e: (e[0], type(e[1]).__name__, e[1])
+        )
         with store.transaction():
-            for collection, k in ((rel.collection, key), (rel.to, other)):
+            for collection, k in ends:
                 if store[collection].locked(k) is None:
                     raise StoreError(
                         "JD2190",

@@ -1,5 +1,6 @@
 """A process the many-to-many race test starts: ``python links_child.py link TARGET GO SEED`` links
-every student to every course in a seeded order; ``python links_child.py delete TARGET GO`` deletes
+every student to every course in a seeded order (an even seed through the inverse relation,
+``courses.students``); ``python links_child.py delete TARGET GO`` deletes
 the first three students. Each waits for the file ``GO`` (the start line), retries what is
 retryable (a busy store), and prints what it did as JSON."""
 
@@ -35,10 +36,15 @@ def main() -> None:
     if mode == "link":
         pairs = [(s, c) for s in STUDENTS for c in COURSES]
         random.Random(int(sys.argv[4])).shuffle(pairs)
+        seed = int(sys.argv[4])
+        inverse = store["courses"].relation("students")
         courses = store["students"].relation("courses")
         for s, c in pairs:
             try:
-                retried(courses.link, s, c)
+                if seed % 2:
+                    retried(courses.link, s, c)
+                else:
+                    retried(inverse.link, c, s)
                 done["linked"] += 1
             except jl.JarenlabError as err:
                 assert err.code == "JD2190", err
