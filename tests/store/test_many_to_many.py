@@ -322,8 +322,11 @@ def statements(linked: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
     yield seen
 
 
-def reference(store: Any, side: str, key_member: str, key: Any, order: list[Any] | None = None) -> list[Any]:
-    """The linked documents of one end by the store-level query, in the reference engine."""
+def reference(
+    store: Any, side: str, key: Any, order: list[Any] | None = None, *, link: str | None = None
+) -> list[Any]:
+    """The linked documents of one end by the store-level query, in the reference engine (each
+    with its join document in the member ``link`` when it is given)."""
     rel = store.model.relations[side][{"students": "courses", "courses": "students"}[side]]
     to_key = store.model.collections[rel.to].key[1:]
     document: dict[str, Any] = {
@@ -331,11 +334,12 @@ def reference(store: Any, side: str, key_member: str, key: Any, order: list[Any]
         "$where": {
             "$and": [{"$eq": [f"$e.{rel.member}", "$k"]}, {"$eq": [f"$e.{rel.other}", f"$x.{to_key}"]}]
         },
-        "$return": "$x",
+        "$return": {"x": "$x", "e": "$e"},
     }
     if order:
         document["$orderby"] = order
-    return store.execute([document], {"k": key}, pushdown=False)
+    pairs = store.execute([document], {"k": key}, pushdown=False)
+    return [{**p["x"], link: p["e"]} if link else p["x"] for p in pairs]
 
 
 def test_a_many_to_many_load_equals_the_reference_in_one_statement(
@@ -345,7 +349,7 @@ def test_a_many_to_many_load_equals_the_reference_in_one_statement(
     if linked.backend.name == "sqlite":
         linked.db.connection().set_trace_callback(trace.append)
     loaded = linked["students"].load(
-        {"order_by": "$it.name", "include": {"courses": {"include": {"teacher": True}}}}
+        {"order_by": "$it.name", "include": {"courses": {"link": "enrollment", "include": {"teacher": True}}}}
     )
     if linked.backend.name == "sqlite":
         linked.db.connection().set_trace_callback(None)
@@ -357,7 +361,7 @@ def test_a_many_to_many_load_equals_the_reference_in_one_statement(
             **s,
             "courses": [
                 {**c, "teacher": teachers.get(c.get("teacher"))}
-                for c in reference(linked, "students", "name", s["name"])
+                for c in reference(linked, "students", s["name"], link="enrollment")
             ],
         }
         for s in sorted(linked["students"].to_list(), key=lambda s: s["name"])
@@ -385,15 +389,22 @@ def test_ordered_windows_counts_and_the_inverse_side(linked: Any, statements: li
     assert len(statements) == 2
     order = [{"$key": "$x.year", "$dir": "desc"}]
     for course, counted in zip(loaded, counts):
-        every = reference(linked, "courses", "code", course["code"], order)
+        every = reference(linked, "courses", course["code"], order)
         assert course["students"] == [s for s in every if s["year"] >= 2][1:4]
-        assert counted["students"] == len(reference(linked, "courses", "code", course["code"]))
+        assert counted["students"] == len(reference(linked, "courses", course["code"]))
     by_credits = linked["students"].load(
-        {"include": {"courses": {"order_by": [{"$key": "$it.credits"}, "$it.code"], "take": 2}}}
+        {"include": {"courses": {"order_by": [{"$key": "$it.credits"}, "$it.code"], "take": 2, "link": "e"}}}
     )
     for s in by_credits:
         order = [{"$key": "$x.credits"}, {"$key": "$x.code"}]
-        assert s["courses"] == reference(linked, "students", "name", s["name"], order)[:2]
+        assert s["courses"] == reference(linked, "students", s["name"], order, link="e")[:2]
+    for bad in ({"students": {"link": "e", "count": True}}, {"students": {"link": 3}}):
+        with pytest.raises(JarenlabError) as err:
+            linked["courses"].load({"include": bad})
+        assert err.value.code == "JD0032" and "link" in err.value.reason
+    with pytest.raises(JarenlabError) as err:
+        linked["courses"].load({"include": {"teacher": {"link": "e"}}})
+    assert err.value.code == "JD0032"
 
 
 def test_explain_load_names_the_join_collection_and_its_index(linked: Any, open_store: Any) -> None:

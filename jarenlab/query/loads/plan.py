@@ -9,7 +9,8 @@ The spec (``include`` entries name declared relations; ``True`` takes every rela
 
 A many-to-many relation (``through`` a join collection) is included like a to-many one: its
 related documents in link order (the join documents' storage order) unless ``order_by`` says
-otherwise, a document linked twice appearing twice.
+otherwise, a document linked twice appearing twice. ``"link": "enrollment"`` puts each one's join
+document (its grade, say) in the member ``enrollment`` of the related document.
 
 compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.query.loads.sql`): each
 document comes back whole, its includes members after its own (an include named like a member
@@ -53,7 +54,7 @@ TRUE = Const(True)
 #: How deep includes may nest unless the spec says otherwise.
 MAX_DEPTH = 3
 ROOT_MEMBERS = frozenset({"where", "order_by", "take", "skip", "max_depth", "include"})
-INCLUDE_MEMBERS = frozenset({"where", "order_by", "take", "skip", "count", "include"})
+INCLUDE_MEMBERS = frozenset({"where", "order_by", "take", "skip", "count", "include", "link"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Level:
     relation: Relation | None = None
     count: bool = False
     children: tuple[tuple[str, Level], ...] = field(default_factory=tuple)
+    #: A many-to-many include's ``link``: the member each related document carries its join document in.
+    link: str | None = None
 
     @property
     def kind(self) -> str:
@@ -179,6 +182,14 @@ def _level(
         raise _refuse(path, "include maps relation names to True or an include spec")
     if count and includes:
         raise _refuse(path, "a count has no includes")
+    link = spec.get("link")
+    if link is not None:
+        if relation is None or relation.through is None or count:
+            raise _refuse(path, "link is for a many-to-many include (its join document)")
+        if not isinstance(link, str) or not link or link in includes:
+            raise _refuse(
+                path, f"link names the member to hold the join document, not {link!r} (nor an include)"
+            )
     children = []
     declared = relations.get(collection, {})
     for name, sub in includes.items():
@@ -206,7 +217,7 @@ def _level(
         children.append(
             (str(name), _level(child, sub, here, rel, [*seen, child], max_depth, specs, relations, dialect))
         )
-    return Level(collection, path, where, order, take, skip, relation, count, tuple(children))
+    return Level(collection, path, where, order, take, skip, relation, count, tuple(children), link)
 
 
 def member_field(spec: CollectionSpec, member: str, dialect: Dialect) -> Field:

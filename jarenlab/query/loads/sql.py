@@ -19,7 +19,8 @@ A many-to-many include reads its collection joined to the join collection: its d
 ``(SELECT j.p AS p, t.d AS d, t.k AS k, ..., j.c AS c FROM (SELECT <storage order> AS p, <from> AS c,
 <to> AS t FROM join) AS j, (SELECT ... FROM to) AS t WHERE t.k = j.t)``, one row per link whose both
 ends exist, in link order (``p`` is the join document's storage order); the rest of the statement
-reads it as any to-many include's table.
+reads it as any to-many include's table. With ``link`` it also selects the join document
+(``j.d AS ld``), appended to each item as a member.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class _Writer:
         if conds:
             text += self.d.where(self.d.all_of(conds))
         if level.relation is not None and level.relation.through is not None:
-            return self.linked(level, text, [name for _, name in cols], alias)
+            names = [name for _, name in cols] + (["ld"] if level.link is not None else [])
+            return self.linked(level, text, names, alias)
         return self.d.derived(text, alias)
 
     def linked(self, level: Level, target: str, names: list[str], alias: str) -> str:
@@ -67,6 +69,8 @@ class _Writer:
         j, t = f"j{self.aliases}", f"t{self.aliases}"
         spec = self.specs[rel.holder]
         cols, guards = [(d.storage_order(), "p")], []
+        if level.link is not None:
+            cols.append((d.document(), "ld"))
         for member, end, name in ((rel.member, rel.target, "c"), (rel.other, rel.to, "t")):
             f = member_field(spec, member, d)
             family = self.key_family(end)
@@ -75,7 +79,7 @@ class _Writer:
         links = d.select([d.aliased(x, name) for x, name in cols], rel.holder)
         if guards:
             links += d.where(d.all_of(guards))
-        picked = [d.aliased(d.qualified(j if n == "p" else t, n), n) for n in names]
+        picked = [d.aliased(d.qualified(j if n in ("p", "ld") else t, n), n) for n in names]
         text = d.select_from(
             [*picked, d.aliased(d.qualified(j, "c"), "c")], [d.derived(links, j), d.derived(target, t)]
         )
@@ -113,7 +117,8 @@ class _Writer:
         in order, ``skip``/``take`` applied; the items are then built for those rows alone."""
         d = self.d
         pick = f"w{self.aliases}"
-        names = [d.aliased(d.qualified(pick, name), name) for _, name in self.columns(child)[0]]
+        own = [name for _, name in self.columns(child)[0]] + (["ld"] if child.link is not None else [])
+        names = [d.aliased(d.qualified(pick, name), name) for name in own]
         text = d.select_from(names, [self.derived(child, pick)])
         text += d.where(self.match(child, pick, parent, index))
         text += d.order_by(self.terms(child, pick)) + self.e.window(child.skip, child.take)
@@ -131,11 +136,12 @@ class _Writer:
         """The JSON text of one row of ``alias``: its document with each include as a member."""
         d = self.d
         doc = d.qualified(alias, "d")
-        if not level.children:
+        members = [(name, self.include(child, alias, i)) for i, (name, child) in enumerate(level.children)]
+        if level.link is not None:
+            members.insert(0, (level.link, d.json_document(d.qualified(alias, "ld"))))
+        if not members:
             return d.json_document(doc)
-        return d.json_members(
-            doc, [(name, self.include(child, alias, i)) for i, (name, child) in enumerate(level.children)]
-        )
+        return d.json_members(doc, members)
 
     def match(self, child: Level, alias: str, parent: str, index: int) -> str:
         """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
