@@ -17,6 +17,7 @@ from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
 from jarenlab.query import Expr, OrderKey, Query, agg
 from jarenlab.query.planner.explain import Explain
+from jarenlab.relations.links import Links
 from jarenlab.session import SaveReport, Session
 from jarenlab.stats import Stats
 from jarenlab.typed import Typed, TypedQuery
@@ -32,6 +33,7 @@ SURFACE: list[tuple[str, Any]] = [
     ("agg", agg),
     ("Explain", Explain),
     ("Stats", Stats),
+    ("Links", Links),
     ("LiveQuery", LiveQuery),
     ("Jobs", Jobs),
     ("Worker", Worker),

@@ -792,6 +792,11 @@ class Collection(Queryable):
 
         return explain_load(self, spec, externals)
 
+    def relation(self, name: str) -> Any:
+        """The links of this collection's many-to-many relation ``name``: ``link``, ``unlink``,
+        ``of`` (:class:`jarenlab.relations.links.Links`; JD2193 for another relation)."""
+        return self.store.subsystem("relations").relation(self.name, name)
+
     def _page(self, document: Any, limit: int, after: str | None, externals: dict[str, Any]) -> Any:
         from jarenlab.query.planner.pages import page
 

@@ -158,6 +158,20 @@ CODES: dict[str, tuple[str, str]] = {
         "delete_restricted",
         "A delete was refused: documents of another collection still reference the key (on_delete restrict).",
     ),
+    "JD2190": (
+        "link_missing_document",
+        "A many-to-many link names a document that does not exist; nothing was written.",
+    ),
+    "JD2191": (
+        "delete_linked",
+        "A delete was refused: join documents of a many-to-many relation still link the key "
+        "(on_delete restrict).",
+    ),
+    "JD2192": (
+        "link_conflict",
+        "The pair is already linked with other join members, or the members name the link's own keys.",
+    ),
+    "JD2193": ("not_many_to_many", "The collection declares no many-to-many relation of that name."),
     "JD2060": ("live_bound", "A live query exceeded its maintained-rows bound and was closed."),
     "JD2062": (
         "closed_with_handlers_in_flight",

@@ -26,6 +26,7 @@ from typing import Any
 
 from jarenlab.errors import MigrationError
 from jarenlab.model import CollectionSpec, IndexSpec, Model, canonical_json
+from jarenlab.model.relations import Relation
 
 #: ``fn(doc) -> doc`` (or None: delete the document).
 Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
@@ -89,6 +90,8 @@ class Plan:
     store_steps: list[Step]
     #: Collections the new model leaves out that ``drop`` does not name (refused if they hold documents).
     unnamed_drops: list[str]
+    #: Many-to-many relations added or changed: their stored join documents are checked.
+    links: list[Relation] = field(default_factory=list)
 
     @property
     def steps(self) -> list[Step]:
@@ -283,7 +286,7 @@ def make_plan(
         pairs.append(pair)
         if name not in dropped:
             unnamed.append(name)
-    store_steps = []
+    store_steps, links = _relation_steps(old, new, moves)
     if not _same(old.events, new.events):
         changed = sorted(
             t for t in set(old.events) | set(new.events) if not _same(old.events.get(t), new.events.get(t))
@@ -291,7 +294,56 @@ def make_plan(
         store_steps.append(Step("events", None, f"payload schemas of {', '.join(changed)}", "record"))
     if old.version != new.version:
         store_steps.append(Step("version", None, f"{_version(old)} -> {_version(new)}", "record"))
-    return Plan(old, new, pairs, store_steps, unnamed)
+    return Plan(old, new, pairs, store_steps, unnamed, links)
+
+
+def _relation_text(rel: Relation) -> str:
+    if rel.through is not None:
+        text = f"{rel.collection} <-> {rel.to} through {rel.through} (/{rel.member}, /{rel.other})"
+    else:
+        text = f"{rel.holder}/{rel.member} -> {rel.target}" + (" (to-many side)" if rel.many else "")
+    return text + (f", on_delete {rel.on_delete}" if rel.on_delete else "")
+
+
+def _relation_steps(old: Model, new: Model, moves: Mapping[str, str]) -> tuple[list[Step], list[Relation]]:
+    """Relations added, dropped or changed (a relation of a renamed collection is compared under
+    its new name), and the many-to-many ones whose join documents must be checked: added, or
+    changed in what they link."""
+    steps: list[Step] = []
+    links: list[Relation] = []
+    before = {(moves.get(c, c), n): r for c, rels in old.relations.items() for n, r in rels.items()}
+    after = {(c, n): r for c, rels in new.relations.items() for n, r in rels.items()}
+    for (collection, name), rel in before.items():
+        if (collection, name) not in after:
+            kept = f"; the join documents stay in {rel.through}" if rel.through else ""
+            steps.append(Step("drop relation", collection, f"{name}: {_relation_text(rel)}{kept}", "record"))
+    for (collection, name), rel in after.items():
+        was = before.get((collection, name))
+        if was is not None and _relation_text(was) == _relation_text(rel):
+            continue
+        check = rel.through is not None and (
+            was is None
+            or (was.through, was.member, was.other)
+            != (
+                rel.through,
+                rel.member,
+                rel.other,
+            )
+        )
+        if check:
+            links.append(rel)
+        text = (
+            f"{name}: {_relation_text(rel)}"
+            if was is None
+            else f"{name}: {_relation_text(was)} -> {_relation_text(rel)}"
+        )
+        if check:
+            text += (
+                f"; the stored {rel.through} documents are checked first (both ends exist, each pair once)"
+            )
+        kind = "add relation" if was is None else "change relation"
+        steps.append(Step(kind, collection, text, "check" if check else "record"))
+    return steps, links
 
 
 def _version(model: Model) -> str:

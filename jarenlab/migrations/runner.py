@@ -35,6 +35,7 @@ import orjson
 from jarenlab import frames, intervals, pointer
 from jarenlab.collection import Collection
 from jarenlab.errors import JarenlabError, MigrationError, ModelError, StoreError, ValidationError
+from jarenlab.migrations.links import link_violations
 from jarenlab.migrations.migration import Migration, violations_frame
 from jarenlab.migrations.plan import Pair, Plan, Step, make_plan
 from jarenlab.model import Model, load_model, refuse_downgrade
@@ -224,6 +225,7 @@ class Migrator:
         for pair in plan.pairs:
             if pair.check_intervals and pair.new is not None and pair.old is not None:
                 self._check_intervals(pair, dry, violations)
+        self._check_links(plan, dry, violations)
         if not dry:
             for pair in plan.pairs:
                 self._after(pair, alterations[id(pair)].after)
@@ -371,6 +373,36 @@ class Migrator:
                 collection=pair.new.name,
                 key=err.key,
             ) from err
+
+    def _check_links(self, plan: Plan, dry: bool, violations: list[tuple[str, Any, str, str]]) -> None:
+        """The join documents of the many-to-many relations the plan adds (:mod:`.links`). A dry
+        run reads the stored data, so it checks a relation only when no transform changes it."""
+        store = self.store
+        sources = {p.new.name: p for p in plan.pairs if p.new is not None}
+
+        def read(name: str) -> Collection | None:
+            pair = sources[name]
+            if pair.old is None:
+                return None
+            return store.collection(pair.old.name) if dry else Collection(store, plan.new.collections[name])
+
+        for rel in plan.links:
+            ends = (rel.holder, rel.target, rel.to)
+            if dry and any(sources[n].transform is not None for n in ends):
+                continue
+            found = link_violations(rel, read)
+            if found and not dry:
+                first = found[0]
+                raise MigrationError(
+                    "JD0023",
+                    f"the many-to-many relation {rel.collection}.{rel.name} does not hold for the stored "
+                    f"{rel.holder} documents: {len(found):,} problems (first: key {first[1]!r}, "
+                    f"{first[2] or '(root)'}: {first[3]}); nothing was migrated (unlink or fix them first)",
+                    collection=rel.holder,
+                    key=first[1],
+                    errors=[f"{c} {k!r} {p or '(root)'}: {m}" for c, k, p, m in found[:_LISTED]],
+                )
+            violations.extend(found)
 
     def _after(self, pair: Pair, statements: tuple[str, ...]) -> None:
         db = self.store.db

@@ -6,9 +6,16 @@ A collection names its references to other collections under ``relations``:
   ``/carrier`` of a flight holds the key of one airline;
 - **to-many** ``{"flights": {"to": "flights", "many": true, "via": "/carrier"}}`` on ``airlines``:
   the member ``/carrier`` of each flight holds this airline's key (the inverse);
+- **many-to-many** ``{"courses": {"to": "courses", "through": {"collection": "enrollments",
+  "from": "/student", "to": "/course"}}}`` on ``students``: each document of the join collection
+  ``enrollments`` links one student (its member ``/student`` holds the student's key) to one course
+  (``/course`` holds the course's key); it may hold members of its own (a grade). It is two
+  references at once, one from the join collection to each end;
 - ``on_delete`` (``restrict``, ``cascade``, ``set_null``): what deleting the referenced document
   does to the documents that reference it, enforced inside the write transaction
-  (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference.
+  (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference. For a
+  many-to-many relation it speaks of the join documents, when either end is deleted (``restrict``
+  or ``cascade``: a link is kept or removed whole, never half set to null).
 
 Both sides of one reference (a to-one and its inverse) may be declared; they must agree. Every
 failure is a coded :class:`~jarenlab.errors.ModelError` with the ``doc_path`` of the declaration:
@@ -21,6 +28,11 @@ JD0031 (two declarations of one reference disagree), JD0040 (cascading deletes i
 >>> r = rels["a"]["fs"]
 >>> r.holder, r.member, r.target, r.many
 ('f', 'c', 'a', True)
+>>> specs["e"] = {"key": "/id", "schema": {"properties": {"id": {"type": "integer"}, "f": {"type": "integer"},
+...               "a": {"type": "string"}}}}
+>>> m2m = check({"f": {"as": {"to": "a", "through": {"collection": "e", "from": "/f", "to": "/a"}}}}, specs)
+>>> m2m["f"]["as"].references
+(('e', 'f', 'f'), ('e', 'a', 'a'))
 """
 
 from __future__ import annotations
@@ -34,9 +46,13 @@ from jarenlab import pointer
 from jarenlab.errors import ModelError
 
 #: The members a relation declaration may have.
-MEMBERS = frozenset({"to", "via", "many", "on_delete"})
+MEMBERS = frozenset({"to", "via", "many", "on_delete", "through"})
+#: The members of a many-to-many relation's ``through``.
+THROUGH_MEMBERS = frozenset({"collection", "from", "to"})
 #: What deleting a referenced document does to the documents referencing it.
 ACTIONS = ("restrict", "cascade", "set_null")
+#: What deleting an end of a many-to-many relation does to its join documents.
+LINK_ACTIONS = ("restrict", "cascade")
 
 
 @dataclass(frozen=True)
@@ -57,11 +73,28 @@ class Relation:
     target: str
     on_delete: str | None
     doc_path: str
+    #: A many-to-many relation's join collection (then ``holder``), and its member holding the
+    #: key of ``to`` (``member`` holds the declaring collection's key); None for the others.
+    through: str | None = None
+    other: str | None = None
 
     @property
     def reference(self) -> tuple[str, str, str]:
         """What both sides of one reference share: (holder, member, target)."""
         return (self.holder, self.member, self.target)
+
+    @property
+    def references(self) -> tuple[tuple[str, str, str], ...]:
+        """Every reference the relation stands for: one, or a many-to-many's two (the join
+        collection's member holding this side's key, then the one holding the other side's)."""
+        if self.other is None:
+            return (self.reference,)
+        return (self.reference, (self.holder, self.other, self.to))
+
+    @property
+    def child(self) -> str:
+        """The collection a graph load of this relation reads the related documents from."""
+        return self.to if self.through is not None or not self.many else self.holder
 
 
 def _fail(code: str, reason: str, doc_path: str) -> ModelError:
@@ -110,6 +143,8 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
             f"relation {name!r} goes to {to!r}, which the model does not declare (declared: {', '.join(specs)})",
             f"{at}/to",
         )
+    if "through" in decl:
+        return _through(collection, name, decl, specs, at)
     many = decl.get("many", False)
     if type(many) is not bool:
         raise _fail("JD0030", "many is true or false", f"{at}/many")
@@ -144,6 +179,74 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
     return Relation(name, collection, to, many, holder, member, target, action, at)
 
 
+def _join_member(name: str, join: str, value: Any, end: str, specs: Mapping[str, Any], at: str) -> str:
+    """The join collection's top-level member at ``value``, checked to hold ``end``'s key."""
+    if not isinstance(value, str) or not re.fullmatch(r"/[^/~]+", value):
+        raise _fail(
+            "JD0030", 'a through member is a JSON Pointer to one top-level member, such as "/student"', at
+        )
+    types = _types(_spec(specs, join)[0], value[1:])
+    if types is None:
+        raise _fail(
+            "JD0030", f"relation {name!r}: {join!r}'s member {value} is not declared in its schema", at
+        )
+    key = _key_type(specs, end)
+    if key not in types:
+        raise _fail(
+            "JD0071",
+            f"relation {name!r}: {join!r}'s member {value} is typed {sorted(types) or 'any'}, "
+            f"but {end!r}'s key is {key}",
+            at,
+        )
+    return value[1:]
+
+
+def _through(collection: str, name: str, decl: dict[str, Any], specs: Mapping[str, Any], at: str) -> Relation:
+    """A many-to-many relation: ``through`` names the join collection and its two members."""
+    for member in ("via", "many"):
+        if member in decl:
+            raise _fail(
+                "JD0030",
+                f"relation {name!r} goes through a join collection: {member} is said by through's from and to",
+                f"{at}/{member}",
+            )
+    through = decl["through"]
+    if not isinstance(through, dict) or set(through) != THROUGH_MEMBERS:
+        raise _fail(
+            "JD0030",
+            'through is {"collection": <join collection>, "from": "/member", "to": "/member"}',
+            f"{at}/through",
+        )
+    join, to = through["collection"], decl["to"]
+    if not isinstance(join, str) or join not in specs:
+        raise _fail(
+            "JD0070",
+            f"relation {name!r} goes through {join!r}, which the model does not declare",
+            f"{at}/through/collection",
+        )
+    if join in (collection, to):
+        raise _fail(
+            "JD0030",
+            f"relation {name!r}: the join collection is a third collection",
+            f"{at}/through/collection",
+        )
+    member = _join_member(name, join, through["from"], collection, specs, f"{at}/through/from")
+    other = _join_member(name, join, through["to"], to, specs, f"{at}/through/to")
+    if member == other:
+        raise _fail(
+            "JD0030", f"relation {name!r}: from and to are two members of {join!r}", f"{at}/through/to"
+        )
+    action = decl.get("on_delete")
+    if action is not None and action not in LINK_ACTIONS:
+        raise _fail(
+            "JD0030",
+            f"on_delete of a many-to-many relation is one of {', '.join(LINK_ACTIONS)}, not {action!r} "
+            "(a link is kept or deleted whole)",
+            f"{at}/on_delete",
+        )
+    return Relation(name, collection, to, True, join, member, collection, action, at, join, other)
+
+
 def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, dict[str, Relation]]:
     """Check every collection's ``relations`` (``{collection: {name: declaration}}``) against the
     collections (``specs``: normalized specs, or the model's declarations); return them normalized."""
@@ -158,9 +261,12 @@ def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str
             if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise _fail("JD0030", f"relation name {name!r} must match [A-Za-z_][A-Za-z0-9_]*", here)
             rel = _one(collection, name, decl, specs, here)
-            other = by_reference.get(rel.reference)
-            if other is not None:
-                if other.collection == rel.collection:
+            for reference in rel.references:
+                other = by_reference.get(reference)
+                if other is None:
+                    by_reference[reference] = rel
+                    continue
+                if other.collection == rel.collection and not _inverse(other, rel):
                     raise _fail(
                         "JD0031",
                         f"relations {other.name!r} and {name!r} declare the same reference twice",
@@ -173,11 +279,15 @@ def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str
                         f"{other.collection}.{other.name} says {other.on_delete}",
                         f"{here}/on_delete",
                     )
-            else:
-                by_reference[rel.reference] = rel
             out.setdefault(collection, {})[name] = rel
     _no_cascade_cycle(out)
     return out
+
+
+def _inverse(a: Relation, b: Relation) -> bool:
+    """Whether two many-to-many relations of one collection are each other's inverse (a
+    collection linked to itself: followers and following through one join collection)."""
+    return a.through is not None and a.through == b.through and (a.member, a.other) == (b.other, b.member)
 
 
 def actions(relations: Mapping[str, Mapping[str, Relation]]) -> dict[tuple[str, str, str], str]:
@@ -186,8 +296,16 @@ def actions(relations: Mapping[str, Mapping[str, Relation]]) -> dict[tuple[str, 
     for rels in relations.values():
         for rel in rels.values():
             if rel.on_delete is not None:
-                found[rel.reference] = rel.on_delete
+                for reference in rel.references:
+                    found[reference] = rel.on_delete
     return found
+
+
+def links(relations: Mapping[str, Mapping[str, Relation]]) -> frozenset[tuple[str, str, str]]:
+    """The references that link documents through a join collection (many-to-many relations)."""
+    return frozenset(
+        r for rels in relations.values() for rel in rels.values() if rel.through for r in rel.references
+    )
 
 
 def _no_cascade_cycle(relations: Mapping[str, Mapping[str, Relation]]) -> None:
@@ -197,8 +315,9 @@ def _no_cascade_cycle(relations: Mapping[str, Mapping[str, Relation]]) -> None:
     for rels in relations.values():
         for rel in rels.values():
             if rel.on_delete == "cascade":
-                edges.setdefault(rel.target, set()).add(rel.holder)
-                where[(rel.target, rel.holder)] = rel.doc_path
+                for holder, _, target in rel.references:
+                    edges.setdefault(target, set()).add(holder)
+                    where[(target, holder)] = rel.doc_path
     for start in edges:
         stack, seen = [(start, [start])], set()
         while stack:

@@ -7,6 +7,10 @@ found (through the planner: an indexed member is one index search) and, by the d
 - ``cascade``: they are deleted too (their own relations apply in turn);
 - ``set_null``: their member is set to ``null`` (the result is validated like any patch).
 
+A many-to-many relation's join documents are such references too, from the join collection to
+each end: deleting either end deletes its links (``cascade``) or is refused while it has any
+(``restrict``, JD2191, naming the join document).
+
 It all happens in the transaction of the delete (a savepoint of it), so a refusal undoes every
 write the delete made. Only deletes are checked: inserting a reference to a missing document is
 allowed (a graph load reads it as ``None``).
@@ -34,14 +38,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.errors import StoreError
-from jarenlab.model.relations import actions
+from jarenlab.model.relations import actions, links
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.lang.values import ebv
 from jarenlab.query.planner.run import narrowed_rows
+from jarenlab.relations.links import Links
 from jarenlab.store import Subsystem
 
 if TYPE_CHECKING:
     from jarenlab.collection import Collection
+    from jarenlab.model import Model
     from jarenlab.store import Store
 
 
@@ -57,7 +63,7 @@ def referencing(holder: Collection, member: str, key: Any) -> list[Any]:
 
 
 def _on_delete(
-    store: Store, holder: str, member: str, target: str, action: str
+    store: Store, holder: str, member: str, target: str, action: str, linked: bool
 ) -> Callable[[Any, Any], None]:
     def check(key: Any, doc: Any) -> None:
         if doc is not None:
@@ -68,6 +74,14 @@ def _on_delete(
             return
         if action == "restrict":
             more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+            if linked:
+                raise StoreError(
+                    "JD2191",
+                    f"{target} {key!r} is still linked by {holder} {found[0]!r}{more} through /{member} "
+                    "(on_delete restrict); unlink it first",
+                    collection=target,
+                    key=key,
+                )
             raise StoreError(
                 "JD2115",
                 f"{target} {key!r} is still referenced by {holder} {found[0]!r}{more} through /{member} "
@@ -90,9 +104,22 @@ class RelationActions:
     def __init__(self, store: Store) -> None:
         self.store = store
         #: (holder, member, target) -> action, for every reference with an on-delete action.
-        self.actions = actions(store.model.relations)
+        self.actions: dict[tuple[str, str, str], str] = {}
+        self._attach(store.model)
+        # A migration rebinds the collections (their write checks start afresh): hook the new model's.
+        store.on_model(lambda old, new: self._attach(new))
+
+    def _attach(self, model: Model) -> None:
+        store = self.store
+        self.actions = actions(model.relations)
+        linked = links(model.relations)
         for (holder, member, target), action in self.actions.items():
-            store[target].write_checks.append(_on_delete(store, holder, member, target, action))
+            check = _on_delete(store, holder, member, target, action, (holder, member, target) in linked)
+            store[target].write_checks.append(check)
+
+    def relation(self, collection: str, name: str) -> Links:
+        """The handle of ``collection``'s many-to-many relation ``name`` (JD2193 for another)."""
+        return Links(self.store, collection, name)
 
 
 #: Registered by :mod:`jarenlab.assembly`: every store enforces its relations' on-delete actions.

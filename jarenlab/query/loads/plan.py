@@ -7,6 +7,11 @@ The spec (``include`` entries name declared relations; ``True`` takes every rela
      "include": {"flights": {"where": ..., "order_by": ..., "take": 3, "include": {"plane": True}},
                  "airports": {"count": True}}}
 
+A many-to-many relation (``through`` a join collection) is included like a to-many one: its
+related documents in link order (the join documents' storage order) unless ``order_by`` says
+otherwise, a document linked twice appearing twice. ``"link": "enrollment"`` puts each one's join
+document (its grade, say) in the member ``enrollment`` of the related document.
+
 compiles to correlated subqueries projected as JSON text (:mod:`jarenlab.query.loads.sql`): each
 document comes back whole, its includes members after its own (an include named like a member
 replaces it, in its place): a to-many include a JSON array of such documents (ordered and windowed
@@ -49,7 +54,7 @@ TRUE = Const(True)
 #: How deep includes may nest unless the spec says otherwise.
 MAX_DEPTH = 3
 ROOT_MEMBERS = frozenset({"where", "order_by", "take", "skip", "max_depth", "include"})
-INCLUDE_MEMBERS = frozenset({"where", "order_by", "take", "skip", "count", "include"})
+INCLUDE_MEMBERS = frozenset({"where", "order_by", "take", "skip", "count", "include", "link"})
 
 
 @dataclass(frozen=True)
@@ -65,14 +70,18 @@ class Level:
     relation: Relation | None = None
     count: bool = False
     children: tuple[tuple[str, Level], ...] = field(default_factory=tuple)
+    #: A many-to-many include's ``link``: the member each related document carries its join document in.
+    link: str | None = None
 
     @property
     def kind(self) -> str:
-        """``root``, ``to-many``, ``to-one`` or ``count``."""
+        """``root``, ``to-many``, ``many-to-many``, ``to-one`` or ``count``."""
         if self.relation is None:
             return "root"
         if self.count:
             return "count"
+        if self.relation.through is not None:
+            return "many-to-many"
         return "to-many" if self.relation.many else "to-one"
 
 
@@ -173,6 +182,14 @@ def _level(
         raise _refuse(path, "include maps relation names to True or an include spec")
     if count and includes:
         raise _refuse(path, "a count has no includes")
+    link = spec.get("link")
+    if link is not None:
+        if relation is None or relation.through is None or count:
+            raise _refuse(path, "link is for a many-to-many include (its join document)")
+        if not isinstance(link, str) or not link or link in includes:
+            raise _refuse(
+                path, f"link names the member to hold the join document, not {link!r} (nor an include)"
+            )
     children = []
     declared = relations.get(collection, {})
     for name, sub in includes.items():
@@ -181,7 +198,7 @@ def _level(
         if rel is None:
             names = ", ".join(declared) or "none"
             raise _refuse(here, f"{collection!r} declares no relation {name!r} (its relations: {names})")
-        child = rel.holder if rel.many else rel.target
+        child = rel.child
         if child in seen:
             raise _refuse(here, f"a cycle ({' -> '.join([*seen, child])}); load that side in its own call")
         if len(seen) > max_depth:
@@ -200,7 +217,7 @@ def _level(
         children.append(
             (str(name), _level(child, sub, here, rel, [*seen, child], max_depth, specs, relations, dialect))
         )
-    return Level(collection, path, where, order, take, skip, relation, count, tuple(children))
+    return Level(collection, path, where, order, take, skip, relation, count, tuple(children), link)
 
 
 def member_field(spec: CollectionSpec, member: str, dialect: Dialect) -> Field:

@@ -228,23 +228,27 @@ def explain_load(coll: Readable, spec: Any, externals: Any = None) -> LoadExplai
         kind = {
             "to-one": "to-one (left: a missing parent reads as None)",
             "to-many": "to-many",
+            "many-to-many": f"many-to-many (through {rel.holder}: a document per link, in link order)",
             "count": "count",
         }[lv.kind]
+        via = f"{rel.holder}/{rel.member}" + (f" and /{rel.other}" if rel.other else "")
         includes.append(
             {
                 "path": lv.path,
                 "kind": kind,
                 "collection": lv.collection,
-                "via": f"{rel.holder}/{rel.member}",
+                "via": via,
                 "depth": lv.path.count(".") + 1,
             }
         )
     specs = coll.store.model.collections
     suggested = []
     for lv in levels(root)[1:]:
-        index = _window_index(lv, specs[lv.collection], coll.store.backend.dialect)
-        if index is not None and {"collection": lv.collection, "index": index} not in suggested:
-            suggested.append({"collection": lv.collection, "index": index})
+        # A many-to-many include finds its links by the join collection's member, its documents by key.
+        on = lv.relation.holder if lv.relation is not None and lv.relation.through else lv.collection
+        index = _window_index(lv, specs[on], coll.store.backend.dialect)
+        if index is not None and {"collection": on, "index": index} not in suggested:
+            suggested.append({"collection": on, "index": index})
     return LoadExplain(
         collection=coll.name,
         sql=stmt.sql,
@@ -265,6 +269,8 @@ def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str,
     rel = level.relation
     if rel is None or not rel.many:
         return None
+    if rel.through is not None:  # the order is the linked documents': the links are found by member
+        return window_suggestion([member_field(spec, rel.member, dialect).steps], [False], spec.index_paths())
     keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
     member = member_field(spec, rel.member, dialect).steps
     return window_suggestion(

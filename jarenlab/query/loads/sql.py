@@ -14,6 +14,13 @@ come from the window itself, read once through the index on the relation member 
 (``FROM (SELECT ... WHERE w<n>.c = parent.k ORDER BY ... LIMIT ...) AS l<n>``, in order), and the
 items are built for its rows alone. A to-one include is ``(SELECT item ... WHERE l<n>.k =
 parent.r<i>)`` (``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
+
+A many-to-many include reads its collection joined to the join collection: its derived table is
+``(SELECT j.p AS p, t.d AS d, t.k AS k, ..., j.c AS c FROM (SELECT <storage order> AS p, <from> AS c,
+<to> AS t FROM join) AS j, (SELECT ... FROM to) AS t WHERE t.k = j.t)``, one row per link whose both
+ends exist, in link order (``p`` is the join document's storage order); the rest of the statement
+reads it as any to-many include's table. With ``link`` it also selects the join document
+(``j.d AS ld``), appended to each item as a member.
 """
 
 from __future__ import annotations
@@ -46,7 +53,38 @@ class _Writer:
         text = self.d.select([self.d.aliased(x, name) for x, name in cols], level.collection)
         if conds:
             text += self.d.where(self.d.all_of(conds))
+        if level.relation is not None and level.relation.through is not None:
+            names = [name for _, name in cols] + (["ld"] if level.link is not None else [])
+            return self.linked(level, text, names, alias)
         return self.d.derived(text, alias)
+
+    def linked(self, level: Level, target: str, names: list[str], alias: str) -> str:
+        """A many-to-many level's table: its documents (``target``, a select of ``names``) once
+        per join document linking them, in the join documents' storage order, ``c`` the key of
+        the document linking to them."""
+        d, e = self.d, self.e
+        rel = level.relation
+        assert rel is not None and rel.other is not None
+        self.aliases += 1
+        j, t = f"j{self.aliases}", f"t{self.aliases}"
+        spec = self.specs[rel.holder]
+        cols, guards = [(d.storage_order(), "p")], []
+        if level.link is not None:
+            cols.append((d.document(), "ld"))
+        for member, end, name in ((rel.member, rel.target, "c"), (rel.other, rel.to, "t")):
+            f = member_field(spec, member, d)
+            family = self.key_family(end)
+            cols.append((e.value(f, family), name))
+            guards += e.guard(f, family)
+        links = d.select([d.aliased(x, name) for x, name in cols], rel.holder)
+        if guards:
+            links += d.where(d.all_of(guards))
+        picked = [d.aliased(d.qualified(j if n in ("p", "ld") else t, n), n) for n in names]
+        text = d.select_from(
+            [*picked, d.aliased(d.qualified(j, "c"), "c")], [d.derived(links, j), d.derived(target, t)]
+        )
+        text += d.where(d.compare(d.qualified(t, "k"), "eq", d.qualified(j, "t")))
+        return d.derived(text, alias)
 
     def columns(self, level: Level) -> tuple[list[tuple[str, str]], list[str]]:
         """The (expression, name) pairs of a level's derived table, and its own conditions."""
@@ -54,7 +92,7 @@ class _Writer:
         spec = self.specs[level.collection]
         cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
-        if level.relation is not None and level.relation.many:
+        if level.relation is not None and level.relation.many and level.relation.through is None:
             member = level.relation.member
             f = member_field(spec, member, d)
             family = self.key_family(level.relation.target)
@@ -79,7 +117,8 @@ class _Writer:
         in order, ``skip``/``take`` applied; the items are then built for those rows alone."""
         d = self.d
         pick = f"w{self.aliases}"
-        names = [d.aliased(d.qualified(pick, name), name) for _, name in self.columns(child)[0]]
+        own = [name for _, name in self.columns(child)[0]] + (["ld"] if child.link is not None else [])
+        names = [d.aliased(d.qualified(pick, name), name) for name in own]
         text = d.select_from(names, [self.derived(child, pick)])
         text += d.where(self.match(child, pick, parent, index))
         text += d.order_by(self.terms(child, pick)) + self.e.window(child.skip, child.take)
@@ -97,11 +136,12 @@ class _Writer:
         """The JSON text of one row of ``alias``: its document with each include as a member."""
         d = self.d
         doc = d.qualified(alias, "d")
-        if not level.children:
+        members = [(name, self.include(child, alias, i)) for i, (name, child) in enumerate(level.children)]
+        if level.link is not None:
+            members.insert(0, (level.link, d.json_document(d.qualified(alias, "ld"))))
+        if not members:
             return d.json_document(doc)
-        return d.json_members(
-            doc, [(name, self.include(child, alias, i)) for i, (name, child) in enumerate(level.children)]
-        )
+        return d.json_members(doc, members)
 
     def match(self, child: Level, alias: str, parent: str, index: int) -> str:
         """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
