@@ -14,10 +14,10 @@ import orjson
 from jarenlab import frames
 from jarenlab.errors import StoreError, ValidationError
 from jarenlab.intervals import Refusal, WriteCheck, WriteLock
-from jarenlab.keys import user_key
 from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
 from jarenlab.intervals import write_lock as interval_lock
+from jarenlab.keys import user_key
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_diff, merge_patch
 from jarenlab.query.build.builder import Queryable
@@ -457,7 +457,9 @@ class Collection(Queryable):
             with self._one_write(), db.translating(collection=self.name, key=self.shown(key)):
                 row = db.one("collection.get_for_update", {"key": key}, table=self.name)
                 if row is None:
-                    raise StoreError("JD2006", "no document to patch", collection=self.name, key=self.shown(key))
+                    raise StoreError(
+                        "JD2006", "no document to patch", collection=self.name, key=self.shown(key)
+                    )
                 old = orjson.loads(row[0])
                 try:
                     new = apply_patch(old, ops) if isinstance(ops, list) else merge_patch(old, ops)

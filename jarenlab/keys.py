@@ -98,21 +98,23 @@ class CompositeKey:
         """The stored text of checked member values, in order (JD2201 for a bad value)."""
         out = []
         for member, kind, value in zip(self.members, self.types, values):
-            if type(value) is not kind:
+            if kind is int and type(value) is int:
+                if not -_OFFSET <= value < _OFFSET:
+                    raise self._fail("JD2201", f"key member {member!r} is beyond 64 bits", values)
+                out.append(f"{value + _OFFSET:016x}")
+            elif kind is str and type(value) is str:
+                if "\x00" in value:
+                    raise self._fail(
+                        "JD2201", f"key member {member!r} holds U+0000, so none is stored", values
+                    )
+                out.append(value.replace("\x01", "\x01\x02") + _END)
+            else:
                 raise self._fail(
                     "JD2201",
                     f"key member {member!r} of {self.collection!r} is a {kind.__name__}, "
                     f"not {type(value).__name__}",
                     values,
                 )
-            if kind is int:
-                if not -_OFFSET <= value < _OFFSET:
-                    raise self._fail("JD2201", f"key member {member!r} is beyond 64 bits", values)
-                out.append(f"{value + _OFFSET:016x}")
-            else:
-                if "\x00" in value:
-                    raise self._fail("JD2201", f"key member {member!r} holds U+0000, so none is stored", values)
-                out.append(value.replace("\x01", "\x01\x02") + _END)
         return "".join(out)
 
     def decode(self, stored: str) -> tuple[Any, ...]:

@@ -313,7 +313,7 @@ def _check_key(key: Any, schema: dict[str, Any], doc_path: str) -> tuple[str | t
     if len(key) < 2 or len(set(map(str, key))) != len(key):
         raise ModelError(
             "JD2203",
-            f"a composite key is a list of two or more distinct pointers, such as [\"/date\", \"/origin\"], not {key!r}",
+            f'a composite key is a list of two or more distinct pointers, such as ["/date", "/origin"], not {key!r}',
             doc_path=doc_path,
         )
     for i, member in enumerate(key):

@@ -28,7 +28,12 @@ MODEL: dict[str, Any] = {
             "schema": {
                 "type": "object",
                 "required": ["day", "origin", "n"],
-                "properties": {"day": _STR, "origin": _STR, "n": {"type": "integer"}, "delay": {"type": "integer"}},
+                "properties": {
+                    "day": _STR,
+                    "origin": _STR,
+                    "n": {"type": "integer"},
+                    "delay": {"type": "integer"},
+                },
             },
             "key": ["/day", "/origin", "/n"],
             "indexes": [{"name": "by_delay", "path": "$.delay"}],
@@ -219,7 +224,9 @@ def test_the_change_feed_names_a_document_by_its_members(store: Any) -> None:
 def test_a_live_query_follows_writes_by_composite_key(store: Any) -> None:
     legs = store["legs"]
     legs.insert_many([leg("2013-01-01", "JFK", n, n) for n in range(5)])
-    live = legs.live({"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.delay", "$dir": "desc"}, "$return": "$r.n"})
+    live = legs.live(
+        {"$for": {"r": "$[*]"}, "$orderby": {"$key": "$r.delay", "$dir": "desc"}, "$return": "$r.n"}
+    )
     assert live.rows == [4, 3, 2, 1, 0]
     legs.patch(("2013-01-01", "JFK", 0), {"delay": 9})
     legs.delete(("2013-01-01", "JFK", 4))
@@ -314,7 +321,9 @@ def test_a_migration_keeps_composite_keys_and_names_them(store: Any) -> None:
     done = store.migrate(new, transforms={"legs": lambda d: {**d, "delay": d["delay"] + 1}}, progress=False)
     assert done.applied and store["legs"].get(("2013-01-01", "JFK", 0))["delay"] == 1
     with pytest.raises(JarenlabError) as info:
-        store.migrate(copy.deepcopy(MODEL), transforms={"legs": lambda d: {**d, "n": d["n"] + 10}}, progress=False)
+        store.migrate(
+            copy.deepcopy(MODEL), transforms={"legs": lambda d: {**d, "n": d["n"] + 10}}, progress=False
+        )
     assert info.value.code == "JD0024" and info.value.key == ("2013-01-01", "JFK", 0)
 
 
