@@ -337,3 +337,21 @@ def test_reopening_with_another_key_is_a_model_mismatch(open_store: Any) -> None
     again = open_store.reopen(store, copy.deepcopy(MODEL))
     assert again["legs"].get(K1) == DOC1 and "/day + /origin + /n" in again["legs"]._repr_html_()
     assert isinstance(jl.JarenlabError, type)
+
+
+def test_a_model_inferred_with_a_composite_key_loads_a_frame_indexed_by_it(open_store: Any) -> None:
+    frame = pd.DataFrame(
+        {"origin": ["JFK", "JFK", "LGA"], "hour": [1, 2, 1], "temp": [3.5, 4.0, 5.0]}
+    ).set_index(["origin", "hour"])
+    model = jl.infer_model(frame, key=["origin", "hour"], name="weather")
+    assert model["collections"]["weather"]["key"] == ["/origin", "/hour"]
+    store = open_store(model)
+    assert store["weather"].put_many(frame) == 3 and store["weather"].put_many(frame) == 3
+    assert store["weather"].get(("LGA", 1)) == {"origin": "LGA", "hour": 1, "temp": 5.0}
+    for bad in (["origin"], ["origin", 1]):
+        with pytest.raises(JarenlabError) as info:
+            jl.infer_model(frame, key=bad)
+        assert info.value.code == "JD2010"
+    with pytest.raises(JarenlabError) as info:
+        jl.infer_model(frame, key=["origin", "temp"])
+    assert info.value.code == "JD2002"
