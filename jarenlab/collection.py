@@ -685,9 +685,12 @@ class Collection(Queryable):
 
     def keys(self) -> list[Any]:
         """Every key, in storage order (a composite key as its tuple)."""
+        return [self.shown(k) for k in self.stored_keys()]
+
+    def stored_keys(self) -> list[Any]:
+        """Every key as statements and the change log hold it (see :meth:`stored_key`), in storage order."""
         with self._db.translating(collection=self.name):
-            rows = self._db.all("collection.keys", table=self.name)
-        return [self.shown(r[0]) for r in rows]
+            return [r[0] for r in self._db.all("collection.keys", table=self.name)]
 
     @property
     def storage_order(self) -> StorageOrder:
@@ -721,11 +724,17 @@ class Collection(Queryable):
         else:
             with self._db.snapshot():
                 frame = frames.pages_to_frame(self.pages(), self.spec.schema)
-        if self._composite is not None:  # indexed by the key's members, as a loading frame would be
-            import pandas as pd
+        return self.keyed_frame(frame)
 
-            tuples = [self._composite.decode(k) for k in frame.index]
-            frame.index = pd.MultiIndex.from_tuples(tuples, names=list(self._composite.members))
+    def keyed_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (indexed by stored keys) as users see it: a composite key's frame is indexed by
+        a ``MultiIndex`` of its members, as a frame loaded into it would be; others as they are."""
+        if self._composite is None:
+            return frame
+        import pandas as pd
+
+        tuples = [self._composite.decode(k) for k in frame.index]
+        frame.index = pd.MultiIndex.from_tuples(tuples, names=list(self._composite.members))
         return frame
 
     # -- queries ---------------------------------------------------------------------------------

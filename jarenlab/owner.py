@@ -229,8 +229,10 @@ class OwnedCollection(Queryable):
         """This owner's records as a DataFrame indexed by key."""
         keys, texts = self.texts()
         if flatten:
-            return frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
-        return frames.pages_to_frame([list(zip(keys, texts))], self.collection.spec.schema)
+            frame = frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
+        else:
+            frame = frames.pages_to_frame([list(zip(keys, texts))], self.collection.spec.schema)
+        return self.collection.keyed_frame(frame)
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""
@@ -245,16 +247,21 @@ class OwnedCollection(Queryable):
         return [key for key, _ in rows], [text for _, text in rows]
 
     def keys(self) -> list[Any]:
-        """This owner's keys, in storage order."""
+        """This owner's keys, in storage order (a composite key as its tuple)."""
+        return [self.collection.shown(k) for k in self.stored_keys()]
+
+    def stored_keys(self) -> list[Any]:
+        """This owner's keys as statements and the change log hold them, in storage order."""
         return self.texts()[0]
 
     def positions(self, keys: list[Any] | None = None) -> dict[Any, int]:
         """Storage positions of this owner's records (see
         :meth:`jarenlab.collection.Collection.positions`); another owner's keys are not answered."""
         if keys is None:
-            return self.collection.positions(self.keys())
+            return self.collection.positions(self.stored_keys())
         found = self.collection.positions(keys)
-        return {key: pos for key, pos in found.items() if self._mine(self.collection.get(key))}
+        shown = self.collection.shown
+        return {key: pos for key, pos in found.items() if self._mine(self.collection.get(shown(key)))}
 
     def owns(self, doc: dict[str, Any] | None) -> bool:
         """Whether ``doc`` is this owner's record (a live query shows no other: another owner's

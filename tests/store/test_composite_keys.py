@@ -355,3 +355,46 @@ def test_a_model_inferred_with_a_composite_key_loads_a_frame_indexed_by_it(open_
     with pytest.raises(JarenlabError) as info:
         jl.infer_model(frame, key=["origin", "temp"])
     assert info.value.code == "JD2002"
+
+
+OWNED: dict[str, Any] = {
+    "$model": "0.1",
+    "collections": {
+        "slots": {
+            "schema": {
+                "type": "object",
+                "required": ["day", "gate", "who"],
+                "properties": {
+                    "day": _STR,
+                    "gate": {"type": "integer"},
+                    "who": _STR,
+                    "n": {"type": "integer"},
+                },
+            },
+            "key": ["/day", "/gate"],
+            "owner": "/who",
+            "indexes": [{"name": "by_who", "path": "$.who"}],
+        }
+    },
+}
+
+
+def test_an_owner_view_and_a_narrowed_live_query_on_a_composite_key(open_store: Any) -> None:
+    store = open_store(copy.deepcopy(OWNED))
+    slots = store["slots"]
+    slots.insert_many(
+        [{"day": f"d{i % 3}", "gate": i, "who": "ann" if i % 2 else "bob", "n": i} for i in range(6)]
+    )
+    ann = store.as_owner("ann").collection("slots")
+    assert ann.keys() == [("d1", 1), ("d0", 3), ("d2", 5)]
+    assert ann.get(("d1", 1))["n"] == 1 and ann.get(("d0", 0)) is None
+    assert ann.patch(("d1", 1), {"n": 10})["n"] == 10
+    assert ann.put({"day": "d9", "gate": 9, "n": 9}) == ("d9", 9)
+    assert ann.delete(("d0", 0)) is False and ann.delete(("d0", 3)) is True
+    assert list(ann.to_pandas().index) == [("d1", 1), ("d2", 5), ("d9", 9)]
+    live = slots.where(it.who == "bob").live()
+    assert [r["gate"] for r in live.rows] == [0, 2, 4]
+    slots.put({"day": "d1", "gate": 1, "who": "bob", "n": 1})  # ann's record becomes bob's
+    slots.delete(("d2", 2))
+    assert [r["gate"] for r in live.rows] == [0, 1, 4]
+    live.close()
