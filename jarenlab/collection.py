@@ -429,7 +429,7 @@ class Collection(Queryable):
         argument is JD2002); with an allocated identity the argument, checked (None: none given)."""
         if self.spec.key is None:
             return None if key is None else self._check_key(key)
-        if key is not None and self._check_key(key) != own:
+        if key is not None and self.stored_key(key) != own:
             raise StoreError(
                 "JD2002",
                 f"key argument {key!r} differs from the document's {self.shown(own)!r}",
