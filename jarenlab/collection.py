@@ -17,6 +17,7 @@ from jarenlab.intervals import Refusal, WriteCheck, WriteLock
 from jarenlab.intervals import refusal as interval_refusal
 from jarenlab.intervals import write_check as interval_check
 from jarenlab.intervals import write_lock as interval_lock
+from jarenlab.keys import user_key
 from jarenlab.model import CollectionSpec, summarize, validation_errors
 from jarenlab.patch import apply_patch, merge_diff, merge_patch
 from jarenlab.query.build.builder import Queryable
@@ -57,7 +58,9 @@ class Collection(Queryable):
         self._validator = jsonschema_rs.validator_for(spec.schema, validate_formats=True)
         #: Members declared ``"format": "date"``: a midnight timestamp written there is its date.
         self._days = frames.date_members(spec.schema)
-        self._key_member = spec.key[1:] if spec.key else None
+        self._key_member = spec.key[1:] if isinstance(spec.key, str) else None
+        #: A composite key's codec: documents hold its members, statements bind its stored text.
+        self._composite = spec.composite
         #: The version member a session checks and bumps (a new document without it starts at 1).
         self._version_member = spec.version[1:] if spec.version else None
         self._version_path = (
@@ -143,7 +146,12 @@ class Collection(Queryable):
                 position,
             )
         key = None
-        if self._key_member is not None:
+        if self._composite is not None:
+            try:
+                key = self._composite.of(doc)
+            except StoreError as err:
+                raise _at(err, position) from None
+        elif self._key_member is not None:
             key = doc.get(self._key_member)
             if type(key) is not self._key_type:
                 raise _at(
@@ -172,6 +180,9 @@ class Collection(Queryable):
         return self._prepare(doc, position)
 
     def _check_key(self, key: Any) -> Any:
+        """The stored form of a key a caller passes (a composite key's text), checked."""
+        if self._composite is not None:
+            return self._composite.coerce(key)
         if type(key) is not self._key_type:
             raise StoreError(
                 "JD2002",
@@ -184,6 +195,15 @@ class Collection(Queryable):
                 "JD2008", "a key holding U+0000 cannot be stored, so none is", collection=self.name, key=key
             )
         return key
+
+    def stored_key(self, key: Any) -> Any:
+        """The key as statements and the change log hold it, from what a caller passes: a composite
+        key's text from its tuple or dict (JD2200, JD2201); any other key as given."""
+        return key if self._composite is None else self._composite.coerce(key)
+
+    def shown(self, key: Any) -> Any:
+        """The key a user sees for a stored one (a composite key's tuple; others as stored)."""
+        return user_key(self._composite, key)
 
     def _one_write(self) -> contextlib.AbstractContextManager[Any]:
         """The transaction around one write: its own, or a savepoint inside an open one.
@@ -223,7 +243,7 @@ class Collection(Queryable):
             key = str(uuid.uuid4())
         db = self._db
         try:
-            with self._one_write(), db.translating(collection=self.name, key=key):
+            with self._one_write(), db.translating(collection=self.name, key=self.shown(key)):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
                 if key is None:
@@ -238,7 +258,7 @@ class Collection(Queryable):
             if err.condition != "exclusion" or self.refusal is None:
                 raise
         else:
-            return key
+            return self.shown(key)
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
     def insert_many(
@@ -274,7 +294,7 @@ class Collection(Queryable):
         (``key_from_index=True``). Validation, positions and progress as in :meth:`insert_many`.
         """
         records, keys = self._records(docs, key_from_index)
-        if keys is None and self._key_member is None:
+        if keys is None and self.spec.key is None:
             raise StoreError(
                 "JD2010",
                 f"put_many on {self.name!r} (keys by identity) needs the keys: a DataFrame indexed by "
@@ -290,6 +310,16 @@ class Collection(Queryable):
             return frames.records_from(docs), None
         if not frames.is_frame(docs):
             raise StoreError("JD2010", "key_from_index=True takes a DataFrame", collection=self.name)
+        if self._composite is not None:
+            members = list(self._composite.members)
+            if docs.index.nlevels != len(members):
+                raise StoreError(
+                    "JD2200",
+                    f"key_from_index=True on {self.name!r} takes an index of {len(members)} levels "
+                    f"({self._composite.described}), not {docs.index.nlevels}",
+                    collection=self.name,
+                )
+            return frames.records_from(docs.rename_axis(members)), None
         if self._key_member is not None:
             return frames.records_from(docs, index_as=self._key_member), None
         keys = [self._check_key(to_json(k)) for k in docs.index.tolist()]
@@ -327,7 +357,7 @@ class Collection(Queryable):
                 else:
                     rows = [(p[0], p[2]) for p in prepared]
                 if upsert:
-                    _refuse_repeats(rows, start, self.name, seen)
+                    _refuse_repeats(rows, start, self, seen)
                 if self._write_lock is not None:
                     self._write_lock(p[1] for p in prepared)
                 refused = False
@@ -357,9 +387,9 @@ class Collection(Queryable):
                 raise _at(
                     StoreError(
                         "JD2001",
-                        f"document {start + i}: duplicate key {key!r}",
+                        f"document {start + i}: duplicate key {self.shown(key)!r}",
                         collection=self.name,
-                        key=key,
+                        key=self.shown(key),
                     ),
                     start + i,
                 )
@@ -377,7 +407,7 @@ class Collection(Queryable):
             return self.insert(doc)
         db = self._db
         try:
-            with self._one_write(), db.translating(collection=self.name, key=key):
+            with self._one_write(), db.translating(collection=self.name, key=self.shown(key)):
                 if self._write_lock is not None:
                     self._write_lock((doc,))
                 # The document it replaces (locked on a server), so the change log can say what changed.
@@ -390,19 +420,19 @@ class Collection(Queryable):
             if err.condition != "exclusion" or self.refusal is None:
                 raise
         else:
-            return key
+            return self.shown(key)
         raise self.refusal([(key, doc)])  # outside the handler: the database's error is not its context
 
     def key_of(self, own: Any, key: Any) -> Any:
         """The key a replacement is stored under, given the key its document holds (``own``, from
         :meth:`prepare`) and a ``key`` argument: with a key pointer the document's own (a different
         argument is JD2002); with an allocated identity the argument, checked (None: none given)."""
-        if self._key_member is None:
+        if self.spec.key is None:
             return None if key is None else self._check_key(key)
-        if key is not None and key != own:
+        if key is not None and self.stored_key(key) != own:
             raise StoreError(
                 "JD2002",
-                f"key argument {key!r} differs from the document's {own!r}",
+                f"key argument {key!r} differs from the document's {self.shown(own)!r}",
                 collection=self.name,
                 key=key,
             )
@@ -420,24 +450,29 @@ class Collection(Queryable):
                 "JD2009",
                 "a patch is an RFC 6902 list or an RFC 7386 merge-patch object",
                 collection=self.name,
-                key=key,
+                key=self.shown(key),
             )
         db = self._db
         try:
-            with self._one_write(), db.translating(collection=self.name, key=key):
+            with self._one_write(), db.translating(collection=self.name, key=self.shown(key)):
                 row = db.one("collection.get_for_update", {"key": key}, table=self.name)
                 if row is None:
-                    raise StoreError("JD2006", "no document to patch", collection=self.name, key=key)
+                    raise StoreError(
+                        "JD2006", "no document to patch", collection=self.name, key=self.shown(key)
+                    )
                 old = orjson.loads(row[0])
                 try:
                     new = apply_patch(old, ops) if isinstance(ops, list) else merge_patch(old, ops)
                 except StoreError as err:
-                    err.collection, err.key = self.name, key
+                    err.collection, err.key = self.name, self.shown(key)
                     raise
                 own, new, text = self._prepare(self._bumped(new, old))
-                if self._key_member is not None and own != key:
+                if self.spec.key is not None and own != key:
                     raise StoreError(
-                        "JD2002", f"a patch cannot change the key (to {own!r})", collection=self.name, key=key
+                        "JD2002",
+                        f"a patch cannot change the key (to {self.shown(own)!r})",
+                        collection=self.name,
+                        key=self.shown(key),
                     )
                 if self._write_lock is not None:
                     self._write_lock((new,))
@@ -456,7 +491,7 @@ class Collection(Queryable):
         db = self._db
         # Two statements for an allocated identity (the delete and its key's record): one unit.
         unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
-        with unit, db.translating(collection=self.name, key=key):
+        with unit, db.translating(collection=self.name, key=self.shown(key)):
             old = db.value("collection.delete", {"key": key}, table=self.name)
             gone = old is not None
             if gone:
@@ -490,7 +525,7 @@ class Collection(Queryable):
         patch = merge_diff(old, new) if self.store.backend.merges_members else None
         db = self._db
         try:
-            with self._one_write(), db.translating(collection=self.name, key=key):
+            with self._one_write(), db.translating(collection=self.name, key=self.shown(key)):
                 if self._write_lock is not None:
                     self._write_lock((new,))
                 if patch is not None:
@@ -530,7 +565,7 @@ class Collection(Queryable):
         params, check = self._at_version(version)
         db = self._db
         unit = db.transaction() if self.spec.identity == "integer" else self._one_write()
-        with unit, db.translating(collection=self.name, key=key):
+        with unit, db.translating(collection=self.name, key=self.shown(key)):
             old = db.value("collection.save_delete", {"key": key, **params}, table=self.name, check=check)
             if old is None:
                 return False
@@ -543,7 +578,7 @@ class Collection(Queryable):
     def get(self, key: Any) -> dict[str, Any] | None:
         """The document stored under ``key``, or None."""
         key = self._check_key(key)
-        with self._db.translating(collection=self.name, key=key):
+        with self._db.translating(collection=self.name, key=self.shown(key)):
             text = self._db.value("collection.get", {"key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
@@ -551,7 +586,7 @@ class Collection(Queryable):
         """Inside a transaction: the document under ``key`` (None: none), locked until the
         transaction ends, so no other writer changes it between a caller's check and its write."""
         key = self._check_key(key)
-        with self._db.translating(collection=self.name, key=key):
+        with self._db.translating(collection=self.name, key=self.shown(key)):
             text = self._db.value("collection.get_for_update", {"key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
@@ -581,7 +616,7 @@ class Collection(Queryable):
         if self.spec.owner is None:
             return None
         path = self._owner_path()
-        with self._db.translating(collection=self.name, key=key):
+        with self._db.translating(collection=self.name, key=self.shown(key)):
             text = self._db.value("collection.owner_of", {"path": path, "key": key}, table=self.name)
         return None if text is None else orjson.loads(text)
 
@@ -649,7 +684,11 @@ class Collection(Queryable):
         return {key: int(pos) for key, pos in rows}
 
     def keys(self) -> list[Any]:
-        """Every key, in storage order."""
+        """Every key, in storage order (a composite key as its tuple)."""
+        return [self.shown(k) for k in self.stored_keys()]
+
+    def stored_keys(self) -> list[Any]:
+        """Every key as statements and the change log hold it (see :meth:`stored_key`), in storage order."""
         with self._db.translating(collection=self.name):
             return [r[0] for r in self._db.all("collection.keys", table=self.name)]
 
@@ -681,9 +720,22 @@ class Collection(Queryable):
         as dotted columns, through Arrow, which unifies the kinds of a column."""
         if flatten:
             keys, texts = self.texts()
-            return frames.texts_to_frame(texts, keys, self.spec.schema, flatten=True)
-        with self._db.snapshot():
-            return frames.pages_to_frame(self.pages(), self.spec.schema)
+            frame = frames.texts_to_frame(texts, keys, self.spec.schema, flatten=True)
+        else:
+            with self._db.snapshot():
+                frame = frames.pages_to_frame(self.pages(), self.spec.schema)
+        return self.keyed_frame(frame)
+
+    def keyed_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (indexed by stored keys) as users see it: a composite key's frame is indexed by
+        a ``MultiIndex`` of its members, as a frame loaded into it would be; others as they are."""
+        if self._composite is None:
+            return frame
+        import pandas as pd
+
+        tuples = [self._composite.decode(k) for k in frame.index]
+        frame.index = pd.MultiIndex.from_tuples(tuples, names=list(self._composite.members))
+        return frame
 
     # -- queries ---------------------------------------------------------------------------------
     def execute(
@@ -845,7 +897,7 @@ class Collection(Queryable):
             return f"<b>collection</b> <code>{html.escape(self.name)}</code> (the store is closed)"
         return (
             f"<b>collection</b> <code>{html.escape(self.name)}</code>: {self.count():,} documents, key "
-            f"<code>{html.escape(self.spec.key or 'identity ' + str(self.spec.identity))}</code>"
+            f"<code>{html.escape(_key_text(self.spec))}</code>"
         )
 
 
@@ -867,20 +919,27 @@ def _refuse_nul(value: Any, collection: str, position: int | None, path: str = "
         _refuse_nul(v, collection, position, f"{path}/{k}")
 
 
-def _refuse_repeats(rows: list[tuple[Any, str]], start: int, collection: str, seen: set[Any]) -> None:
+def _refuse_repeats(rows: list[tuple[Any, str]], start: int, coll: Collection, seen: set[Any]) -> None:
     """An upsert names each key once (a repeat would make the stored one depend on order)."""
     for i, (key, _) in enumerate(rows):
         if key in seen:
             raise _at(
                 StoreError(
                     "JD2001",
-                    f"document {start + i}: key {key!r} appears twice",
-                    collection=collection,
-                    key=key,
+                    f"document {start + i}: key {coll.shown(key)!r} appears twice",
+                    collection=coll.name,
+                    key=coll.shown(key),
                 ),
                 start + i,
             )
         seen.add(key)
+
+
+def _key_text(spec: CollectionSpec) -> str:
+    """How a collection's key is described: ``/id``, ``/date + /origin``, ``identity integer``."""
+    if isinstance(spec.key, tuple):
+        return " + ".join(spec.key)
+    return spec.key or f"identity {spec.identity}"
 
 
 def _at(err: StoreError, position: int | None) -> StoreError:

@@ -309,6 +309,22 @@ CODES: dict[str, tuple[str, str]] = {
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",
     ),
+    "JD2200": (
+        "key_shape",
+        "A composite key was passed in another shape: a tuple of its members in order, or a dict naming each member.",
+    ),
+    "JD2201": (
+        "key_member",
+        "A composite key's member is missing, of the wrong type, or cannot be stored (U+0000, beyond 64 bits).",
+    ),
+    "JD2202": (
+        "relation_to_composite",
+        "A relation names a collection with a composite key as its target; a reference holds one key member.",
+    ),
+    "JD2203": (
+        "bad_composite_key",
+        "A composite key declaration is not a list of two or more distinct key pointers.",
+    ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (
         "malformed_phrase",

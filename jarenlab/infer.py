@@ -12,7 +12,8 @@ The proposal reads the values a load would store (a DataFrame goes through the s
   instant: localize them, ``tz_localize("UTC")``, to make them ``date-time``);
 - ``required``: the members present in every row;
 - the key: ``key="symbol"`` makes ``/symbol`` the key (it must be present in every row as a string
-  or an integer; a DataFrame's index named like it counts); without one, keys are an ``integer``
+  or an integer; a DataFrame's index named like it counts), ``key=["origin", "time_hour"]`` a
+  composite key of those members (index levels named like them count); without one, keys are an ``integer``
   identity;
 - candidate indexes: text and date members that repeat (fewer distinct values than rows), at most
   three, named ``by_<member>``.
@@ -43,17 +44,25 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_INDEXES = 3
 
 
-def infer_model(data: Any, *, key: str | None = None, name: str = "rows") -> dict[str, Any]:
+def infer_model(data: Any, *, key: str | list[str] | None = None, name: str = "rows") -> dict[str, Any]:
     """Propose a model document with one collection ``name`` for ``data`` (a DataFrame, an Arrow
-    table or dicts); ``key`` names the member that is the key (else an integer identity).
+    table or dicts); ``key`` names the member that is the key, or a list of members for a
+    composite key (else an integer identity).
 
     The result is a plain dict: print it, edit it, pass it to :func:`jarenlab.open`.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"origin": ["JFK", "JFK"], "hour": [1, 2], "temp": [3.5, 4.0]})
+    >>> infer_model(frame.set_index(["origin", "hour"]), key=["origin", "hour"])["collections"]["rows"]["key"]
+    ['/origin', '/hour']
     """
     from jarenlab import frames
 
     if type(name) is not str or not _NAME.match(name):
         raise StoreError("JD2010", f"name is a collection name (letters, digits, _), not {name!r}")
-    index_as = key if key is not None and frames.is_frame(data) and data.index.name == key else None
+    if isinstance(key, (list, tuple)) and (len(key) < 2 or not all(isinstance(k, str) for k in key)):
+        raise StoreError("JD2010", f"a composite key names two or more members, not {key!r}", collection=name)
+    index_as = key if isinstance(key, str) and frames.is_frame(data) and data.index.name == key else None
     records = frames.records_from(data, index_as=index_as)
     for i, row in enumerate(records):
         if type(row) is not dict:
@@ -64,19 +73,23 @@ def infer_model(data: Any, *, key: str | None = None, name: str = "rows") -> dic
         decl["key"] = None
         decl["identity"] = "integer"
     else:
-        sub = schema.get("properties", {}).get(key)
-        if (
-            key not in schema.get("required", ())
-            or sub is None
-            or sub.get("type") not in ("string", "integer")
-        ):
-            raise StoreError(
-                "JD2002",
-                f"key {key!r} must be a member every row holds as a string or an integer",
-                collection=name,
-            )
-        decl["key"] = "/" + key.replace("~", "~0").replace("/", "~1")
-    decl["indexes"] = _candidates(records, schema, key)
+        members = [key] if isinstance(key, str) else list(key)
+        for member in members:
+            sub = schema.get("properties", {}).get(member)
+            if (
+                member not in schema.get("required", ())
+                or sub is None
+                or sub.get("type") not in ("string", "integer")
+            ):
+                raise StoreError(
+                    "JD2002",
+                    f"key {member!r} must be a member every row holds as a string or an integer",
+                    collection=name,
+                )
+        pointers = ["/" + m.replace("~", "~0").replace("/", "~1") for m in members]
+        decl["key"] = pointers[0] if isinstance(key, str) else pointers
+    # (a composite key's members are no index: its one column serves whole keys only)
+    decl["indexes"] = _candidates(records, schema, key if isinstance(key, str) else None)
     return {"$model": "0.1", "collections": {name: decl}}
 
 

@@ -85,7 +85,9 @@ class OwnedCollection(Queryable):
         self._member = collection.spec.owner[1:]
         #: The owner test every query statement carries (a predicate document over ``it``).
         self.scope: dict[str, Any] = {"$eq": [f"$it[{json.dumps(self._member)}]", owner]}
-        self._key_member = collection.spec.key[1:] if collection.spec.key else None
+        key = collection.spec.key
+        #: The key's members (none: keys by identity); a composite key is the tuple of its members.
+        self._key_members = (key[1:],) if isinstance(key, str) else tuple(p[1:] for p in key or ())
 
     # -- helpers ---------------------------------------------------------------------------------
     def _mine(self, doc: dict[str, Any] | None) -> bool:
@@ -129,7 +131,10 @@ class OwnedCollection(Queryable):
         raise redacted
 
     def _doc_key(self, doc: Any) -> Any:
-        return doc.get(self._key_member) if self._key_member and isinstance(doc, dict) else None
+        if not self._key_members or not isinstance(doc, dict):
+            return None
+        values = tuple(doc.get(m) for m in self._key_members)
+        return values[0] if len(values) == 1 else values
 
     def _locked(self, key: Any) -> dict[str, Any] | None:
         """Inside a transaction: the record under ``key``, locked until the transaction ends, so no
@@ -152,13 +157,13 @@ class OwnedCollection(Queryable):
     def put(self, doc: dict[str, Any], key: Any = None) -> Any:
         """Insert or replace a document of this owner; JD2094 when the key holds another owner's record."""
         doc = self._own(doc)
-        target = self._doc_key(doc) if self._key_member else key
+        target = self._doc_key(doc) if self._key_members else key
 
         def write() -> Any:
             with self.store.transaction():
                 if target is not None:
                     existing = self._locked(target)
-                    if existing is None and self._key_member and (key is None or key == target):
+                    if existing is None and self._key_members and (key is None or key == target):
                         # Nothing to lock: insert, so a record another writer puts there meanwhile
                         # is not overwritten unseen (its key is then taken: look again).
                         try:
@@ -224,8 +229,10 @@ class OwnedCollection(Queryable):
         """This owner's records as a DataFrame indexed by key."""
         keys, texts = self.texts()
         if flatten:
-            return frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
-        return frames.pages_to_frame([list(zip(keys, texts))], self.collection.spec.schema)
+            frame = frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
+        else:
+            frame = frames.pages_to_frame([list(zip(keys, texts))], self.collection.spec.schema)
+        return self.collection.keyed_frame(frame)
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""
@@ -240,16 +247,21 @@ class OwnedCollection(Queryable):
         return [key for key, _ in rows], [text for _, text in rows]
 
     def keys(self) -> list[Any]:
-        """This owner's keys, in storage order."""
+        """This owner's keys, in storage order (a composite key as its tuple)."""
+        return [self.collection.shown(k) for k in self.stored_keys()]
+
+    def stored_keys(self) -> list[Any]:
+        """This owner's keys as statements and the change log hold them, in storage order."""
         return self.texts()[0]
 
     def positions(self, keys: list[Any] | None = None) -> dict[Any, int]:
         """Storage positions of this owner's records (see
         :meth:`jarenlab.collection.Collection.positions`); another owner's keys are not answered."""
         if keys is None:
-            return self.collection.positions(self.keys())
+            return self.collection.positions(self.stored_keys())
         found = self.collection.positions(keys)
-        return {key: pos for key, pos in found.items() if self._mine(self.collection.get(key))}
+        shown = self.collection.shown
+        return {key: pos for key, pos in found.items() if self._mine(self.collection.get(shown(key)))}
 
     def owns(self, doc: dict[str, Any] | None) -> bool:
         """Whether ``doc`` is this owner's record (a live query shows no other: another owner's

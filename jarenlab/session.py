@@ -262,10 +262,11 @@ class Session:
         document again refreshes its snapshot. ``track=False`` reads without retaining anything."""
         coll = self._collection(collection)
         _switch(track)
+        asked, key = key, coll.stored_key(key)
         entry = self._entries.get((collection, key))
         if entry is not None and entry.state != "clean":
             return entry.current
-        doc = coll.get(key)
+        doc = coll.get(asked)
         if not track:
             return None if doc is None else freeze(doc)
         return self._track(collection, key, doc)
@@ -325,7 +326,7 @@ class Session:
             entry.plain, entry.text, entry.current = plain, text, freeze(plain)
         else:
             self._stage(coll, entry, plain, text)
-        return key
+        return coll.shown(key)
 
     def add(self, collection: str, doc: dict[str, Any]) -> Any:
         """Stage a new document, validated now (the write's coded errors: JD2003, JD2002, ...);
@@ -348,14 +349,14 @@ class Session:
                 "JD2001",
                 "the session already tracks this key: put a replacement instead",
                 collection=collection,
-                key=key,
+                key=coll.shown(key),
             )
-        return key
+        return coll.shown(key)
 
     def remove(self, collection: str, key: Any) -> None:
         """Stage the delete of a tracked document (one only added is simply dropped); JD2006 when
         the session does not track the key."""
-        self._collection(collection)
+        key = self._collection(collection).stored_key(key)
         entry = self._tracked(
             collection, key, "remove deletes a document this session tracks: read it with s.get first"
         )
@@ -366,7 +367,7 @@ class Session:
 
     def discard(self, collection: str, key: Any) -> bool:
         """Stop tracking a document and drop what was staged for it; whether it was tracked."""
-        self._collection(collection)
+        key = self._collection(collection).stored_key(key)
         return self._entries.pop((collection, key), None) is not None
 
     def _tracked(self, collection: str, key: Any, why: str) -> _Entry:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent / "jarenlab"
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("errors", "arguments", "reprs", "pointer", "causation", "lazy", "moved", "backoff"),  # the foundation
     ("query.lang", "values"),  # the language and its reference engine (the oracle); Python values
-    ("patch", "frames"),  # JSON Patch and merge patch; pandas and Arrow conversion
+    ("patch", "frames", "keys"),  # JSON Patch and merge patch; pandas and Arrow; composite keys
     ("query.build",),  # the builder: it, param, Query, pandas habits, .dt, join chains
     ("query",),  # the language's front door
     ("model",),  # the model's pure declarations: collections, indexes, intervals, relations

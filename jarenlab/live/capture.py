@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab.keys import KeyKind, pointer_token, stored_key
 from jarenlab.live.diff import diff
 from jarenlab.pointer import escape, unescape
 
@@ -86,15 +87,17 @@ def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any,
     return net
 
 
-def to_ops(changes: Iterable[Change]) -> list[dict[str, Any]]:
+def to_ops(changes: Iterable[Change], key_types: Mapping[str, KeyKind] | None = None) -> list[dict[str, Any]]:
     """The RFC 6902 operations of a commit's changes (one per changed document, first-touched
-    order; none for a document that ends as it began)."""
+    order; none for a document that ends as it began); ``key_types`` names composite keys'
+    codecs, whose pointer token is the members' JSON array."""
     ops: list[dict[str, Any]] = []
     dumps, loads = orjson.dumps, orjson.loads
     for coll, keys in net_states(changes).items():
         prefix = "/" + escape(coll) + "/"
+        kind = (key_types or {}).get(coll)
         for key, (old, doc, moved) in keys.items():
-            path = prefix + escape(key)
+            path = prefix + escape(pointer_token(kind, key))
             if old is UNKNOWN:
                 ops.append(
                     {"op": "remove", "path": path}
@@ -129,8 +132,8 @@ class Record:
 class ChangeLog:
     """Writes and reads the change log of one store.
 
-    ``key_types`` maps each collection to ``int`` or ``str`` (pointer tokens are text; integer
-    keys are turned back into ints when a record is read). ``clock`` stamps ``at_ms``. Every
+    ``key_types`` maps each collection to ``int``, ``str`` or a composite key's codec (pointer
+    tokens are text; integer and composite keys are turned back into stored keys when a record is read). ``clock`` stamps ``at_ms``. Every
     method takes the store's :class:`~jarenlab.database.Database`; ``write`` runs inside the
     committing transaction.
 
@@ -148,7 +151,7 @@ class ChangeLog:
 
     def __init__(
         self,
-        key_types: dict[str, type],
+        key_types: dict[str, KeyKind],
         *,
         retention: int = 1000,
         inline_limit: int = 10_000,
@@ -171,7 +174,7 @@ class ChangeLog:
             patch = None
             collections = list(dict.fromkeys([*(c[0] for c in changes), *sorted(compact or ())]))
         else:
-            ops = to_ops(changes)
+            ops = to_ops(changes, self.key_types)
             if not ops:
                 return None  # nothing changed after all: no record
             collections = list(dict.fromkeys(parse_pointer(op["path"])[0] for op in ops))
@@ -237,6 +240,6 @@ class ChangeLog:
         ops = orjson.loads(patch)
         for op in ops:
             coll, token = parse_pointer(op["path"])
-            key: Any = int(token) if self.key_types.get(coll) is int else token
+            key = stored_key(self.key_types.get(coll), token)
             net.setdefault(coll, {})[key] = op.get("value") if op["op"] != "remove" else None
         return Record(seq, at_ms, source, colls, net, ops)

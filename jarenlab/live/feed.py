@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from jarenlab.errors import LiveError
+from jarenlab.keys import CompositeKey, KeyKind, stored_key
 from jarenlab.live.capture import parse_pointer
 from jarenlab.reprs import table
 
@@ -93,15 +94,19 @@ class DocumentChange(NamedTuple):
 
 
 def document_changes(
-    seq: int, at_ms: int, ops: list[dict[str, Any]], key_types: dict[str, type]
+    seq: int, at_ms: int, ops: list[dict[str, Any]], key_types: dict[str, KeyKind]
 ) -> list[DocumentChange]:
-    """The document changes of one stored record (``ops``: its stored operations)."""
+    """The document changes of one stored record (``ops``: its stored operations); a composite
+    key is its tuple, named in the pointers by its members' JSON array."""
     at = dt.datetime.fromtimestamp(at_ms / 1000, tz=dt.UTC)
     out = []
     for op in ops:
         path = op["path"]
         coll, token = parse_pointer(path)
-        key: Any = int(token) if key_types.get(coll) is int else token
+        kind = key_types.get(coll)
+        key = stored_key(kind, token)
+        if isinstance(kind, CompositeKey):
+            key = kind.decode(key)
         kind = op["op"]
         if kind == "add":
             out.append(DocumentChange(seq, at, coll, key, "insert", [op]))

@@ -76,7 +76,7 @@ class ChangeHub:
         self.store = store
         self.clock = clock
         self.log = ChangeLog(
-            {name: spec.key_type for name, spec in store.model.collections.items()},
+            {name: spec.composite or spec.key_type for name, spec in store.model.collections.items()},
             clock=clock,
         )
         self.max_queries = 64
@@ -235,7 +235,7 @@ class ChangeHub:
         dropped) closes with JD2111; one whose collection changed or was rewritten re-seeds from
         what is committed (the adoption may happen inside a transaction that is about to roll
         back), closing with JD2111 when its query fails against the new model."""
-        self.log.key_types = {name: spec.key_type for name, spec in new.collections.items()}
+        self.log.key_types = {name: spec.composite or spec.key_type for name, spec in new.collections.items()}
         with self.lock:
             touched, self._touched = self._touched, set()
             for q in list(self.queries):

@@ -109,7 +109,7 @@ def seed_pairs(
         keys, texts = coll.texts()
         rows = list(zip(keys, texts))
     elif positions is not None and not positions.by_key and positions.locate is None:
-        positions.number(coll.keys())
+        positions.number(coll.stored_keys())
     loads = orjson.loads
     return [(key, loads(text)) for key, text in rows]
 

@@ -166,6 +166,13 @@ def _same(a: Any, b: Any) -> bool:
     return canonical_json(a) == canonical_json(b)
 
 
+def _key_shape(spec: CollectionSpec) -> tuple[Any, ...]:
+    """What a collection's stored keys depend on: its key, identity and key types (a composite
+    key's member types too, though all its keys are stored as text)."""
+    composite = spec.composite
+    return (spec.key, spec.identity, spec.key_type, composite.types if composite else None)
+
+
 def _collection_steps(pair: Pair) -> None:
     old, new = pair.old, pair.new
     if old is None:
@@ -177,7 +184,7 @@ def _collection_steps(pair: Pair) -> None:
     if new is None:
         pair.steps.append(Step("drop collection", old.name, "with its documents"))
         return
-    if (old.key, old.identity, old.key_type) != (new.key, new.identity, new.key_type):
+    if _key_shape(old) != _key_shape(new):
         raise MigrationError(
             "JD0060",
             f"collection {new.name!r} changes its key ({old.key or old.identity} to "

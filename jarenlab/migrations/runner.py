@@ -287,7 +287,7 @@ class Migrator:
         checker = Collection(store, new)  # checks against the new declaration, writes its table
         reader = checker if not dry else store.collection(pair.old.name)
         validator = jsonschema_rs.validator_for(new.schema)
-        key_member = new.key[1:] if new.key else None
+        keyed = new.key is not None
         total = counts[pair.old.name]
         what = "transform" if fn is not None else "check"
         bar = frames.progress(total, f"{what} {new.name}", progress and total > 0)
@@ -298,7 +298,7 @@ class Migrator:
             updates: list[tuple[Any, str, dict[str, Any]]] = []
             deletes: list[Any] = []
             for key, text in page:
-                doc = loads(text)
+                doc, shown = loads(text), checker.shown(key)
                 if fn is not None:
                     try:
                         out = fn(doc)
@@ -308,7 +308,7 @@ class Migrator:
                             f"the transform of {new.name!r} raised {type(exc).__name__}: {exc}; "
                             "nothing was migrated",
                             collection=new.name,
-                            key=key,
+                            key=shown,
                         ) from exc
                     if out is None:
                         deletes.append(key)
@@ -322,19 +322,19 @@ class Migrator:
                     own, good, written = checker.prepare(out)
                 except ValidationError as err:
                     if err.code != "JD2003":
-                        raise _not_a_document(new.name, key, err) from err
+                        raise _not_a_document(new.name, shown, err) from err
                     for e in validator.iter_errors(out):
-                        violations.append((new.name, key, pointer.of(e.instance_path), e.message))
+                        violations.append((new.name, shown, pointer.of(e.instance_path), e.message))
                     continue
                 except StoreError as err:
-                    raise _not_a_document(new.name, key, err) from err
-                if key_member is not None and own != key:
+                    raise _not_a_document(new.name, shown, err) from err
+                if keyed and own != key:
                     raise MigrationError(
                         "JD0024",
-                        f"the transform of {new.name!r} changed the key {key!r} to {own!r}: a migration "
-                        "keeps every document under its key",
+                        f"the transform of {new.name!r} changed the key {shown!r} to "
+                        f"{checker.shown(own)!r}: a migration keeps every document under its key",
                         collection=new.name,
-                        key=key,
+                        key=shown,
                     )
                 if fn is not None and written != text:
                     updates.append((key, written, good))

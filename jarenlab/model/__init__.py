@@ -24,6 +24,7 @@ import orjson
 
 from jarenlab import pointer
 from jarenlab.errors import ModelError
+from jarenlab.keys import CompositeKey
 from jarenlab.model.intervals import IntervalSpec, check_declarations
 from jarenlab.model.relations import Relation
 from jarenlab.model.relations import check as check_relations
@@ -74,14 +75,26 @@ class CollectionSpec:
 
     name: str
     schema: dict[str, Any]
-    key: str | None
+    #: A pointer, a tuple of pointers (a composite key), or None (keys by ``identity``).
+    key: str | tuple[str, ...] | None
     identity: str | None
+    #: The key column's type: ``int`` or ``str`` (a composite key is stored as text).
     key_type: type
     indexes: tuple[IndexSpec, ...]
     columns: tuple[ColumnSpec, ...]
     intervals: tuple[IntervalSpec, ...] = ()
     owner: str | None = None
     version: str | None = None
+
+    @functools.cached_property
+    def composite(self) -> CompositeKey | None:
+        """The codec of a composite key (None for a single or allocated key)."""
+        if not isinstance(self.key, tuple):
+            return None
+        props = self.schema.get("properties") or {}
+        members = tuple(p[1:] for p in self.key)
+        types = tuple(str if props[m].get("type") == "string" else int for m in members)
+        return CompositeKey(self.name, members, types)
 
     def index_paths(self) -> list[tuple[tuple[tuple[str | int, ...], bool], ...]]:
         """Each declared index as its (path segments, descending) pairs, in the index's order."""
@@ -287,6 +300,27 @@ def _check_pointer(value: Any, schema: dict[str, Any], doc_path: str, what: str)
     return member, kind
 
 
+def _check_key(key: Any, schema: dict[str, Any], doc_path: str) -> tuple[str | tuple[str, ...], type]:
+    """A key declaration: one pointer, or a list of two or more distinct ones (a composite key,
+    stored as text); returns (the key, its column's type).
+
+    >>> schema = {"properties": {"d": {"type": "string"}, "n": {"type": "integer"}}, "required": ["d", "n"]}
+    >>> _check_key(["/d", "/n"], schema, "/k"), _check_key("/n", schema, "/k")
+    ((('/d', '/n'), <class 'str'>), ('/n', <class 'int'>))
+    """
+    if not isinstance(key, list):
+        return key, str if _check_pointer(key, schema, doc_path, "key")[1] == "string" else int
+    if len(key) < 2 or len(set(map(str, key))) != len(key):
+        raise ModelError(
+            "JD2203",
+            f'a composite key is a list of two or more distinct pointers, such as ["/date", "/origin"], not {key!r}',
+            doc_path=doc_path,
+        )
+    for i, member in enumerate(key):
+        _check_pointer(member, schema, f"{doc_path}/{i}", "a key member")
+    return tuple(key), str
+
+
 def index_name(collection: str, index: str) -> str:
     """The database name of a declared index: ``<collection>_<index>`` (so it shares the tables'
     namespace, and :func:`load_model` refuses one that would be a collection's name).
@@ -333,7 +367,7 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     else:
         if identity is not None:
             raise _fail('"identity" is only allowed with "key": null', f"{doc_path}/identity")
-        key_type = str if _check_pointer(key, schema, f"{doc_path}/key", "key")[1] == "string" else int
+        key, key_type = _check_key(key, schema, f"{doc_path}/key")
     owner = decl.get("owner")
     if owner is not None:
         member, _ = _check_pointer(owner, schema, f"{doc_path}/owner", "owner")
@@ -342,7 +376,7 @@ def _collection(name: str, decl: Any, doc_path: str) -> CollectionSpec:
     version = decl.get("version")
     if version is not None:
         _, kind = _check_pointer(version, schema, f"{doc_path}/version", "version")
-        if kind != "integer" or version == key:
+        if kind != "integer" or version == key or (isinstance(key, tuple) and version in key):
             raise _fail(
                 f"version {version!r} must be an integer member of the schema other than the key",
                 f"{doc_path}/version",

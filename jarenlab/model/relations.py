@@ -101,7 +101,7 @@ def _fail(code: str, reason: str, doc_path: str) -> ModelError:
     return ModelError(code, reason, doc_path=doc_path)
 
 
-def _spec(specs: Mapping[str, Any], name: str) -> tuple[dict[str, Any], str | None]:
+def _spec(specs: Mapping[str, Any], name: str) -> tuple[dict[str, Any], Any]:
     spec = specs[name]
     if isinstance(spec, dict):
         return spec.get("schema") or {}, spec.get("key")
@@ -160,6 +160,12 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
     member = via[1:]
     schema, _ = _spec(specs, holder)
     types = _types(schema, member)
+    if isinstance(_spec(specs, target)[1], (list, tuple)):
+        raise _fail(
+            "JD2202",
+            f"relation {name!r}: {target!r} has a composite key, and a reference holds one member",
+            f"{at}/to",
+        )
     key = _key_type(specs, target)
     side = f"{holder!r}'s member {via}"
     if types is None:

@@ -69,7 +69,8 @@ def _on_delete(
         if doc is not None:
             return
         coll = store[holder]
-        found = referencing(coll, member, key)
+        # (a composite-keyed holder's keys as its own calls take them: their tuples)
+        found = [coll.shown(k) for k in referencing(coll, member, key)]
         if not found:
             return
         if action == "restrict":
