@@ -25,6 +25,7 @@ from jarenlab.query.columnar.columns import Column, Decline, Table, bits, values
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
+from jarenlab.query.columnar.series import resampled, rolled
 from jarenlab.query.columnar.spread import medians, stddevs
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
@@ -466,6 +467,9 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> l
     out: list[Any] = []
     for g in order:
         out.extend(_items(plan.output, g, key_values, aggs))
+    if plan.series is not None:  # the last key is the interval's start, the ones before the $by keys
+        keys = [tuple(kv[g] for kv in key_values[:-1]) for g in order]
+        return resampled(plan.series, keys, out)
     return out
 
 
@@ -551,8 +555,15 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
     idx = idx[plan.offset : end]
     assert plan.output is not None
     values: dict[Field, list[Any]] = {}
+    computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
     for f in _fields_of_out(plan.output):
-        values[f] = _python(cols[f], idx)
+        name = f.steps[0] if len(f.steps) == 1 else None
+        if name in computed:
+            if any(v is None for v in computed[name]):  # the engine shows a stored member there
+                raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
+            values[f] = computed[name]
+        else:
+            values[f] = _python(cols[f], idx)
     return [item for i in range(len(idx)) for item in _row_items(plan.output, i, values)]
 
 
