@@ -108,7 +108,14 @@ def test_random_resamples_are_the_engines(open_store: Any, fill: Any) -> None:
     t.insert_many([doc(rng) for _ in range(500)])
     for width, by in (("PT1H", None), ("PT6H", it.o), ("P1D", [it.o, it.i]), ("PT45M", None)):
         q = t.resample(
-            it.when, width, by=by, fill=fill, n=agg.count(), sx=agg.sum(it.x), ai=agg.avg(it.i), hi=agg.max(it.o)
+            it.when,
+            width,
+            by=by,
+            fill=fill,
+            n=agg.count(),
+            sx=agg.sum(it.x),
+            ai=agg.avg(it.i),
+            hi=agg.max(it.o),
         )
         got, sql, engine, mode = answers(t, q)
         assert mode == "columnar", (width, by, fill)

@@ -559,12 +559,20 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
     for f in _fields_of_out(plan.output):
         name = f.steps[0] if len(f.steps) == 1 else None
         if name in computed:
-            if any(v is None for v in computed[name]):  # the engine shows a stored member there
+            if None in computed[name]:  # the engine shows a stored member of that name there
                 raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
             values[f] = computed[name]
         else:
             values[f] = _python(cols[f], idx)
-    return [item for i in range(len(idx)) for item in _row_items(plan.output, i, values)]
+    out = plan.output
+    if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
+        # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
+        names = [k for k, _ in out.members]
+        lists = [values[m.field] for _, m in out.members if isinstance(m, FieldOut)]
+        if not any(None in v for v in lists):
+            return [dict(zip(names, row)) for row in zip(*lists)]
+        return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*lists)]
+    return [item for i in range(len(idx)) for item in _row_items(out, i, values)]
 
 
 def _fields_of_out(out: Out) -> list[Field]:
