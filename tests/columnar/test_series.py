@@ -1,5 +1,5 @@
 """Rolling windows and resampled series answered by the columns on every backend: random documents,
-widths, partitions and aggregates, each answer equal to SQL's and the engine's (``int`` told from
+widths, partitions and aggregates (float sums among them), each answer equal to SQL's and the engine's (``int`` told from
 ``float``), fresh after random writes, and the constructs the columns decline, with their reasons."""
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ def doc(rng: random.Random, full: bool = False) -> dict[str, Any]:
     if full or rng.random() < 0.85:
         d["i"] = rng.choice([rng.randint(-50, 50), rng.randint(-(2**40), 2**40)])
     if rng.random() < 0.8:
-        d["x"] = rng.uniform(-5, 5)
+        d["x"] = rng.choice(
+            [rng.uniform(-5, 5), rng.randint(-3, 3), 0.1, 1e15 + 0.5, -1e15 - 0.5, 2.0**-60, 0.5]
+        )
     if full or rng.random() < 0.9:
         day, hour, minute = rng.randint(1, 20), rng.randint(0, 23), rng.choice([0, 0, 30, 59])
         d["when"] = f"2013-03-{day:02d}T{hour:02d}:{minute:02d}:{rng.choice([0, 0, 1, 59]):02d}Z"
@@ -71,16 +73,21 @@ def test_random_rolling_windows_are_the_engines(open_store: Any) -> None:
     t = store["t"]
     rng = random.Random(3)
     t.insert_many([doc(rng, full=True) for _ in range(600)])
+    t.insert_many([{**doc(rng, full=True), "x": float(n % 7)} for n in range(40)])  # integer-valued floats
     shapes = [
         ("PT1H", None, {"n": agg.count(), "s": agg.sum(it.i), "a": agg.avg(it.i)}),
         ("P1D", it.o, {"lo": agg.min(it.i), "hi": agg.max(it.o), "k": agg.count(it.x)}),
         ("PT1S", [it.o, it.i], {"n": agg.count(), "lo": agg.min(it.o)}),
         ("P7D", None, {"a": agg.avg(it.i), "hi": agg.max(it.i), "lo": agg.min(it.o)}),
         ("PT90M", it.o, {"s": agg.sum(it.i), "a": agg.avg(it.i), "c": agg.count(it.i)}),
+        ("PT6H", None, {"sx": agg.sum(it.x), "ax": agg.avg(it.x)}),
+        ("P2D", it.o, {"sx": agg.sum(it.x), "n": agg.count(it.x)}),
+        ("PT1S", None, {"sx": agg.sum(it.x)}),
     ]
     for width, partition, compute in shapes:
-        got, sql, engine, mode = answers(t, rolled(t, width, partition, **compute))
-        assert mode == "columnar", (width, compute)
+        q = rolled(t, width, partition, **compute)
+        got, sql, engine, mode = answers(t, q)
+        assert mode == "columnar", (width, compute, t.explain(q.document, columns=True, analyze=True).columns)
         assert same(got, engine) and same(sql, engine), (width, compute)
 
 
@@ -118,7 +125,12 @@ def test_random_resamples_are_the_engines(open_store: Any, fill: Any) -> None:
             hi=agg.max(it.o),
         )
         got, sql, engine, mode = answers(t, q)
-        assert mode == "columnar", (width, by, fill)
+        assert mode == "columnar", (
+            width,
+            by,
+            fill,
+            t.explain(q.document, columns=True, analyze=True).columns,
+        )
         assert same(got, engine) and same(sql, engine), (width, fill)
 
 
@@ -160,7 +172,7 @@ def test_what_the_columns_decline_and_why(open_store: Any) -> None:
     t.insert_many([doc(random.Random(1), full=True) for _ in range(50)])
     reasons = {
         "a rolling returned whole": t.rolling(it.when, "PT1H", n=agg.count()),
-        "$rolling aggregate": rolled(t, "PT1H", None, a=agg.avg(it.x)),
+        "$rolling aggregate": rolled(t, "PT1H", None, a=agg.min(it.x)),
         "calendar width": rolled(t, "P1M", None, n=agg.count()),
         "$window": t.window(partition=it.o, order_by=it.i, r=win.rank()),
     }
@@ -169,3 +181,31 @@ def test_what_the_columns_decline_and_why(open_store: Any) -> None:
         assert not ex.columns["used"] and phrase in ex.columns["reason"], (phrase, ex.columns)
         got, sql, engine, mode = answers(t, q)
         assert mode != "columnar" and same(got, engine) and same(sql, engine)
+
+
+def test_float_window_sums_are_correctly_rounded() -> None:
+    """Window sums of random doubles (cancelling, tiny, at rounding midpoints) against the engine's
+    ``$sum`` of the same items, window by window."""
+    import numpy as np
+
+    from jarenlab.query.columnar.columns import Decline
+    from jarenlab.query.columnar.series import float_sums
+    from jarenlab.query.lang.functions import exact_sum
+
+    rng = random.Random(17)
+    pool = [1.0, 2.0**-53, 3 * 2.0**-54, 1e15 + 0.5, -1e15 - 0.5, 0.1, 0.2, 0.3, 2.0**-60, 1e30, -1e30, 5.0]
+    for _ in range(30):
+        n = rng.randint(1, 60)
+        raw = np.array([rng.choice(pool) if rng.random() < 0.6 else rng.uniform(-1e3, 1e3) for _ in range(n)])
+        lo = np.array(sorted(rng.randint(0, i) for i in range(n)))
+        hi = np.arange(1, n + 1)
+        ones = np.ones(n, dtype=np.int64)
+        counts = np.cumsum(ones)[hi - 1] - np.concatenate([[0], np.cumsum(ones)])[lo]
+        got = float_sums("sum", raw, counts, counts, lo, hi)
+        means = float_sums("avg", raw, counts, counts, lo, hi)
+        for i in range(n):
+            want = exact_sum(raw[lo[i] : hi[i]].tolist(), "")
+            assert same(got[i], want), (raw[lo[i] : hi[i]].tolist(), got[i], want)
+            assert same(means[i], want / int(counts[i]))
+    with pytest.raises(Decline):  # 2^-900 beside 1e300: more levels than the columns split into
+        float_sums("sum", np.array([1e300, 2.0**-900]), ones[:2], ones[:2], lo[:2] * 0, hi[:2])

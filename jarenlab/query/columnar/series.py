@@ -15,11 +15,12 @@ a ``$time-bucket``); :func:`resampled` hands its groups to the engine's own gap 
 
 >>> order, lo, hi = windows(np.array([0, 0, 1]), np.array([0, 3_600_000, 0]), 7_200_000)
 >>> order.tolist(), (hi - lo).tolist()
-[[0, 1, 2], [1, 2, 1]]
+([0, 1, 2], [1, 2, 1])
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.query.columnar.columns import Column, Decline, bits, values_at
+from jarenlab.query.columnar.exact import levels
 from jarenlab.query.columnar.keys import encode, instants, member_codes
 from jarenlab.query.lang.dates import epoch_ms
 from jarenlab.query.lang.series import fill_gaps
@@ -111,6 +113,12 @@ def _aggregate(
         return counts.tolist()
     if fn in ("min", "max"):
         return _extremes(fn, values, present, counts, lo, hi)
+    if values.type == pa.float64():
+        ints = cols[ranged.field].ints
+        written = np.zeros(len(rows), dtype=bool) if ints is None else ints[rows]
+        floats = _ranges((present & ~written).astype(np.int64), lo, hi)
+        raw = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
+        return float_sums(fn, raw, floats, counts, lo, hi)
     if values.type != pa.int64():
         raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
     raw = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
@@ -127,6 +135,66 @@ def _aggregate(
     for i in np.flatnonzero(~small | (counts == 0)).tolist():
         out[i] = int(sums[i]) / int(counts[i]) if counts[i] else None
     return out
+
+
+def float_sums(
+    fn: str, raw: np.ndarray, floats: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> list[Any]:
+    """Each window's ``$sum`` (or ``$avg``) of a number member as the engine's: the float nearest
+    the exact sum where the window holds a float, the integer sum where it holds integers only.
+
+    The values are split into levels (:func:`~.exact.levels`): each level's prefix sums, and so
+    each window's level sum (a difference of two), are exact. A window's levels are added as a
+    double-double (``TwoSum``), rounded once, and the rounding checked against a bound of what
+    the double-double may miss: a sum that may lie at a rounding midpoint (rare) is added by
+    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline.
+
+    >>> lo, hi = np.array([0, 0, 1]), np.array([1, 2, 3])
+    >>> float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi)
+    [0.1, 0.30000000000000004, 0.5]
+    """
+    if raw.size and not float(np.abs(raw).max()) < 2.0**1000:
+        raise Decline("a rolling sum of an infinity, a NaN or a magnitude near the largest double")
+    parts, spread = levels(raw)
+    if spread:
+        raise Decline("a rolling sum of values spread too widely for exact levels")
+    sums = [_ranges_float(level, lo, hi) for level in parts]
+    total = sums[0] if sums else np.zeros(len(lo))
+    low = np.zeros(len(lo))  # the rounding errors so far, exactly: total + sum(errors) is the sum
+    size = np.zeros(len(lo))  # a bound on the magnitude of those errors
+    for level in sums[1:]:
+        total, error = _two_sum(total, level)
+        low += error
+        size += np.abs(error)
+    rounded = total + low
+    a, b = _two_sum(total, -rounded)  # what rounding left out, a + b + (the errors)
+    left = a + b + low
+    bound = 2.0**-45 * (np.abs(a) + np.abs(b) + size + np.abs(low))
+    half = np.spacing(np.nextafter(np.abs(rounded), 0)) / 2  # the smaller of the gaps about it
+    unsure = ~(np.abs(left) + bound < half)
+    out: list[Any] = (rounded + 0.0).tolist()
+    for i in np.flatnonzero(unsure).tolist():
+        out[i] = math.fsum([float(s[i]) for s in sums]) + 0.0
+    for i in np.flatnonzero(floats == 0).tolist():  # integers only: an integer
+        if abs(out[i]) >= 2**53:
+            raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
+        out[i] = int(out[i])
+    if fn == "sum":
+        return out
+    return [v / int(c) if c else None for v, c in zip(out, counts.tolist())]
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a + b`` rounded and its exact error (Knuth's TwoSum, element by element)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _ranges_float(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The sum of ``values[lo:hi]`` for each window, exact where every prefix sum is (a level)."""
+    prefix = np.concatenate([np.zeros(1), np.cumsum(values)])
+    return prefix[hi] - prefix[lo]
 
 
 def _ranges(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -859,9 +859,12 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
         return parts
     compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
     checks = [f for f in parts if f.family == "integer"]
+    # (a capability of the columns' traits alone: a database's dialect does not declare it)
+    projects = outer is not None and getattr(ctx.dialect, "projects_series", False)
     for fn in node.compute:
         value = None if fn.fn == "count" and _is_var(fn.arg, node.var) else field_of(fn.arg, wctx)
-        if value is not None and not (isinstance(value, Field) and value.family in _FRAMED_FAMILIES[fn.fn]):
+        families = _FRAMED_FAMILIES[fn.fn] + (("number",) if projects and fn.fn in ("sum", "avg") else ())
+        if value is not None and not (isinstance(value, Field) and value.family in families):
             return Reason(f"${fn.fn}", _ROLLING_AGGREGATE)
         if value is not None and value.family == "integer" and fn.fn != "count":
             checks.append(value)
@@ -877,8 +880,6 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     )
     if outer is None:
         return rolled
-    # (a capability of the columns' traits alone: a database's dialect does not declare it)
-    projects = getattr(ctx.dialect, "projects_series", False)
     projected = _rolled_output(outer, ctx, compute) if projects else None
     if projected is not None:
         return replace(rolled, output=projected, rolling=ranking)
