@@ -583,7 +583,8 @@ def _fields_of_out(out: Out) -> list[Field]:
 
 def _python(col: Column, idx: np.ndarray) -> list[Any]:
     """The members at ``idx`` as the engine holds them (None: missing)."""
-    values = col.values.take(pa.array(idx)).to_pylist()
+    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
+    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
     if col.ints is None:
         return values
     ints = col.ints[idx]

@@ -89,14 +89,15 @@ def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dic
         codes = np.zeros(len(timed), dtype=np.int64)
     order, lo, hi = windows(codes, times, first.width)
     at = timed[order]  # each sorted row's place among ``rows``
+    # each row's place in the sorted order (past the end: a row without a time, no member)
+    place = np.full(len(rows), len(at), dtype=np.int64)
+    place[at] = np.arange(len(at))
+    spots = place.tolist()
     out: dict[str, list[Any]] = {}
     for name, fn, ranged in ranking.compute:
         assert isinstance(ranged, Ranged)
-        values = _aggregate(fn, ranged, cols, rows[at], lo, hi)
-        full: list[Any] = [None] * len(rows)
-        for i, v in zip(at.tolist(), values):
-            full[i] = v
-        out[name] = full
+        values = [*_aggregate(fn, ranged, cols, rows[at], lo, hi), None]
+        out[name] = [values[j] for j in spots]
     return out
 
 
