@@ -123,7 +123,7 @@ def _aggregate(
     if values.type != pa.int64():
         raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
     raw = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
-    top = int(np.abs(raw).max()) if len(raw) else 0
+    top = max(abs(int(raw.max())), abs(int(raw.min()))) if len(raw) else 0  # (abs of -2^63 wraps)
     if top * len(raw) >= 2**63:
         raise Decline("a rolling integer sum that may pass 64 bits")
     sums = _ranges(raw, lo, hi)
