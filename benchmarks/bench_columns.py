@@ -304,7 +304,69 @@ def questions(
             ["cat"],
         )
     )
+    q9 = t.rolling(it.when, "P7D", partition=it.city, avg7=agg.avg(it.size)).select(
+        {"when": it.when, "city": it.city, "avg7": it.avg7}
+    )
+    out.append(
+        (
+            "7-day rolling mean (int) per city, every row",
+            q9,
+            {
+                # pandas' time window ends at the row itself: a later row at the same instant (a
+                # peer) is not in it, where the language's is (checked apart from the peers)
+                "pandas": lambda: rolling_pandas(frame),
+                "duckdb": lambda: duck.execute(
+                    'SELECT avg(size) OVER (PARTITION BY city ORDER BY "when" RANGE BETWEEN '
+                    "INTERVAL '604799 seconds' PRECEDING AND CURRENT ROW) AS avg7 FROM frame "
+                    "ORDER BY pos"
+                ).df()["avg7"],
+            },
+            "rolling",
+        )
+    )
+    q10 = t.resample(it.when, "P30D", n=agg.count(), avg=agg.avg(it.price))
+    origin = pd.Timestamp("2000-01-03")  # (pandas takes an origin for days on naive times only)
+    naive = frame.assign(when=frame["when"].dt.tz_localize(None))
+    out.append(
+        (
+            "30-day resample: count, mean (float)",
+            q10,
+            {
+                "pandas": lambda: (
+                    naive.resample("30D", on="when", origin=origin)
+                    .agg(n=("price", "size"), avg=("price", "mean"))
+                    .query("n > 0")
+                    .reset_index()
+                ),
+                "duckdb": lambda: duck.execute(
+                    'SELECT to_timestamp(floor((epoch("when") - 946857600) / 2592000) * 2592000 + 946857600) '
+                    'AS "when", count(*) AS n, avg(price) AS avg FROM frame GROUP BY 1'
+                ).df(),
+            },
+            ["when"],
+        )
+    )
     return out
+
+
+def rolling_pandas(frame: pd.DataFrame) -> pd.Series:
+    """pandas' 7-day rolling mean of ``size`` per city, in the frame's row order."""
+    ordered = frame.sort_values(["city", "when"], kind="stable")
+    means = ordered.groupby("city", sort=True).rolling("7D", on="when")["size"].mean()
+    return pd.Series(means.to_numpy(), index=ordered.index).sort_index()
+
+
+def rolling_agrees(got: pd.Series, first: list[dict[str, Any]], frame: pd.DataFrame, peers: bool) -> bool:
+    """A peer's rolling means equal the columns' row for row (``peers``: also at rows sharing
+    their instant with another row of their city, where pandas' window stops at the row itself)."""
+    ours = np.array([r["avg7"] for r in first])
+    theirs = got.to_numpy(dtype=float)
+    keep = (
+        np.ones(len(ours), dtype=bool)
+        if peers
+        else ~frame.duplicated(["city", "when"], keep=False).to_numpy()
+    )
+    return bool(np.allclose(ours[keep], theirs[keep], rtol=1e-9, atol=0))
 
 
 def contenders(t: Any, q: Any, by: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -317,7 +379,7 @@ def contenders(t: Any, q: Any, by: Any) -> tuple[Callable[[], Any], Callable[[],
     return (lambda: t.execute(document, {}, columns=True)), (lambda: t.execute(document, {}, columns=False))
 
 
-def run(store: Any, n: int, rounds: int, sql_rounds: int) -> None:
+def run(store: Any, n: int, rounds: int, sql_rounds: int, only: list[str]) -> None:
     t = store["sales"]
     t0 = time.perf_counter()
     t.insert_many(generate(n))
@@ -327,19 +389,23 @@ def run(store: Any, n: int, rounds: int, sql_rounds: int) -> None:
     export = time.perf_counter() - t0
     table = pa.Table.from_pandas(frame, preserve_index=False)
     duck = duckdb.connect()
-    duck.register("frame", frame)
+    duck.register("frame", frame.assign(pos=np.arange(len(frame))))
     print(f"exported to pandas in {export:.1f} s; pandas, DuckDB and pyarrow run on that export\n")
     print(
         f"| question ({n:,} documents, no index for it) | columns (warm) | SQL | pandas | DuckDB | pyarrow | vs pandas | vs DuckDB |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for name, q, peers, by in questions(t, frame, table, duck):
+        if only and not any(word in name for word in only):
+            continue
         answer, answer_sql = contenders(t, q, by)
         first = answer()
         for peer, fn in peers.items():
             got = fn()
             if by == "count":
                 assert int(got) == first, (peer, got, first)
+            elif by == "rolling":
+                assert rolling_agrees(got, first, frame, peer != "pandas"), (name, peer)
             elif by:
                 rows = frame_rows(got) if isinstance(got, pd.DataFrame) else got
                 assert close(keyed(rows, by), keyed(first, by)), (name, peer)
@@ -349,12 +415,14 @@ def run(store: Any, n: int, rounds: int, sql_rounds: int) -> None:
         times["sql"] = median_ms(answer_sql, sql_rounds)
         for peer, fn in peers.items():
             times[peer] = median_ms(fn, rounds)
-        arrow = f"{times['pyarrow']:,.1f} ms" if "pyarrow" in times else "(no exact median)"
+        arrow = f"{times['pyarrow']:,.1f} ms" if "pyarrow" in times else "(none exact)"
         print(
             f"| {name} | {times['columns']:,.1f} ms | {times['sql']:,.0f} ms | {times['pandas']:,.1f} ms | "
             f"{times['duckdb']:,.1f} ms | {arrow} | {times['columns'] / times['pandas']:.2f}x | "
             f"{times['columns'] / times['duckdb']:.2f}x |"
         )
+    if only:
+        return
     # The cold first question over two members, against exporting those two members.
     q = t.group_by(cat=it["cat"]).select({"cat": key("cat"), "avg": agg.avg(it.price)})
     colds, exports = [], []
@@ -409,6 +477,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--sql-rounds", type=int, default=1)
     parser.add_argument("--postgresql", action="store_true")
+    parser.add_argument("--only", nargs="*", default=[], help="questions whose names hold one of these words")
     args = parser.parse_args()
     print_machine()
     np.random.seed(0)
@@ -418,12 +487,12 @@ def main() -> None:
         server = LocalServer().start()
         try:
             with jl.open(server.url(), MODEL, schema="bench_columns") as store:
-                run(store, args.rows, args.rounds, args.sql_rounds)
+                run(store, args.rows, args.rounds, args.sql_rounds, args.only)
         finally:
             server.stop()
         return
     with tempfile.TemporaryDirectory() as folder, jl.open(f"{folder}/columns.db", MODEL) as store:
-        run(store, args.rows, args.rounds, args.sql_rounds)
+        run(store, args.rows, args.rounds, args.sql_rounds, args.only)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from jarenlab.query.columnar.columns import Column, Decline, Table, bits, number
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
+from jarenlab.query.columnar.series import resampled, rolled
 from jarenlab.query.columnar.spread import medians, stddevs
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
@@ -493,6 +494,9 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> l
     out: list[Any] = []
     for g in order:
         out.extend(_items(plan.output, g, key_values, aggs))
+    if plan.series is not None:  # the last key is the interval's start, the ones before the $by keys
+        keys = [tuple(kv[g] for kv in key_values[:-1]) for g in order]
+        return resampled(plan.series, keys, out)
     return out
 
 
@@ -584,9 +588,24 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
     idx = positions(plan, cols, n, rows)
     assert plan.output is not None
     values: dict[Field, list[Any]] = {}
+    computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
     for f in _fields_of_out(plan.output):
-        values[f] = _python(cols[f], idx)
-    return [item for i in range(len(idx)) for item in _row_items(plan.output, i, values)]
+        name = f.steps[0] if len(f.steps) == 1 else None
+        if name in computed:
+            if None in computed[name]:  # the engine shows a stored member of that name there
+                raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
+            values[f] = computed[name]
+        else:
+            values[f] = _python(cols[f], idx)
+    out = plan.output
+    if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
+        # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
+        names = [k for k, _ in out.members]
+        lists = [values[m.field] for _, m in out.members if isinstance(m, FieldOut)]
+        if not any(None in v for v in lists):
+            return [dict(zip(names, row)) for row in zip(*lists)]
+        return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*lists)]
+    return [item for i in range(len(idx)) for item in _row_items(out, i, values)]
 
 
 def _fields_of_out(out: Out) -> list[Field]:
@@ -597,7 +616,8 @@ def _fields_of_out(out: Out) -> list[Field]:
 
 def _python(col: Column, idx: np.ndarray) -> list[Any]:
     """The members at ``idx`` as the engine holds them (None: missing)."""
-    values = col.values.take(pa.array(idx)).to_pylist()
+    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
+    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
     if col.ints is None:
         return values
     ints = col.ints[idx]

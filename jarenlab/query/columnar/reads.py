@@ -14,6 +14,7 @@ from jarenlab.query.planner.preds import (
     FieldOut,
     MapOut,
     Out,
+    Ranged,
     Ranking,
     Reason,
     fields_of,
@@ -27,13 +28,23 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
     """The fields a native plan reads (each schema-typed), or why the columnar path cannot take it."""
     if plan.mode != "native":
         return Reason("plan", f"the planner runs it in the {plan.mode} mode")
-    if plan.series is not None:
-        return Reason("$resample", "a resample's intervals are filled in SQL and the engine")
     if plan.udfs:
         return Reason("host function", "a condition over a host function runs in the database")
     if isinstance(plan.output, Ranking):
+        if any(isinstance(got, Ranged) for _, _, got in plan.output.compute):
+            return Reason("$rolling", "a rolling returned whole: whole documents are not held in columns")
         return Reason("$window", "window ranks and framed aggregates run in SQL")
     found: dict[Field, None] = {}
+    computed: set[str | int] = set()
+    if plan.rolling is not None:
+        for f in plan.rolling.partition:
+            found.setdefault(f)
+        for name, _, got in plan.rolling.compute:
+            assert isinstance(got, Ranged)
+            found.setdefault(got.time)
+            if got.field is not None:
+                found.setdefault(got.field)
+            computed.add(name)
     for f in fields_of(plan.where):
         found.setdefault(f)
     if plan.group is not None:
@@ -56,9 +67,13 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
     for what, _, _ in plan.having:
         if isinstance(what, AggOut) and what.field is not None:
             found.setdefault(what.field)
-    why = out_fields(plan.output, found)
+    outputs: dict[Field, None] = {}
+    why = out_fields(plan.output, outputs)
     if why is not None:
         return why
+    for f in outputs:  # a computed member of a rolling is computed, not read
+        if not (len(f.steps) == 1 and f.steps[0] in computed):
+            found.setdefault(f)
     for f in found:
         if f.family not in FAMILIES:
             return Reason(

@@ -116,6 +116,10 @@ class Plan:
     udfs: dict[str, str] = field(default_factory=dict)
     having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = ()
     series: Series | None = None
+    #: A ``$rolling`` computed before ``output`` reads its rows (planned only for a dialect that
+    #: projects series, the columns): ``output``'s fields named ``(member,)`` for a computed member
+    #: read the computed values.
+    rolling: Ranking | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,10 @@ class ColumnTraits:
     keeps_window_order: bool = True
     holistic: frozenset[str] = frozenset(HOLISTIC)
     computes_values: bool = True
+    #: A ``$rolling`` followed by a projection of members is one plan (:attr:`Plan.rolling`): the
+    #: columns compute the windows and the projection (the databases compute the windows in SQL
+    #: and the projection in the engine, row by row).
+    projects_series: bool = True
 
 
 def column_traits(dialect: Dialect) -> Dialect:
@@ -851,23 +859,30 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
         return parts
     compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
     checks = [f for f in parts if f.family == "integer"]
+    # (a capability of the columns' traits alone: a database's dialect does not declare it)
+    projects = outer is not None and getattr(ctx.dialect, "projects_series", False)
     for fn in node.compute:
         value = None if fn.fn == "count" and _is_var(fn.arg, node.var) else field_of(fn.arg, wctx)
-        if value is not None and not (isinstance(value, Field) and value.family in _FRAMED_FAMILIES[fn.fn]):
+        families = _FRAMED_FAMILIES[fn.fn] + (("number",) if projects and fn.fn in ("sum", "avg") else ())
+        if value is not None and not (isinstance(value, Field) and value.family in families):
             return Reason(f"${fn.fn}", _ROLLING_AGGREGATE)
         if value is not None and value.family == "integer" and fn.fn != "count":
             checks.append(value)
         compute.append((fn.name, fn.fn, Ranged(value, time, width)))
+    ranking = Ranking(tuple(parts), (), tuple(compute), ())
     rolled = replace(
         base,
         mode="native",
-        output=Ranking(tuple(parts), (), tuple(compute), ()),
+        output=ranking,
         wrap=wrap,
         real_checks=tuple(dict.fromkeys(checks)),
         date_checks=(time,),
     )
     if outer is None:
         return rolled
+    projected = _rolled_output(outer, ctx, compute) if projects else None
+    if projected is not None:
+        return replace(rolled, output=projected, rolling=ranking)
     # SQL computes the windows; the engine computes each row's return, row by row.
     return replace(
         rolled,
@@ -876,6 +891,44 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
         return_path=outer.path,
         reasons=(Reason("$return", "the projection runs in the engine, row by row"),),
     )
+
+
+#: The family of a ``$rolling`` member computed from a member of a family (None: the rows).
+_ROLLED_FAMILY = {"count": lambda f: "integer", "sum": lambda f: f, "avg": lambda f: "number"}
+
+
+def _rolled_output(outer: Flwor, ctx: Context, compute: list[Any]) -> Out | None:
+    """The projection after a ``$rolling`` as an output over its rows' typed members and its
+    computed members (typed by their functions: a count an integer, an average a number, a sum,
+    minimum or maximum of its member's family), or None. A computed member named as a member the
+    schema declares stays row by row (a row without the computed value keeps the stored one).
+
+    >>> doc = [{"$for": {"v": {"$rolling": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
+    ...         "$width": "PT2H", "$compute": {"c": {"$count": "$r"}}}}}, "$return": {"t": "$v.t", "c": "$v.c"}}]
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> traits = column_traits(SQLiteDialect())
+    >>> p = analyze(doc, "t", {"properties": {"t": {"type": "string"}}}, {}, {}, dialect=traits)
+    >>> p.mode, [(k, o.field.family) for k, o in p.output.members]
+    ('native', [('t', 'string'), ('c', 'integer')])
+    """
+    schema = ctx.schema if isinstance(ctx.schema, dict) else {}
+    props = dict(schema.get("properties") or {})
+    for name, fn, ranged in compute:
+        if name in props:
+            return None
+        family = (
+            "integer" if ranged.field is None else _ROLLED_FAMILY.get(fn, lambda f: f)(ranged.field.family)
+        )
+        props[name] = {"type": family}
+    octx = replace(ctx, binding=outer.fors[0][0], schema={**schema, "properties": props}, columns={})
+    out = _output(outer.ret, octx, True)
+    found: list[Out] = [out] if out is not None else []
+    while found:
+        o = found.pop()
+        if isinstance(o, DocOut):
+            return None
+        found += [m for _, m in o.members] if isinstance(o, MapOut) else list(getattr(o, "items", ()))
+    return out
 
 
 def has_udf(p: Pred) -> bool:

@@ -1,0 +1,253 @@
+"""Time series over columns: ``$rolling`` windows and ``$resample`` intervals, as the engine computes them.
+
+A ``$rolling`` (:class:`~jarenlab.query.planner.preds.Ranking` of
+:class:`~jarenlab.query.planner.preds.Ranged` aggregates, :attr:`Plan.rolling`) is computed once
+for every row: the rows with a time are sorted by partition, time and storage position, and each
+row's window ``(t - width, t]`` is a range of that order found by two binary searches (peers, rows
+at the same instant, fall in each other's windows). Counts and integer sums are differences of
+prefix sums, exact in 64 bits (declined where a sum could pass them); an average is that sum over
+the count, divided as ``$avg`` divides; a minimum or maximum is read from a sparse table of the
+window's range (strings by their rank in code-point order). A row without a time gets no member.
+
+A ``$resample`` is the group-by its plan already is (the ``$by`` keys, then the interval's start as
+a ``$time-bucket``); :func:`resampled` hands its groups to the engine's own gap filling
+(:func:`~jarenlab.query.lang.series.fill_gaps`).
+
+>>> order, lo, hi = windows(np.array([0, 0, 1]), np.array([0, 3_600_000, 0]), 7_200_000)
+>>> order.tolist(), (hi - lo).tolist()
+([0, 1, 2], [1, 2, 1])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jarenlab.query.columnar.columns import Column, Decline, bits, values_at
+from jarenlab.query.columnar.exact import levels
+from jarenlab.query.columnar.keys import encode, instants, member_codes
+from jarenlab.query.lang.dates import epoch_ms
+from jarenlab.query.lang.series import fill_gaps
+from jarenlab.query.planner.preds import Field, Ranged, Ranking, Series
+
+
+# -- $resample ------------------------------------------------------------------------------------
+def resampled(series: Series, keys: list[tuple[Any, ...]], items: list[Any]) -> list[Any]:
+    """A ``$resample``'s rows from its grouped intervals: ``items`` one map per group (in the order
+    of their first rows), ``keys`` each group's ``$by`` key values; the engine's gap filling."""
+    groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+    for key, item in zip(keys, items):
+        start = epoch_ms(item.pop(series.name), series.path)
+        by = {n: item.pop(n) for n in series.by if n in item}
+        groups.setdefault(key, (by, {}))[1][start] = item
+    constant = [series.constant]
+    return fill_gaps(
+        groups.values(),
+        series.width,
+        series.fill,
+        lambda: constant,
+        series.name,
+        list(series.members),
+        series.path,
+        dict,
+    )
+
+
+# -- $rolling -------------------------------------------------------------------------------------
+def windows(codes: np.ndarray, times: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows (``codes``: partitions, ``times``: epoch milliseconds, all present) sorted by partition,
+    time and position, and each sorted row's window ``[lo, hi)`` in that order: the rows of its
+    partition whose time is in ``(t - width, t]``."""
+    order = np.lexsort((np.arange(len(times)), times, codes))
+    if not len(order):
+        return order, order, order
+    t = times[order]
+    low = int(t.min())
+    span = int(t.max()) - low + width + 1
+    if (int(codes.max()) + 1) * span >= 2**62:
+        raise Decline("a rolling window over a time span too wide to index")
+    key = codes[order] * span + (t - low + width)
+    return order, np.searchsorted(key, key - width, side="right"), np.searchsorted(key, key, side="right")
+
+
+def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, list[Any]]:
+    """Each computed member of a ``$rolling`` at ``rows`` (positions in the table, in storage
+    order), as the engine computes it (None: no member)."""
+    first = ranking.compute[0][2]
+    assert isinstance(first, Ranged)
+    stamps = instants(cols[first.time]).take(pa.array(rows))
+    timed = np.flatnonzero(bits(pc.is_valid(stamps)))
+    times = pc.cast(stamps, pa.int64()).to_numpy(zero_copy_only=False)[timed] * 1000
+    if ranking.partition:
+        keys = [member_codes(cols[f], rows[timed]) for f in ranking.partition]
+        codes = encode(keys)[0]
+    else:
+        codes = np.zeros(len(timed), dtype=np.int64)
+    order, lo, hi = windows(codes, times, first.width)
+    at = timed[order]  # each sorted row's place among ``rows``
+    # each row's place in the sorted order (past the end: a row without a time, no member)
+    place = np.full(len(rows), len(at), dtype=np.int64)
+    place[at] = np.arange(len(at))
+    spots = place.tolist()
+    out: dict[str, list[Any]] = {}
+    for name, fn, ranged in ranking.compute:
+        assert isinstance(ranged, Ranged)
+        values = [*_aggregate(fn, ranged, cols, rows[at], lo, hi), None]
+        out[name] = [values[j] for j in spots]
+    return out
+
+
+def _aggregate(
+    fn: str, ranged: Ranged, cols: dict[Field, Column], rows: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> list[Any]:
+    """``fn`` over each window ``[lo, hi)`` of the sorted ``rows`` (None: no item)."""
+    if ranged.field is None or not len(lo):
+        return (hi - lo).tolist()
+    values = values_at(cols[ranged.field], rows)
+    present = bits(values.is_valid())
+    counts = _ranges(present.astype(np.int64), lo, hi)
+    if fn == "count":
+        return counts.tolist()
+    if fn in ("min", "max"):
+        return _extremes(fn, values, present, counts, lo, hi)
+    if values.type == pa.float64():
+        ints = cols[ranged.field].ints
+        written = np.zeros(len(rows), dtype=bool) if ints is None else ints[rows]
+        floats = _ranges((present & ~written).astype(np.int64), lo, hi)
+        raw = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
+        return float_sums(fn, raw, floats, counts, lo, hi)
+    if values.type != pa.int64():
+        raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
+    raw = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+    top = max(abs(int(raw.max())), abs(int(raw.min()))) if len(raw) else 0  # (abs of -2^63 wraps)
+    if top * len(raw) >= 2**63:
+        raise Decline("a rolling integer sum that may pass 64 bits")
+    sums = _ranges(raw, lo, hi)
+    if fn == "sum":
+        return sums.tolist()
+    small = np.abs(sums) <= 2**53  # held exactly by a double: one IEEE division is Python's
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = sums.astype(np.float64) / counts
+    out: list[Any] = means.tolist()
+    for i in np.flatnonzero(~small | (counts == 0)).tolist():
+        out[i] = int(sums[i]) / int(counts[i]) if counts[i] else None
+    return out
+
+
+def float_sums(
+    fn: str, raw: np.ndarray, floats: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> list[Any]:
+    """Each window's ``$sum`` (or ``$avg``) of a number member as the engine's: the float nearest
+    the exact sum where the window holds a float, the integer sum where it holds integers only.
+
+    The values are split into levels (:func:`~.exact.levels`): each level's prefix sums, and so
+    each window's level sum (a difference of two), are exact. A window's levels are added as a
+    double-double (``TwoSum``), rounded once, and the rounding checked against a bound of what
+    the double-double may miss: a sum that may lie at a rounding midpoint (rare) is added by
+    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline.
+
+    >>> lo, hi = np.array([0, 0, 1]), np.array([1, 2, 3])
+    >>> float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi)
+    [0.1, 0.30000000000000004, 0.5]
+    """
+    if raw.size and not float(np.abs(raw).max()) < 2.0**1000:
+        raise Decline("a rolling sum of an infinity, a NaN or a magnitude near the largest double")
+    parts, spread = levels(raw)
+    if spread:
+        raise Decline("a rolling sum of values spread too widely for exact levels")
+    sums = [_ranges_float(level, lo, hi) for level in parts]
+    total = sums[0] if sums else np.zeros(len(lo))
+    low = np.zeros(len(lo))  # the rounding errors so far, exactly: total + sum(errors) is the sum
+    size = np.zeros(len(lo))  # a bound on the magnitude of those errors
+    for level in sums[1:]:
+        total, error = _two_sum(total, level)
+        low += error
+        size += np.abs(error)
+    rounded = total + low
+    a, b = _two_sum(total, -rounded)  # what rounding left out, a + b + (the errors)
+    left = a + b + low
+    bound = 2.0**-45 * (np.abs(a) + np.abs(b) + size + np.abs(low))
+    half = np.spacing(np.nextafter(np.abs(rounded), 0)) / 2  # the smaller of the gaps about it
+    unsure = ~(np.abs(left) + bound < half)
+    out: list[Any] = (rounded + 0.0).tolist()
+    for i in np.flatnonzero(unsure).tolist():
+        out[i] = math.fsum([float(s[i]) for s in sums]) + 0.0
+    for i in np.flatnonzero(floats == 0).tolist():  # integers only: an integer
+        if abs(out[i]) >= 2**53:
+            raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
+        out[i] = int(out[i])
+    if fn == "sum":
+        return out
+    return [v / int(c) if c else None for v, c in zip(out, counts.tolist())]
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a + b`` rounded and its exact error (Knuth's TwoSum, element by element)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _ranges_float(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The sum of ``values[lo:hi]`` for each window, exact where every prefix sum is (a level)."""
+    prefix = np.concatenate([np.zeros(1), np.cumsum(values)])
+    return prefix[hi] - prefix[lo]
+
+
+def _ranges(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The sum of ``values[lo:hi]`` for each window (int64 prefix sums)."""
+    prefix = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(values, dtype=np.int64)])
+    return prefix[hi] - prefix[lo]
+
+
+def _extremes(
+    fn: str, values: pa.Array, present: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> list[Any]:
+    """Each window's least or greatest present value (strings by code point), from a sparse table
+    of ranks over the sorted rows (None: a window without one)."""
+    if values.type == pa.int64():
+        ranks, lookup = pc.fill_null(values, 0).to_numpy(zero_copy_only=False), None
+    elif values.type == pa.large_string():
+        d = pc.dictionary_encode(values)
+        if not len(d.dictionary):
+            return [None] * len(lo)
+        by_point = pc.sort_indices(d.dictionary).to_numpy()  # UTF-8 bytes sort as code points
+        place = np.empty(len(by_point), dtype=np.int64)
+        place[by_point] = np.arange(len(by_point))
+        codes = pc.fill_null(d.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        ranks, lookup = place[codes], d.dictionary.take(pa.array(by_point)).to_pylist()
+    else:
+        raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
+    pick = np.minimum if fn == "min" else np.maximum
+    limit = np.iinfo(np.int64)
+    ranks = np.where(present, ranks, limit.max if fn == "min" else limit.min)
+    got = _sparse(ranks, lo, hi, pick)
+    out: list[Any] = (
+        got.tolist()
+        if lookup is None
+        else [lookup[r] if 0 <= r < len(lookup) else None for r in got.tolist()]
+    )
+    for i in np.flatnonzero(counts == 0).tolist():
+        out[i] = None
+    return out
+
+
+def _sparse(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, pick: Any) -> np.ndarray:
+    """``pick`` (``np.minimum`` or ``np.maximum``) over each non-empty range ``values[lo:hi]``: a
+    sparse table of levels of doubling length, as deep as the longest range needs."""
+    lengths = hi - lo
+    levels = [values]
+    while len(levels[-1]) and (1 << len(levels)) <= int(lengths.max()):
+        prev, step = levels[-1], 1 << (len(levels) - 1)
+        levels.append(pick(prev[:-step], prev[step:]))
+    k = np.floor(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    out = np.empty(len(lo), dtype=values.dtype)
+    for level in np.unique(k).tolist():
+        sel = np.flatnonzero(k == level)
+        table = levels[level]
+        out[sel] = pick(table[lo[sel]], table[hi[sel] - (1 << level)])
+    return out
