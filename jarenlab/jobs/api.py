@@ -30,7 +30,7 @@ from jarenlab.causation import current_event
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, is_virtual
-from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
+from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, check_priority, dumps
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Idle, Wakeups, Worker
 
@@ -217,6 +217,7 @@ class Jobs:
         partition_key: str | None = None,
         coalescing_key: str | None = None,
         timeout: float | None = None,
+        priority: int = 0,
         if_exists: str = "error",
         allow_unknown: bool = False,
     ) -> str:
@@ -239,9 +240,13 @@ class Jobs:
                 job's id and moves it earlier if asked (a different payload is refused).
             timeout: seconds its handler may run (default: the kind's); past it the attempt fails
                 and the handler's thread is abandoned (see :meth:`abandoned`).
+            priority: an integer, higher runs first (default 0): a claim takes the highest-priority
+                due job of the kinds it runs, then the earliest due, then the first enqueued.
+                Within a partition jobs still run in enqueue order.
 
         Raises:
-            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
+            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch;
+            JD2170 for a priority that is not an integer in the database's 32-bit range.
 
         >>> jobs.enqueue("fetch-weather", {"day": "2013-01-01"}, id="w-2013-01-01")  # doctest: +SKIP
         'w-2013-01-01'
@@ -253,6 +258,7 @@ class Jobs:
         job_id = self.queue.enqueue(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=self._budget(kind, max_attempts),
             partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout, if_exists=if_exists,
+            priority=priority,
         )  # fmt: skip
         if self._workers:
             self.wake()
@@ -268,7 +274,7 @@ class Jobs:
         prefix, counter = self.queue.id_source()
         budgets: dict[str, int] = {}
         source = current_event.get()
-        fast = {"kind", "payload", "id", "max_attempts", "partition_key", "allow_unknown"}
+        fast = {"kind", "payload", "id", "max_attempts", "partition_key", "priority", "allow_unknown"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
             raise JobError("JD2125", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
@@ -299,10 +305,16 @@ class Jobs:
             ):  # fmt: skip
                 raise JobError("JD2125", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
+                priority = check_priority(item.get("priority", 0))
+            except JobError as exc:
+                raise JobError("JD2170", f"item {position}: {exc.reason}") from None
+            try:
                 text = dumps(item.get("payload"))
             except TypeError as exc:
                 raise JobError("JD2125", f"item {position}'s payload is not JSON: {exc}") from exc
-            rows.append((job_id, kind, text, now, now, budget, partition, None, now, now, source, None))
+            rows.append(
+                (job_id, kind, text, now, now, budget, partition, None, now, now, source, None, priority)
+            )
             ids.append(job_id)
         with self.store.transaction():
             if rows:
@@ -617,7 +629,7 @@ __all__ = ["Jobs"]
 _ENQUEUE_MEMBERS = frozenset(
     (
         *("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key"),
-        *("timeout", "if_exists", "allow_unknown"),
+        *("timeout", "priority", "if_exists", "allow_unknown"),
     )
 )
 

@@ -48,8 +48,8 @@ DEFAULT_MAX_ATTEMPTS = 5
 SIXTEEN = 16
 #: The parameters of ``jobs.enqueue``, in the order of a prepared row (``enqueue_many``'s rows).
 ENQUEUE = ("id", "kind", "payload", "run_at", "due_at", "max_attempts", "partition_key", "coalescing_key",
-           "created_at", "updated_at", "source_event", "timeout")  # fmt: skip
-#: Those of ``jobs.enqueue_sixteen``: each of them once per row, ``id_0`` ... ``timeout_15``.
+           "created_at", "updated_at", "source_event", "timeout", "priority")  # fmt: skip
+#: Those of ``jobs.enqueue_sixteen``: each of them once per row, ``id_0`` ... ``priority_15``.
 _ENQUEUE_SIXTEEN = tuple(f"{name}_{i}" for i in range(SIXTEEN) for name in ENQUEUE)
 
 #: Claims again after a claim met a partition another claim had just leased (the database refused
@@ -102,6 +102,24 @@ def dumps(value: Any) -> str:
 def _check_key(name: str, value: Any) -> str | None:
     if value is not None and (type(value) is not str or not value):
         raise JobError("JD2125", f"{name} must be a non-empty string, not {value!r}")
+    return value
+
+
+#: The priorities a job may have (the database's 32-bit integer): higher runs first.
+PRIORITY_RANGE = (-(2**31), 2**31 - 1)
+
+
+def check_priority(value: Any) -> int:
+    """``value`` as a job priority; JD2170 unless it is an integer in :data:`PRIORITY_RANGE`.
+
+    >>> check_priority(10)
+    10
+    """
+    low, high = PRIORITY_RANGE
+    if type(value) is not int or not low <= value <= high:
+        raise JobError(
+            "JD2170", f"priority must be an integer from {low} to {high} (higher runs first), not {value!r}"
+        )
     return value
 
 
@@ -175,9 +193,10 @@ class Queue(Administration):
         partition_key: str | None = None,
         coalescing_key: str | None = None,
         timeout: float | None = None,
+        priority: int = 0,
     ) -> str:
         """Check :meth:`enqueue`'s arguments (``max_attempts`` None: the default); returns the
-        payload's JSON text. Raises JD2125 naming what is wrong."""
+        payload's JSON text. Raises JD2125 naming what is wrong (JD2170 for the priority)."""
         if type(kind) is not str or not kind:
             raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
         if id is not None and (type(id) is not str or not id):
@@ -187,6 +206,7 @@ class Queue(Administration):
         _check_key("partition_key", partition_key)
         _check_key("coalescing_key", coalescing_key)
         check_timeout(timeout)
+        check_priority(priority)
         if run_at is not None:
             check_time("run_at", run_at)
         if delay is not None:
@@ -209,6 +229,7 @@ class Queue(Administration):
         coalescing_key: str | None,
         timeout: float | None = None,
         if_exists: str = "error",
+        priority: int = 0,
     ) -> str:
         """Insert one job (idempotent by id; coalesced by key); returns the job's id. Inside an
         event's handlers the job records that event as its ``source_event``.
@@ -218,7 +239,7 @@ class Queue(Administration):
         """
         text = self.check(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=max_attempts,
-            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
+            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout, priority=priority,
         )  # fmt: skip
         now = self.clock()
         at = now if run_at is None else float(run_at)
@@ -226,7 +247,7 @@ class Queue(Administration):
             at += float(delay)
         job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now,
-                  current_event.get(), None if timeout is None else float(timeout))  # fmt: skip
+                  current_event.get(), None if timeout is None else float(timeout), priority)  # fmt: skip
         db = self.db
         if coalescing_key is None:
             if (
@@ -361,7 +382,8 @@ class Queue(Administration):
         if not rows:
             return None
         (seq, job_id, kind, payload, attempts, max_attempts, generation, until, checkpointed,
-         run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout) = rows[0]  # fmt: skip
+         run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout,
+         priority) = rows[0]  # fmt: skip
         job = {
             "id": job_id,
             "kind": kind,
@@ -377,6 +399,7 @@ class Queue(Administration):
             "lease_until": until,
             "source_event": source_event,
             "timeout": timeout,
+            "priority": priority,
         }
         return Lease(seq, job_id, kind, token, generation, attempts, max_attempts,
                      until - now, until, owner, bool(checkpointed), job)  # fmt: skip

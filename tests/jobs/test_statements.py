@@ -45,7 +45,7 @@ OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], jl.Store]] = {
 
 def row(job_id: str, key: str | None = None) -> dict[str, Any]:
     """The parameters of ``jobs.enqueue`` for a pending job of kind ``work``."""
-    values = (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None)
+    values = (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None, 0)
     return dict(zip(ENQUEUE, values, strict=True))
 
 
