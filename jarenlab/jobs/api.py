@@ -91,7 +91,7 @@ class Jobs:
         self._declared: set[str] = set()
         #: Refuse every kind not registered or declared here (default: only near misses of known kinds).
         self.strict_kinds = False
-        self.queue = Queue(store, self.clock)
+        self.queue = Queue(store, self.clock, self.handlers)
         self.executor = Executor(self)
         self._workers: list[Worker] = []
         self._wakeups: Wakeups | None = None
@@ -148,11 +148,15 @@ class Jobs:
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
-        """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`)."""
+        """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`);
+        ``rate="10/s"`` and ``max_running=3`` limit the kind across every worker and process."""
         return self.handlers.handler(
-            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout
-        )
+            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout,
+            rate=rate, max_running=max_running,
+        )  # fmt: skip
 
     def dag(
         self,
@@ -161,9 +165,14 @@ class Jobs:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Dag:
         """A DAG job kind (see :mod:`jarenlab.jobs.dag`)."""
-        return self.handlers.dag(kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+        return self.handlers.dag(
+            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, rate=rate,
+            max_running=max_running,
+        )  # fmt: skip
 
     def include(self, handlers: Handlers) -> None:
         """Run the kinds registered in ``handlers`` (a module's registry) here too."""

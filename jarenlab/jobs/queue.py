@@ -23,7 +23,7 @@ import itertools
 import random
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
+from jarenlab.jobs.limits import OPEN, Gate, Limit, Limits
 from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from jarenlab.jobs.clock import Clock
+    from jarenlab.jobs.registry import Handlers
     from jarenlab.store import Store
 
 DEFAULT_MAX_ATTEMPTS = 5
@@ -135,12 +137,15 @@ class Queue(Administration):
 
     Args:
         store: the open store. clock: epoch seconds (see :mod:`jarenlab.jobs.clock`).
+        handlers: the registry whose kinds' limits claims keep (:mod:`jarenlab.jobs.limits`).
     """
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, handlers: Handlers | None = None) -> None:
         self.store = store
         self.db = store.db
         self.clock = clock
+        self.handlers = handlers
+        self.limits = Limits(store.db)
         # Per set of kinds and their leases: the claim statement and its lease parameter.
         self._claims: dict[tuple[tuple[str, float], ...], tuple[str, Any]] = {}
         # Generated ids: creation millisecond and 24 random bits (unique across processes), then a
@@ -341,15 +346,42 @@ class Queue(Administration):
             db.notify("jobs")
 
     # -- claiming --------------------------------------------------------------------------------
+    def limited(self, kinds: Iterable[str]) -> dict[str, Limit]:
+        """The limits of those of ``kinds`` that declare any (:mod:`jarenlab.jobs.limits`)."""
+        handlers = self.handlers
+        if handlers is None:
+            return {}
+        found = {}
+        for kind in kinds:
+            spec = handlers.get(kind)
+            if spec is not None and spec.limit is not None:
+                found[kind] = spec.limit
+        return found
+
+    def gate(self, kinds: Iterable[str]) -> Gate:
+        """Which of ``kinds`` are at their limit now and when the first rate window frees (a look
+        that locks nothing)."""
+        limited = self.limited(kinds)
+        return self.limits.gate(limited, self.clock(), lock=False) if limited else OPEN
+
     def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:
-        """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
+        """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due.
+
+        Kinds at their limit (:mod:`jarenlab.jobs.limits`) are left out: the claim then runs in a
+        write transaction that takes the limited kinds' rows, counts, claims among the others and
+        records the start."""
         if not kinds:
             return None
         db = self.db
+        limited = self.limited(kinds)
+        if limited:
+            self.limits.ensure(limited)
         retries = 0
         while True:
-            name, params, now, token = self._claim_statement(kinds, owner)
             try:
+                if limited:
+                    return self._claim_limited(kinds, limited, owner)
+                name, params, now, token = self._claim_statement(kinds, owner)
                 rows = db.write(name, params, kinds=len(kinds))[0]
             except StoreError as err:
                 # A partition another claim leased meanwhile: claim again (not inside a caller's
@@ -360,6 +392,35 @@ class Queue(Administration):
                 time.sleep(random.uniform(0.001, 0.005) * retries)
                 continue
             return self._lease(rows, now, token, owner)
+
+    def _claim_limited(self, kinds: dict[str, float], limited: dict[str, Limit], owner: str) -> Lease | None:
+        db = self.db
+        with db.transaction():
+            gate = self.limits.gate(limited, self.clock(), lock=True)
+            allowed = {kind: lease for kind, lease in kinds.items() if kind not in gate.blocked}
+            if not allowed:
+                return None
+            name, params, now, token = self._claim_statement(allowed, owner)
+            lease = self._lease(db.all(name, params, kinds=len(allowed)), now, token, owner)
+            if lease is not None and lease.kind in limited:
+                self.limits.started(lease.kind, limited[lease.kind], now)
+            return lease
+
+    def next_wait(self, kinds: Iterable[str], *, scheduled: bool) -> float | None:
+        """When work of ``kinds`` under way next falls due (see the base); a kind at its limit
+        with open jobs counts when its limit may lift instead (always later than now)."""
+        names = tuple(kinds)
+        gate = self.gate(names)
+        due = super().next_wait([kind for kind in names if kind not in gate.blocked], scheduled=scheduled)
+        if gate.free_at is None or not self.open_count(gate.blocked):
+            return due
+        return gate.free_at if due is None else min(due, gate.free_at)
+
+    def claimable(self, kinds: Iterable[str]) -> bool:
+        """True when a claim for ``kinds`` would lease a job now (kinds at their limit left out)."""
+        names = tuple(kinds)
+        blocked = self.gate(names).blocked
+        return super().claimable(kind for kind in names if kind not in blocked)
 
     def _claim_statement(self, kinds: dict[str, float], owner: str) -> tuple[str, dict[str, Any], float, str]:
         key = tuple(kinds.items())
@@ -419,6 +480,10 @@ class Queue(Administration):
         refusal (nothing claimed, nothing staged committed) when the lease is no longer this attempt's.
         """
         db = self.db
+        if self.limited(kinds):
+            # A limited kind's claim takes its limit rows in a transaction of its own: settle first.
+            self.complete(lease, result_text, prune=False, staged=staged)
+            return self.claim(kinds, owner)
         now = self.clock()
         claimed = None
         try:

@@ -87,6 +87,27 @@ CREATE INDEX IF NOT EXISTS _jl_jobs_source ON _jl_jobs(source_event) WHERE sourc
 CREATE UNIQUE INDEX IF NOT EXISTS _jl_jobs_coalescing ON _jl_jobs(kind, coalescing_key)
 WHERE coalescing_key IS NOT NULL AND state = 'pending' AND attempts = 0
 
+-- name: create_jobs_leased
+-- The kinds' running jobs, for max_running (jobs.running): leased jobs only, so it stays small.
+CREATE INDEX IF NOT EXISTS _jl_jobs_leased ON _jl_jobs(kind, lease_until) WHERE state = 'leased'
+
+-- name: create_job_limits
+-- One row per kind with declared limits: a claim of a limited kind takes its row first
+-- (lock_limits), so claims of one limited kind take turns and count what the last one committed.
+CREATE TABLE IF NOT EXISTS _jl_job_limits (
+    kind TEXT PRIMARY KEY
+)
+
+-- name: create_job_starts
+-- One row per claim of a rate-limited kind, at the claim's time; pruned as it leaves the window.
+CREATE TABLE IF NOT EXISTS _jl_job_starts (
+    kind TEXT NOT NULL,
+    at REAL NOT NULL
+)
+
+-- name: create_job_starts_kind
+CREATE INDEX IF NOT EXISTS _jl_job_starts_kind ON _jl_job_starts(kind, at)
+
 -- name: create_checkpoints
 CREATE TABLE IF NOT EXISTS _jl_job_checkpoints (
     job_id TEXT NOT NULL,
@@ -191,6 +212,33 @@ WHERE due_at IS NOT NULL AND kind IN ({kinds}) AND (state IN ('failed', 'leased'
 -- name: open_count
 -- Jobs of the kinds not settled yet (pending, leased, failed).
 SELECT count(*) FROM _jl_jobs WHERE due_at IS NOT NULL AND kind IN ({kinds})
+
+
+-- name: add_limit
+-- A limited kind's row (once; a kind already there changes nothing).
+INSERT INTO _jl_job_limits(kind) VALUES (:kind) ON CONFLICT DO NOTHING
+
+-- name: lock_limits
+-- The kinds' limit rows, for the claim's write transaction: SQLite's one writer already holds
+-- them (nothing more to take).
+SELECT kind FROM _jl_job_limits WHERE kind IN ({kinds}) ORDER BY kind
+
+-- name: running
+-- How many jobs of a kind run now (leased, the lease not expired), counted up to :cap, and the
+-- first of their leases to end.
+SELECT count(*), min(lease_until) FROM (SELECT lease_until FROM _jl_jobs
+    WHERE kind = :kind AND state = 'leased' AND lease_until > :now ORDER BY lease_until LIMIT :cap) AS r
+
+-- name: window_start
+-- The (:skip + 1)-th latest start of a kind after :since, if any: the rate is full while it is.
+SELECT at FROM _jl_job_starts WHERE kind = :kind AND at > :since ORDER BY at DESC LIMIT 1 OFFSET :skip
+
+-- name: record_start
+INSERT INTO _jl_job_starts(kind, at) VALUES (:kind, :at)
+
+-- name: prune_starts
+-- A kind's starts that left its window (at or before :before).
+DELETE FROM _jl_job_starts WHERE kind = :kind AND at <= :before
 
 
 -- name: complete
