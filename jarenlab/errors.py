@@ -265,7 +265,7 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "JD2171": (
         "job_limit_invalid",
-        "A job kind's limit is malformed: `rate` is `\"N/s\"`, `\"N/min\"`, `\"N/h\"` (or `\"N/5s\"`, a count per a "
+        'A job kind\'s limit is malformed: `rate` is `"N/s"`, `"N/min"`, `"N/h"` (or `"N/5s"`, a count per a '
         "number of seconds, minutes or hours) with N a positive integer, and `max_running` a positive integer.",
     ),
     "JD2130": (

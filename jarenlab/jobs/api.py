@@ -91,7 +91,7 @@ class Jobs:
         self._declared: set[str] = set()
         #: Refuse every kind not registered or declared here (default: only near misses of known kinds).
         self.strict_kinds = False
-        self.queue = Queue(store, self.clock, self.handlers)
+        self.queue = Queue(store, self.clock, self.handlers.limit)
         self.executor = Executor(self)
         self._workers: list[Worker] = []
         self._wakeups: Wakeups | None = None

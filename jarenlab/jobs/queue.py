@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from jarenlab.jobs.clock import Clock
-    from jarenlab.jobs.registry import Handlers
     from jarenlab.store import Store
 
 DEFAULT_MAX_ATTEMPTS = 5
@@ -137,14 +136,17 @@ class Queue(Administration):
 
     Args:
         store: the open store. clock: epoch seconds (see :mod:`jarenlab.jobs.clock`).
-        handlers: the registry whose kinds' limits claims keep (:mod:`jarenlab.jobs.limits`).
+        limit_of: a kind's limits, or None (:meth:`jarenlab.jobs.registry.Handlers.limit`): claims
+            keep them (:mod:`jarenlab.jobs.limits`).
     """
 
-    def __init__(self, store: Store, clock: Clock, handlers: Handlers | None = None) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, limit_of: Callable[[str], Limit | None] | None = None
+    ) -> None:
         self.store = store
         self.db = store.db
         self.clock = clock
-        self.handlers = handlers
+        self.limit_of = limit_of
         self.limits = Limits(store.db)
         # Per set of kinds and their leases: the claim statement and its lease parameter.
         self._claims: dict[tuple[tuple[str, float], ...], tuple[str, Any]] = {}
@@ -348,14 +350,14 @@ class Queue(Administration):
     # -- claiming --------------------------------------------------------------------------------
     def limited(self, kinds: Iterable[str]) -> dict[str, Limit]:
         """The limits of those of ``kinds`` that declare any (:mod:`jarenlab.jobs.limits`)."""
-        handlers = self.handlers
-        if handlers is None:
+        limit_of = self.limit_of
+        if limit_of is None:
             return {}
         found = {}
         for kind in kinds:
-            spec = handlers.get(kind)
-            if spec is not None and spec.limit is not None:
-                found[kind] = spec.limit
+            limit = limit_of(kind)
+            if limit is not None:
+                found[kind] = limit
         return found
 
     def gate(self, kinds: Iterable[str]) -> Gate:

@@ -161,6 +161,11 @@ class Handlers:
         """The spec registered for ``kind``, or None."""
         return self._specs.get(kind)
 
+    def limit(self, kind: str) -> Limit | None:
+        """The limits declared for ``kind`` (``rate=``, ``max_running=``), or None."""
+        spec = self._specs.get(kind)
+        return None if spec is None else spec.limit
+
     def __contains__(self, kind: object) -> bool:
         return kind in self._specs
 
