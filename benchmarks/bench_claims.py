@@ -43,7 +43,11 @@ def foreign(store: jl.Store, count: int) -> None:
     for start in range(0, count, step):
         rows = [
             dict(
-                zip(ENQUEUE, (f"f{i}", "other", "{}", i, i, 5, None, None, 0.0, 0.0, None, None), strict=True)
+                zip(
+                    ENQUEUE,
+                    (f"f{i}", "other", "{}", i, i, 5, None, None, 0.0, 0.0, None, None, 0),
+                    strict=True,
+                )
             )
             for i in range(start, min(count, start + step))
         ]

@@ -305,6 +305,15 @@ CODES: dict[str, tuple[str, str]] = {
         "columns_folder",
         "Columns cannot be saved or read there: a store without a database file saves them in a folder given to `store.columns.save(folder)`, or the folder cannot be written.",
     ),
+    "JD2170": (
+        "job_priority_invalid",
+        "A job priority is not an integer in [-2147483648, 2147483647] (higher runs first; default 0).",
+    ),
+    "JD2171": (
+        "job_limit_invalid",
+        'A job kind\'s limit is malformed: `rate` is `"N/s"`, `"N/min"`, `"N/h"` (or `"N/5s"`, a count per a '
+        "number of seconds, minutes or hours) with N a positive integer, and `max_running` a positive integer.",
+    ),
     "JD2130": (
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",

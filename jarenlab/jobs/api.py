@@ -30,7 +30,7 @@ from jarenlab.causation import current_event
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, is_virtual
-from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, dumps
+from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, check_priority, dumps
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Idle, Wakeups, Worker
 
@@ -91,7 +91,7 @@ class Jobs:
         self._declared: set[str] = set()
         #: Refuse every kind not registered or declared here (default: only near misses of known kinds).
         self.strict_kinds = False
-        self.queue = Queue(store, self.clock)
+        self.queue = Queue(store, self.clock, self.handlers.limit)
         self.executor = Executor(self)
         self._workers: list[Worker] = []
         self._wakeups: Wakeups | None = None
@@ -148,11 +148,15 @@ class Jobs:
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
-        """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`)."""
+        """Decorator registering ``fn(payload, ctx)`` for ``kind`` (see :meth:`Handlers.handler`);
+        ``rate="10/s"`` and ``max_running=3`` limit the kind across every worker and process."""
         return self.handlers.handler(
-            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout
-        )
+            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout,
+            rate=rate, max_running=max_running,
+        )  # fmt: skip
 
     def dag(
         self,
@@ -161,9 +165,14 @@ class Jobs:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Dag:
         """A DAG job kind (see :mod:`jarenlab.jobs.dag`)."""
-        return self.handlers.dag(kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+        return self.handlers.dag(
+            kind, concurrency=concurrency, max_attempts=max_attempts, lease=lease, rate=rate,
+            max_running=max_running,
+        )  # fmt: skip
 
     def include(self, handlers: Handlers) -> None:
         """Run the kinds registered in ``handlers`` (a module's registry) here too."""
@@ -217,6 +226,7 @@ class Jobs:
         partition_key: str | None = None,
         coalescing_key: str | None = None,
         timeout: float | None = None,
+        priority: int = 0,
         if_exists: str = "error",
         allow_unknown: bool = False,
     ) -> str:
@@ -239,9 +249,13 @@ class Jobs:
                 job's id and moves it earlier if asked (a different payload is refused).
             timeout: seconds its handler may run (default: the kind's); past it the attempt fails
                 and the handler's thread is abandoned (see :meth:`abandoned`).
+            priority: an integer, higher runs first (default 0): a claim takes the highest-priority
+                due job of the kinds it runs, then the earliest due, then the first enqueued.
+                Within a partition jobs still run in enqueue order.
 
         Raises:
-            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch.
+            JobError: JD2125 for a bad argument, a payload JSON cannot hold, or a coalescing mismatch;
+            JD2170 for a priority that is not an integer in the database's 32-bit range.
 
         >>> jobs.enqueue("fetch-weather", {"day": "2013-01-01"}, id="w-2013-01-01")  # doctest: +SKIP
         'w-2013-01-01'
@@ -253,6 +267,7 @@ class Jobs:
         job_id = self.queue.enqueue(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=self._budget(kind, max_attempts),
             partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout, if_exists=if_exists,
+            priority=priority,
         )  # fmt: skip
         if self._workers:
             self.wake()
@@ -268,7 +283,7 @@ class Jobs:
         prefix, counter = self.queue.id_source()
         budgets: dict[str, int] = {}
         source = current_event.get()
-        fast = {"kind", "payload", "id", "max_attempts", "partition_key", "allow_unknown"}
+        fast = {"kind", "payload", "id", "max_attempts", "partition_key", "priority", "allow_unknown"}
         if isinstance(jobs, dict | str | bytes) or not hasattr(jobs, "__iter__"):
             raise JobError("JD2125", f"enqueue_many takes a list of dicts, not {type(jobs).__name__}")
         for position, item in enumerate(jobs):
@@ -299,10 +314,16 @@ class Jobs:
             ):  # fmt: skip
                 raise JobError("JD2125", f"item {position} has a bad kind, id, max_attempts or partition_key")
             try:
+                priority = check_priority(item.get("priority", 0))
+            except JobError as exc:
+                raise JobError("JD2170", f"item {position}: {exc.reason}") from None
+            try:
                 text = dumps(item.get("payload"))
             except TypeError as exc:
                 raise JobError("JD2125", f"item {position}'s payload is not JSON: {exc}") from exc
-            rows.append((job_id, kind, text, now, now, budget, partition, None, now, now, source, None))
+            rows.append(
+                (job_id, kind, text, now, now, budget, partition, None, now, now, source, None, priority)
+            )
             ids.append(job_id)
         with self.store.transaction():
             if rows:
@@ -617,7 +638,7 @@ __all__ = ["Jobs"]
 _ENQUEUE_MEMBERS = frozenset(
     (
         *("kind", "payload", "id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key"),
-        *("timeout", "if_exists", "allow_unknown"),
+        *("timeout", "priority", "if_exists", "allow_unknown"),
     )
 )
 

@@ -32,7 +32,7 @@ __all__ = ["Context", "Staged", "current_job"]
 
 #: The options ``ctx.enqueue`` takes (those of ``jobs.enqueue``).
 _ENQUEUE_OPTIONS = frozenset(
-    ("id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key", "timeout")
+    ("id", "run_at", "delay", "max_attempts", "partition_key", "coalescing_key", "timeout", "priority")
 )
 
 

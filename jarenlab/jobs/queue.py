@@ -23,7 +23,7 @@ import itertools
 import random
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
+from jarenlab.jobs.limits import OPEN, Gate, Limit, Limits
 from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
@@ -48,8 +49,8 @@ DEFAULT_MAX_ATTEMPTS = 5
 SIXTEEN = 16
 #: The parameters of ``jobs.enqueue``, in the order of a prepared row (``enqueue_many``'s rows).
 ENQUEUE = ("id", "kind", "payload", "run_at", "due_at", "max_attempts", "partition_key", "coalescing_key",
-           "created_at", "updated_at", "source_event", "timeout")  # fmt: skip
-#: Those of ``jobs.enqueue_sixteen``: each of them once per row, ``id_0`` ... ``timeout_15``.
+           "created_at", "updated_at", "source_event", "timeout", "priority")  # fmt: skip
+#: Those of ``jobs.enqueue_sixteen``: each of them once per row, ``id_0`` ... ``priority_15``.
 _ENQUEUE_SIXTEEN = tuple(f"{name}_{i}" for i in range(SIXTEEN) for name in ENQUEUE)
 
 #: Claims again after a claim met a partition another claim had just leased (the database refused
@@ -105,6 +106,24 @@ def _check_key(name: str, value: Any) -> str | None:
     return value
 
 
+#: The priorities a job may have (the database's 32-bit integer): higher runs first.
+PRIORITY_RANGE = (-(2**31), 2**31 - 1)
+
+
+def check_priority(value: Any) -> int:
+    """``value`` as a job priority; JD2170 unless it is an integer in :data:`PRIORITY_RANGE`.
+
+    >>> check_priority(10)
+    10
+    """
+    low, high = PRIORITY_RANGE
+    if type(value) is not int or not low <= value <= high:
+        raise JobError(
+            "JD2170", f"priority must be an integer from {low} to {high} (higher runs first), not {value!r}"
+        )
+    return value
+
+
 def check_timeout(value: Any) -> float | None:
     """``value`` as seconds a handler may run; JD2125 unless None or a finite number > 0."""
     if value is not None and (not is_seconds(value) or value <= 0):
@@ -117,12 +136,18 @@ class Queue(Administration):
 
     Args:
         store: the open store. clock: epoch seconds (see :mod:`jarenlab.jobs.clock`).
+        limit_of: a kind's limits, or None (:meth:`jarenlab.jobs.registry.Handlers.limit`): claims
+            keep them (:mod:`jarenlab.jobs.limits`).
     """
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, limit_of: Callable[[str], Limit | None] | None = None
+    ) -> None:
         self.store = store
         self.db = store.db
         self.clock = clock
+        self.limit_of = limit_of
+        self.limits = Limits(store.db)
         # Per set of kinds and their leases: the claim statement and its lease parameter.
         self._claims: dict[tuple[tuple[str, float], ...], tuple[str, Any]] = {}
         # Generated ids: creation millisecond and 24 random bits (unique across processes), then a
@@ -175,9 +200,10 @@ class Queue(Administration):
         partition_key: str | None = None,
         coalescing_key: str | None = None,
         timeout: float | None = None,
+        priority: int = 0,
     ) -> str:
         """Check :meth:`enqueue`'s arguments (``max_attempts`` None: the default); returns the
-        payload's JSON text. Raises JD2125 naming what is wrong."""
+        payload's JSON text. Raises JD2125 naming what is wrong (JD2170 for the priority)."""
         if type(kind) is not str or not kind:
             raise JobError("JD2125", f"a job kind must be a non-empty string, not {kind!r}")
         if id is not None and (type(id) is not str or not id):
@@ -187,6 +213,7 @@ class Queue(Administration):
         _check_key("partition_key", partition_key)
         _check_key("coalescing_key", coalescing_key)
         check_timeout(timeout)
+        check_priority(priority)
         if run_at is not None:
             check_time("run_at", run_at)
         if delay is not None:
@@ -209,6 +236,7 @@ class Queue(Administration):
         coalescing_key: str | None,
         timeout: float | None = None,
         if_exists: str = "error",
+        priority: int = 0,
     ) -> str:
         """Insert one job (idempotent by id; coalesced by key); returns the job's id. Inside an
         event's handlers the job records that event as its ``source_event``.
@@ -218,7 +246,7 @@ class Queue(Administration):
         """
         text = self.check(
             kind, payload, id=id, run_at=run_at, delay=delay, max_attempts=max_attempts,
-            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout,
+            partition_key=partition_key, coalescing_key=coalescing_key, timeout=timeout, priority=priority,
         )  # fmt: skip
         now = self.clock()
         at = now if run_at is None else float(run_at)
@@ -226,7 +254,7 @@ class Queue(Administration):
             at += float(delay)
         job_id = id if id is not None else self.new_id()
         params = (job_id, kind, text, at, at, max_attempts, partition_key, coalescing_key, now, now,
-                  current_event.get(), None if timeout is None else float(timeout))  # fmt: skip
+                  current_event.get(), None if timeout is None else float(timeout), priority)  # fmt: skip
         db = self.db
         if coalescing_key is None:
             if (
@@ -320,15 +348,42 @@ class Queue(Administration):
             db.notify("jobs")
 
     # -- claiming --------------------------------------------------------------------------------
+    def limited(self, kinds: Iterable[str]) -> dict[str, Limit]:
+        """The limits of those of ``kinds`` that declare any (:mod:`jarenlab.jobs.limits`)."""
+        limit_of = self.limit_of
+        if limit_of is None:
+            return {}
+        found = {}
+        for kind in kinds:
+            limit = limit_of(kind)
+            if limit is not None:
+                found[kind] = limit
+        return found
+
+    def gate(self, kinds: Iterable[str]) -> Gate:
+        """Which of ``kinds`` are at their limit now and when the first rate window frees (a look
+        that locks nothing)."""
+        limited = self.limited(kinds)
+        return self.limits.gate(limited, self.clock(), lock=False) if limited else OPEN
+
     def claim(self, kinds: dict[str, float], owner: str) -> Lease | None:
-        """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due."""
+        """Lease the next due job of one of ``kinds`` (kind -> lease seconds); None when none is due.
+
+        Kinds at their limit (:mod:`jarenlab.jobs.limits`) are left out: the claim then runs in a
+        write transaction that takes the limited kinds' rows, counts, claims among the others and
+        records the start."""
         if not kinds:
             return None
         db = self.db
+        limited = self.limited(kinds)
+        if limited:
+            self.limits.ensure(limited)
         retries = 0
         while True:
-            name, params, now, token = self._claim_statement(kinds, owner)
             try:
+                if limited:
+                    return self._claim_limited(kinds, limited, owner)
+                name, params, now, token = self._claim_statement(kinds, owner)
                 rows = db.write(name, params, kinds=len(kinds))[0]
             except StoreError as err:
                 # A partition another claim leased meanwhile: claim again (not inside a caller's
@@ -339,6 +394,35 @@ class Queue(Administration):
                 time.sleep(random.uniform(0.001, 0.005) * retries)
                 continue
             return self._lease(rows, now, token, owner)
+
+    def _claim_limited(self, kinds: dict[str, float], limited: dict[str, Limit], owner: str) -> Lease | None:
+        db = self.db
+        with db.transaction():
+            gate = self.limits.gate(limited, self.clock(), lock=True)
+            allowed = {kind: lease for kind, lease in kinds.items() if kind not in gate.blocked}
+            if not allowed:
+                return None
+            name, params, now, token = self._claim_statement(allowed, owner)
+            lease = self._lease(db.all(name, params, kinds=len(allowed)), now, token, owner)
+            if lease is not None and lease.kind in limited:
+                self.limits.started(lease.kind, limited[lease.kind], now)
+            return lease
+
+    def next_wait(self, kinds: Iterable[str], *, scheduled: bool) -> float | None:
+        """When work of ``kinds`` under way next falls due (see the base); a kind at its limit
+        with open jobs counts when its limit may lift instead (always later than now)."""
+        names = tuple(kinds)
+        gate = self.gate(names)
+        due = super().next_wait([kind for kind in names if kind not in gate.blocked], scheduled=scheduled)
+        if gate.free_at is None or not self.open_count(gate.blocked):
+            return due
+        return gate.free_at if due is None else min(due, gate.free_at)
+
+    def claimable(self, kinds: Iterable[str]) -> bool:
+        """True when a claim for ``kinds`` would lease a job now (kinds at their limit left out)."""
+        names = tuple(kinds)
+        blocked = self.gate(names).blocked
+        return super().claimable(kind for kind in names if kind not in blocked)
 
     def _claim_statement(self, kinds: dict[str, float], owner: str) -> tuple[str, dict[str, Any], float, str]:
         key = tuple(kinds.items())
@@ -361,7 +445,8 @@ class Queue(Administration):
         if not rows:
             return None
         (seq, job_id, kind, payload, attempts, max_attempts, generation, until, checkpointed,
-         run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout) = rows[0]  # fmt: skip
+         run_at, created_at, partition_key, coalescing_key, last_error, source_event, timeout,
+         priority) = rows[0]  # fmt: skip
         job = {
             "id": job_id,
             "kind": kind,
@@ -377,6 +462,7 @@ class Queue(Administration):
             "lease_until": until,
             "source_event": source_event,
             "timeout": timeout,
+            "priority": priority,
         }
         return Lease(seq, job_id, kind, token, generation, attempts, max_attempts,
                      until - now, until, owner, bool(checkpointed), job)  # fmt: skip
@@ -396,6 +482,10 @@ class Queue(Administration):
         refusal (nothing claimed, nothing staged committed) when the lease is no longer this attempt's.
         """
         db = self.db
+        if self.limited(kinds):
+            # A limited kind's claim takes its limit rows in a transaction of its own: settle first.
+            self.complete(lease, result_text, prune=False, staged=staged)
+            return self.claim(kinds, owner)
         now = self.clock()
         claimed = None
         try:

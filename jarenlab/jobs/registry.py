@@ -9,6 +9,10 @@ worker includes it.
 ...     return payload * 2
 >>> handlers["double"].concurrency, handlers.kinds
 (2, ('double',))
+>>> @handlers.handler("fetch", rate="10/s", max_running=3)
+... def fetch(payload, ctx): ...
+>>> handlers["fetch"].limit
+Limit(rate='10/1s', max_running=3)
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.arguments import is_count
 from jarenlab.errors import JobError
+from jarenlab.jobs.limits import Limit, limit
 
 if TYPE_CHECKING:
     from jarenlab.jobs.context import Context
@@ -37,6 +42,8 @@ class HandlerSpec:
     max_attempts: int | None = None
     lease: float | None = None
     timeout: float | None = None
+    #: Its limits across every worker and process (``rate=``, ``max_running=``), or None.
+    limit: Limit | None = None
 
 
 def _check_options(
@@ -66,6 +73,8 @@ class Handlers:
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Callable[[HandlerFn], HandlerFn]:
         """Decorator registering ``fn(payload, ctx)`` for ``kind``.
 
@@ -75,15 +84,21 @@ class Handlers:
             lease: seconds a claim lasts before it must be renewed (renewed while the handler runs).
             timeout: seconds the handler may run (a job's own ``timeout`` wins); past it the attempt
             fails, its thread is abandoned (reported, never killed) and its lease is not renewed.
+            rate: at most this many starts of the kind in any window of a period, counted across
+            every worker and process: ``"10/s"``, ``"100/min"``, ``"5/h"``, ``"3/5s"``. max_running:
+            at most this many of the kind running at once across every worker and process (unlike
+            ``concurrency``, which is per worker). A kind at its limit is not claimed; workers
+            claim other kinds meanwhile (see :mod:`jarenlab.jobs.limits`).
 
         Raises:
-            JobError: JD2125 for a bad kind or option.
+            JobError: JD2125 for a bad kind or option; JD2171 for a bad ``rate`` or ``max_running``.
         """
 
         def register(fn: HandlerFn) -> HandlerFn:
             self.register(
-                kind, fn, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout
-            )
+                kind, fn, concurrency=concurrency, max_attempts=max_attempts, lease=lease, timeout=timeout,
+                rate=rate, max_running=max_running,
+            )  # fmt: skip
             return fn
 
         return register
@@ -97,6 +112,8 @@ class Handlers:
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> HandlerSpec:
         """Register ``fn`` for ``kind`` (replacing an earlier one); returns the spec."""
         if type(kind) is not str or not kind:
@@ -104,7 +121,7 @@ class Handlers:
         if not callable(fn):
             raise JobError("JD2125", f"the handler for {kind!r} is not callable")
         _check_options(concurrency, max_attempts, lease, timeout)
-        spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease, timeout)
+        spec = HandlerSpec(kind, fn, concurrency, max_attempts, lease, timeout, limit(rate, max_running))
         self._specs[kind] = spec
         return spec
 
@@ -115,12 +132,17 @@ class Handlers:
         concurrency: int | None = None,
         max_attempts: int | None = None,
         lease: float | None = None,
+        rate: str | None = None,
+        max_running: int | None = None,
     ) -> Dag:
         """A DAG job kind: add tasks with ``@dag.task(after=[...])`` (see :mod:`jarenlab.jobs.dag`)."""
         from jarenlab.jobs.dag import Dag
 
         graph = Dag(kind)
-        self.register(kind, graph.run, concurrency=concurrency, max_attempts=max_attempts, lease=lease)
+        self.register(
+            kind, graph.run, concurrency=concurrency, max_attempts=max_attempts, lease=lease, rate=rate,
+            max_running=max_running,
+        )  # fmt: skip
         return graph
 
     def include(self, other: Handlers) -> None:
@@ -138,6 +160,11 @@ class Handlers:
     def get(self, kind: str) -> HandlerSpec | None:
         """The spec registered for ``kind``, or None."""
         return self._specs.get(kind)
+
+    def limit(self, kind: str) -> Limit | None:
+        """The limits declared for ``kind`` (``rate=``, ``max_running=``), or None."""
+        spec = self._specs.get(kind)
+        return None if spec is None else spec.limit
 
     def __contains__(self, kind: object) -> bool:
         return kind in self._specs

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 COLUMNS = (
     "id", "kind", "state", "attempts", "max_attempts", "run_at", "partition_key", "coalescing_key",
     "lease_until", "lease_owner", "lease_generation", "last_error", "payload", "result",
-    "created_at", "updated_at", "settled_at", "source_event", "timeout", "last_traceback",
+    "created_at", "updated_at", "settled_at", "source_event", "timeout", "last_traceback", "priority",
 )  # fmt: skip
 _TIMES = ("run_at", "lease_until", "created_at", "updated_at", "settled_at")
 
@@ -108,7 +108,7 @@ FAILURES_STYLE = (
 
 
 def failures_html(failures: list[dict[str, Any]], *, id_chars: int = 40, error_chars: int = 300) -> str:
-    """Recent failures (failed or dead), newest first, with their last error.
+    """Recent failures (failed or dead), newest first, with their priority and last error.
 
     Long ids and errors are clipped before escaping (the whole value is the cell's tooltip), so a
     cut never splits an entity; ids stay on one line and errors wrap.
@@ -124,10 +124,11 @@ def failures_html(failures: list[dict[str, Any]], *, id_chars: int = 40, error_c
         f"<tr><td class='jl-id'>{_cut(str(f['id']), id_chars, tag='code')}</td>"
         f"<td>{html.escape(str(f['kind']))}</td><td>{html.escape(str(f['state']))}</td>"
         f"<td style='text-align:right'>{f['attempts']}/{f['max_attempts']}</td>"
+        f"<td style='text-align:right'>{int(f.get('priority') or 0)}</td>"
         f"<td class='jl-err'>{_cut(str(f['last_error'] or ''), error_chars)}{_traceback(f)}</td></tr>"
         for f in failures
     )
-    head = "".join(f"<th>{h}</th>" for h in ("id", "kind", "state", "attempts", "last error"))
+    head = "".join(f"<th>{h}</th>" for h in ("id", "kind", "state", "attempts", "priority", "last error"))
     return f"{FAILURES_STYLE}<table class='jl-failures'><tr>{head}</tr>{rows}</table>"
 
 

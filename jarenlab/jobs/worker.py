@@ -579,7 +579,8 @@ class Worker:
                 with self._lock:
                     if self._stopping.is_set():  # stop() sets it before it reads what runs
                         return
-                    lease = jobs.queue.claim(self._kinds(), self.owner)
+                    kinds = self._kinds()
+                    lease = jobs.queue.claim(kinds, self.owner)
                     if lease is not None:
                         self._in_flight[lease.seq] = lease.id
                         self._kinds_running[lease.kind] = self._kinds_running.get(lease.kind, 0) + 1
@@ -598,7 +599,7 @@ class Worker:
             if self.unreachable_since is not None:
                 self._reached()
             if lease is None:
-                jobs.wait_for_work(self.poll, self._stopping, seen)
+                jobs.wait_for_work(self._idle(kinds), self._stopping, seen)
                 continue
             try:
                 outcome = jobs.executor.execute(lease, stopping=self._stopping)
@@ -615,6 +616,16 @@ class Worker:
             if outcome in self.stats:
                 self.stats[outcome] += 1
             jobs.notify_settled()
+
+    def _idle(self, kinds: dict[str, float]) -> float:
+        """How long an idle loop waits: a poll, or less when a rate-limited kind's window frees sooner."""
+        try:
+            free_at = self.jobs.queue.gate(kinds).free_at
+        except JarenlabError:  # the next claim meets the failure and reports it
+            return self.poll
+        if free_at is None:
+            return self.poll
+        return min(self.poll, max(free_at - self.jobs.clock(), 0.001))
 
     def _unreachable(self, exc: JarenlabError) -> float:
         """A claim found the database unreachable: the first of an outage logs one warning and

@@ -90,3 +90,14 @@ def hang(payload: Any, ctx: Any) -> None:
     """Runs far past its timeout."""
     _log(payload["log"], f"start {ctx.job['id']} {ctx.attempt} {os.getpid()} {time.time()}")
     time.sleep(60)
+
+
+# -- per-kind limits (test_limits.py) ----------------------------------------------------------------
+@jobs.handler("limited", lease=5, rate="4/s", max_running=2)
+def limited(payload: Any, ctx: Any) -> int:
+    """Logs its claim time (the queue's clock: the lease's end less its length) and its run."""
+    claimed = ctx.job["lease_until"] - 5
+    _log(payload["log"], f"start {ctx.job['id']} {os.getpid()} {time.time()} {claimed}")
+    time.sleep(payload["seconds"])
+    _log(payload["log"], f"end {ctx.job['id']} {os.getpid()} {time.time()}")
+    return os.getpid()

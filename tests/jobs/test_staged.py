@@ -183,7 +183,7 @@ def test_staged_actions_are_checked_when_staged(store: jl.Store) -> None:
             lambda: ctx.emit("undeclared", {}),
             lambda: ctx.emit("fact", {"n": "one"}),
             lambda: ctx.enqueue("", 1),
-            lambda: ctx.enqueue("x", 1, priority=3),
+            lambda: ctx.enqueue("x", 1, urgency=3),  # not an enqueue option
             lambda: ctx.enqueue("x", float("nan")),
             lambda: ctx.enqueue("x", 1, timeout=0),
         ):

@@ -45,7 +45,7 @@ OPENERS: dict[str, Callable[[pytest.FixtureRequest, Path], jl.Store]] = {
 
 def row(job_id: str, key: str | None = None) -> dict[str, Any]:
     """The parameters of ``jobs.enqueue`` for a pending job of kind ``work``."""
-    values = (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None)
+    values = (job_id, "work", '{"n":1}', DUE, DUE, 5, None, key, DUE, DUE, 7, None, 0)
     return dict(zip(ENQUEUE, values, strict=True))
 
 
@@ -135,6 +135,13 @@ CALLS: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = {
     "where_source_event": ({"source_event": 7, "limit": None}, {}, record_a),
     "where_kind": ({"kind": "work", "limit": None}, {}, record_a),
     "where_after": ({"after": "a", "limit": None}, {}, []),
+    # per-kind limits: no kind's row yet, nothing running, no start recorded
+    "add_limit": ({"kind": "work"}, {}, 1),
+    "lock_limits": ({"kinds": ["work", "other"]}, {"kinds": 2}, []),
+    "running": ({"kind": "work", "now": NOW, "cap": 3}, {}, [(0, None)]),
+    "window_start": ({"kind": "work", "since": NOW - 60, "skip": 0}, {}, []),
+    "record_start": ({"kind": "work", "at": NOW}, {}, 1),
+    "prune_starts": ({"kind": "work", "before": NOW}, {}, 0),
 }
 
 

@@ -131,7 +131,9 @@ def test_failures_clip_before_escaping_and_keep_ids_on_one_line() -> None:
     for cut in ("&l…", "&am…", "&a…", "&g…", "&…"):
         assert cut not in shown  # an entity is never cut in half
     assert f"title='{long_id}'" in html and "class='jl-id'" in html  # the whole id as a tooltip
-    assert "<th>id</th><th>kind</th><th>state</th><th>attempts</th><th>last error</th>" in html
+    assert (
+        "<th>id</th><th>kind</th><th>state</th><th>attempts</th><th>priority</th><th>last error</th>" in html
+    )
 
 
 def test_views_are_pure() -> None:

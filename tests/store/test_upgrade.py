@@ -27,6 +27,9 @@ EARLIER = [
     "ALTER TABLE _jl_jobs DROP COLUMN source_event",
     "ALTER TABLE _jl_jobs DROP COLUMN timeout",
     "ALTER TABLE _jl_jobs DROP COLUMN last_traceback",
+    "DROP INDEX _jl_jobs_claim",
+    "ALTER TABLE _jl_jobs DROP COLUMN priority",
+    "CREATE INDEX _jl_jobs_claim ON _jl_jobs(kind, due_at, seq) WHERE due_at IS NOT NULL",
 ]
 WHOLE_DOCUMENT = '[{"op": "add", "path": "/t/1", "value": {"n": 2}}]'
 
@@ -41,6 +44,23 @@ def _columns(backend: str, store: jl.Store) -> set[str]:
             (store.backend.schema,),
         ).fetchall()
         return {r[0] for r in rows}
+    finally:
+        conn.close()
+
+
+def _claim_index(backend: str, store: jl.Store) -> str:
+    """The definition of the claim's index, as the database keeps it."""
+    conn = raw_connection(backend, store)
+    try:
+        if backend == "sqlite":
+            return str(
+                conn.execute("SELECT sql FROM sqlite_master WHERE name = '_jl_jobs_claim'").fetchone()[0]
+            )
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = '_jl_jobs_claim'",
+            (store.backend.schema,),
+        ).fetchone()
+        return str(row[0])
     finally:
         conn.close()
 
@@ -65,7 +85,8 @@ def earlier(open_store: Any, backend: str) -> tuple[jl.Store, str]:
         conn.commit()
     finally:
         conn.close()
-    assert not {"source_event", "timeout", "last_traceback"} & _columns(backend, store)
+    assert not {"source_event", "timeout", "last_traceback", "priority"} & _columns(backend, store)
+    assert "priority" not in _claim_index(backend, store)
     return store, before
 
 
@@ -74,7 +95,10 @@ def test_an_earlier_store_opens_upgraded_and_its_queue_works(
 ) -> None:
     old, _ = earlier
     store = open_store.reopen(old)  # no model: the stored one
-    assert {"source_event", "timeout", "last_traceback"} <= _columns(backend, store)
+    assert {"source_event", "timeout", "last_traceback", "priority"} <= _columns(backend, store)
+    # the claim's index is made again with the priority, so claims by priority stay index-served
+    assert "priority" in _claim_index(backend, store)
+    assert store.jobs.get("old-job")["priority"] == 0
     assert store.jobs.get("old-job")["source_event"] is None and store.jobs.get("old-job")["timeout"] is None
     assert store.jobs.get("old-job")["last_traceback"] is None
 
@@ -89,6 +113,9 @@ def test_an_earlier_store_opens_upgraded_and_its_queue_works(
     event = store.events.emit("ping", {})
     assert [j["id"] for j in store.jobs.list(source_event=event)] == ["from-event"]
     assert store.jobs.get("from-event")["timeout"] == 5
+    store.jobs.enqueue("work", {"n": 3}, id="urgent", priority=5)
+    assert store.jobs.claim().id == "urgent"  # ahead of the earlier store's job and the event's
+    store.jobs.cancel("urgent")
     assert store.jobs.run_until_idle(progress=False)["done"] == 2
     assert sorted(j["result"] for j in store.jobs.list(state=["done"])) == [10, 20]
 
@@ -120,4 +147,4 @@ def test_a_read_only_open_of_an_earlier_store_alters_nothing_and_says_why(
     with pytest.raises(jl.JarenlabError) as err:
         jl.open(old.path, read_only=True)
     assert err.value.code == "JD0002" and "earlier version" in str(err.value)
-    assert not {"source_event", "timeout", "last_traceback"} & _columns(backend, old)
+    assert not {"source_event", "timeout", "last_traceback", "priority"} & _columns(backend, old)
