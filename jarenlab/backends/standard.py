@@ -28,6 +28,10 @@ def identifier(name: str) -> str:
     return name
 
 
+#: The arithmetic a condition computes (:meth:`StandardSQL.arith`).
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+
+
 class StandardSQL:
     """Clauses, logic, comparisons and aggregates as standard SQL writes them (a dialect inherits
     them and spells the rest: JSON access, type names, storage order, windows, plans)."""
@@ -79,6 +83,23 @@ class StandardSQL:
     def nonempty(self, value: str) -> str:
         """A string's effective boolean value: ``v`` -> ``v <> ''``."""
         return f"{value} <> ''"
+
+    def arith(self, fn: str, left: str, right: str) -> str:
+        """``add``/``sub``/``mul`` of two numbers, NULL when either is.
+
+        >>> StandardSQL().arith("sub", "a", "b")
+        '(a - b)'
+        """
+        return f"({left} {_ARITH[fn]} {right})"
+
+    def text_length(self, value: str) -> str:
+        """A string's length in characters (code points in a UTF-8 text), 0 when NULL (a missing member:
+        the engine's ``$string-length`` of nothing is that of the empty string).
+
+        >>> StandardSQL().text_length("v")
+        'coalesce(length(v), 0)'
+        """
+        return f"coalesce(length({value}), 0)"
 
     def select(self, columns: Sequence[str], table: str) -> str:
         """``SELECT`` columns of a table: ``["doc"]``, ``t`` -> ``SELECT doc FROM "t"``.

@@ -231,7 +231,7 @@ def _statements(
     for k in order:
         assert k.field is not None
         exprs.append(e.value(k.field, "string" if k.field.family == "string" else "number"))
-    base = [] if where is None else [e.pred(where)]
+    base = [] if where is None else [e.condition(where)]
     terms = [d.order_term(expr, k.desc, _empty_first(k)) for expr, k in zip(exprs, order)]
     head = d.select([d.key(), d.document(), *exprs], coll.name)
     tail = d.order_by([*terms, d.key()]) + e.window(0, limit + 1)

@@ -40,6 +40,7 @@ from jarenlab.query.planner.preds import (
     AggOut,
     And,
     ArrOut,
+    CompareValue,
     Const,
     DateKey,
     DocOut,
@@ -49,6 +50,7 @@ from jarenlab.query.planner.preds import (
     Framed,
     GroupKey,
     KeyOut,
+    Length,
     LitOut,
     MapOut,
     Not,
@@ -60,7 +62,9 @@ from jarenlab.query.planner.preds import (
     Ranking,
     Reason,
     Series,
+    Slot,
     Udf,
+    atoms,
     fields_of,
     slots_of,
 )
@@ -142,6 +146,8 @@ class ColumnTraits:
     keeps_window_order: bool = True
     holistic: frozenset[str] = frozenset(HOLISTIC)
     computes_values: bool = True
+    computes_floats: bool = True
+    computed_limit: int | None = None
 
 
 def column_traits(dialect: Dialect) -> Dialect:
@@ -468,7 +474,7 @@ def analyze(
             reasons.append(Reason(_name(node), "follows a residual condition that may raise"))
     where = conjoin(pushed)
     divert = conjoin(
-        [p for p in pushed if not any(s.kind != "literal" for s in slots_of(p)) and not has_udf(p)]
+        [p for p in pushed if not any(s.kind != "literal" for s in slots_of(p)) and not may_fail(p)]
     )
     base = Plan(collection, "set", where, divert, binding=binding, udfs=ctx.udfs)
     if target.lets:
@@ -878,13 +884,20 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     )
 
 
-def has_udf(p: Pred) -> bool:
-    """Whether a predicate calls a registered function (the hatch)."""
-    if isinstance(p, And | Or):
-        return any(has_udf(x) for x in p.items)
-    if isinstance(p, Not):
-        return has_udf(p.item)
-    return isinstance(p, Udf)
+def may_fail(p: Pred) -> bool:
+    """Whether a predicate's SQL may fail so that the run falls back to the engine: a registered
+    function (the hatch) that raises, or a computed value in doubt (an integer SQL cannot read
+    exactly, a date-time not written canonically). The engine's own run after it is narrowed
+    only by the others.
+
+    >>> from jarenlab.query.planner.preds import CompareValue, Length
+    >>> s = Field(("s",), "string", None)
+    >>> may_fail(CompareValue(Length(s), "gt", Slot("literal", 1))), may_fail(CompareValue(DateKey(s, "epoch", None), "gt", Slot("literal", 1)))
+    (False, True)
+    """
+    return any(
+        isinstance(a, Udf) or isinstance(a, CompareValue) and not isinstance(a.value, Length) for a in atoms(p)
+    )
 
 
 def _name(node: Node) -> str:
