@@ -730,7 +730,7 @@ class Dialect(Protocol):
         ...
 
     def compare(self, left: str, op: str, right: str) -> str:
-        """``eq lt le gt ge``: ``a``, ``gt``, ``?`` -> ``a > ?``."""
+        """``eq ne lt le gt ge`` (NULL when either side is): ``a``, ``gt``, ``?`` -> ``a > ?``."""
         ...
 
     def all_of(self, parts: Sequence[str]) -> str:

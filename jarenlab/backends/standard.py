@@ -13,7 +13,7 @@ from typing import Any
 from jarenlab.backends.base import IDENTIFIER
 from jarenlab.errors import PlanError
 
-_OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _AGGREGATES = frozenset({"count", "sum", "min", "max"})
 #: How per-group results of each aggregate combine: counts and sums add, minima and maxima of them.
 _REGROUP = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
@@ -61,7 +61,8 @@ class StandardSQL:
         return f"{expr} IS NULL"
 
     def compare(self, left: str, op: str, right: str) -> str:
-        """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
+        """``left op right`` for ``eq ne lt le gt ge`` (NULL where either is: read as false, so
+        ``ne`` is the engine's existential one): ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
 
         >>> StandardSQL().compare("gx_a", "gt", "?")
         'gx_a > ?'

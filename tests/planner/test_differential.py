@@ -38,6 +38,8 @@ KEPT = {
     "the database cannot call them": "host functions",
     "the database's text cannot hold": "U+0000",
     "this database's SQL sums floats otherwise": "float sums",
+    "computes the decimals as written": "float arithmetic",
+    "regular expressions are not I-Regexp": "I-Regexp",
 }
 
 

@@ -62,7 +62,6 @@ from jarenlab.query.planner.preds import (
     Ranking,
     Reason,
     Series,
-    Slot,
     Udf,
     atoms,
     fields_of,
@@ -896,7 +895,8 @@ def may_fail(p: Pred) -> bool:
     (False, True)
     """
     return any(
-        isinstance(a, Udf) or isinstance(a, CompareValue) and not isinstance(a.value, Length) for a in atoms(p)
+        isinstance(a, Udf) or (isinstance(a, CompareValue) and not isinstance(a.value, Length))
+        for a in atoms(p)
     )
 
 

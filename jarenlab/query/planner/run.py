@@ -514,7 +514,7 @@ def _matcher(engine: Callable[[list[list[Any]], str], list[Any]]) -> Callable[[s
 
     >>> from jarenlab.query.lang.functions import FUNCTIONS
     >>> fn = _matcher(FUNCTIONS["match"])
-    >>> fn("abba", "[ab]+"), fn(None, "a*"), fn("a\nb", "a.b")
+    >>> fn("abba", "[ab]+"), fn(None, "a*"), fn("a\\nb", "a.b")
     (1, 1, 0)
     """
     return lambda value, pattern: int(engine([[] if value is None else [value], [pattern]], "/")[0])

@@ -280,7 +280,7 @@ class Emitter:
         >>> from jarenlab.query.planner.preds import CompareValue, Length
         >>> e = Emitter(SQLiteDialect())
         >>> e.statement(e.condition(CompareValue(Length(Field(("s",), "string", "gx_s")), "gt", Slot("literal", 3)))).sql
-        '(coalesce(length(gx_s), 0) > ?)'
+        'coalesce(length(gx_s), 0) > ?'
         """
         start = len(self.doubts)
         text = self.pred(p)

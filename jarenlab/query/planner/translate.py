@@ -9,8 +9,8 @@ generated column is used only where it holds exactly the member's value.
 >>> ctx = Context("n", {"properties": {"a": {"type": "integer"}}}, {("a",): "gx_a"}, {}, dialect=SQLiteDialect())
 >>> translate(parse({"$gt": [3, "$n.a"]}).node, ctx)
 Compare(field=Field(steps=('a',), family='integer', column='gx_a'), op='lt', slot=Slot(kind='literal', value=3), family='number')
->>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
-Reason(construct='$match', reason='the operator has no SQL translation')
+>>> translate(parse({"$replace": ["$n.s", "a+", "b"]}).node, ctx)
+Reason(construct='$replace', reason='the operator has no SQL translation')
 """
 
 from __future__ import annotations
@@ -337,8 +337,9 @@ def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | Re
     value = computed_value(a, ctx)
     if value is None:
         value, b, op = computed_value(b, ctx), a, FLIP[op]
-    if value is None:
-        return None
+    if value is None:  # a date function SQL does not compute says why
+        why = [r for r in (date_key(a, ctx), date_key(b, ctx)) if isinstance(r, Reason)]
+        return why[0] if why else None
     if isinstance(b, Lit) and type(b.value) in (int, float):
         slot = Slot("literal", b.value)
     elif isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
@@ -367,15 +368,20 @@ def value_reason(value: Arith | Length | DateKey, slot: Slot, dialect: Dialect) 
         return None
     construct = "$" + (value.fn if isinstance(value, Arith | DateKey) else "string-length")
     if slot.kind != "literal":
-        return Reason(construct, "a computed value compared with an external (its magnitude is known only when bound)")
+        return Reason(
+            construct, "a computed value compared with an external (its magnitude is known only when bound)"
+        )
     if abs(slot.value) >= limit:
         return Reason(construct, f"a computed value compared with a number {beyond(limit)}")
     if isinstance(value, Arith) and not dialect.computes_floats:
         for x in (value.left, value.right):
-            if isinstance(x, Field) and x.family != "integer" or isinstance(x, Slot) and type(x.value) is not int:
+            if (isinstance(x, Field) and x.family != "integer") or (
+                isinstance(x, Slot) and type(x.value) is not int
+            ):
                 what = "a float member" if isinstance(x, Field) else "a float literal"
                 return Reason(
-                    construct, f"arithmetic over {what}: the database computes the decimals as written, not the floats"
+                    construct,
+                    f"arithmetic over {what}: the database computes the decimals as written, not the floats",
                 )
     return None
 
