@@ -40,6 +40,7 @@ KEPT = {
     "this database's SQL sums floats otherwise": "float sums",
     "computes the decimals as written": "float arithmetic",
     "regular expressions are not I-Regexp": "I-Regexp",
+    "bigint out of range": "2^53",
 }
 
 

@@ -461,7 +461,10 @@ def analyze(
     # Narrowing: a pushed conjunct may skip rows only if no earlier residual conjunct (or $let) can raise.
     conjuncts = _conjuncts(target.where)
     pushed: list[Pred] = []
-    blocked = any(value_raises(e) for _, e in target.lets)
+    # The engine's run after a diversion or a fallback is narrowed by the pushed conjuncts without
+    # externals that cannot fail, up to the first one left out that may raise in the engine.
+    diverting: list[Pred] = []
+    stopped = blocked = any(value_raises(e) for _, e in target.lets)
     for node in conjuncts:
         p = translate(node, ctx)
         if isinstance(p, Reason):
@@ -469,12 +472,14 @@ def analyze(
             blocked = blocked or can_raise(node, binding)
         elif not blocked:
             pushed.append(p)
+            kept = not may_fail(p) and all(s.kind == "literal" for s in slots_of(p))
+            if kept and not stopped:
+                diverting.append(p)
+            stopped = stopped or (not kept and can_raise(node, binding))
         else:
             reasons.append(Reason(_name(node), "follows a residual condition that may raise"))
     where = conjoin(pushed)
-    divert = conjoin(
-        [p for p in pushed if not any(s.kind != "literal" for s in slots_of(p)) and not may_fail(p)]
-    )
+    divert = conjoin(diverting)
     base = Plan(collection, "set", where, divert, binding=binding, udfs=ctx.udfs)
     if target.lets:
         reasons.append(Reason("$let", "let bindings run in the engine"))
