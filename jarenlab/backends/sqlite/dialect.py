@@ -352,12 +352,13 @@ class SQLiteDialect(StandardSQL):
         return self.json_value(member)
 
     def inexact_operand(self, member: str, value: str) -> str:
-        """An integer beyond 64 bits, which SQLite reads as a rounded REAL.
+        """An integer beyond 64 bits, which SQLite reads as a rounded REAL (the value's type is
+        tested first: most values are no REAL, and then the member's JSON type is not read).
 
         >>> SQLiteDialect().inexact_operand("?", "json_extract(doc, ?)")
-        "(json_type(doc, ?) = 'integer' AND typeof(json_extract(doc, ?)) = 'real')"
+        "(typeof(json_extract(doc, ?)) = 'real' AND json_type(doc, ?) = 'integer')"
         """
-        return f"({self.kind_in(self.json_type(member), ('int',))} AND typeof({value}) = 'real')"
+        return f"(typeof({value}) = 'real' AND {self.kind_in(self.json_type(member), ('int',))})"
 
     def unless(self, doubt: str, cond: str) -> str:
         """``cond``, or SQLite's integer overflow where ``doubt`` holds (the absolute value of the

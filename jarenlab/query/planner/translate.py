@@ -337,8 +337,9 @@ def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | Re
     value = computed_value(a, ctx)
     if value is None:
         value, b, op = computed_value(b, ctx), a, FLIP[op]
-    if value is None:  # a date function SQL does not compute says why
-        why = [r for r in (date_key(a, ctx), date_key(b, ctx)) if isinstance(r, Reason)]
+    if value is None:  # a division, or a date function SQL does not compute, says why
+        found = (_division(a), _division(b), date_key(a, ctx), date_key(b, ctx))
+        why = [r for r in found if isinstance(r, Reason)]
         return why[0] if why else None
     if isinstance(b, Lit) and type(b.value) in (int, float):
         slot = Slot("literal", b.value)
@@ -347,6 +348,15 @@ def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | Re
     else:
         return None
     return value_reason(value, slot, ctx.dialect) or CompareValue(value, op, slot)
+
+
+def _division(node: Node) -> Reason | None:
+    """Why a division stays in the engine (None for anything else)."""
+    if isinstance(node, Call) and not node.host and node.name in ("div", "idiv", "mod"):
+        return Reason(
+            f"${node.name}", "a division: a zero divisor gives NaN, an infinity or an error in the engine"
+        )
+    return None
 
 
 def value_reason(value: Arith | Length | DateKey, slot: Slot, dialect: Dialect) -> Reason | None:
