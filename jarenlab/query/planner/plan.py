@@ -456,7 +456,7 @@ def analyze(
     if isinstance(target, Reason):
         return Plan(collection, "set", reasons=(target,))
     binding = target.fors[0][0]
-    ctx = Context(binding, schema, columns, pure_operators, dialect=dialect)
+    ctx = Context(binding, schema, columns, pure_operators, dialect=dialect, values=True)
     reasons: list[Reason] = []
     # Narrowing: a pushed conjunct may skip rows only if no earlier residual conjunct (or $let) can raise.
     conjuncts = _conjuncts(target.where)
@@ -894,7 +894,7 @@ def may_fail(p: Pred) -> bool:
     exactly, a date-time not written canonically). The engine's own run after it is narrowed
     only by the others.
 
-    >>> from jarenlab.query.planner.preds import CompareValue, Length
+    >>> from jarenlab.query.planner.preds import CompareValue, Length, Slot
     >>> s = Field(("s",), "string", None)
     >>> may_fail(CompareValue(Length(s), "gt", Slot("literal", 1))), may_fail(CompareValue(DateKey(s, "epoch", None), "gt", Slot("literal", 1)))
     (False, True)

@@ -87,6 +87,10 @@ class Context:
     pure_operators: Mapping[str, Callable[..., Any]]
     udfs: dict[str, str] = field(default_factory=dict)
     dialect: Dialect = field(kw_only=True)
+    #: Whether conditions over computed values (:class:`~.preds.CompareValue`) and regular
+    #: expressions (:class:`~.preds.Matches`) may be planned: only where the run registers the
+    #: matchers and falls back when a value's check fails (a collection's own plan, :func:`~.plan.analyze`).
+    values: bool = field(default=False, kw_only=True)
 
 
 def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
@@ -285,7 +289,7 @@ def _call(node: Call, ctx: Context) -> Pred | Reason:
         return _compare(node, ctx)
     if name in ("starts-with", "ends-with", "contains"):
         return _string_op(node, ctx)
-    if name in ("match", "search"):
+    if name in ("match", "search") and ctx.values:
         return _regex(node, ctx)
     return Reason(f"${name}", "the operator has no SQL translation")
 
@@ -299,7 +303,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(f, Reason):
         return f
     if f is None:
-        value = _compare_value(op, a, b, ctx) if ctx.dialect.computes_values else None
+        value = _compare_value(op, a, b, ctx) if ctx.values and ctx.dialect.computes_values else None
         return value or Reason(f"${node.name}", "neither side is a singular path of the binding")
     if isinstance(b, Lit):
         return _compare_literal(f, op, b.value, node.name, ctx.dialect)
@@ -329,7 +333,7 @@ def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | Re
     >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
     >>> from jarenlab.query.lang.document import parse
     >>> schema = {"properties": {"a": {"type": "integer"}, "b": {"type": "number"}}}
-    >>> ctx = Context("n", schema, {}, {}, dialect=column_traits(SQLiteDialect()))
+    >>> ctx = Context("n", schema, {}, {}, dialect=column_traits(SQLiteDialect()), values=True)
     >>> p = translate(parse({"$lt": [30, {"$sub": ["$n.a", "$n.b"]}]}).node, ctx)
     >>> p.op, p.value.fn, p.slot
     ('gt', 'sub', Slot(kind='literal', value=30))
@@ -596,7 +600,7 @@ def _regex(node: Call, ctx: Context) -> Pred | Reason:
 
     >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
     >>> from jarenlab.query.lang.document import parse
-    >>> ctx = Context("n", {"properties": {"s": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect())
+    >>> ctx = Context("n", {"properties": {"s": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect(), values=True)
     >>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
     Matches(field=Field(steps=('s',), family='string', column=None), slot=Slot(kind='literal', value='a+'), full=True)
     """
