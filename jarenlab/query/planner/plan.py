@@ -899,10 +899,13 @@ def may_fail(p: Pred) -> bool:
     >>> may_fail(CompareValue(Length(s), "gt", Slot("literal", 1))), may_fail(CompareValue(DateKey(s, "epoch", None), "gt", Slot("literal", 1)))
     (False, True)
     """
-    return any(
-        isinstance(a, Udf) or (isinstance(a, CompareValue) and not isinstance(a.value, Length))
-        for a in atoms(p)
-    )
+    return checks_values(p) or any(isinstance(a, Udf) for a in atoms(p))
+
+
+def checks_values(p: Pred) -> bool:
+    """Whether a predicate's SQL checks a computed value on every row, failing where SQL's value may
+    not be the engine's (:meth:`~jarenlab.backends.base.Dialect.unless`): arithmetic, date parts."""
+    return any(isinstance(a, CompareValue) and not isinstance(a.value, Length) for a in atoms(p))
 
 
 def _name(node: Node) -> str:
