@@ -625,9 +625,17 @@ class Dialect(Protocol):
     holistic: frozenset[str]
     #: True when a condition may compare a number computed from members with a literal or an
     #: external (:class:`~jarenlab.query.planner.preds.CompareValue`: arithmetic between number
-    #: members, a string's length, a date part of a date-time). False for the databases here, whose
-    #: conditions then run in the engine (the columnar path computes them).
+    #: members, a string's length, a date part of a date-time): True for both databases (where
+    #: :func:`~jarenlab.query.planner.translate.value_reason` finds the answer exact) and the columns.
     computes_values: bool
+    #: True when its arithmetic over floats is the engine's IEEE double arithmetic (SQLite's REAL, the
+    #: columns); False when numbers are decimals as written (PostgreSQL's ``numeric``): there a
+    #: computed condition adds, subtracts and multiplies integer members and integer literals only.
+    computes_floats: bool
+    #: Numbers compared with a computed value in SQL must be literals below it in magnitude (2^53:
+    #: a result rounded past 64 bits, or past 2^53 from floats, then compares as the engine's
+    #: exact one); None where no SQL computes them (the columns).
+    computed_limit: int | None
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -722,7 +730,7 @@ class Dialect(Protocol):
         ...
 
     def compare(self, left: str, op: str, right: str) -> str:
-        """``eq lt le gt ge``: ``a``, ``gt``, ``?`` -> ``a > ?``."""
+        """``eq ne lt le gt ge`` (NULL when either side is): ``a``, ``gt``, ``?`` -> ``a > ?``."""
         ...
 
     def all_of(self, parts: Sequence[str]) -> str:
@@ -766,6 +774,36 @@ class Dialect(Protocol):
 
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``f``, ``doc`` -> ``f(doc)``."""
+        ...
+
+    # -- computed values (conditions over numbers computed from members) ---------------------------
+    def arith(self, fn: str, left: str, right: str) -> str:
+        """``add``/``sub``/``mul`` of two numbers (NULL when either is): ``sub``, ``a``, ``b`` -> ``(a - b)``."""
+        ...
+
+    def operand(self, member: str, steps: Sequence[str | int], column: str | None) -> str:
+        """A number-typed member as an arithmetic operand, its value as the engine reads it (NULL when
+        missing): SQLite's ``json_extract`` (a ``2.0`` stays a REAL), PostgreSQL's ``numeric``."""
+        ...
+
+    def inexact_operand(self, member: str, value: str) -> str:
+        """The :meth:`operand` ``value`` of ``member`` may not be the engine's number: an integer beyond
+        64 bits SQLite read as a rounded real; on PostgreSQL a magnitude of 2^53 or more (a float
+        written in an integer member, which ``numeric`` reads as its decimal)."""
+        ...
+
+    def text_length(self, value: str) -> str:
+        """A string's length in code points, 0 when NULL (missing): ``v`` -> ``coalesce(length(v), 0)``."""
+        ...
+
+    def unless(self, doubt: str, cond: str) -> str:
+        """``cond``, checked on every row: where ``doubt`` holds, the statement fails with the
+        database's integer overflow (the ``overflow`` condition), and the run falls back to the engine."""
+        ...
+
+    def matches(self, value: str, pattern: str, full: bool) -> str:
+        """The engine's I-Regexp matcher registered on the connection (:func:`~jarenlab.query.planner.run.register_functions`):
+        ``v``, ``?``, True -> ``jl_match(v, ?)``; only where :attr:`host_functions` is True."""
         ...
 
     # -- statements ---------------------------------------------------------------------------------

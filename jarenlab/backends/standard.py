@@ -13,7 +13,7 @@ from typing import Any
 from jarenlab.backends.base import IDENTIFIER
 from jarenlab.errors import PlanError
 
-_OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _AGGREGATES = frozenset({"count", "sum", "min", "max"})
 #: How per-group results of each aggregate combine: counts and sums add, minima and maxima of them.
 _REGROUP = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
@@ -26,6 +26,10 @@ def identifier(name: str) -> str:
     if not IDENTIFIER.match(name):
         raise PlanError("JD0010", f"internal: {name!r} is not an identifier")
     return name
+
+
+#: The arithmetic a condition computes (:meth:`StandardSQL.arith`).
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
 
 
 class StandardSQL:
@@ -57,7 +61,8 @@ class StandardSQL:
         return f"{expr} IS NULL"
 
     def compare(self, left: str, op: str, right: str) -> str:
-        """``left op right`` for ``eq lt le gt ge``: ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
+        """``left op right`` for ``eq ne lt le gt ge`` (NULL where either is: read as false, so
+        ``ne`` is the engine's existential one): ``gx_a``, ``gt``, ``?`` -> ``gx_a > ?``.
 
         >>> StandardSQL().compare("gx_a", "gt", "?")
         'gx_a > ?'
@@ -79,6 +84,23 @@ class StandardSQL:
     def nonempty(self, value: str) -> str:
         """A string's effective boolean value: ``v`` -> ``v <> ''``."""
         return f"{value} <> ''"
+
+    def arith(self, fn: str, left: str, right: str) -> str:
+        """``add``/``sub``/``mul`` of two numbers, NULL when either is.
+
+        >>> StandardSQL().arith("sub", "a", "b")
+        '(a - b)'
+        """
+        return f"({left} {_ARITH[fn]} {right})"
+
+    def text_length(self, value: str) -> str:
+        """A string's length in characters (code points in a UTF-8 text), 0 when NULL (a missing member:
+        the engine's ``$string-length`` of nothing is that of the empty string).
+
+        >>> StandardSQL().text_length("v")
+        'coalesce(length(v), 0)'
+        """
+        return f"coalesce(length({value}), 0)"
 
     def select(self, columns: Sequence[str], table: str) -> str:
         """``SELECT`` columns of a table: ``["doc"]``, ``t`` -> ``SELECT doc FROM "t"``.

@@ -117,6 +117,11 @@ def cond(w: Any, b: str, ext: dict[str, Any]) -> str:
             op[3:], [op[3:]]
         )
         return f"coalesce({c}_t IN ({', '.join(_lit(x) for x in t)}), false)"
+    if op in _OPS and any(_number_of(a, b) is not None for a in args):
+        x, y, op = (*args, op) if _number_of(args[0], b) is not None else (args[1], args[0], _FLIP[op])
+        if type(y) not in (int, float) or abs(y) >= 2**53:
+            raise Unsupported(w)
+        return f"coalesce({_number_of(x, b)} {_OPS[op]} {_lit(y)}, false)"
     if op in _OPS:
         x, y = args
         if _field(x, b) is None:
@@ -153,6 +158,30 @@ def cond(w: Any, b: str, ext: dict[str, Any]) -> str:
         fn = {"starts-with": "starts_with", "ends-with": "ends_with", "contains": "contains"}[op]
         return f"coalesce({c}_t = 'text' AND {fn}({c}_str, {_lit(p)}), false)"
     raise Unsupported(w)
+
+
+def _number_of(x: Any, b: str) -> str | None:
+    """A number computed from members as DuckDB computes it (NULL where the engine's value is empty):
+    ``$add``/``$sub``/``$mul`` of number members and literals (DOUBLE arithmetic: the data holds no
+    integer a double cannot, see :func:`run`), ``$string-length`` of a string member (code points);
+    None for anything else."""
+    if not isinstance(x, dict) or len(x) != 1:
+        return None
+    ((op, args),) = x.items()
+    if op == "$string-length" and _field(args, b) in ("s", "o_t"):
+        c = _field(args, b)
+        return f"(CASE WHEN {c}_t IS NULL THEN 0 WHEN {c}_t = 'text' THEN length({c}_str) END)"
+    if op in ("$add", "$sub", "$mul") and isinstance(args, list) and len(args) == 2:
+        parts = []
+        for a in args:
+            if type(a) in (int, float) and abs(a) < 2**53:
+                parts.append(_lit(a))
+            elif (c := _field(a, b)) is not None:
+                parts.append(f"(CASE WHEN {c}_t IN ('integer', 'real') THEN {c}_num END)")
+            else:
+                raise Unsupported(x)
+        return "(" + {"$add": " + ", "$sub": " - ", "$mul": " * "}[op].join(parts) + ")"
+    return None
 
 
 def _key_column(x: Any, binding: str) -> str:

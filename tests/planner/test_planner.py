@@ -53,11 +53,11 @@ def test_indexed_equality_uses_the_index(store: Any) -> None:
 
 
 def test_explain_shape_and_analyze(store: Any) -> None:
-    doc = F({"$match": ["$it.s", "a.*"]})
+    doc = F({"$normalize-space": "$it.s"})
     ex = store["docs"].explain(doc)
     assert ex.mode == "set" and ex.residual == {
         "mode": "set",
-        "reasons": [{"construct": "$match", "reason": "the operator has no SQL translation"}],
+        "reasons": [{"construct": "$normalize-space", "reason": "the operator has no SQL translation"}],
     }
     assert ex.cache == "miss" and store["docs"].explain(doc).cache == "hit"
     run = store["docs"].explain(F({"$gt": ["$it.i", 4]}), analyze=True)
@@ -116,8 +116,8 @@ def test_cache_key_identity_and_eviction(open_store: Any) -> None:
 def test_strict_and_diversion_are_visible(store: Any) -> None:
     docs = store["docs"]
     with pytest.raises(JarenlabError) as err:
-        docs.execute(F({"$match": ["$it.s", "a"]}), strict=True)
-    assert err.value.code == "JD0010" and "$match" in err.value.reason
+        docs.execute(F({"$normalize-space": "$it.s"}), strict=True)
+    assert err.value.code == "JD0010" and "$normalize-space" in err.value.reason
     ext = F({"$eq": ["$it.x", "$v"]})
     assert docs.execute(ext, {"v": 1}, strict=True) == ["d01", "d16"]
     before = store.stats()["queries"]["diverted"]
@@ -147,7 +147,7 @@ def test_profile_bounds_fire_and_the_store_stays_usable(store: Any) -> None:
         (Profile(limits={"steps": 10}), "JQ2009"),
     ):
         with pytest.raises(JarenlabError) as err:
-            docs.execute(F({"$match": ["$it.s", "a"]}), profile=bad)
+            docs.execute(F({"$normalize-space": "$it.s"}), profile=bad)
         assert err.value.code == code
     with pytest.raises(JarenlabError) as err:
         docs.execute(F({"$eq": ["$it.x", "$v"]}), {"v": 1}, profile=Profile())
@@ -161,11 +161,11 @@ def test_profile_bounds_fire_and_the_store_stays_usable(store: Any) -> None:
     t = store["tenants"]
     acme = [d["id"] for d in DATASETS["tenants"] if d["tenant"] == "acme"]
     assert t.execute(F(True), profile=tenant) == acme
-    assert t.execute(F({"$match": ["$it.id", "t.*"]}), profile=tenant) == acme  # residual candidates too
+    assert t.execute(F({"$normalize-space": "$it.id"}), profile=tenant) == acme  # residual candidates too
     assert t.execute(F({"$eq": ["$it.v", "$v"]}), {"v": None}, profile=tenant) is None  # diverted runs too
     assert t.execute(F(True), pushdown=False, profile=tenant) == acme
     with pytest.raises(JarenlabError) as err:
-        t.execute(F(True), profile=Profile(mandatory={"tenants": {"$match": ["$t.tenant", "a"]}}))
+        t.execute(F(True), profile=Profile(mandatory={"tenants": {"$normalize-space": "$t.tenant"}}))
     assert err.value.code == "JD0011"
     assert docs.count() == len(DATASETS["mix"]) and len(docs.execute(F(True))) == len(DATASETS["mix"])
 

@@ -126,7 +126,12 @@ class PostgresDialect(StandardSQL):
     #: No median or standard deviation is computed in SQL as the engine computes it (exactly).
     holistic: frozenset[str] = frozenset()
     #: Conditions over computed values (arithmetic between members, lengths, date parts) run in the engine.
-    computes_values = False
+    computes_values = True
+    #: ``numeric`` computes the decimals as written, not the floats the engine reads: arithmetic
+    #: conditions take integer members and integer literals only (exact in both).
+    computes_floats = False
+    #: Numbers compared with a computed value: literals below 2^53 in magnitude.
+    computed_limit: int | None = 2**53
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
 
@@ -376,6 +381,40 @@ class PostgresDialect(StandardSQL):
         """Never called (:attr:`host_functions` is False: the planner keeps host operators in the
         engine). Raises JD0010 (an internal error)."""
         raise PlanError("JD0010", f"internal: PostgreSQL cannot call the host function {function!r}")
+
+    # -- computed values ----------------------------------------------------------------------------
+    def operand(self, member: str, steps: Sequence[str | int], column: str | None) -> str:
+        """An integer member as an arithmetic operand: its ``numeric`` value (exact, never overflows).
+
+        >>> PostgresDialect().operand("body->'a'", ("a",), None)
+        "((body->'a')::numeric)"
+        """
+        return self.member_value(member, steps, "number", True, column)
+
+    def inexact_operand(self, member: str, value: str) -> str:
+        """A magnitude of 2^53 or more: below it an integer member's value is the engine's number
+        (a float written ``2.0`` is exactly 2, and their sum, difference or product then compares
+        with a literal below 2^53 as the engine's float result does); above it a float's decimal
+        may not be the float.
+
+        >>> PostgresDialect().inexact_operand("body->'a'", "v")
+        'abs(v) >= 9007199254740992'
+        """
+        return f"abs({value}) >= {2**53}"
+
+    def unless(self, doubt: str, cond: str) -> str:
+        """``cond``, or PostgreSQL's ``bigint out of range`` (SQLSTATE 22003) where ``doubt`` holds
+        (computed only on a doubtful row: it reads the row, so it is never folded as a constant).
+
+        >>> PostgresDialect().unless("d", "c")
+        '(CASE WHEN d THEN 9223372036854775807 + (d)::int > 0 ELSE c END)'
+        """
+        return f"(CASE WHEN {doubt} THEN 9223372036854775807 + ({doubt})::int > 0 ELSE {cond} END)"
+
+    def matches(self, value: str, pattern: str, full: bool) -> str:
+        """Never called (:attr:`host_functions` is False: I-Regexp stays in the engine; PostgreSQL's
+        own regular expressions differ). Raises JD0010 (an internal error)."""
+        raise PlanError("JD0010", "internal: PostgreSQL cannot call the engine's matcher")
 
     # -- statements -------------------------------------------------------------------------------
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:

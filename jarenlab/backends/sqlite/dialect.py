@@ -68,6 +68,10 @@ _PREFIXES = {
 }
 
 
+#: The functions :meth:`SQLiteDialect.matches` calls (``$match``, ``$search``).
+MATCHERS = {True: "jl_match", False: "jl_search"}
+
+
 class SQLiteDialect(StandardSQL):
     """SQLite's spelling of the constructs the planner needs (see the module docstring).
 
@@ -109,8 +113,13 @@ class SQLiteDialect(StandardSQL):
     keeps_window_order = True
     #: No median or standard deviation is computed in SQL as the engine computes it (exactly).
     holistic: frozenset[str] = frozenset()
-    #: Conditions over computed values (arithmetic between members, lengths, date parts) run in the engine.
-    computes_values = False
+    #: Conditions over computed values (arithmetic between members, lengths, date parts) run in SQL.
+    computes_values = True
+    #: REAL arithmetic is IEEE double arithmetic, an INTEGER meeting a REAL is converted as Python
+    #: converts an int to a float, and an integer result past 64 bits becomes a rounded REAL.
+    computes_floats = True
+    #: Numbers compared with a computed value: literals below 2^53 in magnitude.
+    computed_limit: int | None = 2**53
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
     date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
 
@@ -331,6 +340,43 @@ class SQLiteDialect(StandardSQL):
     def call(self, function: str, argument: str) -> str:
         """A registered function of one argument, checked: ``jl_p_1``, ``doc`` -> ``jl_p_1(doc)``."""
         return f"{identifier(function)}({argument})"
+
+    # -- computed values ----------------------------------------------------------------------------
+    def operand(self, member: str, steps: Sequence[str | int], column: str | None) -> str:
+        """A number member as an arithmetic operand: ``json_extract(doc, ?)``, never the typed column,
+        whose INTEGER holds a ``2.0`` as 2 where the engine computes with the float.
+
+        >>> SQLiteDialect().operand("?", ("a",), "gx_a")
+        'json_extract(doc, ?)'
+        """
+        return self.json_value(member)
+
+    def inexact_operand(self, member: str, value: str) -> str:
+        """An integer beyond 64 bits, which SQLite reads as a rounded REAL (the value's type is
+        tested first: most values are no REAL, and then the member's JSON type is not read).
+
+        >>> SQLiteDialect().inexact_operand("?", "json_extract(doc, ?)")
+        "(typeof(json_extract(doc, ?)) = 'real' AND json_type(doc, ?) = 'integer')"
+        """
+        return f"(typeof({value}) = 'real' AND {self.kind_in(self.json_type(member), ('int',))})"
+
+    def unless(self, doubt: str, cond: str) -> str:
+        """``cond``, or SQLite's integer overflow where ``doubt`` holds (the absolute value of the
+        smallest integer; not a constant, so it is computed only on a doubtful row).
+
+        >>> SQLiteDialect().unless("d", "c")
+        '(CASE WHEN d THEN abs(-9223372036854775807 - (d)) > 0 ELSE c END)'
+        """
+        return f"(CASE WHEN {doubt} THEN abs(-9223372036854775807 - ({doubt})) > 0 ELSE {cond} END)"
+
+    def matches(self, value: str, pattern: str, full: bool) -> str:
+        """The engine's I-Regexp matcher, registered on the connection as ``jl_match`` (the whole
+        string) and ``jl_search`` (some part); a missing member (NULL) is the empty string.
+
+        >>> SQLiteDialect().matches("gx_s", "?", True)
+        'jl_match(gx_s, ?)'
+        """
+        return f"{MATCHERS[full]}({value}, {pattern})"
 
     # -- statements -------------------------------------------------------------------------------
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:

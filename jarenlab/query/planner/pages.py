@@ -45,9 +45,9 @@ from jarenlab.errors import PlanError
 from jarenlab.query.lang.document import parse, unparse
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.lang.nodes import Flwor
-from jarenlab.query.planner.plan import conjoin
+from jarenlab.query.planner.plan import checks_values, conjoin
 from jarenlab.query.planner.preds import Const, OrderKey, Ranking
-from jarenlab.query.planner.run import check_externals, divert_reason, prepare
+from jarenlab.query.planner.run import check_externals, divert_reason, prepare, register_functions
 from jarenlab.query.planner.shape import peel
 from jarenlab.query.planner.sql import Emitter, Statement
 
@@ -231,7 +231,7 @@ def _statements(
     for k in order:
         assert k.field is not None
         exprs.append(e.value(k.field, "string" if k.field.family == "string" else "number"))
-    base = [] if where is None else [e.pred(where)]
+    base = [] if where is None else [e.condition(where)]
     terms = [d.order_term(expr, k.desc, _empty_first(k)) for expr, k in zip(exprs, order)]
     head = d.select([d.key(), d.document(), *exprs], coll.name)
     tail = d.order_by([*terms, d.key()]) + e.window(0, limit + 1)
@@ -279,6 +279,14 @@ def planned(coll: Readable, document: Any, limit: Any, after: Any = None, extern
         raise PlanError(
             "JD0032", f"a page needs the query's conditions and ordering in SQL{detail}", collection=coll.name
         )
+    if checks_values(plan.where):  # its statement may leave the answer to the engine
+        raise PlanError(
+            "JD0032",
+            "a page needs the query's conditions in SQL, and a condition over a computed value "
+            "(arithmetic, a date part) may hand a run to the engine",
+            collection=coll.name,
+        )
+    register_functions(coll, prepared)  # the engine's matchers, where a condition calls them
     if isinstance(plan.output, Ranking):  # a page of ranked rows would rank only that page
         raise PlanError("JD0032", "a page cannot continue a window's ranks", collection=coll.name)
     diverted = divert_reason(prepared, ext)

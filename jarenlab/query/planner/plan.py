@@ -40,6 +40,7 @@ from jarenlab.query.planner.preds import (
     AggOut,
     And,
     ArrOut,
+    CompareValue,
     Const,
     DateKey,
     DocOut,
@@ -49,6 +50,7 @@ from jarenlab.query.planner.preds import (
     Framed,
     GroupKey,
     KeyOut,
+    Length,
     LitOut,
     MapOut,
     Not,
@@ -61,6 +63,7 @@ from jarenlab.query.planner.preds import (
     Reason,
     Series,
     Udf,
+    atoms,
     fields_of,
     slots_of,
 )
@@ -150,6 +153,8 @@ class ColumnTraits:
     #: columns compute the windows and the projection (the databases compute the windows in SQL
     #: and the projection in the engine, row by row).
     projects_series: bool = True
+    computes_floats: bool = True
+    computed_limit: int | None = None
 
 
 def column_traits(dialect: Dialect) -> Dialect:
@@ -459,12 +464,15 @@ def analyze(
     if isinstance(target, Reason):
         return Plan(collection, "set", reasons=(target,))
     binding = target.fors[0][0]
-    ctx = Context(binding, schema, columns, pure_operators, dialect=dialect)
+    ctx = Context(binding, schema, columns, pure_operators, dialect=dialect, values=True)
     reasons: list[Reason] = []
     # Narrowing: a pushed conjunct may skip rows only if no earlier residual conjunct (or $let) can raise.
     conjuncts = _conjuncts(target.where)
     pushed: list[Pred] = []
-    blocked = any(value_raises(e) for _, e in target.lets)
+    # The engine's run after a diversion or a fallback is narrowed by the pushed conjuncts without
+    # externals that cannot fail, up to the first one left out that may raise in the engine.
+    diverting: list[Pred] = []
+    stopped = blocked = any(value_raises(e) for _, e in target.lets)
     for node in conjuncts:
         p = translate(node, ctx)
         if isinstance(p, Reason):
@@ -472,12 +480,14 @@ def analyze(
             blocked = blocked or can_raise(node, binding)
         elif not blocked:
             pushed.append(p)
+            kept = not may_fail(p) and all(s.kind == "literal" for s in slots_of(p))
+            if kept and not stopped:
+                diverting.append(p)
+            stopped = stopped or (not kept and can_raise(node, binding))
         else:
             reasons.append(Reason(_name(node), "follows a residual condition that may raise"))
     where = conjoin(pushed)
-    divert = conjoin(
-        [p for p in pushed if not any(s.kind != "literal" for s in slots_of(p)) and not has_udf(p)]
-    )
+    divert = conjoin(diverting)
     base = Plan(collection, "set", where, divert, binding=binding, udfs=ctx.udfs)
     if target.lets:
         reasons.append(Reason("$let", "let bindings run in the engine"))
@@ -931,13 +941,24 @@ def _rolled_output(outer: Flwor, ctx: Context, compute: list[Any]) -> Out | None
     return out
 
 
-def has_udf(p: Pred) -> bool:
-    """Whether a predicate calls a registered function (the hatch)."""
-    if isinstance(p, And | Or):
-        return any(has_udf(x) for x in p.items)
-    if isinstance(p, Not):
-        return has_udf(p.item)
-    return isinstance(p, Udf)
+def may_fail(p: Pred) -> bool:
+    """Whether a predicate's SQL may fail so that the run falls back to the engine: a registered
+    function (the hatch) that raises, or a computed value in doubt (an integer SQL cannot read
+    exactly, a date-time not written canonically). The engine's own run after it is narrowed
+    only by the others.
+
+    >>> from jarenlab.query.planner.preds import CompareValue, Length, Slot
+    >>> s = Field(("s",), "string", None)
+    >>> may_fail(CompareValue(Length(s), "gt", Slot("literal", 1))), may_fail(CompareValue(DateKey(s, "epoch", None), "gt", Slot("literal", 1)))
+    (False, True)
+    """
+    return checks_values(p) or any(isinstance(a, Udf) for a in atoms(p))
+
+
+def checks_values(p: Pred) -> bool:
+    """Whether a predicate's SQL checks a computed value on every row, failing where SQL's value may
+    not be the engine's (:meth:`~jarenlab.backends.base.Dialect.unless`): arithmetic, date parts."""
+    return any(isinstance(a, CompareValue) and not isinstance(a.value, Length) for a in atoms(p))
 
 
 def _name(node: Node) -> str:

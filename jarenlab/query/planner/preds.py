@@ -193,6 +193,16 @@ class Infix:
 
 
 @dataclass(frozen=True, slots=True)
+class Matches:
+    """A string-typed member matches a literal I-Regexp (``full``: ``$match``, the whole string;
+    else ``$search``, some part), by the engine's own matcher; a missing member is the empty string."""
+
+    field: Field
+    slot: Slot
+    full: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Truthy:
     """The effective boolean value of a singular member (the EBV table)."""
 
@@ -234,6 +244,7 @@ Pred = (
     | Prefix
     | Suffix
     | Infix
+    | Matches
     | Truthy
     | Udf
     | And
@@ -262,13 +273,27 @@ def fields_of(p: Pred) -> list[Field]:
     return [p.field]
 
 
+def atoms(p: Pred) -> list[Pred]:
+    """The predicates under a predicate's ``AND``, ``OR`` and ``NOT``.
+
+    >>> f = Field(("a",), None, None)
+    >>> atoms(Not(Or((Exists(f), Const(False)))))
+    [Exists(field=Field(steps=('a',), family=None, column=None)), Const(value=False)]
+    """
+    if isinstance(p, And | Or):
+        return [a for x in p.items for a in atoms(x)]
+    if isinstance(p, Not):
+        return atoms(p.item)
+    return [p]
+
+
 def slots_of(p: Pred) -> list[Slot]:
     """Every slot a predicate binds (in no particular order)."""
     if isinstance(p, And | Or):
         return [s for x in p.items for s in slots_of(x)]
     if isinstance(p, Not):
         return slots_of(p.item)
-    if isinstance(p, Compare | CompareAny | CompareValue | InList | Suffix | Infix):
+    if isinstance(p, Compare | CompareAny | CompareValue | InList | Suffix | Infix | Matches):
         return [p.slot]
     if isinstance(p, Prefix):
         return [p.low] + ([p.high] if p.high else [])

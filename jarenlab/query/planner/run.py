@@ -28,7 +28,7 @@ import orjson
 from jarenlab.errors import PlanError, QueryError, StoreError
 from jarenlab.query.lang.document import canonical, parse, walk
 from jarenlab.query.lang.engine import CompiledQuery, compile_query
-from jarenlab.query.lang.functions import exact_sum
+from jarenlab.query.lang.functions import FUNCTIONS, exact_sum
 from jarenlab.query.lang.nodes import Call
 from jarenlab.query.lang.values import ebv
 from jarenlab.query.planner.decode import Fallback, decode
@@ -42,10 +42,12 @@ from jarenlab.query.planner.preds import (
     DocOut,
     Exists,
     FieldOut,
+    Matches,
     Pred,
     Ranking,
     Reason,
     Slot,
+    atoms,
     fields_of,
 )
 from jarenlab.query.planner.profile import Profile
@@ -111,6 +113,8 @@ class Prepared:
     mandatory: Pred | None
     profile: Profile | None
     float_sums: bool = False
+    #: Whether its statements call the engine's I-Regexp matchers (``jl_match``, ``jl_search``).
+    matchers: bool = False
     scans: dict[str, list[str]] = field(default_factory=dict)
     #: Schema-aware findings, found once when the statement is prepared (:mod:`diagnose`).
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -362,6 +366,7 @@ def _build(
         a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number"
         for a in layout.aggregates
     )
+    matchers = any(isinstance(a, Matches) for p in (where, plan.divert_where) for a in atoms(p))
     return Prepared(
         dialect,
         plan,
@@ -378,6 +383,7 @@ def _build(
         profile,
         diagnostics=found,
         float_sums=float_sums,
+        matchers=matchers,
         columnar=columnar,
     )
 
@@ -496,6 +502,22 @@ def register_functions(coll: Readable, prepared: Prepared) -> None:
     if prepared.float_sums:
         kinds = prepared.dialect.type_kinds()
         db.register_aggregate("jl_fsum", 2, lambda: FloatSum(kinds))
+    if prepared.matchers:
+        # the names the dialect's ``matches`` calls, as ``jl_fsum`` is its ``float_sum``'s
+        for name, fn in (("jl_match", "match"), ("jl_search", "search")):
+            db.register_function(name, 2, _matcher(FUNCTIONS[fn]))
+
+
+def _matcher(engine: Callable[[list[list[Any]], str], list[Any]]) -> Callable[[str | None, str], int]:
+    """The engine's ``$match`` or ``$search`` as a SQL function of a member's value (NULL where it is
+    missing, the engine's empty argument) and the pattern.
+
+    >>> from jarenlab.query.lang.functions import FUNCTIONS
+    >>> fn = _matcher(FUNCTIONS["match"])
+    >>> fn("abba", "[ab]+"), fn(None, "a*"), fn("a\\nb", "a.b")
+    (1, 1, 0)
+    """
+    return lambda value, pattern: int(engine([[] if value is None else [value], [pattern]], "/")[0])
 
 
 def register_udfs(db: Database, udfs: dict[str, str], operators: dict[str, Any]) -> None:
@@ -558,7 +580,12 @@ def run_query(
         items = _set(coll, prepared, prepared.divert, ext, trace)
         trace.mode = "set"
     elif plan.mode == "set":
-        items = _set(coll, prepared, prepared.candidates, ext, trace)
+        try:
+            items = _set(coll, prepared, prepared.candidates, ext, trace)
+        except Fallback as why:  # a narrowing the database could not decide exactly (see Fallback)
+            trace.fallback = str(why)
+            trace.rows_read = 0
+            items = _set(coll, prepared, prepared.divert, ext, trace)
     else:
         assert prepared.main is not None and prepared.layout is not None
         try:

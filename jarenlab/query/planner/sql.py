@@ -39,11 +39,14 @@ from jarenlab.query.planner.preds import (
     STRING_KINDS,
     AggOut,
     And,
+    Arith,
     ArrOut,
     Compare,
     CompareAny,
     ComparePaths,
+    CompareValue,
     Const,
+    DateKey,
     DocOut,
     Exists,
     Field,
@@ -53,7 +56,9 @@ from jarenlab.query.planner.preds import (
     Infix,
     InList,
     KeyOut,
+    Length,
     MapOut,
+    Matches,
     Not,
     Or,
     OrderKey,
@@ -101,6 +106,8 @@ class Emitter:
     slots: list[Slot] = field(default_factory=list)
     keyed: dict[Field, str] | None = None
     partials: dict[str, tuple[str, Callable[[str], str]]] | None = None
+    #: What makes a computed value in the condition being emitted doubtful (:meth:`condition`).
+    doubts: list[str] = field(default_factory=list)
 
     def bind(self, slot: Slot) -> str:
         """A marker for a bound value: each place it appears in the text binds it once."""
@@ -220,6 +227,10 @@ class Emitter:
         if isinstance(p, Infix):
             guard = self.guard(p.field, "string")
             return d.all_of([*guard, d.contains(self.value(p.field, "string"), self.bind(p.slot))])
+        if isinstance(p, CompareValue):  # NULL (a missing member) reads as false, as the engine's empty
+            return d.compare(self.computed(p.value), p.op, self.bind(p.slot))
+        if isinstance(p, Matches):
+            return d.matches(self.value(p.field, "string"), self.bind(p.slot), p.full)
         if isinstance(p, Truthy):
             fam = p.field.family
             if fam == "string":
@@ -238,11 +249,50 @@ class Emitter:
             return d.negate(self.pred(p.item))
         raise PlanError("JD0010", f"internal: no SQL for predicate {type(p).__name__}")
 
+    def computed(self, v: Arith | Length | DateKey) -> str:
+        """A number computed from members, as the engine computes it wherever :attr:`doubts` (which
+        it extends) do not hold: arithmetic over the members' values as the engine reads them, a
+        string's length, or a date part or epoch of a date-time written canonically."""
+        d = self.dialect
+        if isinstance(v, Length):
+            return d.text_length(self.value(v.field, "string"))
+        if isinstance(v, DateKey):
+            text = self.value(v.field, "string")
+            self.doubts.append(d.all_of([d.is_present(text), d.negate(d.date_valid(text))]))
+            return d.date_part(text, v.arg) if v.fn == "date-part" else d.epoch_ms(text)
+        operands = []
+        for x in (v.left, v.right):
+            if isinstance(x, Slot):
+                operands.append(self.bind(x))
+                continue
+            value = d.operand(self.path(x), x.steps, x.column)
+            self.doubts.append(d.inexact_operand(self.path(x), value))
+            operands.append(value)
+        return d.arith(v.fn, *operands)
+
+    def condition(self, p: Pred) -> str:
+        """A predicate as SQL, its computed values' doubts checked first on every row: where one
+        holds the statement fails (:meth:`~jarenlab.backends.base.Dialect.unless`) and the run falls
+        back to the engine, whatever else the condition says (the engine may evaluate that value
+        first, and raise on it).
+
+        >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+        >>> from jarenlab.query.planner.preds import CompareValue, Length
+        >>> e = Emitter(SQLiteDialect())
+        >>> e.statement(e.condition(CompareValue(Length(Field(("s",), "string", "gx_s")), "gt", Slot("literal", 3)))).sql
+        'coalesce(length(gx_s), 0) > ?'
+        """
+        start = len(self.doubts)
+        text = self.pred(p)
+        doubts = self.doubts[start:]
+        del self.doubts[start:]
+        return self.dialect.unless(self.dialect.any_of(doubts), text) if doubts else text
+
     def where(self, p: Pred) -> str:
         """The filter clause of a predicate (nothing for TRUE)."""
         if isinstance(p, Const) and p.value:
             return ""
-        return self.dialect.where(self.pred(p))
+        return self.dialect.where(self.condition(p))
 
     def order(self, keys: tuple[OrderKey, ...], *, grouped: bool = False) -> str:
         """ORDER BY terms in the engine's order, the storage order breaking ties."""

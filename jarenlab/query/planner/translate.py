@@ -9,8 +9,8 @@ generated column is used only where it holds exactly the member's value.
 >>> ctx = Context("n", {"properties": {"a": {"type": "integer"}}}, {("a",): "gx_a"}, {}, dialect=SQLiteDialect())
 >>> translate(parse({"$gt": [3, "$n.a"]}).node, ctx)
 Compare(field=Field(steps=('a',), family='integer', column='gx_a'), op='lt', slot=Slot(kind='literal', value=3), family='number')
->>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
-Reason(construct='$match', reason='the operator has no SQL translation')
+>>> translate(parse({"$replace": ["$n.s", "a+", "b"]}).node, ctx)
+Reason(construct='$replace', reason='the operator has no SQL translation')
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from jarenlab.errors import QueryError
 from jarenlab.query.lang.compare import FLIP
 from jarenlab.query.lang.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
 from jarenlab.query.lang.document import unparse, walk
+from jarenlab.query.lang.iregexp import check_pattern
 from jarenlab.query.lang.nodes import ArrayCons, Call, Lit, MapCons, Node, PathRef
 from jarenlab.query.lang.path import sql_addressable
 from jarenlab.query.planner.preds import (
@@ -44,6 +45,7 @@ from jarenlab.query.planner.preds import (
     Infix,
     InList,
     Length,
+    Matches,
     Not,
     Or,
     Pred,
@@ -85,6 +87,10 @@ class Context:
     pure_operators: Mapping[str, Callable[..., Any]]
     udfs: dict[str, str] = field(default_factory=dict)
     dialect: Dialect = field(kw_only=True)
+    #: Whether conditions over computed values (:class:`~.preds.CompareValue`) and regular
+    #: expressions (:class:`~.preds.Matches`) may be planned: only where the run registers the
+    #: matchers and falls back when a value's check fails (a collection's own plan, :func:`~.plan.analyze`).
+    values: bool = field(default=False, kw_only=True)
 
 
 def schema_family(schema: Any, steps: tuple[str | int, ...]) -> str | None:
@@ -283,6 +289,8 @@ def _call(node: Call, ctx: Context) -> Pred | Reason:
         return _compare(node, ctx)
     if name in ("starts-with", "ends-with", "contains"):
         return _string_op(node, ctx)
+    if name in ("match", "search") and ctx.values:
+        return _regex(node, ctx)
     return Reason(f"${name}", "the operator has no SQL translation")
 
 
@@ -295,7 +303,7 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(f, Reason):
         return f
     if f is None:
-        value = _compare_value(op, a, b, ctx) if ctx.dialect.computes_values else None
+        value = _compare_value(op, a, b, ctx) if ctx.values and ctx.dialect.computes_values else None
         return value or Reason(f"${node.name}", "neither side is a singular path of the binding")
     if isinstance(b, Lit):
         return _compare_literal(f, op, b.value, node.name, ctx.dialect)
@@ -316,15 +324,16 @@ def _compare(node: Call, ctx: Context) -> Pred | Reason:
     return Reason(f"${node.name}", "the compared value is neither a literal nor a plain external")
 
 
-def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | None:
+def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | Reason | None:
     """A number computed from members (:func:`computed_value`) compared with a number literal or
-    a plain external (either side), or None.
+    a plain external (either side), the reason the dialect cannot compute it exactly
+    (:func:`value_reason`), or None.
 
     >>> from jarenlab.query.planner.plan import column_traits
     >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
     >>> from jarenlab.query.lang.document import parse
     >>> schema = {"properties": {"a": {"type": "integer"}, "b": {"type": "number"}}}
-    >>> ctx = Context("n", schema, {}, {}, dialect=column_traits(SQLiteDialect()))
+    >>> ctx = Context("n", schema, {}, {}, dialect=column_traits(SQLiteDialect()), values=True)
     >>> p = translate(parse({"$lt": [30, {"$sub": ["$n.a", "$n.b"]}]}).node, ctx)
     >>> p.op, p.value.fn, p.slot
     ('gt', 'sub', Slot(kind='literal', value=30))
@@ -332,12 +341,62 @@ def _compare_value(op: str, a: Node, b: Node, ctx: Context) -> CompareValue | No
     value = computed_value(a, ctx)
     if value is None:
         value, b, op = computed_value(b, ctx), a, FLIP[op]
-    if value is None:
-        return None
+    if value is None:  # a division, or a date function SQL does not compute, says why
+        found = (_division(a), _division(b), date_key(a, ctx), date_key(b, ctx))
+        why = [r for r in found if isinstance(r, Reason)]
+        return why[0] if why else None
     if isinstance(b, Lit) and type(b.value) in (int, float):
-        return CompareValue(value, op, Slot("literal", b.value))
-    if isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
-        return CompareValue(value, op, Slot("external", b.var))
+        slot = Slot("literal", b.value)
+    elif isinstance(b, PathRef) and b.var not in (None, ctx.binding) and not b.steps:
+        slot = Slot("external", b.var)
+    else:
+        return None
+    return value_reason(value, slot, ctx.dialect) or CompareValue(value, op, slot)
+
+
+def _division(node: Node) -> Reason | None:
+    """Why a division stays in the engine (None for anything else)."""
+    if isinstance(node, Call) and not node.host and node.name in ("div", "idiv", "mod"):
+        return Reason(
+            f"${node.name}", "a division: a zero divisor gives NaN, an infinity or an error in the engine"
+        )
+    return None
+
+
+def value_reason(value: Arith | Length | DateKey, slot: Slot, dialect: Dialect) -> Reason | None:
+    """Why a dialect's SQL would not compute a value exactly as the engine and compare it with
+    ``slot`` (None where it does, or where the dialect computes no SQL: the columns).
+
+    The number compared must be a literal below 2^53 in magnitude (an external's value is known
+    only when bound; a result past 64 bits, which SQLite computes as a rounded real, then
+    compares as the engine's). Arithmetic over floats is the engine's IEEE arithmetic only where
+    the database computes floats so (:attr:`~jarenlab.backends.base.Dialect.computes_floats`).
+
+    >>> from jarenlab.backends.postgres.dialect import PostgresDialect
+    >>> n = Field(("n",), "number", None)
+    >>> value_reason(Arith("sub", n, Slot("literal", 1)), Slot("literal", 0), PostgresDialect()).reason
+    'arithmetic over a float member: the database computes the decimals as written, not the floats'
+    """
+    limit = dialect.computed_limit
+    if limit is None:
+        return None
+    construct = "$" + (value.fn if isinstance(value, Arith | DateKey) else "string-length")
+    if slot.kind != "literal":
+        return Reason(
+            construct, "a computed value compared with an external (its magnitude is known only when bound)"
+        )
+    if abs(slot.value) >= limit:
+        return Reason(construct, f"a computed value compared with a number {beyond(limit)}")
+    if isinstance(value, Arith) and not dialect.computes_floats:
+        for x in (value.left, value.right):
+            if (isinstance(x, Field) and x.family != "integer") or (
+                isinstance(x, Slot) and type(x.value) is not int
+            ):
+                what = "a float member" if isinstance(x, Field) else "a float literal"
+                return Reason(
+                    construct,
+                    f"arithmetic over {what}: the database computes the decimals as written, not the floats",
+                )
     return None
 
 
@@ -531,6 +590,39 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
         hi = successor(p)
         return Prefix(f, Slot("literal", p), Slot("literal", hi) if hi is not None else None)
     return (Suffix if node.name == "ends-with" else Infix)(f, Slot("literal", p))
+
+
+def _regex(node: Call, ctx: Context) -> Pred | Reason:
+    """``$match``/``$search`` of a string-typed member with a literal I-Regexp: the engine's own
+    matcher, registered on the connection (where the database can call this process's functions;
+    another database's regular expressions are not I-Regexp: ``.`` crosses line ends there, and
+    its classes and categories differ).
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.lang.document import parse
+    >>> ctx = Context("n", {"properties": {"s": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect(), values=True)
+    >>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
+    Matches(field=Field(steps=('s',), family='string', column=None), slot=Slot(kind='literal', value='a+'), full=True)
+    """
+    construct = f"${node.name}"
+    if not ctx.dialect.host_functions:
+        return Reason(
+            construct,
+            "the database's regular expressions are not I-Regexp, and it cannot call the engine's matcher",
+        )
+    f = _string_field(node, ctx, "the first argument")
+    if isinstance(f, Reason):
+        return f
+    pattern = node.args[1]
+    if not isinstance(pattern, Lit) or type(pattern.value) is not str:
+        return Reason(construct, "the pattern is not a literal string")
+    if "\x00" in pattern.value:
+        return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
+    try:
+        check_pattern(pattern.value, node.path)
+    except QueryError:
+        return Reason(construct, "a pattern the engine refuses (it raises)")
+    return Matches(f, Slot("literal", pattern.value), node.name == "match")
 
 
 def _has_host(node: Node) -> bool:
