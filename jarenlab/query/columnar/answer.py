@@ -25,8 +25,9 @@ from jarenlab.query.columnar.columns import Column, Decline, Table, bits, number
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
-from jarenlab.query.columnar.series import resampled, rolled
+from jarenlab.query.columnar.series import rolled
 from jarenlab.query.columnar.spread import medians, stddevs
+from jarenlab.query.planner.decode import resampled
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
     AggOut,

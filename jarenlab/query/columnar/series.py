@@ -10,8 +10,8 @@ the count, divided as ``$avg`` divides; a minimum or maximum is read from a spar
 window's range (strings by their rank in code-point order). A row without a time gets no member.
 
 A ``$resample`` is the group-by its plan already is (the ``$by`` keys, then the interval's start as
-a ``$time-bucket``); :func:`resampled` hands its groups to the engine's own gap filling
-(:func:`~jarenlab.query.lang.series.fill_gaps`).
+a ``$time-bucket``); :func:`~jarenlab.query.planner.decode.resampled` hands its groups to the
+engine's own gap filling, as it does SQL's rows.
 
 >>> order, lo, hi = windows(np.array([0, 0, 1]), np.array([0, 3_600_000, 0]), 7_200_000)
 >>> order.tolist(), (hi - lo).tolist()
@@ -30,31 +30,7 @@ import pyarrow.compute as pc
 from jarenlab.query.columnar.columns import Column, Decline, bits, values_at
 from jarenlab.query.columnar.exact import levels
 from jarenlab.query.columnar.keys import encode, instants, member_codes
-from jarenlab.query.lang.dates import epoch_ms
-from jarenlab.query.lang.series import fill_gaps
-from jarenlab.query.planner.preds import Field, Ranged, Ranking, Series
-
-
-# -- $resample ------------------------------------------------------------------------------------
-def resampled(series: Series, keys: list[tuple[Any, ...]], items: list[Any]) -> list[Any]:
-    """A ``$resample``'s rows from its grouped intervals: ``items`` one map per group (in the order
-    of their first rows), ``keys`` each group's ``$by`` key values; the engine's gap filling."""
-    groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
-    for key, item in zip(keys, items):
-        start = epoch_ms(item.pop(series.name), series.path)
-        by = {n: item.pop(n) for n in series.by if n in item}
-        groups.setdefault(key, (by, {}))[1][start] = item
-    constant = [series.constant]
-    return fill_gaps(
-        groups.values(),
-        series.width,
-        series.fill,
-        lambda: constant,
-        series.name,
-        list(series.members),
-        series.path,
-        dict,
-    )
+from jarenlab.query.planner.preds import Field, Ranged, Ranking
 
 
 # -- $rolling -------------------------------------------------------------------------------------

@@ -167,7 +167,7 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
             aggs, _ = _read_aggs(layout, row, layout.keys)
             out.extend(_items(plan.output, {}, row, aggs))
         if plan.series is not None and not (dates or reals):
-            return _series(plan.series, rows, out, layout.keys - 1)
+            return resampled(plan.series, [tuple(row[: layout.keys - 1]) for row in rows], out)
         if dates:
             raise Fallback("a date-time not written YYYY-MM-DDTHH:MM:SSZ (the engine reads every form)")
         if reals:
@@ -238,15 +238,16 @@ _BEYOND = "an integer beyond the database's integer range"
 _REALS = "real values in an integer-typed path, or members of 2^53 or more averaged"
 
 
-def _series(series: Series, rows: list[tuple[Any, ...]], items: list[Any], by: int) -> list[Any]:
-    """A ``$resample``'s rows from its grouped intervals (``items``, one per row, in the order of
-    their first rows; each row's first ``by`` cells its ``$by`` keys): the engine fills the gaps
-    (:func:`~jarenlab.query.lang.series.fill_gaps`), so a group's first row places the group."""
+def resampled(series: Series, keys: list[tuple[Any, ...]], items: list[Any]) -> list[Any]:
+    """A ``$resample``'s rows from its grouped intervals: ``items`` one map per interval of a group
+    (groups in the order of their first rows), ``keys`` each one's group (its ``$by`` key values);
+    the engine fills the gaps (:func:`~jarenlab.query.lang.series.fill_gaps`), so a group's first
+    interval places the group. SQL's rows and the columns' groups both end here."""
     groups: dict[tuple[Any, ...], tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
-    for row, item in zip(rows, items):
+    for key, item in zip(keys, items):
         start = epoch_ms(item.pop(series.name), series.path)
-        keys = {n: item.pop(n) for n in series.by if n in item}
-        groups.setdefault(tuple(row[:by]), (keys, {}))[1][start] = item
+        by = {n: item.pop(n) for n in series.by if n in item}
+        groups.setdefault(key, (by, {}))[1][start] = item
     constant = [series.constant]
     return fill_gaps(
         groups.values(),

@@ -571,15 +571,22 @@ def _string_field(node: Call, ctx: Context, what: str) -> Field | Reason:
     return f
 
 
+def _pattern(node: Call, construct: str) -> str | Reason:
+    """A string function's second argument, where it is a literal string (a pattern SQL can take)."""
+    pattern = node.args[1]
+    if not isinstance(pattern, Lit) or type(pattern.value) is not str:
+        return Reason(construct, "the pattern is not a literal string")
+    return pattern.value
+
+
 def _string_op(node: Call, ctx: Context) -> Pred | Reason:
     construct = f"${node.name}"
     f = _string_field(node, ctx, "the first argument")
     if isinstance(f, Reason):
         return f
-    pattern = node.args[1]
-    if not isinstance(pattern, Lit) or type(pattern.value) is not str:
-        return Reason(construct, "the pattern is not a literal string")
-    p = pattern.value
+    p = _pattern(node, construct)
+    if isinstance(p, Reason):
+        return p
     if p == "":
         return Const(True)
     if "\x00" in p and not ctx.dialect.binds_nul:
@@ -613,16 +620,16 @@ def _regex(node: Call, ctx: Context) -> Pred | Reason:
     f = _string_field(node, ctx, "the first argument")
     if isinstance(f, Reason):
         return f
-    pattern = node.args[1]
-    if not isinstance(pattern, Lit) or type(pattern.value) is not str:
-        return Reason(construct, "the pattern is not a literal string")
-    if "\x00" in pattern.value:
+    pattern = _pattern(node, construct)
+    if isinstance(pattern, Reason):
+        return pattern
+    if "\x00" in pattern:
         return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
     try:
-        check_pattern(pattern.value, node.path)
+        check_pattern(pattern, node.path)
     except QueryError:
         return Reason(construct, "a pattern the engine refuses (it raises)")
-    return Matches(f, Slot("literal", pattern.value), node.name == "match")
+    return Matches(f, Slot("literal", pattern), node.name == "match")
 
 
 def _has_host(node: Node) -> bool:
