@@ -259,6 +259,23 @@ CODES: dict[str, tuple[str, str]] = {
         "columns_folder",
         "Columns cannot be saved or read there: a store without a database file saves them in a folder given to `store.columns.save(folder)`, or the folder cannot be written.",
     ),
+    "JD2180": (
+        "cron_invalid",
+        "A cron expression is malformed (five fields: minute hour day-of-month month day-of-week), out of range, "
+        "never matches, or names an unknown time zone.",
+    ),
+    "JD2181": (
+        "schedule_invalid",
+        "A periodic job's declaration is refused: a bad name, kind, payload, `missed` policy or `grace`, or the name "
+        "declared again differently in this process.",
+    ),
+    "JD2182": ("unknown_schedule", "No periodic job is declared or stored under the name."),
+    "JD2183": (
+        "batch_invalid",
+        "A fan-out is refused: payloads not a list of JSON values, a bad combiner kind or batch id, or a batch id "
+        "already taken by another batch.",
+    ),
+    "JD2184": ("unknown_batch", "No fan-out batch is stored under the id."),
     "JD2130": (
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",
