@@ -54,7 +54,7 @@ def _number(text: str, field: int, expression: str) -> int:
     name, low, high, names = _FIELDS[field]
     value = names.get(text.lower()) if not text.isdigit() else int(text)
     if value is None or not low <= value <= high:
-        raise _bad(expression, f"{text!r} is not a {name} ({low}-{high})")
+        raise _bad(expression, f"{text!r} is not a valid {name} ({low}-{high})")
     return value
 
 
