@@ -24,6 +24,7 @@ from tests.waiting import wait_for
 from .conftest import MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
