@@ -22,7 +22,7 @@ True
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jarenlab.errors import JobError
@@ -30,7 +30,7 @@ from jarenlab.errors import JobError
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 #: Per field: its name, smallest and largest value, and the names its values may take.
-_FIELDS = (
+_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
     ("minute", 0, 59, {}),
     ("hour", 0, 23, {}),
     ("day of month", 1, 31, {}),
@@ -90,7 +90,7 @@ def _field(text: str, field: int, expression: str) -> frozenset[int]:
 def zone(name: str) -> ZoneInfo | timezone:
     """The time zone called ``name`` (``"UTC"``, ``"Europe/Paris"``); JD2180 for an unknown one."""
     if name == "UTC":
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -105,7 +105,7 @@ def iso(t: float | None) -> str | None:
     """
     if t is None:
         return None
-    return datetime.fromtimestamp(t, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
 
 
 class Cron:
@@ -129,7 +129,7 @@ class Cron:
         self.minutes, self.hours, self.days, self.months, self.weekdays = fields
         # cron's rule: both day fields restricted -> either may match; else both must.
         self._either = not parts[2].startswith("*") and not parts[4].startswith("*")
-        if self.next_after(datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()) is None:
+        if self.next_after(datetime(2000, 1, 1, tzinfo=UTC).timestamp()) is None:
             raise _bad(expression, "no date ever matches it")
 
     def matches(self, local: datetime) -> bool:
@@ -146,7 +146,7 @@ class Cron:
     def _epoch(self, local: datetime) -> float | None:
         """The local wall time as epoch seconds; None when it does not exist in the zone that day."""
         zoned = local.replace(tzinfo=self._zone, fold=0)
-        back = zoned.astimezone(timezone.utc).astimezone(self._zone).replace(tzinfo=None)
+        back = zoned.astimezone(UTC).astimezone(self._zone).replace(tzinfo=None)
         return zoned.timestamp() if back == local else None
 
     def next_after(self, t: float) -> float | None:

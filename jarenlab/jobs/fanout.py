@@ -186,7 +186,10 @@ class Batch:
         members = self.members()
         counts = Counter(m["state"] for m in members)
         combiner = record["combiner"]
-        done = {state: counts.get(state, 0) for state in ("pending", "leased", "failed", "done", "dead", "cancelled")}
+        done = {
+            state: counts.get(state, 0)
+            for state in ("pending", "leased", "failed", "done", "dead", "cancelled")
+        }
         return {
             "size": record["size"], "settled": record["settled"], **done, "combiner": combiner,
             "combiner_state": None if combiner is None else self.jobs.queue.state(combiner),
@@ -214,10 +217,11 @@ class Batch:
         record = self.record()
         p = self.progress()
         size = max(p["size"], 1)
+        colours = (("done", "#27ae60"), ("dead", "#c0392b"), ("cancelled", "#7f8c8d"), ("leased", "#2980b9"),
+                   ("failed", "#e67e22"))  # fmt: skip
         bar = "".join(
             f"<div style='width:{100 * p[state] / size:.1f}%;background:{colour};height:10px'></div>"
-            for state, colour in (("done", "#27ae60"), ("dead", "#c0392b"), ("cancelled", "#7f8c8d"),
-                                  ("leased", "#2980b9"), ("failed", "#e67e22"))  # fmt: skip
+            for state, colour in colours
             if p[state]
         )
         head = (
@@ -226,8 +230,14 @@ class Batch:
             f"({record['failed']} failed), combiner: {html.escape(p['combiner_state'] or 'waiting')}"
         )
         strip = f"<div style='display:flex;width:320px;background:#ecf0f1'>{bar}</div>"
-        counts = "".join(f"<td>{p[s]}</td>" for s in ("pending", "leased", "failed", "done", "dead", "cancelled"))
-        return head + strip + table(["pending", "leased", "failed", "done", "dead", "cancelled"], f"<tr>{counts}</tr>")
+        counts = "".join(
+            f"<td>{p[s]}</td>" for s in ("pending", "leased", "failed", "done", "dead", "cancelled")
+        )
+        return (
+            head
+            + strip
+            + table(["pending", "leased", "failed", "done", "dead", "cancelled"], f"<tr>{counts}</tr>")
+        )
 
 
 def batch_records(jobs: Jobs, limit: int = 20) -> list[dict[str, Any]]:
@@ -239,8 +249,6 @@ def batch_records(jobs: Jobs, limit: int = 20) -> list[dict[str, Any]]:
         record["created_at"], record["completed_at"] = iso(record["created_at"]), iso(record["completed_at"])
         out.append(record)
     return out
-
-
 
 
 class FanOut:
@@ -292,4 +300,13 @@ class FanOut:
         return pd.DataFrame.from_records(batch_records(jobs, limit), columns=list(_BATCH)).set_index("id")
 
 
-__all__ = ["Batch", "FanOut", "batch_records", "combiner_id", "fan_out", "maybe_member", "member_id", "member_settled"]
+__all__ = [
+    "Batch",
+    "FanOut",
+    "batch_records",
+    "combiner_id",
+    "fan_out",
+    "maybe_member",
+    "member_id",
+    "member_settled",
+]

@@ -90,7 +90,15 @@ class Schedule:
         (its last period) and ``count``."""
         rows = self.jobs.store.db.all("periodic.periods", {"name": self.name, "limit": int(limit)})
         return [
-            {"period": iso(p), "outcome": o, "job": j, "state": s, "through": iso(t), "count": c, "decided": iso(a)}
+            {
+                "period": iso(p),
+                "outcome": o,
+                "job": j,
+                "state": s,
+                "through": iso(t),
+                "count": c,
+                "decided": iso(a),
+            }
             for p, o, j, t, c, a, s in rows
         ]
 
@@ -136,7 +144,9 @@ class Schedules:
         if missed not in POLICIES:
             raise JobError("JD2181", f"missed is 'latest' or 'skip', not {missed!r}", key=name)
         if not is_seconds(grace):
-            raise JobError("JD2181", f"grace must be a finite number of seconds >= 0, not {grace!r}", key=name)
+            raise JobError(
+                "JD2181", f"grace must be a finite number of seconds >= 0, not {grace!r}", key=name
+            )
         parsed = Cron(cron, tz)
         try:
             text = dumps(payload)
@@ -145,7 +155,11 @@ class Schedules:
         schedule = Schedule(self.jobs, name, parsed, kind, orjson.loads(text), missed, float(grace))
         known = self.declared.get(name)
         if known is not None and (known.cron, known.kind, known.payload, known.policy, known.grace) != (
-            parsed, kind, schedule.payload, missed, schedule.grace
+            parsed,
+            kind,
+            schedule.payload,
+            missed,
+            schedule.grace,
         ):
             raise JobError("JD2181", f"schedule {name!r} is already declared here differently", key=name)
         self.jobs.store.db.write("periodic.declare", {
@@ -194,7 +208,9 @@ class Schedules:
                     self._record(schedule, first or gap_end, "missed", None, gap_end, count, now)
                 if runs:
                     job_id = f"{schedule.name}@{latest:.0f}"
-                    if self._record(schedule, latest, "enqueued" if on_time else "caught_up", job_id, latest, 1, now):
+                    if self._record(
+                        schedule, latest, "enqueued" if on_time else "caught_up", job_id, latest, 1, now
+                    ):
                         self.jobs.enqueue(
                             schedule.kind,
                             {"schedule": schedule.name, "period": iso(latest), "payload": schedule.payload},
@@ -208,7 +224,14 @@ class Schedules:
         return job_id
 
     def _record(
-        self, schedule: Schedule, period: float, outcome: str, job: str | None, through: float, count: int, now: float
+        self,
+        schedule: Schedule,
+        period: float,
+        outcome: str,
+        job: str | None,
+        through: float,
+        count: int,
+        now: float,
     ) -> bool:
         params = {"schedule": schedule.name, "period": period, "outcome": outcome, "job_id": job,
                   "through": through, "count": count, "at": now}  # fmt: skip
@@ -281,9 +304,9 @@ class Schedules:
             )) + "</tr>"
             for r in self.records()
         )  # fmt: skip
-        return table(["schedule", "cron", "zone", "kind", "missed policy", "next run", "last run", "missed"], cells)
-
-
+        return table(
+            ["schedule", "cron", "zone", "kind", "missed policy", "next run", "last run", "missed"], cells
+        )
 
 
 class Periodic:

@@ -45,7 +45,10 @@ def register(jobs: Jobs) -> None:
 
     @jobs.handler("combine")
     def combine(payload: Any, ctx: Any) -> int:
-        _log(log, f"combine {payload['batch']} {json.dumps([r['n'] for r in payload['results']], separators=(',', ':'))} {os.getpid()}")
+        _log(
+            log,
+            f"combine {payload['batch']} {json.dumps([r['n'] for r in payload['results']], separators=(',', ':'))} {os.getpid()}",
+        )
         return len(payload["results"])
 
     jobs.periodic("minutely", "* * * * *", "minute-report", payload={"log": log})

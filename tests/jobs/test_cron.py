@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -13,7 +13,7 @@ from jarenlab.jobs.cron import Cron, iso
 
 
 def utc(*parts: int) -> float:
-    return datetime(*parts, tzinfo=timezone.utc).timestamp()
+    return datetime(*parts, tzinfo=UTC).timestamp()
 
 
 def scan_next(cron: Cron, t: float, zone: ZoneInfo | timezone) -> float:
@@ -54,13 +54,20 @@ def test_macros_name_the_usual_expressions() -> None:
     assert iso(Cron("@daily").next_after(t)) == "2026-12-06T00:00:00Z"
     assert iso(Cron("@weekly").next_after(t)) == "2026-12-06T00:00:00Z"  # a Sunday
     assert iso(Cron("@monthly").next_after(t)) == "2027-01-01T00:00:00Z"
-    assert iso(Cron("@yearly").next_after(t)) == iso(Cron("@annually").next_after(t)) == "2027-01-01T00:00:00Z"
+    assert (
+        iso(Cron("@yearly").next_after(t)) == iso(Cron("@annually").next_after(t)) == "2027-01-01T00:00:00Z"
+    )
 
 
 def test_both_day_fields_restricted_match_either_one_star_means_both() -> None:
     either = Cron("0 0 13 * fri")  # every 13th and every Friday
     days = [iso(t) for t in _run(either, utc(2026, 2, 1), 4)]
-    assert days == ["2026-02-06T00:00:00Z", "2026-02-13T00:00:00Z", "2026-02-20T00:00:00Z", "2026-02-27T00:00:00Z"]
+    assert days == [
+        "2026-02-06T00:00:00Z",
+        "2026-02-13T00:00:00Z",
+        "2026-02-20T00:00:00Z",
+        "2026-02-27T00:00:00Z",
+    ]
     assert iso(either.next_after(utc(2026, 3, 7))) == "2026-03-13T00:00:00Z"  # the 13th, a Friday again
     assert iso(either.next_after(utc(2026, 4, 11))) == "2026-04-13T00:00:00Z"  # a Monday: the 13th alone
     both = Cron("0 0 */1 * fri")  # a day field starting with * is not a restriction: Fridays only
@@ -84,11 +91,13 @@ def test_a_zone_reads_the_fields_in_local_time() -> None:
 def test_a_local_time_that_does_not_exist_is_skipped_one_that_repeats_runs_once() -> None:
     spring = Cron("30 2 * * *", "Europe/Paris")  # 2026-03-29: 02:00 -> 03:00
     assert [iso(t) for t in _run(spring, utc(2026, 3, 28, 12), 2)] == [
-        "2026-03-30T00:30:00Z", "2026-03-31T00:30:00Z",
+        "2026-03-30T00:30:00Z",
+        "2026-03-31T00:30:00Z",
     ]
     autumn = Cron("30 2 * * *", "Europe/Paris")  # 2026-10-25: 03:00 -> 02:00, 02:30 happens twice
     assert [iso(t) for t in _run(autumn, utc(2026, 10, 24, 12), 2)] == [
-        "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z",
+        "2026-10-25T00:30:00Z",
+        "2026-10-26T01:30:00Z",
     ]
 
 
@@ -107,7 +116,7 @@ def test_searches_agree_with_a_minute_by_minute_scan(seed: int) -> None:
         except JobError as exc:  # the 31st of February: refused at once
             assert "no date ever matches" in str(exc)
             continue
-        zone = timezone.utc if tz == "UTC" else ZoneInfo(tz)
+        zone = UTC if tz == "UTC" else ZoneInfo(tz)
         t = utc(2026, 1, 1) + rng.randrange(0, 365 * 86400)
         expected = scan_next(cron, t, zone)
         assert cron.next_after(t) == expected, cron

@@ -39,7 +39,12 @@ def test_the_combiner_runs_once_with_the_results_in_order(jobs: Jobs, combined: 
     assert combined == [{"batch": "sq", "results": [9, 1, 4], "failures": [], "payload": {"note": "x"}}]
     assert batch.combiner == "sq~then" and jobs.get("sq~then")["result"] == 14
     progress = batch.progress()
-    assert (progress["size"], progress["settled"], progress["done"], progress["combiner_state"]) == (3, 3, 3, "done")
+    assert (progress["size"], progress["settled"], progress["done"], progress["combiner_state"]) == (
+        3,
+        3,
+        3,
+        "done",
+    )
     frame = batch.frame()
     assert list(frame["job"]) == ["sq~0", "sq~1", "sq~2"] and set(frame["outcome"]) == {"done"}
 
@@ -131,7 +136,9 @@ def test_batches_frame_lists_the_latest(jobs: Jobs, clock: VirtualClock, combine
         (lambda jobs: jobs.batch("missing"), "JD2184"),
     ],
 )
-def test_bad_fan_outs_are_refused_and_write_nothing(jobs: Jobs, combined: list[Any], call: Any, code: str) -> None:
+def test_bad_fan_outs_are_refused_and_write_nothing(
+    jobs: Jobs, combined: list[Any], call: Any, code: str
+) -> None:
     with pytest.raises(JobError) as info:
         call(jobs)
     assert info.value.code == code

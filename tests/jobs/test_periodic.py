@@ -142,9 +142,20 @@ def test_inspection_frame_html_and_removal(jobs: Jobs, clock: VirtualClock) -> N
     jobs.periodic("weekdays", "30 9 * * mon-fri", "report", tz="America/New_York", missed="skip")
     frame = jobs.schedules.frame()
     assert list(frame.index) == ["hourly", "weekdays"]
-    assert list(frame.columns) == ["cron", "tz", "kind", "policy", "next_run", "last_run", "missed", "declared_here"]
+    assert list(frame.columns) == [
+        "cron",
+        "tz",
+        "kind",
+        "policy",
+        "next_run",
+        "last_run",
+        "missed",
+        "declared_here",
+    ]
     assert frame.loc["weekdays", "next_run"].isoformat() == "2030-03-18T13:30:00+00:00"  # Monday, EDT
-    assert "weekdays" in jobs.schedules._repr_html_() and "2030-03-18T13:30:00Z" in jobs.schedules._repr_html_()
+    assert (
+        "weekdays" in jobs.schedules._repr_html_() and "2030-03-18T13:30:00Z" in jobs.schedules._repr_html_()
+    )
     clock.advance(H18 - START)
     jobs.tick()
     html = jobs.schedules["hourly"]._repr_html_()

@@ -40,7 +40,9 @@ def test_every_statement_runs_through_the_api(jobs: Jobs, clock: VirtualClock) -
     for name in CATALOGUES:
         catalogue = jobs.store.backend.catalogue(name)
         missing = [
-            f"{name}.{s}" for s in catalogue.names() if not s.startswith("create_") and f"{name}.{s}" not in ran
+            f"{name}.{s}"
+            for s in catalogue.names()
+            if not s.startswith("create_") and f"{name}.{s}" not in ran
         ]
         assert missing == []
 
