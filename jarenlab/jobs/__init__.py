@@ -2,7 +2,7 @@
 
 May import: the store and everything below it (a subsystem); its widget only on demand.
 
->>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job
+>>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job, Schedules, Batch, Cron
 """
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ from jarenlab.lazy import exports
 __getattr__ = exports(
     __name__,
     {
+        "Batch": "jarenlab.jobs.fanout",
         "Context": "jarenlab.jobs.context",
+        "Cron": "jarenlab.jobs.cron",
         "Dag": "jarenlab.jobs.dag",
         "HandlerSpec": "jarenlab.jobs.registry",
         "Handlers": "jarenlab.jobs.registry",
         "Idle": "jarenlab.jobs.worker",
         "Jobs": "jarenlab.jobs.api",
         "Lease": "jarenlab.jobs.queue",
+        "Schedule": "jarenlab.jobs.periodic",
+        "Schedules": "jarenlab.jobs.periodic",
         "Stopped": "jarenlab.jobs.worker",
         "VirtualClock": "jarenlab.jobs.clock",
         "Worker": "jarenlab.jobs.worker",
@@ -28,13 +32,17 @@ __getattr__ = exports(
 )
 
 __all__ = [
+    "Batch",
     "Context",
+    "Cron",
     "Dag",
     "HandlerSpec",
     "Handlers",
     "Idle",
     "Jobs",
     "Lease",
+    "Schedule",
+    "Schedules",
     "Stopped",
     "VirtualClock",
     "Worker",

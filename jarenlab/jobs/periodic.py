@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 #: What a tick does with a latest period older than ``grace``: run it once, late, or skip it.
 POLICIES = ("latest", "skip")
 #: A gap's periods are counted up to this many (a longer gap says "at least").
-COUNT_LIMIT = 100_000
+COUNT_LIMIT = 10_000
 
 
 class Schedule:
