@@ -102,6 +102,16 @@ class Schedule:
             for p, o, j, t, c, a, s in rows
         ]
 
+    def frame(self, limit: int = 20) -> pd.DataFrame:
+        """The decisions of :meth:`periods` as a DataFrame, times as UTC datetimes."""
+        import pandas as pd
+
+        columns = ["period", "outcome", "job", "state", "through", "count", "decided"]
+        frame = pd.DataFrame.from_records(self.periods(limit), columns=columns)
+        for name in ("period", "through", "decided"):
+            frame[name] = pd.to_datetime(frame[name], utc=True)
+        return frame
+
     def missed(self) -> list[dict[str, Any]]:
         """The gaps of missed periods, latest first (``period``: the first, ``through``: the last,
         ``count``; :data:`COUNT_LIMIT` at most)."""

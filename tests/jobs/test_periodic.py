@@ -79,6 +79,10 @@ def test_after_downtime_the_latest_missed_period_runs_once_and_the_others_are_sh
         ("2030-03-17T18:00:00Z", "missed", "2030-03-17T22:00:00Z", 5),
     ]
     assert schedule.missed() == [periods[1]]
+    assert schedule.next_run() == H18 + 6 * HOUR
+    frame = schedule.frame()
+    assert list(frame["outcome"]) == ["caught_up", "missed"] and list(frame["count"]) == [1, 5]
+    assert frame.loc[1, "through"].isoformat() == "2030-03-17T22:00:00+00:00"
     row = jobs.schedules.frame().loc["hourly"]
     assert row["missed"] == 5 and row["last_run"].isoformat() == "2030-03-17T23:00:00+00:00"
     assert row["next_run"].isoformat() == "2030-03-18T00:00:00+00:00" and bool(row["declared_here"])
