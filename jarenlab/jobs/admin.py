@@ -12,7 +12,7 @@ import orjson
 
 from jarenlab.arguments import is_number
 from jarenlab.errors import JobError
-from jarenlab.jobs.fanout import maybe_member, member_settled
+from jarenlab.jobs.members import maybe_member, member_settled
 
 if TYPE_CHECKING:
     from jarenlab.database import Database

@@ -37,10 +37,10 @@ import html
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from jarenlab.errors import JobError
 from jarenlab.jobs.cron import iso
+from jarenlab.jobs.members import MARK, combine, member_id
+from jarenlab.jobs.queue import dumps
 from jarenlab.reprs import table
 
 if TYPE_CHECKING:
@@ -49,65 +49,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from jarenlab.jobs.api import Jobs
-    from jarenlab.jobs.queue import Queue
 
-#: Separates a batch id from a member's position (or ``then``) in its jobs' ids.
-MARK = "~"
 _BATCH = ("id", "kind", "then", "size", "settled", "failed", "combiner", "created_at", "completed_at")
-
-
-def member_id(batch: str, position: int) -> str:
-    """The id of a batch's job at ``position``.
-
-    >>> member_id("squares", 2), combiner_id("squares")
-    ('squares~2', 'squares~then')
-    """
-    return f"{batch}{MARK}{position}"
-
-
-def combiner_id(batch: str) -> str:
-    """The id of a batch's combining job."""
-    return f"{batch}{MARK}then"
-
-
-def maybe_member(job_id: str) -> bool:
-    """True when a job may belong to a batch (only such ids are looked up when they settle)."""
-    return MARK in job_id
-
-
-def member_settled(queue: Queue, job_id: str, outcome: str, result: str | None, error: str | None) -> None:
-    """Inside the job's settlement transaction: record a batch member's outcome (once) and, when it
-    is the batch's last, enqueue the combiner with every result in order."""
-    db = queue.db
-    batch = db.value(
-        "batches.settle_member", {"job_id": job_id, "outcome": outcome, "result": result, "error": error}
-    )
-    if batch is None:  # not a member, or settled before (requeued since)
-        return
-    row = db.one("batches.count_settled", {"id": batch, "failed": int(outcome != "done")})
-    assert row is not None  # the member's batch row is written with it
-    settled, size, then_kind, then_payload, then_attempts = row
-    if settled == size:
-        _combine(queue, batch, then_kind, then_payload, then_attempts)
-
-
-def _combine(queue: Queue, batch: str, kind: str, payload_text: str | None, attempts: int) -> None:
-    db = queue.db
-    results: list[Any] = []
-    failures: list[dict[str, Any]] = []
-    for position, job, outcome, result, error in db.all("batches.outcomes", {"id": batch}):
-        results.append(orjson.loads(result) if outcome == "done" and result is not None else None)
-        if outcome != "done":
-            failures.append({"position": position, "job": job, "outcome": outcome, "error": error})
-    payload = {
-        "batch": batch, "results": results, "failures": failures,
-        "payload": None if payload_text is None else orjson.loads(payload_text),
-    }  # fmt: skip
-    job = queue.enqueue(
-        kind, payload, id=combiner_id(batch), run_at=None, delay=None, max_attempts=attempts,
-        partition_key=None, coalescing_key=None, if_exists="keep",
-    )  # fmt: skip
-    db.run("batches.complete", {"id": batch, "combiner": job, "now": queue.clock()})
 
 
 def fan_out(
@@ -130,8 +73,6 @@ def fan_out(
     batch = id if id is not None else jobs.queue.new_id()
     if type(batch) is not str or not batch or MARK in batch:
         raise JobError("JD2183", f"a batch id is a non-empty string without {MARK!r}, not {batch!r}")
-    from jarenlab.jobs.queue import dumps  # the queue imports this module
-
     try:
         then_text = dumps(then_payload)
     except TypeError as exc:
@@ -155,7 +96,7 @@ def fan_out(
             ])  # fmt: skip
             jobs.enqueue_many([{k: v for k, v in m.items() if v is not None} for m in members])
         else:
-            _combine(jobs.queue, batch, then, then_text, budget)
+            combine(jobs.queue, batch, then, then_text, budget)
     return Batch(jobs, batch)
 
 
@@ -300,13 +241,4 @@ class FanOut:
         return pd.DataFrame.from_records(batch_records(jobs, limit), columns=list(_BATCH)).set_index("id")
 
 
-__all__ = [
-    "Batch",
-    "FanOut",
-    "batch_records",
-    "combiner_id",
-    "fan_out",
-    "maybe_member",
-    "member_id",
-    "member_settled",
-]
+__all__ = ["Batch", "FanOut", "batch_records", "fan_out"]

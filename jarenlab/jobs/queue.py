@@ -33,7 +33,7 @@ from jarenlab.arguments import is_count, is_seconds
 from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
-from jarenlab.jobs.fanout import maybe_member, member_settled
+from jarenlab.jobs.members import maybe_member, member_settled
 from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
