@@ -12,7 +12,9 @@ from typing import Any
 import jarenlab
 from jarenlab import errors, examples
 from jarenlab.events import Event, Events, EventStream, Materialization, Module, RebuildPlan, Step
-from jarenlab.jobs import Context, Dag, Jobs, VirtualClock, Worker
+from jarenlab.jobs import Batch, Context, Cron, Dag, Jobs, Schedule, Schedules, VirtualClock, Worker
+from jarenlab.jobs.fanout import FanOut
+from jarenlab.jobs.periodic import Periodic
 from jarenlab.live import LiveQuery
 from jarenlab.owner import OwnedCollection, OwnerView
 from jarenlab.query import Expr, OrderKey, Query, agg
@@ -39,6 +41,12 @@ SURFACE: list[tuple[str, Any]] = [
     ("Worker", Worker),
     ("Context", Context),
     ("Dag", Dag),
+    ("Jobs: periodic jobs", Periodic),
+    ("Schedules", Schedules),
+    ("Schedule", Schedule),
+    ("Cron", Cron),
+    ("Jobs: fan-out", FanOut),
+    ("Batch", Batch),
     ("VirtualClock", VirtualClock),
     ("Events", Events),
     ("Event", Event),

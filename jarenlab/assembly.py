@@ -18,6 +18,7 @@ from jarenlab.errors import StoreError
 from jarenlab.events.ledger import Events
 from jarenlab.events.modules import Module
 from jarenlab.jobs.api import Jobs
+from jarenlab.jobs.periodic import Schedules
 from jarenlab.live.hub import ChangeHub
 from jarenlab.migrations.runner import Migrator
 from jarenlab.query.columnar.path import Columns
@@ -29,6 +30,9 @@ from jarenlab.store import OPTIONS, Store, Subsystem
 SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem("live", create=ChangeHub, eager=True, stats=ChangeHub.stats),
     Subsystem("jobs", create=Jobs, stats=lambda jobs: jobs.counts()),
+    # The queue's periodic schedules and fan-out batches (their tables, ``store.jobs.schedules``).
+    Subsystem("periodic", create=lambda store: Schedules(store.jobs)),
+    Subsystem("batches", create=lambda store: store.jobs),
     Subsystem("events", create=Events),
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,

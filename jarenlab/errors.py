@@ -314,6 +314,23 @@ CODES: dict[str, tuple[str, str]] = {
         'A job kind\'s limit is malformed: `rate` is `"N/s"`, `"N/min"`, `"N/h"` (or `"N/5s"`, a count per a '
         "number of seconds, minutes or hours) with N a positive integer, and `max_running` a positive integer.",
     ),
+    "JD2180": (
+        "cron_invalid",
+        "A cron expression is malformed (five fields: minute hour day-of-month month day-of-week), out of range, "
+        "never matches, or names an unknown time zone.",
+    ),
+    "JD2181": (
+        "schedule_invalid",
+        "A periodic job's declaration is refused: a bad name, kind, payload, `missed` policy or `grace`, or the name "
+        "declared again differently in this process.",
+    ),
+    "JD2182": ("unknown_schedule", "No periodic job is declared or stored under the name."),
+    "JD2183": (
+        "batch_invalid",
+        "A fan-out is refused: payloads not a list of JSON values, a bad combiner kind or batch id, or a batch id "
+        "already taken by another batch.",
+    ),
+    "JD2184": ("unknown_batch", "No fan-out batch is stored under the id."),
     "JD2130": (
         "widgets_missing",
         "Live tables and the jobs dashboard need `anywidget`: `pip install 'jarenlab[widgets]'`.",

@@ -62,6 +62,10 @@ _HANDED = (
     "type only, inside one room: the job queue hands itself to its drain loop and its workers, which"
     " read most of it (a protocol would restate the whole Jobs)"
 )
+_MIXED = (
+    "type only, inside one room: periodic jobs and fan-out are mixed into Jobs and hand it to their"
+    " schedules and batches, which use its store, clock, handlers and enqueue"
+)
 _LIVE = "a .live() convenience: a live query of this source, built by the live room on demand"
 
 #: Arrows against the order, each with its reason: (importer, imported module, reason). An arrow on
@@ -98,6 +102,8 @@ EXCEPTIONS: tuple[tuple[str, str, str], ...] = (
     ("jarenlab.collection", "jarenlab.store", "type only: the store a collection belongs to (its .store)"),
     ("jarenlab.jobs.drain", "jarenlab.jobs.api", _HANDED),
     ("jarenlab.jobs.worker", "jarenlab.jobs.api", _HANDED),
+    ("jarenlab.jobs.periodic", "jarenlab.jobs.api", _MIXED),
+    ("jarenlab.jobs.fanout", "jarenlab.jobs.api", _MIXED),
 )
 
 KINDS = ("module", "function", "type")

@@ -2,7 +2,7 @@
 
 May import: the store and everything below it (a subsystem); its widget only on demand.
 
->>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job
+>>> from jarenlab.jobs import Jobs, Handlers, VirtualClock, current_job, Schedules, Batch, Cron
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from jarenlab.lazy import exports
 __getattr__ = exports(
     __name__,
     {
+        "Batch": "jarenlab.jobs.fanout",
         "Context": "jarenlab.jobs.context",
+        "Cron": "jarenlab.jobs.cron",
         "Dag": "jarenlab.jobs.dag",
         "HandlerSpec": "jarenlab.jobs.registry",
         "Handlers": "jarenlab.jobs.registry",
@@ -21,6 +23,8 @@ __getattr__ = exports(
         "Lease": "jarenlab.jobs.queue",
         "Limit": "jarenlab.jobs.limits",
         "Rate": "jarenlab.jobs.limits",
+        "Schedule": "jarenlab.jobs.periodic",
+        "Schedules": "jarenlab.jobs.periodic",
         "Stopped": "jarenlab.jobs.worker",
         "VirtualClock": "jarenlab.jobs.clock",
         "Worker": "jarenlab.jobs.worker",
@@ -30,7 +34,9 @@ __getattr__ = exports(
 )
 
 __all__ = [
+    "Batch",
     "Context",
+    "Cron",
     "Dag",
     "HandlerSpec",
     "Handlers",
@@ -39,6 +45,8 @@ __all__ = [
     "Lease",
     "Limit",
     "Rate",
+    "Schedule",
+    "Schedules",
     "Stopped",
     "VirtualClock",
     "Worker",

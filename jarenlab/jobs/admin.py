@@ -12,6 +12,7 @@ import orjson
 
 from jarenlab.arguments import is_number
 from jarenlab.errors import JobError
+from jarenlab.jobs.members import maybe_member, member_settled
 
 if TYPE_CHECKING:
     from jarenlab.database import Database
@@ -85,6 +86,8 @@ class Administration:
                 return False
             keep = row[0] == "leased"
             db.run("jobs.cancel", {"now": now, "leased": keep, "id": job_id})
+            if maybe_member(job_id):
+                member_settled(self, job_id, "cancelled", None, "cancelled")  # type: ignore[arg-type]
         return True
 
     def requeue(self, job_id: str, *, budget: int, run_at: float | None) -> None:

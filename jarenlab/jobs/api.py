@@ -30,6 +30,8 @@ from jarenlab.causation import current_event
 from jarenlab.errors import JarenlabError, JobError
 from jarenlab.jobs import views
 from jarenlab.jobs.clock import Clock, is_virtual
+from jarenlab.jobs.fanout import FanOut
+from jarenlab.jobs.periodic import Periodic
 from jarenlab.jobs.queue import DEFAULT_MAX_ATTEMPTS, Queue, check_priority, dumps
 from jarenlab.jobs.registry import Handlers
 from jarenlab.jobs.worker import Executor, Idle, Wakeups, Worker
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     from jarenlab.widgets.jobs import JobsDashboard
 
 
-class Jobs:
+class Jobs(Periodic, FanOut):
     """The job queue of one store (``store.jobs``).
 
     Args:

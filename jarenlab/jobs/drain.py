@@ -88,6 +88,7 @@ def _drain_inline(
         lease = None
         while True:
             if lease is None:
+                jobs.tick()  # periodic jobs' due periods
                 lease = queue.claim(kinds, jobs.owner)
             if lease is not None:
                 outcome, lease = executor.execute_then_claim(lease, kinds)
@@ -111,6 +112,7 @@ def _drain_threads(
     deadline: float | None,
     scheduled: bool,
 ) -> None:
+    jobs.tick()  # due periods first: the loop below ends when nothing is due
     worker = jobs.start(concurrency)
     seen = 0
     never = threading.Event()

@@ -34,6 +34,7 @@ from jarenlab.causation import current_event
 from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
 from jarenlab.jobs.limits import OPEN, Gate, Limit, Limits
+from jarenlab.jobs.members import maybe_member, member_settled
 from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
@@ -497,6 +498,8 @@ class Queue(Administration):
                 if settled == 1:
                     if staged is not None:
                         staged()
+                    if maybe_member(lease.id):
+                        member_settled(self, lease.id, "done", result_text, None)
                     if kinds:
                         try:
                             name, params, at, token = self._claim_statement(kinds, owner)
@@ -523,7 +526,8 @@ class Queue(Administration):
         """Mark the job done with its result; with ``prune``, delete its checkpoints in the same transaction."""
         now = self.clock()
         params = {"result": result_text}
-        if not prune and staged is None:
+        member = maybe_member(lease.id)
+        if not prune and staged is None and not member:
             self._fenced("jobs.complete", params, lease, now)
             return
         with self.db.transaction():
@@ -532,6 +536,8 @@ class Queue(Administration):
                 self.db.run("jobs.prune_checkpoints", {"id": lease.id, "generation": lease.generation})
             if staged is not None:
                 staged()
+            if member:  # a fan-out batch's job: its outcome, and the combiner after the last
+                member_settled(self, lease.id, "done", result_text, None)
 
     def fail(
         self,
@@ -557,12 +563,16 @@ class Queue(Administration):
             "traceback": traceback,
             "settled_at": settled_at,
         }
-        if staged is None:
+        member = state == "dead" and maybe_member(lease.id)
+        if staged is None and not member:
             self._fenced("jobs.fail", params, lease, now)
         else:
             with self.db.transaction():
                 self._fenced("jobs.fail", params, lease, now)
-                staged()
+                if staged is not None:
+                    staged()
+                if member:
+                    member_settled(self, lease.id, "dead", None, error)
         return state
 
     def hold(self, lease: Lease) -> None:

@@ -576,6 +576,7 @@ class Worker:
         while not self._stopping.is_set():
             seen = jobs.generation
             try:
+                jobs.tick()  # the due periods of periodic jobs (one enqueue each, across workers)
                 with self._lock:
                     if self._stopping.is_set():  # stop() sets it before it reads what runs
                         return

@@ -17,7 +17,10 @@ from jarenlab.database import Database
 from jarenlab.errors import StoreError
 from jarenlab.model import load_model
 
-SUBSYSTEMS = ("store", "collection", "live", "jobs", "events", "idempotency", "owner", "stats", "migrations")
+SUBSYSTEMS = (
+    "store", "collection", "live", "jobs", "periodic", "batches", "events", "idempotency", "owner", "stats",
+    "migrations",
+)  # fmt: skip
 
 MODEL = load_model(
     {
