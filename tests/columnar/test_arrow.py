@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from jarenlab.query import it
+from jarenlab.query import agg, it
 
 from .test_columns import MODEL, doc
 
@@ -26,6 +26,11 @@ def row_queries(t: Any) -> list[Any]:
         t.where(~it.i.exists()).select({"i": it.i, "s": it.s}),
         t.where(it.i == 99).select({"s": it.s}),
         t.where(it.i >= 0).select({"x": it.x, "s": it.s}),
+        # rolling windows: their computed members taken as arrays too (an average, a count, a
+        # minimum of strings); every row of a rolling needs its time and member, or SQL answers
+        t.where(it.when.exists() & it.i.exists() & it.s.exists())
+        .rolling(it.when, "P7D", partition=it.s, avg=agg.avg(it.i), n=agg.count(), low=agg.min(it.s))
+        .select({"when": it.when, "s": it.s, "avg": it.avg, "n": it.n, "low": it.low}),
     ]
 
 

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from jarenlab.query.columnar.answer import kept, positions
 from jarenlab.query.columnar.columns import Decline, Table, values_at
 from jarenlab.query.columnar.reads import pointer
+from jarenlab.query.columnar.series import rolled
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import Field, FieldOut, MapOut
 
@@ -40,7 +41,7 @@ def shape(plan: Plan) -> list[tuple[str, Field]] | None:
     if plan.aggregate is not None or plan.group is not None or plan.series is not None:
         return None
     out = plan.output
-    if isinstance(out, FieldOut):
+    if isinstance(out, FieldOut) and plan.rolling is None:
         return [(VALUE, out.field)]
     if isinstance(out, MapOut) and out.members:
         fields = [(name, o.field) for name, o in out.members if isinstance(o, FieldOut)]
@@ -59,14 +60,36 @@ def evaluate_arrow(
     if isinstance(plan.output, FieldOut):
         keep &= ~_missing(cols[plan.output.field].values)  # a missing member is no result at all
     idx = positions(plan, cols, len(table), None if keep.all() else np.flatnonzero(keep))
+    computed = _rolled(plan, cols, idx)
     arrays = {}
     for name, f in columns:
+        if len(f.steps) == 1 and f.steps[0] in computed:
+            arrays[name] = computed[f.steps[0]]
+            continue
         col = cols[f]
         if col.ints is not None:
             raise Decline(f"{pointer(f)} holds integers and fractions (typed row by row)")
         values = values_at(col, idx)
         arrays[name] = values.cast(pa.string()) if pa.types.is_large_string(values.type) else values
     return pa.table(arrays)
+
+
+def _rolled(plan: Plan, cols: dict[Field, Any], idx: np.ndarray) -> dict[Any, pa.Array]:
+    """A ``$rolling``'s computed members at ``idx`` as arrays typed as the items path types them:
+    counts and sums of integers ``int64``, averages ``double``, extremes of strings ``string``
+    (:class:`Decline` where a row has none, or a column would mix integers and fractions)."""
+    if plan.rolling is None:
+        return {}
+    out = {}
+    kinds = {name: fn for name, fn, _ in plan.rolling.compute}
+    for name, values in rolled(plan.rolling, cols, idx).items():
+        if None in values:
+            raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
+        arr = pa.array(values)
+        if not (pa.types.is_integer(arr.type) or pa.types.is_string(arr.type) or kinds[name] == "avg"):
+            raise Decline(f"the rolling {name!r} may mix integers and fractions (typed row by row)")
+        out[name] = arr
+    return out
 
 
 def _missing(values: pa.Array) -> np.ndarray:

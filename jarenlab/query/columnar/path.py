@@ -120,7 +120,10 @@ class Columns:
             if isinstance(held, Reason):
                 return held
             from jarenlab.query.columnar.answer import evaluate  # numpy and pyarrow: here
-            from jarenlab.query.columnar.arrow import evaluate_arrow
+            from jarenlab.query.columnar.arrow import evaluate_arrow, shape
+
+            if arrow and shape(plan) is None:
+                return Reason("output", "only a row query returning members has an Arrow form")
             from jarenlab.query.columnar.columns import Decline
 
             t0 = time.perf_counter()

@@ -673,21 +673,20 @@ def _not_native(plan: Plan | None) -> str:
 
 
 def _warm_arrow(coll: Readable, prepared: Prepared, ext: dict[str, Any]) -> Any:
-    """A row query's results as one Arrow table taken from the columns, where they answer it and
-    every column it reads is held already (an export never pays a build SQL's stream avoids);
-    else None."""
+    """A row query's results as one Arrow table taken from the columns, where they answer it, no
+    index serves it and every column it reads is held already (an export never pays a build SQL's
+    stream avoids); else None. Deciding reads nothing from the database."""
     plan = prepared.columnar
     path = _column_path(coll)
     if path is None or plan is None or plan.mode != "native":
         return None
     scope = _scope_pred(coll, prepared)
-    preview = path.preview(
-        coll, plan, force=False, indexed=index_serves(coll, prepared.plan, scope), scope=scope
-    )
-    if not preview.get("warm"):
+    if index_serves(coll, prepared.plan, scope):
+        return None
+    if not path.preview(coll, plan, force=True, indexed=False, scope=scope).get("warm"):
         return None
     trace = Trace(mode=plan.mode, cache="")
-    return ask_columns(coll, prepared, ext, trace, force=False, arrow=True)
+    return ask_columns(coll, prepared, ext, trace, force=True, arrow=True)
 
 
 def ask_columns(
@@ -752,16 +751,18 @@ def stream_query(
         and profile is None
         and divert_reason(prepared, ext) is None
     )
-    if not streams:
-        yield from stream_chunks(run_query(coll, document, ext, profile=profile)[0], wrapped, size)
-        return
-    table = _warm_arrow(coll, prepared, ext)
+    table = (
+        _warm_arrow(coll, prepared, ext) if profile is None and divert_reason(prepared, ext) is None else None
+    )
     if table is not None:
         coll.store.planner.count(columnar=1, rows_returned=table.num_rows)
         from jarenlab.frames import slices  # pyarrow: only here
 
         for part in slices(table, size):
             yield "arrow", part
+        return
+    if not streams:
+        yield from stream_chunks(run_query(coll, document, ext, profile=profile)[0], wrapped, size)
         return
     assert prepared.main is not None and prepared.layout is not None
     stmt = prepared.main
