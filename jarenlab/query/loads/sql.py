@@ -35,6 +35,7 @@ from jarenlab.query.planner.sql import Emitter, Statement
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
+    from jarenlab.model.relations import Relation
 
 
 class _Writer:
@@ -46,6 +47,25 @@ class _Writer:
 
     def key_family(self, collection: str) -> str:
         return "string" if self.specs[collection].key_type is str else "number"
+
+    def reference(self, rel: Relation) -> tuple[str, list[str]]:
+        """What the holder's row points with, compared to the target's key column, and the kind
+        tests it needs: the member's value, or a composite key's stored text built from each member
+        (:meth:`~jarenlab.backends.base.Dialect.encoded_key`)."""
+        d, e = self.d, self.e
+        spec = self.specs[rel.holder]
+        codec = self.specs[rel.target].composite
+        if codec is None:
+            f = member_field(spec, rel.member, d)
+            family = self.key_family(rel.target)
+            return e.value(f, family), e.guard(f, family)
+        parts, guards = [], []
+        for member, kind in zip(rel.members, codec.types):
+            f = member_field(spec, member, d)
+            family = "string" if kind is str else "number"
+            parts.append((e.value(f, family), kind is int))
+            guards += e.guard(f, family)
+        return d.encoded_key(parts), guards
 
     def derived(self, level: Level, alias: str) -> str:
         """The level's collection as a derived table with the names the statement reads."""
@@ -93,18 +113,14 @@ class _Writer:
         cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
         if level.relation is not None and level.relation.many and level.relation.through is None:
-            member = level.relation.member
-            f = member_field(spec, member, d)
-            family = self.key_family(level.relation.target)
-            cols.append((e.value(f, family), "c"))
-            conds += e.guard(f, family)
+            value, guard = self.reference(level.relation)
+            cols.append((value, "c"))
+            conds += guard
         for i, (_, child) in enumerate(level.children):
             rel = child.relation
             if rel is not None and not rel.many:
-                f = member_field(spec, rel.member, d)
-                family = self.key_family(rel.target)
-                cols.append((e.value(f, family), f"r{i}"))
-                guard = e.guard(f, family)
+                value, guard = self.reference(rel)
+                cols.append((value, f"r{i}"))
                 if guard:
                     cols.append((d.all_of(guard), f"g{i}"))
         for i, key in enumerate(level.order):
@@ -151,8 +167,7 @@ class _Writer:
         if rel.many:
             return d.compare(d.qualified(alias, "c"), "eq", d.qualified(parent, "k"))
         match = d.compare(d.qualified(alias, "k"), "eq", d.qualified(parent, f"r{index}"))
-        member = member_field(self.specs[rel.holder], rel.member, d)
-        if e.guard(member, self.key_family(rel.target)):
+        if self.reference(rel)[1]:
             match = d.all_of([match, d.qualified(parent, f"g{index}")])
         return match
 
