@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jarenlab.errors import JarenlabError, ModelError, StoreError
+from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import load_model
 
 _STR = {"type": "string"}
@@ -39,7 +39,9 @@ def model(on_delete: str | None = None, *, inverse: bool = True) -> dict[str, An
                 },
                 "key": ["/origin", "/hour"],
                 "relations": (
-                    {"flights": {"to": "flights", "many": True, "via": ["/origin", "/hour"]}} if inverse else {}
+                    {"flights": {"to": "flights", "many": True, "via": ["/origin", "/hour"]}}
+                    if inverse
+                    else {}
                 ),
             },
             "flights": {
@@ -98,7 +100,13 @@ def test_the_declaration_is_one_pointer_per_key_member_in_order() -> None:
         m["collections"]["flights"]["relations"]["weather"]["via"] = value
         return m
 
-    for bad in ("/origin", ["/origin"], ["/origin", "/hour", "/id"], ["/origin", "/origin"], ["/origin", "hour"]):
+    for bad in (
+        "/origin",
+        ["/origin"],
+        ["/origin", "/hour", "/id"],
+        ["/origin", "/origin"],
+        ["/origin", "hour"],
+    ):
         assert _refused(via(bad)) == ("JD2204", f"{FLIGHT_REL}/via")
     assert _refused(via(["/origin", "/delay"])) == ("JD0071", f"{FLIGHT_REL}/via/1")
     assert _refused(via(["/origin", "/nope"])) == ("JD0030", f"{FLIGHT_REL}/via/1")
@@ -124,7 +132,7 @@ def test_a_join_collection_still_links_single_keys_only() -> None:
         "to": "weather",
         "through": {"collection": "links", "from": "/flight", "to": "/weather"},
     }
-    assert _refused(m) == ("JD2202", f"/collections/flights/relations/seen/through/to")
+    assert _refused(m) == ("JD2202", "/collections/flights/relations/seen/through/to")
 
 
 def _seed(store: Any) -> None:
@@ -164,11 +172,10 @@ def test_cascade_deletes_the_referencing_documents_in_one_transaction(open_store
     _seed(store)
     assert store["weather"].delete({"hour": "05", "origin": "JFK"}) is True
     assert sorted(store["flights"].keys()) == [2, 3]
-    with pytest.raises(RuntimeError):
-        with store.transaction():
-            store["weather"].delete(("LGA", "05"))
-            assert store["flights"].get(3) is None
-            raise RuntimeError("undo")
+    with pytest.raises(RuntimeError), store.transaction():
+        store["weather"].delete(("LGA", "05"))
+        assert store["flights"].get(3) is None
+        raise RuntimeError("undo")
     assert store["flights"].get(3) is not None and store["weather"].get(("LGA", "05")) is not None
 
 
@@ -210,7 +217,9 @@ def loaded(open_store: Any) -> Any:
         + [{"id": 150, "delay": 0}]
     )
     days = ["d", "d\x01", "é"]
-    store["slots"].insert_many([{"day": d, "n": n, "label": f"{d}{n}"} for d in days for n in (-(2**63), -3, 0, 7)])
+    store["slots"].insert_many(
+        [{"day": d, "n": n, "label": f"{d}{n}"} for d in days for n in (-(2**63), -3, 0, 7)]
+    )
     store["legs"].insert_many(
         [{"id": i, "day": rng.choice(days), "n": rng.choice([-(2**63), -3, 0, 7, 8])} for i in range(40)]
     )
@@ -246,7 +255,10 @@ def test_a_to_one_load_equals_the_reference_in_one_statement(loaded: Any, statem
     legs = loaded["legs"].load({"include": {"slot": True}})
     assert len(statements) == 2
     found = {p["h"]["id"]: p["t"] for p in _match(loaded, "flights", "weather", ("origin", "hour"), True)}
-    assert flights == [{**f, "weather": found.get(f["id"])} for f in sorted(loaded["flights"].to_list(), key=lambda f: f["id"])]
+    assert flights == [
+        {**f, "weather": found.get(f["id"])}
+        for f in sorted(loaded["flights"].to_list(), key=lambda f: f["id"])
+    ]
     assert sum(f["weather"] is not None for f in flights) >= 100 and flights[-1]["weather"] is None
     slots = {p["h"]["id"]: p["t"] for p in _match(loaded, "legs", "slots", ("day", "n"), True)}
     assert legs == [{**x, "slot": slots.get(x["id"])} for x in loaded["legs"].to_list()]
@@ -259,8 +271,11 @@ def test_to_many_windows_and_counts_from_the_composite_side(loaded: Any, stateme
     spec = {
         "order_by": ["$it.origin", "$it.hour"],
         "include": {
-            "flights": {"where": {"$gt": ["$it.delay", 20]}, "order_by": {"$key": "$it.delay", "$dir": "desc"},
-                        "take": 2},
+            "flights": {
+                "where": {"$gt": ["$it.delay", 20]},
+                "order_by": {"$key": "$it.delay", "$dir": "desc"},
+                "take": 2,
+            },
         },
     }
     result = loaded["weather"].load(spec)
@@ -275,7 +290,7 @@ def test_to_many_windows_and_counts_from_the_composite_side(loaded: Any, stateme
     counts = loaded["weather"].load({"include": {"flights": {"count": True}}})
     every = _match(loaded, "flights", "weather", ("origin", "hour"), True)
     assert {(w["origin"], w["hour"]): w["flights"] for w in counts} == {
-        k: sum((p["t"]["origin"], p["t"]["hour"]) == k for p in every) for k in loaded["weather"].keys()
+        k: sum((p["t"]["origin"], p["t"]["hour"]) == k for p in every) for k in loaded["weather"]
     }
     ex = loaded["flights"].explain_load({"include": {"weather": True}})
     assert ex.statements == 1 and ex.includes[0]["via"] == "flights/origin, /hour"
@@ -291,7 +306,7 @@ def test_migrations_add_and_drop_such_a_relation(open_store: Any) -> None:
     related = model("restrict", inverse=False)
     related["version"] = 2
     plan = store.migrate(related, dry_run=True)
-    assert [(s.kind, s.collection) for s in plan.steps][0] == ("add relation", "flights")
+    assert next((s.kind, s.collection) for s in plan.steps) == ("add relation", "flights")
     assert "flights(/origin, /hour) -> weather, on_delete restrict" in plan.steps[0].detail
     store.migrate(related, progress=False)
     with pytest.raises(StoreError) as info:
@@ -302,6 +317,6 @@ def test_migrations_add_and_drop_such_a_relation(open_store: Any) -> None:
     dropped = copy.deepcopy(plain)
     dropped["version"] = 3
     plan = store.migrate(dropped, dry_run=True)
-    assert [(s.kind, s.collection) for s in plan.steps][0] == ("drop relation", "flights")
+    assert next((s.kind, s.collection) for s in plan.steps) == ("drop relation", "flights")
     store.migrate(dropped, progress=False)
     assert store["weather"].delete(("JFK", "06")) is True and store["flights"].count() == 4

@@ -142,7 +142,9 @@ class SQLiteDialect(StandardSQL):
         """
         low = "(-9223372036854775807 - 1)"
         terms = [
-            f"printf('%016x', ({x} | {low}) - ({x} & {low}))" if integer else f"replace({x}, char(1), char(1, 2)) || char(1, 1)"
+            f"printf('%016x', ({x} | {low}) - ({x} & {low}))"
+            if integer
+            else f"replace({x}, char(1), char(1, 2)) || char(1, 1)"
             for x, integer in parts
         ]
         return "(" + " || ".join(terms) + ")"

@@ -231,7 +231,11 @@ def explain_load(coll: Readable, spec: Any, externals: Any = None) -> LoadExplai
             "many-to-many": f"many-to-many (through {rel.holder}: a document per link, in link order)",
             "count": "count",
         }[lv.kind]
-        via = f"{rel.holder}/" + ", /".join(rel.members or (rel.member,)) + (f" and /{rel.other}" if rel.other else "")
+        via = (
+            f"{rel.holder}/"
+            + ", /".join(rel.members or (rel.member,))
+            + (f" and /{rel.other}" if rel.other else "")
+        )
         includes.append(
             {
                 "path": lv.path,

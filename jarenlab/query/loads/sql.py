@@ -109,7 +109,6 @@ class _Writer:
     def columns(self, level: Level) -> tuple[list[tuple[str, str]], list[str]]:
         """The (expression, name) pairs of a level's derived table, and its own conditions."""
         d, e = self.d, self.e
-        spec = self.specs[level.collection]
         cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
         if level.relation is not None and level.relation.many and level.relation.through is None:
@@ -161,7 +160,7 @@ class _Writer:
 
     def match(self, child: Level, alias: str, parent: str, index: int) -> str:
         """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
-        d, e = self.d, self.e
+        d = self.d
         rel = child.relation
         assert rel is not None
         if rel.many:
