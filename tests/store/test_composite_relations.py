@@ -323,3 +323,26 @@ def test_migrations_add_and_drop_such_a_relation(open_store: Any) -> None:
     assert next((s.kind, s.collection) for s in plan.steps) == ("drop relation", "flights")
     store.migrate(dropped, progress=False)
     assert store["weather"].delete(("JFK", "06")) is True and store["flights"].count() == 4
+
+
+def test_a_to_many_load_searches_an_index_on_the_members(open_store: Any) -> None:
+    m = model("cascade")
+    props = m["collections"]["flights"]["schema"]["properties"]
+    props["origin"] = props["hour"] = _STR
+    store = open_store(m)
+    _seed(store)
+    spec = {"include": {"flights": {"order_by": {"$key": "$it.delay", "$dir": "desc"}, "take": 1}}}
+    ex = store["weather"].explain_load(spec)
+    assert ex.suggested_indexes == [
+        {
+            "collection": "flights",
+            "index": {
+                "name": "by_origin_hour_delay_desc",
+                "path": ["$.origin", "$.hour", {"path": "$.delay", "dir": "desc"}],
+            },
+        }
+    ]
+    if store.backend.name == "sqlite":  # the children are found member by member, through the index
+        details = " ".join(step["detail"] for step in ex.engine_plan)
+        assert "SEARCH flights USING INDEX flights_by_origin_hour (gx_origin=? AND gx_hour=?)" in details
+    assert [[f["id"] for f in w["flights"]] for w in store["weather"].load(spec)] == [[4], [2], [3]]

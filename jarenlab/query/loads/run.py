@@ -276,7 +276,7 @@ def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str,
     if rel.through is not None:  # the order is the linked documents': the links are found by member
         return window_suggestion([member_field(spec, rel.member, dialect).steps], [False], spec.index_paths())
     keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
-    member = member_field(spec, rel.member, dialect).steps
+    members = [member_field(spec, m, dialect).steps for m in rel.members or (rel.member,)]
     return window_suggestion(
-        [member, *(s for s, _ in keys)], [False, *(d for _, d in keys)], spec.index_paths()
+        [*members, *(s for s, _ in keys)], [False] * len(members) + [d for _, d in keys], spec.index_paths()
     )
