@@ -11,6 +11,9 @@ A collection names its references to other collections under ``relations``:
   ``enrollments`` links one student (its member ``/student`` holds the student's key) to one course
   (``/course`` holds the course's key); it may hold members of its own (a grade). It is two
   references at once, one from the join collection to each end;
+- **to a composite key** ``{"weather": {"to": "weather", "via": ["/origin", "/time_hour"]}}`` on
+  ``flights``: one member per member of the target's key, in the key's order (JD2204 for another
+  shape); a many-to-many relation's ends have single keys (JD2202);
 - ``on_delete`` (``restrict``, ``cascade``, ``set_null``): what deleting the referenced document
   does to the documents that reference it, enforced inside the write transaction
   (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference. For a
@@ -33,6 +36,10 @@ JD0031 (two declarations of one reference disagree), JD0040 (cascading deletes i
 >>> m2m = check({"f": {"as": {"to": "a", "through": {"collection": "e", "from": "/f", "to": "/a"}}}}, specs)
 >>> m2m["f"]["as"].references
 (('e', 'f', 'f'), ('e', 'a', 'a'))
+>>> specs["w"] = {"key": ["/o", "/h"], "schema": {"properties": {"o": {"type": "string"}, "h": {"type": "integer"}}}}
+>>> specs["f"]["schema"]["properties"].update(o={"type": "string"}, h={"type": "integer"})
+>>> check({"f": {"w": {"to": "w", "via": ["/o", "/h"]}}}, specs)["f"]["w"].reference
+('f', 'o/h', 'w')
 """
 
 from __future__ import annotations
