@@ -345,11 +345,16 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "JD2202": (
         "relation_to_composite",
-        "A relation names a collection with a composite key as its target; a reference holds one key member.",
+        "A many-to-many relation's end has a composite key; a join collection links single keys.",
     ),
     "JD2203": (
         "bad_composite_key",
         "A composite key declaration is not a list of two or more distinct key pointers.",
+    ),
+    "JD2204": (
+        "composite_via",
+        "A relation's `via` does not match its target's key: a list of one pointer per member of a composite "
+        "key, in the key's order, or one pointer for a single key.",
     ),
     # -- query language: compile time ----------------------------------------
     "JQ0001": (

@@ -655,6 +655,12 @@ class Dialect(Protocol):
         """The column holding a row's key: ``key``."""
         ...
 
+    def encoded_key(self, parts: Sequence[tuple[str, bool]]) -> str:
+        """The stored text of a composite key (:mod:`jarenlab.keys`) from its members' values, each
+        ``(expression, is_integer)`` in the key's order: what a reference's members are compared
+        to a composite key's column with."""
+        ...
+
     def storage_order(self) -> str:
         """What orders rows in storage order, the engine's order of ``$[*]`` (SQLite: ``rowid``)."""
         ...

@@ -308,7 +308,8 @@ def _relation_text(rel: Relation) -> str:
     if rel.through is not None:
         text = f"{rel.collection} <-> {rel.to} through {rel.through} (/{rel.member}, /{rel.other})"
     else:
-        text = f"{rel.holder}/{rel.member} -> {rel.target}" + (" (to-many side)" if rel.many else "")
+        via = f"/{rel.member}" if len(rel.members) < 2 else "(/" + ", /".join(rel.members) + ")"
+        text = f"{rel.holder}{via} -> {rel.target}" + (" (to-many side)" if rel.many else "")
     return text + (f", on_delete {rel.on_delete}" if rel.on_delete else "")
 
 

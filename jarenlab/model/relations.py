@@ -11,6 +11,9 @@ A collection names its references to other collections under ``relations``:
   ``enrollments`` links one student (its member ``/student`` holds the student's key) to one course
   (``/course`` holds the course's key); it may hold members of its own (a grade). It is two
   references at once, one from the join collection to each end;
+- **to a composite key** ``{"weather": {"to": "weather", "via": ["/origin", "/time_hour"]}}`` on
+  ``flights``: one member per member of the target's key, in the key's order (JD2204 for another
+  shape); a many-to-many relation's ends have single keys (JD2202);
 - ``on_delete`` (``restrict``, ``cascade``, ``set_null``): what deleting the referenced document
   does to the documents that reference it, enforced inside the write transaction
   (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference. For a
@@ -33,6 +36,10 @@ JD0031 (two declarations of one reference disagree), JD0040 (cascading deletes i
 >>> m2m = check({"f": {"as": {"to": "a", "through": {"collection": "e", "from": "/f", "to": "/a"}}}}, specs)
 >>> m2m["f"]["as"].references
 (('e', 'f', 'f'), ('e', 'a', 'a'))
+>>> specs["w"] = {"key": ["/o", "/h"], "schema": {"properties": {"o": {"type": "string"}, "h": {"type": "integer"}}}}
+>>> specs["f"]["schema"]["properties"].update(o={"type": "string"}, h={"type": "integer"})
+>>> check({"f": {"w": {"to": "w", "via": ["/o", "/h"]}}}, specs)["f"]["w"].reference
+('f', 'o/h', 'w')
 """
 
 from __future__ import annotations
@@ -77,11 +84,20 @@ class Relation:
     #: key of ``to`` (``member`` holds the declaring collection's key); None for the others.
     through: str | None = None
     other: str | None = None
+    #: The holder's members making the reference, in the target key's order: ``(member,)``, or
+    #: one per member of a composite key (``member`` is the first).
+    members: tuple[str, ...] = ()
+
+    @property
+    def via(self) -> str:
+        """The reference's member, or its members joined by ``/`` (``origin/time_hour``): the
+        middle of :attr:`reference`."""
+        return "/".join(self.members) if self.members else self.member
 
     @property
     def reference(self) -> tuple[str, str, str]:
-        """What both sides of one reference share: (holder, member, target)."""
-        return (self.holder, self.member, self.target)
+        """What both sides of one reference share: (holder, :attr:`via`, target)."""
+        return (self.holder, self.via, self.target)
 
     @property
     def references(self) -> tuple[tuple[str, str, str], ...]:
@@ -148,41 +164,73 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
     many = decl.get("many", False)
     if type(many) is not bool:
         raise _fail("JD0030", "many is true or false", f"{at}/many")
-    via = decl.get("via")
-    if not isinstance(via, str) or not re.fullmatch(r"/[^/~]+", via):
-        raise _fail(
-            "JD0030", 'via is a JSON Pointer to one top-level member, such as "/carrier"', f"{at}/via"
-        )
     action = decl.get("on_delete")
     if action is not None and action not in ACTIONS:
         raise _fail("JD0030", f"on_delete is one of {', '.join(ACTIONS)}, not {action!r}", f"{at}/on_delete")
     holder, target = (to, collection) if many else (collection, to)
-    member = via[1:]
+    members = _via(name, decl.get("via"), _spec(specs, target)[1], target, at)
     schema, _ = _spec(specs, holder)
-    types = _types(schema, member)
-    if isinstance(_spec(specs, target)[1], (list, tuple)):
+    for i, (member, key) in enumerate(zip(members, _key_types(specs, target))):
+        here = f"{at}/via" + (f"/{i}" if len(members) > 1 else "")
+        types = _types(schema, member)
+        side = f"{holder!r}'s member /{member}"
+        if types is None:
+            raise _fail("JD0030", f"relation {name!r}: {side} is not declared in its schema", here)
+        if key not in types:
+            raise _fail(
+                "JD0071",
+                f"relation {name!r}: {side} is typed {sorted(types) or 'any'}, but {target!r}'s key"
+                + (f" member {i + 1}" if len(members) > 1 else "")
+                + f" is {key}",
+                here,
+            )
+        if action == "set_null" and "null" not in types:
+            raise _fail(
+                "JD0030",
+                f"relation {name!r}: on_delete set_null needs {side} to accept null (type [{key!r}, 'null'])",
+                f"{at}/on_delete",
+            )
+    return Relation(name, collection, to, many, holder, members[0], target, action, at, members=members)
+
+
+def _via(name: str, via: Any, key: Any, target: str, at: str) -> tuple[str, ...]:
+    """The holder's members a reference is made of: one, or one per member of a composite key
+    (``"via": ["/origin", "/time_hour"]``, in the key's order; JD2204 for another shape)."""
+    top = r"/[^/~]+"
+    if isinstance(key, (list, tuple)):
+        if (
+            not isinstance(via, list)
+            or len(via) != len(key)
+            or not all(isinstance(v, str) and re.fullmatch(top, v) for v in via)
+            or len(set(via)) != len(via)
+        ):
+            raise _fail(
+                "JD2204",
+                f"relation {name!r}: {target!r} has the composite key {list(key)}, so via is a list of "
+                f"{len(key)} distinct top-level pointers in that order, such as {list(key)}, not {via!r}",
+                f"{at}/via",
+            )
+        return tuple(v[1:] for v in via)
+    if isinstance(via, list):
         raise _fail(
-            "JD2202",
-            f"relation {name!r}: {target!r} has a composite key, and a reference holds one member",
-            f"{at}/to",
-        )
-    key = _key_type(specs, target)
-    side = f"{holder!r}'s member {via}"
-    if types is None:
-        raise _fail("JD0030", f"relation {name!r}: {side} is not declared in its schema", f"{at}/via")
-    if key not in types:
-        raise _fail(
-            "JD0071",
-            f"relation {name!r}: {side} is typed {sorted(types) or 'any'}, but {target!r}'s key is {key}",
+            "JD2204",
+            f"relation {name!r}: {target!r} has a single key, so via is one pointer, not a list",
             f"{at}/via",
         )
-    if action == "set_null" and "null" not in types:
+    if not isinstance(via, str) or not re.fullmatch(top, via):
         raise _fail(
-            "JD0030",
-            f"relation {name!r}: on_delete set_null needs {side} to accept null (type [{key!r}, 'null'])",
-            f"{at}/on_delete",
+            "JD0030", 'via is a JSON Pointer to one top-level member, such as "/carrier"', f"{at}/via"
         )
-    return Relation(name, collection, to, many, holder, member, target, action, at)
+    return (via[1:],)
+
+
+def _key_types(specs: Mapping[str, Any], name: str) -> list[str]:
+    """The schema type of each member of a collection's key (one for a single key)."""
+    schema, key = _spec(specs, name)
+    if not isinstance(key, (list, tuple)):
+        return [_key_type(specs, name)]
+    props = schema.get("properties") or {}
+    return [str(props.get(k[1:], {}).get("type")) for k in key]
 
 
 def _join_member(name: str, join: str, value: Any, end: str, specs: Mapping[str, Any], at: str) -> str:
@@ -195,6 +243,12 @@ def _join_member(name: str, join: str, value: Any, end: str, specs: Mapping[str,
     if types is None:
         raise _fail(
             "JD0030", f"relation {name!r}: {join!r}'s member {value} is not declared in its schema", at
+        )
+    if isinstance(_spec(specs, end)[1], (list, tuple)):
+        raise _fail(
+            "JD2202",
+            f"relation {name!r}: {end!r} has a composite key, and a join collection links single keys",
+            at,
         )
     key = _key_type(specs, end)
     if key not in types:

@@ -32,7 +32,7 @@ JD2115 AA {'c': 'AA'}
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -51,28 +51,37 @@ if TYPE_CHECKING:
     from jarenlab.store import Store
 
 
-def referencing(holder: Collection, member: str, key: Any) -> list[Any]:
-    """The keys of ``holder``'s documents whose ``member`` holds ``key``, in storage order."""
-    document = {"$for": {"d": "$[*]"}, "$where": {"$eq": [f"$d.{member}", "$k"]}, "$return": "$d"}
-    rows = narrowed_rows(holder, document, {"k": key})
+def referencing(holder: Collection, members: Sequence[str], values: Sequence[Any]) -> list[Any]:
+    """The keys of ``holder``'s documents whose ``members`` hold ``values`` (one member holding a
+    key, or one per member of a composite key), in storage order."""
+    externals = {f"k{i}": v for i, v in enumerate(values)}
+    terms: list[Any] = [{"$eq": [f"$d.{m}", f"$k{i}"]} for i, m in enumerate(members)]
+    where = terms[0] if len(terms) == 1 else {"$and": terms}
+    rows = narrowed_rows(holder, {"$for": {"d": "$[*]"}, "$where": where, "$return": "$d"}, externals)
     if rows is None:  # nothing narrows (an unusual member name): test every document in the engine
         keys, texts = holder.texts()
         rows = list(zip(keys, texts))
-    test = compile_query({"$eq": [f"$d.{member}", "$k"]})
-    return [k for k, text in rows if ebv(test.run(None, {"d": orjson.loads(text), "k": key}))]
+    test = compile_query(where)
+    return [k for k, text in rows if ebv(test.run(None, {"d": orjson.loads(text), **externals}))]
 
 
 def _on_delete(
-    store: Store, holder: str, member: str, target: str, action: str, linked: bool
+    store: Store, holder: str, via: str, target: str, action: str, linked: bool
 ) -> Callable[[Any, Any], None]:
+    members = via.split("/")
+
     def check(key: Any, doc: Any) -> None:
         if doc is not None:
             return
         coll = store[holder]
+        # A composite target's stored key is its members' tuple, one per holder member.
+        key = store[target].shown(key)
+        values = key if len(members) > 1 else (key,)
         # (a composite-keyed holder's keys as its own calls take them: their tuples)
-        found = [coll.shown(k) for k in referencing(coll, member, key)]
+        found = [coll.shown(k) for k in referencing(coll, members, values)]
         if not found:
             return
+        member = ", /".join(members)
         if action == "restrict":
             more = f" and {len(found) - 1} more" if len(found) > 1 else ""
             if linked:
@@ -94,7 +103,7 @@ def _on_delete(
             if action == "cascade":
                 coll.delete(k)
             else:
-                coll.patch(k, [{"op": "replace", "path": f"/{member}", "value": None}])
+                coll.patch(k, [{"op": "replace", "path": f"/{m}", "value": None} for m in members])
 
     return check
 
@@ -104,7 +113,7 @@ class RelationActions:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        #: (holder, member, target) -> action, for every reference with an on-delete action.
+        #: (holder, via, target) -> action, for every reference with an on-delete action.
         self.actions: dict[tuple[str, str, str], str] = {}
         self._attach(store.model)
         # A migration rebinds the collections (their write checks start afresh): hook the new model's.
@@ -114,8 +123,8 @@ class RelationActions:
         store = self.store
         self.actions = actions(model.relations)
         linked = links(model.relations)
-        for (holder, member, target), action in self.actions.items():
-            check = _on_delete(store, holder, member, target, action, (holder, member, target) in linked)
+        for (holder, via, target), action in self.actions.items():
+            check = _on_delete(store, holder, via, target, action, (holder, via, target) in linked)
             store[target].write_checks.append(check)
 
     def relation(self, collection: str, name: str) -> Links:

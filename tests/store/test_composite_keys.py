@@ -281,12 +281,12 @@ def test_a_bad_composite_declaration_is_coded(key: Any, code: str, doc_path: str
     assert (info.value.code, info.value.doc_path) == (code, doc_path)
 
 
-def test_a_relation_cannot_target_a_composite_key() -> None:
-    model = copy.deepcopy(MODEL)
+def test_a_relation_to_a_composite_key_names_each_member() -> None:
+    model = copy.deepcopy(MODEL)  # (tests/store/test_composite_relations.py covers such relations)
     model["collections"]["airports"]["relations"] = {"legs": {"to": "legs", "via": "/faa"}}
     with pytest.raises(ModelError) as info:
         load_model(model)
-    assert info.value.code == "JD2202" and info.value.doc_path == "/collections/airports/relations/legs/to"
+    assert info.value.code == "JD2204" and info.value.doc_path == "/collections/airports/relations/legs/via"
     with pytest.raises(ModelError) as info:  # also when the version member is a key member
         load_model(_declared(["/day", "/n"], version="/n"))
     assert info.value.code == "JD0005"

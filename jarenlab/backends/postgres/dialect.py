@@ -141,6 +141,22 @@ class PostgresDialect(StandardSQL):
         expression the declared indexes are built on). Raises JD0010 (an internal error)."""
         raise PlanError("JD0010", f"internal: PostgreSQL stores no typed column {name!r}")
 
+    def encoded_key(self, parts: Sequence[tuple[str, bool]]) -> str:
+        """A composite key's stored text in SQL (:mod:`jarenlab.keys`): a string member with U+0001
+        doubled as U+0001 U+0002 and ended by U+0001 U+0001, an integer ``n + 2**63`` as 16 hex
+        digits (``n`` with its sign bit flipped, printed two's-complement), in ``"C"`` collation.
+
+        >>> print(PostgresDialect().encoded_key([("o", False), ("n", True)]))
+        (replace(o, chr(1), chr(1) || chr(2)) || chr(1) || chr(1) || lpad(to_hex((n)::bigint # (-9223372036854775807 - 1)::bigint), 16, '0')) COLLATE "C"
+        """
+        terms = [
+            f"lpad(to_hex(({x})::bigint # (-9223372036854775807 - 1)::bigint), 16, '0')"
+            if integer
+            else f"replace({x}, chr(1), chr(1) || chr(2)) || chr(1) || chr(1)"
+            for x, integer in parts
+        ]
+        return "(" + " || ".join(terms) + ') COLLATE "C"'
+
     def storage_order(self) -> str:
         """What orders rows in storage order: ``pos`` (the key for integer keys, an identity taken
         at insert for text keys)."""

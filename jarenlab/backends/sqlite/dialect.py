@@ -132,6 +132,24 @@ class SQLiteDialect(StandardSQL):
         """
         return identifier(name)
 
+    def encoded_key(self, parts: Sequence[tuple[str, bool]]) -> str:
+        """A composite key's stored text in SQL: a string member with U+0001 doubled as U+0001
+        U+0002 and ended by U+0001 U+0001, an integer ``n + 2**63`` as 16 hex digits (``n`` with
+        its sign bit flipped: ``(n | m) - (n & m)`` for ``m = -2**63``, printed two's-complement). A
+        missing member makes the whole NULL, as on PostgreSQL (``printf`` would print NULL as 0).
+
+        >>> print(SQLiteDialect().encoded_key([("o", False), ("n", True)]))
+        (replace(o, char(1), char(1, 2)) || char(1, 1) || CASE WHEN n IS NOT NULL THEN printf('%016x', (n | (-9223372036854775807 - 1)) - (n & (-9223372036854775807 - 1))) END)
+        """
+        low = "(-9223372036854775807 - 1)"
+        terms = [
+            f"CASE WHEN {x} IS NOT NULL THEN printf('%016x', ({x} | {low}) - ({x} & {low})) END"
+            if integer
+            else f"replace({x}, char(1), char(1, 2)) || char(1, 1)"
+            for x, integer in parts
+        ]
+        return "(" + " || ".join(terms) + ")"
+
     def storage_order(self) -> str:
         """What orders rows in storage order (the engine's order of ``$[*]``): ``rowid``."""
         return "rowid"

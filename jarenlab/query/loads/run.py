@@ -231,7 +231,11 @@ def explain_load(coll: Readable, spec: Any, externals: Any = None) -> LoadExplai
             "many-to-many": f"many-to-many (through {rel.holder}: a document per link, in link order)",
             "count": "count",
         }[lv.kind]
-        via = f"{rel.holder}/{rel.member}" + (f" and /{rel.other}" if rel.other else "")
+        via = (
+            f"{rel.holder}/"
+            + ", /".join(rel.members or (rel.member,))
+            + (f" and /{rel.other}" if rel.other else "")
+        )
         includes.append(
             {
                 "path": lv.path,
@@ -272,7 +276,7 @@ def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str,
     if rel.through is not None:  # the order is the linked documents': the links are found by member
         return window_suggestion([member_field(spec, rel.member, dialect).steps], [False], spec.index_paths())
     keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
-    member = member_field(spec, rel.member, dialect).steps
+    members = [member_field(spec, m, dialect).steps for m in rel.members or (rel.member,)]
     return window_suggestion(
-        [member, *(s for s, _ in keys)], [False, *(d for _, d in keys)], spec.index_paths()
+        [*members, *(s for s, _ in keys)], [False] * len(members) + [d for _, d in keys], spec.index_paths()
     )

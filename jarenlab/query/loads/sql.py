@@ -15,6 +15,11 @@ come from the window itself, read once through the index on the relation member 
 items are built for its rows alone. A to-one include is ``(SELECT item ... WHERE l<n>.k =
 parent.r<i>)`` (``null`` when the parent is missing), a count ``(SELECT count(*) ...)``.
 
+A reference to a composite key points with the key's stored text, built in SQL from the holder's
+members (:meth:`~jarenlab.backends.base.Dialect.encoded_key`) as ``r<i>``; a to-many include from
+the composite side matches member by member instead (``c<j>`` of the child to ``q<i>_<j>``, the
+parent's key members), so an index on the members serves it.
+
 A many-to-many include reads its collection joined to the join collection: its derived table is
 ``(SELECT j.p AS p, t.d AS d, t.k AS k, ..., j.c AS c FROM (SELECT <storage order> AS p, <from> AS c,
 <to> AS t FROM join) AS j, (SELECT ... FROM to) AS t WHERE t.k = j.t)``, one row per link whose both
@@ -35,6 +40,7 @@ from jarenlab.query.planner.sql import Emitter, Statement
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
     from jarenlab.model import CollectionSpec
+    from jarenlab.model.relations import Relation
 
 
 class _Writer:
@@ -46,6 +52,39 @@ class _Writer:
 
     def key_family(self, collection: str) -> str:
         return "string" if self.specs[collection].key_type is str else "number"
+
+    def parts(
+        self, collection: str, rel: Relation, members: tuple[str, ...]
+    ) -> list[tuple[str, str, list[str]]]:
+        """Each of ``collection``'s ``members`` as (value, family, kind tests), in the families of
+        the members of ``rel``'s target key (a single key: its one family)."""
+        codec = self.specs[rel.target].composite
+        families = (
+            ["string" if t is str else "number" for t in codec.types]
+            if codec
+            else [self.key_family(rel.target)]
+        )
+        out = []
+        for member, family in zip(members, families):
+            f = member_field(self.specs[collection], member, self.d)
+            out.append((self.e.value(f, family), family, self.e.guard(f, family)))
+        return out
+
+    def reference(self, rel: Relation) -> tuple[str, list[str]]:
+        """What a to-one reference's holder row points with, compared to the target's key column,
+        and the kind tests it needs: the member's value, or a composite key's stored text built from
+        each member (:meth:`~jarenlab.backends.base.Dialect.encoded_key`)."""
+        parts = self.parts(rel.holder, rel, rel.members or (rel.member,))
+        guards = [g for _, _, guard in parts for g in guard]
+        if self.specs[rel.target].composite is None:
+            return parts[0][0], guards
+        return self.d.encoded_key([(value, family == "number") for value, family, _ in parts]), guards
+
+    @staticmethod
+    def composite_many(rel: Relation | None) -> bool:
+        """A to-many relation from a composite-keyed collection: its children are matched member
+        by member (``c<j>`` to the parent's ``q<i>_<j>``), so an index on the members serves."""
+        return rel is not None and rel.many and rel.through is None and len(rel.members) > 1
 
     def derived(self, level: Level, alias: str) -> str:
         """The level's collection as a derived table with the names the statement reads."""
@@ -89,22 +128,27 @@ class _Writer:
     def columns(self, level: Level) -> tuple[list[tuple[str, str]], list[str]]:
         """The (expression, name) pairs of a level's derived table, and its own conditions."""
         d, e = self.d, self.e
-        spec = self.specs[level.collection]
         cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
-        if level.relation is not None and level.relation.many and level.relation.through is None:
-            member = level.relation.member
-            f = member_field(spec, member, d)
-            family = self.key_family(level.relation.target)
-            cols.append((e.value(f, family), "c"))
-            conds += e.guard(f, family)
+        own = level.relation
+        if own is not None and self.composite_many(own):
+            for j, (value, _, guard) in enumerate(self.parts(own.holder, own, own.members)):
+                cols.append((value, f"c{j}"))
+                conds += guard
+        elif own is not None and own.many and own.through is None:
+            value, guard = self.reference(own)
+            cols.append((value, "c"))
+            conds += guard
         for i, (_, child) in enumerate(level.children):
             rel = child.relation
-            if rel is not None and not rel.many:
-                f = member_field(spec, rel.member, d)
-                family = self.key_family(rel.target)
-                cols.append((e.value(f, family), f"r{i}"))
-                guard = e.guard(f, family)
+            if rel is not None and self.composite_many(rel):
+                codec = self.specs[rel.target].composite
+                assert codec is not None
+                for j, (value, _, _) in enumerate(self.parts(rel.target, rel, codec.members)):
+                    cols.append((value, f"q{i}_{j}"))
+            elif rel is not None and not rel.many:
+                value, guard = self.reference(rel)
+                cols.append((value, f"r{i}"))
                 if guard:
                     cols.append((d.all_of(guard), f"g{i}"))
         for i, key in enumerate(level.order):
@@ -145,14 +189,20 @@ class _Writer:
 
     def match(self, child: Level, alias: str, parent: str, index: int) -> str:
         """The condition tying a row of ``alias`` (the child's table) to its parent's row."""
-        d, e = self.d, self.e
+        d = self.d
         rel = child.relation
         assert rel is not None
+        if self.composite_many(rel):
+            return d.all_of(
+                [
+                    d.compare(d.qualified(alias, f"c{j}"), "eq", d.qualified(parent, f"q{index}_{j}"))
+                    for j in range(len(rel.members))
+                ]
+            )
         if rel.many:
             return d.compare(d.qualified(alias, "c"), "eq", d.qualified(parent, "k"))
         match = d.compare(d.qualified(alias, "k"), "eq", d.qualified(parent, f"r{index}"))
-        member = member_field(self.specs[rel.holder], rel.member, d)
-        if e.guard(member, self.key_family(rel.target)):
+        if self.reference(rel)[1]:
             match = d.all_of([match, d.qualified(parent, f"g{index}")])
         return match
 
