@@ -78,7 +78,7 @@ class Signal:
             f"{self.job} #{self.attempt}", ", ".join(self.jobs) or "none (not kept)",
         ]  # fmt: skip
         row = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-        return f"<div><b>signal</b>{table(['id', 'type', 'payload', 'at', 'sent by', 'work'], [f'<tr>{row}</tr>'])}</div>"
+        return f"<div><b>signal</b>{table(['id', 'type', 'payload', 'at', 'sent by', 'work'], f'<tr>{row}</tr>')}</div>"
 
 
 class Work:
@@ -103,7 +103,8 @@ class Work:
         unknown = sorted(set(options) - _WORK_OPTIONS)
         if unknown:
             raise EventError(
-                "JD2217", f"signal work takes no option {unknown[0]!r} (only {', '.join(sorted(_WORK_OPTIONS))})"
+                "JD2217",
+                f"signal work takes no option {unknown[0]!r} (only {', '.join(sorted(_WORK_OPTIONS))})",
             )
         job = self.store.jobs.enqueue(kind, payload, id=f"{self._signal}{MARK}{len(self.jobs)}", **options)
         self.store.db.run("signals.insert_work", {"job_id": job, "signal_id": self._signal})
