@@ -266,7 +266,7 @@ def test_work_settling_at_once_in_two_processes_deletes_the_signal_exactly_with_
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-            )  # fmt: skip
+            )
             for n in range(2)
         ]
         for child in children:
