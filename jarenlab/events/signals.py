@@ -34,7 +34,7 @@ import html
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -46,7 +46,6 @@ from jarenlab.reprs import table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jarenlab.events.ledger import Events
     from jarenlab.store import Store
 
 #: Separates a signal's id from a job's position in the ids of the jobs its handlers enqueue (the
@@ -116,10 +115,21 @@ class Work:
 SignalHandler = Callable[[Signal, Work], None]
 
 
+class Ledger(Protocol):
+    """What signals use of the event ledger: its store, its clock and its payload checks."""
+
+    store: Store
+    clock: Callable[[], float]
+
+    def check(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Any: ...
+
+    def outcome_schema(self, type: str) -> dict[str, Any] | None: ...
+
+
 class Signals:
     """The signal handlers of a store's ledger, sending and listing (``store.events`` delegates)."""
 
-    def __init__(self, events: Events) -> None:
+    def __init__(self, events: Ledger) -> None:
         self.events = events
         self._handlers: dict[str, list[SignalHandler]] = {}
 
@@ -225,4 +235,4 @@ def _name(fn: object) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-__all__ = ["MARK", "Signal", "SignalHandler", "Signals", "Work"]
+__all__ = ["MARK", "Ledger", "Signal", "SignalHandler", "Signals", "Work"]
