@@ -11,7 +11,17 @@ from typing import Any
 
 import jarenlab
 from jarenlab import errors, examples
-from jarenlab.events import Event, Events, EventStream, Materialization, Module, RebuildPlan, Step
+from jarenlab.events import (
+    Event,
+    Events,
+    EventStream,
+    Materialization,
+    Module,
+    RebuildPlan,
+    Signal,
+    Step,
+    Work,
+)
 from jarenlab.jobs import Batch, Context, Cron, Dag, Jobs, Schedule, Schedules, VirtualClock, Worker
 from jarenlab.jobs.fanout import FanOut
 from jarenlab.jobs.periodic import Periodic
@@ -55,6 +65,8 @@ SURFACE: list[tuple[str, Any]] = [
     ("Materialization", Materialization),
     ("RebuildPlan", RebuildPlan),
     ("Step", Step),
+    ("Signal", Signal),
+    ("Work", Work),
     ("OwnerView", OwnerView),
     ("OwnedCollection", OwnedCollection),
     ("Session", Session),

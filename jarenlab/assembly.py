@@ -34,6 +34,8 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem("periodic", create=lambda store: Schedules(store.jobs)),
     Subsystem("batches", create=lambda store: store.jobs),
     Subsystem("events", create=Events),
+    # Signals' tables (``store.events.signal``; the queue's settlement deletes them).
+    Subsystem("signals", create=lambda store: store.events),
     idempotency.SUBSYSTEM,
     owner.SUBSYSTEM,
     relations.SUBSYSTEM,

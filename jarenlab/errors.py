@@ -273,6 +273,16 @@ CODES: dict[str, tuple[str, str]] = {
         "A materialization's handler emitted an event while its events were replayed; a rebuild "
         "records no new facts.",
     ),
+    "JD2216": (
+        "signal_outside_job",
+        "A signal was sent outside a running queue handler; only `ctx.signal` (or `store.events.signal` "
+        "called from a job handler) sends one.",
+    ),
+    "JD2217": (
+        "signal_invalid",
+        "A signal handler is not a function, or signal work was enqueued with an option it does not "
+        "take (`id` is minted, work is never coalesced).",
+    ),
     "JD2125": (
         "job_invalid",
         "A job could not be enqueued (unknown kind, bad id, coalescing payload mismatch, ...).",

@@ -34,6 +34,7 @@ from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms, 
 from jarenlab.events.frame import events_frame
 from jarenlab.events.modules import REPLAYING, Module
 from jarenlab.events.rebuild import Installer, RebuildPlan
+from jarenlab.events.signals import Signal, SignalHandler, Signals
 from jarenlab.events.stream import EventStream
 from jarenlab.model import summarize, validation_errors
 from jarenlab.reprs import table
@@ -73,6 +74,7 @@ class Events:
         self._watcher: threading.Thread | None = None
         #: The handler modules this object installed, and the store's record of them.
         self.graph = Installer(self)
+        self._signals = Signals(self)
         store.db.on_commit(after=self._on_commit)
         store.on_close(self._close)
 
@@ -134,6 +136,29 @@ class Events:
     def handlers(self, type: str) -> list[Handler]:
         """The handlers registered for ``type``, in the order they run."""
         return list(self._handlers.get(type, []))
+
+    # -- signals (jarenlab.events.signals) -------------------------------------------------------
+    def on_signal(self, type: str) -> Callable[[SignalHandler], SignalHandler]:
+        """Register ``handler(signal, work)`` for signals of ``type`` (a declared event type): it runs
+        in the signal's transaction and may enqueue its work with ``work.enqueue(kind, payload, ...)``."""
+        return self._signals.on(type)
+
+    def off_signal(self, type: str, handler: SignalHandler | None = None) -> int:
+        """Remove one signal handler of ``type`` (or all of them); return how many were removed."""
+        return self._signals.off(type, handler)
+
+    def signal_handlers(self, type: str) -> list[SignalHandler]:
+        """The signal handlers registered for ``type``, in the order they run."""
+        return self._signals.handlers(type)
+
+    def signal(self, type: str, payload: Any = None) -> Signal | None:
+        """Send a signal from a running queue handler (what ``ctx.signal`` calls): committed at once,
+        only while the attempt holds its lease (else None, nothing written). JD2216 outside one."""
+        return self._signals.send(type, payload)
+
+    def signals(self) -> pd.DataFrame:
+        """The live signals and their pending work, a DataFrame indexed by signal id."""
+        return self._signals.frame()
 
     # -- emit ------------------------------------------------------------------------------------
     def check(self, type: str, payload: Any, *, dedupe_key: str | None = None) -> Any:

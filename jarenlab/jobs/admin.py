@@ -13,6 +13,7 @@ import orjson
 from jarenlab.arguments import is_number
 from jarenlab.errors import JobError
 from jarenlab.jobs.members import maybe_member, member_settled
+from jarenlab.jobs.signalwork import maybe_work, work_settled
 
 if TYPE_CHECKING:
     from jarenlab.database import Database
@@ -88,6 +89,8 @@ class Administration:
             db.run("jobs.cancel", {"now": now, "leased": keep, "id": job_id})
             if maybe_member(job_id):
                 member_settled(self, job_id, "cancelled", None, "cancelled")  # type: ignore[arg-type]
+            if maybe_work(job_id):
+                work_settled(db, job_id)
         return True
 
     def requeue(self, job_id: str, *, budget: int, run_at: float | None) -> None:

@@ -164,6 +164,19 @@ class Context:
         self._staged.append(Staged("enqueue", kind, payload, options))
         return str(options["id"])
 
+    def signal(self, type: str, payload: Any = None) -> Any:
+        """Send a signal now (not staged): it commits at once in its own transaction, only while
+        this attempt holds its lease, and its handlers (``store.events.on_signal``) may enqueue
+        work in it. Returns the :class:`~jarenlab.events.Signal`, or None when the lease was lost
+        (nothing is written). See ``docs/events.md``, "Signals".
+
+        Raises:
+            EventError: JD2080 for an undeclared type or an invalid payload.
+            JobError: JD2065 when the attempt has already ended.
+        """
+        self._check_open()
+        return self.store.events.signal(type, payload)
+
     @property
     def staged(self) -> tuple[Staged, ...]:
         """The actions staged so far, in order."""

@@ -35,6 +35,7 @@ from jarenlab.errors import JobError, StoreError, ValidationError
 from jarenlab.jobs.admin import Administration, check_time
 from jarenlab.jobs.limits import OPEN, Gate, Limit, Limits
 from jarenlab.jobs.members import maybe_member, member_settled
+from jarenlab.jobs.signalwork import maybe_work, work_settled
 from jarenlab.jobs.views import job_record
 from jarenlab.values import to_json
 
@@ -500,6 +501,8 @@ class Queue(Administration):
                         staged()
                     if maybe_member(lease.id):
                         member_settled(self, lease.id, "done", result_text, None)
+                    if maybe_work(lease.id):
+                        work_settled(db, lease.id)
                     if kinds:
                         try:
                             name, params, at, token = self._claim_statement(kinds, owner)
@@ -526,8 +529,8 @@ class Queue(Administration):
         """Mark the job done with its result; with ``prune``, delete its checkpoints in the same transaction."""
         now = self.clock()
         params = {"result": result_text}
-        member = maybe_member(lease.id)
-        if not prune and staged is None and not member:
+        member, work = maybe_member(lease.id), maybe_work(lease.id)
+        if not prune and staged is None and not member and not work:
             self._fenced("jobs.complete", params, lease, now)
             return
         with self.db.transaction():
@@ -538,6 +541,8 @@ class Queue(Administration):
                 staged()
             if member:  # a fan-out batch's job: its outcome, and the combiner after the last
                 member_settled(self, lease.id, "done", result_text, None)
+            if work:  # a signal's job: the signal goes with its last
+                work_settled(self.db, lease.id)
 
     def fail(
         self,
@@ -564,7 +569,8 @@ class Queue(Administration):
             "settled_at": settled_at,
         }
         member = state == "dead" and maybe_member(lease.id)
-        if staged is None and not member:
+        work = state == "dead" and maybe_work(lease.id)
+        if staged is None and not member and not work:
             self._fenced("jobs.fail", params, lease, now)
         else:
             with self.db.transaction():
@@ -573,6 +579,8 @@ class Queue(Administration):
                     staged()
                 if member:
                     member_settled(self, lease.id, "dead", None, error)
+                if work:
+                    work_settled(self.db, lease.id)
         return state
 
     def hold(self, lease: Lease) -> None:
