@@ -143,7 +143,8 @@ def test_a_handler_past_its_timeout_fails_and_shutdown_reports_its_thread(
 def test_shutdown_names_a_handler_still_running_and_strict_raises(db: dict[str, Any], tmp_path: Path) -> None:
     log = tmp_path / "close.log"  # the slow handler writes its start line here
     # The close waits for the handler's own start line: closing between the claim and the call
-    # releases the job unrun (no handler is then still running).
+    # releases the job unrun (no handler is then still running). The lenient run's job is cancelled
+    # before the strict run, whose worker would otherwise take it up once its lease lapsed.
     script = (
         "import os, sys, time, jarenlab as jl\n"
         "from tests.jobs.handlers_module import jobs as handlers\n"
@@ -152,7 +153,8 @@ def test_shutdown_names_a_handler_still_running_and_strict_raises(db: dict[str, 
         "store.jobs.configure(close_grace=0.2, lease=1)\n"
         "store.jobs.enqueue('slow', {'log': sys.argv[3], 'seconds': 5}, id=sys.argv[4])\n"
         "store.jobs.start(concurrency=1)\n"
-        "while not (os.path.exists(sys.argv[3]) and 'start' in open(sys.argv[3]).read()): time.sleep(0.01)\n"
+        "while not (os.path.exists(sys.argv[3]) and 'start ' + sys.argv[4] in open(sys.argv[3]).read()):\n"
+        "    time.sleep(0.01)\n"
         "store.close(strict=sys.argv[4] == 'strict')\n"
         "print('closed')\n"
     )
@@ -169,3 +171,5 @@ def test_shutdown_names_a_handler_still_running_and_strict_raises(db: dict[str, 
             assert proc.returncode == 1 and b"closed" not in proc.stdout
         else:
             assert proc.returncode == 0 and b"closed" in proc.stdout
+            with jl.open(**db) as store:  # its lease lapses in a second: the next run must not take it up
+                store.jobs.cancel(mode)
