@@ -18,6 +18,14 @@ MODEL: dict[str, Any] = {
                     "n": {"type": "number"},
                     "b": {"type": "boolean"},
                     "o": {"type": "object", "properties": {"t": {"type": "string"}}},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "legs": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"d": {"type": "integer"}, "c": {"type": "string"}},
+                        },
+                    },
                 },
             },
             "key": "/id",
