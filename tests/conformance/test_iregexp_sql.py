@@ -118,12 +118,16 @@ def _pattern(rng: random.Random, depth: int = 0) -> str:
     for _ in range(rng.randint(1 if depth == 0 else 0, 3)):
         kind = rng.choice(["char", "char", "dot", "class", "group" if depth < 2 else "char"])
         if kind == "char":
-            c = rng.choice(["a", "b", "é", "😀", "^", "$", " ", "\\n", "\\r", "\\.", "\\*", "\\{", "\\]", "\\\\", "-"])
+            c = rng.choice(
+                ["a", "b", "é", "😀", "^", "$", " ", "\\n", "\\r", "\\.", "\\*", "\\{", "\\]", "\\\\", "-"]
+            )
             atom = c
         elif kind == "dot":
             atom = "."
         elif kind == "class":
-            items = rng.sample(["a", "b-é", "\\n", "\\r", "😀", "^", "$", "\\]", "\\-", "\\[", "a-b"], rng.randint(1, 3))
+            items = rng.sample(
+                ["a", "b-é", "\\n", "\\r", "😀", "^", "$", "\\]", "\\-", "\\[", "a-b"], rng.randint(1, 3)
+            )
             body = "".join(items)
             atom = "[" + rng.choice(["", "^"]) + ("\\" + body if body.startswith("^") else body) + "]"
         else:

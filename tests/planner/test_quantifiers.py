@@ -15,6 +15,8 @@ import pytest
 
 from jarenlab import it, param
 from jarenlab.query import evaluate
+from tests.planner.model import ARRAYS
+from tests.planner.test_computed_sql import F
 
 MODEL = {
     "$model": "0.1",
@@ -28,21 +30,19 @@ MODEL = {
                 "properties": {
                     "a": {"type": "integer"},
                     "u": {},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "legs": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"d": {"type": "integer"}, "c": {"type": "string"}},
-                        },
-                    },
+                    **ARRAYS,
                 },
             },
         }
     },
 }
 DOCS = [
-    {"a": 1, "tags": ["x", "y"], "legs": [{"d": 5, "c": "AA"}, {"d": 40}], "u": [1, "a", None, [2], {"k": 1}]},
+    {
+        "a": 1,
+        "tags": ["x", "y"],
+        "legs": [{"d": 5, "c": "AA"}, {"d": 40}],
+        "u": [1, "a", None, [2], {"k": 1}],
+    },
     {"a": 2, "tags": [], "legs": [], "u": {"p": 3, "q": "x"}},
     {"a": 3, "u": 7},
     {"a": 4, "tags": ["y"], "legs": [{"c": "UA"}], "u": [2.0, True, "2"]},
@@ -50,10 +50,6 @@ DOCS = [
     {"a": 6, "tags": ["é", "😀"], "u": "[1]"},
     {"a": 7, "u": [{"k": 1}, {"k": 1.0}]},
 ]
-
-
-def F(where: Any) -> list[Any]:
-    return [{"$for": {"f": "$[*]"}, "$where": where, "$return": "$f"}]
 
 
 @pytest.fixture

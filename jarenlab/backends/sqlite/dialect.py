@@ -509,8 +509,10 @@ class SQLiteItem(SQLiteDialect):
     an array (its ``value`` is then the JSON text; a scalar's is not JSON, so it gives NULL).
 
     >>> d = SQLiteItem("jl_i0")
-    >>> d.json_type(d.member((), repr)), d.json_value(d.member(("a",), repr))
-    ('jl_i0.type', "json_extract((CASE WHEN jl_i0.type IN ('object', 'array') THEN jl_i0.value END), '$.\"a\"')")
+    >>> d.json_type(d.member((), repr))
+    'jl_i0.type'
+    >>> print(d.json_value(d.member(("a",), repr)))
+    json_extract((CASE WHEN jl_i0.type IN ('object', 'array') THEN jl_i0.value END), '$."a"')
     """
 
     def __init__(self, alias: str) -> None:
