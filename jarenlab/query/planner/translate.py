@@ -634,8 +634,9 @@ def _regex(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(pattern, Reason):
         return pattern
     if "\x00" in pattern:
-        why = "SQLite's JSON functions cut strings at U+0000" if ctx.dialect.regexes == "engine" else ""
-        return Reason(construct, why or "a pattern holding U+0000, which the database's text cannot hold")
+        if ctx.dialect.regexes == "engine":
+            return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
+        return Reason(construct, "a pattern holding U+0000, which the database's text cannot hold")
     try:
         check_pattern(pattern, node.path)
     except QueryError:
