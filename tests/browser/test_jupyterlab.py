@@ -577,10 +577,18 @@ def test_after_a_reload_the_saved_copy_is_marked_stale_until_the_kernel_sends_th
             "import time\n_snapshot = table.snapshot_message\n"
             "table.snapshot_message = lambda: (time.sleep(4), _snapshot())[1]"
         )
-        nb.page.reload()
+        # the notebook's own address again (resetting the layout: a plain reload restores the earlier
+        # tests' notebooks beside it, and one of them may come up in front)
+        nb.page.goto(nb.lab.notebook_url(nb.name))
         stale = nb.wait_for(
             lambda: (
-                (s := nb.page.evaluate(READ_NOTES)) and s["copy"] and s["view"] and s["copy"]["shown"] and s
+                (s := nb.page.evaluate(READ_NOTES))
+                and s["copy"]
+                and s["view"]
+                and s["copy"]["shown"]
+                # a reload restores the earlier tests' notebooks too: wait for this one's table
+                and "text" in s["copy"]["columns"]
+                and s
             ),
             timeout=30,
             what="the restored table with its saved copy",
