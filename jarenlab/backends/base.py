@@ -636,6 +636,13 @@ class Dialect(Protocol):
     #: a result rounded past 64 bits, or past 2^53 from floats, then compares as the engine's
     #: exact one); None where no SQL computes them (the columns).
     computed_limit: int | None
+    #: True when its SQL reads an array member's items (:meth:`some_item`): ``$some``/``$every``
+    #: over them are ``EXISTS``/``NOT EXISTS``; False for the columns, which hold no arrays.
+    quantifies: bool
+    #: How ``$match``/``$search`` run in its SQL: ``engine`` (the engine's matcher registered on the
+    #: connection), ``are`` (PostgreSQL's regular expressions, given the I-Regexp's exact ARE), or
+    #: None (not at all).
+    regexes: str | None
 
     # -- names and values ---------------------------------------------------------------------------
     def table(self, name: str) -> str:
@@ -808,8 +815,22 @@ class Dialect(Protocol):
         ...
 
     def matches(self, value: str, pattern: str, full: bool) -> str:
-        """The engine's I-Regexp matcher registered on the connection (:func:`~jarenlab.query.planner.run.register_functions`):
-        ``v``, ``?``, True -> ``jl_match(v, ?)``; only where :attr:`host_functions` is True."""
+        """A string matches a bound pattern, a missing member (NULL) read as the empty string: the
+        engine's I-Regexp matcher registered on the connection (:func:`~jarenlab.query.planner.run.register_functions`,
+        :attr:`regexes` ``engine``): ``v``, ``?``, True -> ``jl_match(v, ?)``; or the database's own
+        regular expression, bound as the I-Regexp's exact form (``are``): ``coalesce(v, '') ~ %s``."""
+        ...
+
+    def some_item(self, member: str, alias: str, cond: str, containers: bool) -> str:
+        """Some item of the member at ``member`` (an array's elements, an object's member values,
+        none for anything else or a missing member; ``containers``: the schema says only arrays are
+        stored there) makes ``cond`` true, ``cond`` reading the item through :meth:`item`'s
+        spelling of ``alias``: ``EXISTS (SELECT 1 FROM json_each(doc, ?) AS jl_i0 WHERE ...)``."""
+        ...
+
+    def item(self, alias: str) -> Dialect:
+        """This dialect reading one item of :meth:`some_item` (named ``alias``) where it reads the
+        document: its members, its JSON type and value (the item itself is the path ``()``)."""
         ...
 
     # -- statements ---------------------------------------------------------------------------------

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Array members: of strings, and of objects with an integer and a string member.
+ARRAYS: dict[str, Any] = {
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "legs": {
+        "type": "array",
+        "items": {"type": "object", "properties": {"d": {"type": "integer"}, "c": {"type": "string"}}},
+    },
+}
+
 MODEL: dict[str, Any] = {
     "$model": "0.1",
     "collections": {
@@ -18,6 +27,7 @@ MODEL: dict[str, Any] = {
                     "n": {"type": "number"},
                     "b": {"type": "boolean"},
                     "o": {"type": "object", "properties": {"t": {"type": "string"}}},
+                    **ARRAYS,
                 },
             },
             "key": "/id",

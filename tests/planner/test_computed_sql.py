@@ -86,12 +86,26 @@ def test_everyday_filters_run_in_sql_where_exact(d: Any) -> None:
     regex = F({"$match": ["$f.s", "N[0-9]{3}UA"]})  # I-Regexp: no anchors, "." never crosses a line end
     assert same_as_engine(d, regex) == [10]
     assert same_as_engine(d, F({"$search": ["$f.s", "2.U"]})) == [10]
-    reasons = d.explain(regex).residual
+    assert d.explain(regex).mode == "native"  # PostgreSQL: the pattern's exact ARE, anchored
+    category = F({"$search": ["$f.s", "\\p{Lu}{2}"]})  # no ARE has Unicode categories
+    assert same_as_engine(d, category) == [10, 100]
+    reasons = d.explain(category).residual
     assert (
-        reasons["reasons"][0]["reason"].startswith("the database's regular expressions")
+        reasons["reasons"][0]["reason"]
+        == "the I-Regexp has no exact PostgreSQL form: a character category \\p{..} (an ARE has no Unicode categories)"
         if pg
         else not reasons
     )
+
+
+def test_a_regular_expression_the_server_will_not_compile_falls_back(d: Any) -> None:
+    query = F({"$and": [{"$gt": ["$f.a", 5]}, {"$match": ["$f.s", "((a{100}){100}){100}"]}]})
+    ex = d.explain(query, analyze=True)
+    if d.store.backend.name == "postgresql":  # "regular expression is too complex": the engine answers
+        assert ex.mode == "set" and "too complex" in ex.fallback
+    else:
+        assert ex.mode == "native" and not ex.fallback
+    assert same_as_engine(d, query) == []
 
 
 def test_explain_says_why_a_computed_condition_stays_in_the_engine(d: Any) -> None:
@@ -137,13 +151,8 @@ def test_the_engine_raises_where_it_reads_a_word_first(open_store: Any) -> None:
 
 def test_pages_take_regular_expressions_and_refuse_checked_values(d: Any) -> None:
     matching = d.where(it.s.matches("N.+")).order_by(it.a)
-    if d.store.backend.name == "sqlite":
-        page = matching.page(1)
-        assert page.items == [DOCS[0]] and not page.has_more
-    else:
-        with pytest.raises(JarenlabError) as err:
-            matching.page(1)
-        assert err.value.code == "JD0032"
+    page = matching.page(1)  # SQLite calls the engine's matcher, PostgreSQL runs the ARE
+    assert page.items == [DOCS[0]] and not page.has_more
     with pytest.raises(JarenlabError) as err:
         d.where(it.b - it.a > 0).order_by(it.a).page(1)
     assert err.value.code == "JD0032" and "computed value" in err.value.reason

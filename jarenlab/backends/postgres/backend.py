@@ -122,6 +122,10 @@ def translate(exc: BaseException, **fields: Any) -> JarenlabError | None:
         err = StoreError("JD2005", f"the store is read-only ({text})", condition="read_only", **fields)
     elif state in ("22003", "22P03"):
         err = StoreError("JD2005", text, condition="overflow", **fields)
+    elif state == "2201B":
+        # A regular expression the planner wrote that the server will not compile (``too
+        # complex``: nested counts): the statement's function failed, as SQLite's do.
+        err = StoreError("JD2005", text, condition="function_failed", **fields)
     else:
         err = StoreError("JD2005", text, condition="other", **fields)
     err.__cause__ = _primary(exc, text)

@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from jarenlab.backends.postgres import ddl
-from jarenlab.backends.standard import StandardSQL
+from jarenlab.backends.standard import StandardSQL, identifier
 from jarenlab.errors import PlanError
 
 #: ``$date-part`` parts -> PostgreSQL's ``extract`` fields (``week`` and ``isodow`` are ISO's).
@@ -74,6 +74,22 @@ _KINDS: Mapping[Any, str] = {name: kind for kind, name in _NAMES.items() if name
 def _text(sql: str) -> str:
     """Statement text as psycopg takes it with parameters: a literal ``%`` is written ``%%``."""
     return sql.replace("%", "%%")
+
+
+def _member(steps: Sequence[str | int], root: str) -> str:
+    """The jsonb value at a path, an index step read only from an array (``->`` of an index reads
+    a scalar as an array of itself: ``'1'::jsonb -> 0`` is ``1``, where the engine finds nothing).
+
+    >>> print(_member(("a", 0), "body"))
+    (CASE WHEN jsonb_typeof(body->'a') = 'array' THEN body->'a' END)->0
+    """
+    out = root
+    for i, step in enumerate(steps):
+        if isinstance(step, int):
+            out = f"(CASE WHEN jsonb_typeof({out}) = 'array' THEN {out} END)->{step}"
+        else:
+            out = ddl.member(tuple(steps[i : i + 1]), out)
+    return _text(out)
 
 
 def _decimal(value: float) -> Decimal:
@@ -134,6 +150,10 @@ class PostgresDialect(StandardSQL):
     computed_limit: int | None = 2**53
     #: The ``$date-part`` parts SQL computes.
     date_parts = frozenset(_PARTS) | {"millisecond"}
+    #: ``jsonb_array_elements`` and ``jsonb_each`` read an array member's items.
+    quantifies = True
+    #: ``$match``/``$search`` run as PostgreSQL's ``~`` with the I-Regexp's exact ARE.
+    regexes: str | None = "are"
 
     # -- names and values -------------------------------------------------------------------------
     def column(self, name: str) -> str:
@@ -192,12 +212,13 @@ class PostgresDialect(StandardSQL):
         return [str(s) for s in steps]
 
     def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
-        """The member at a path, written into the text (nothing is bound): ``("a", 0)`` -> ``body->'a'->0``.
+        """The member at a path, written into the text (nothing is bound): ``("a", "b")`` ->
+        ``body->'a'->'b'``; an index step reads only an array (see :func:`_member`).
 
-        >>> PostgresDialect().member(("a", 0, "b%"), repr)
-        "body->'a'->0->'b%%'"
+        >>> PostgresDialect().member(("a", "b%"), repr)
+        "body->'a'->'b%%'"
         """
-        return _text(ddl.member(tuple(steps)))
+        return _member(steps, "body")
 
     def truth(self, value: bool) -> str:
         """A constant condition: ``True`` -> ``true``, ``False`` -> ``false``."""
@@ -428,9 +449,34 @@ class PostgresDialect(StandardSQL):
         return f"(CASE WHEN {doubt} THEN 9223372036854775807 + ({doubt})::int > 0 ELSE {cond} END)"
 
     def matches(self, value: str, pattern: str, full: bool) -> str:
-        """Never called (:attr:`host_functions` is False: I-Regexp stays in the engine; PostgreSQL's
-        own regular expressions differ). Raises JD0010 (an internal error)."""
-        raise PlanError("JD0010", "internal: PostgreSQL cannot call the engine's matcher")
+        """A string matches a bound ARE (the I-Regexp's exact form, anchored for ``$match``: the
+        planner binds it), a missing member (NULL) read as the empty string, as the engine does.
+
+        >>> PostgresDialect().matches("v", "%s", True)
+        "coalesce(v, '') ~ %s"
+        """
+        return f"coalesce({value}, '') ~ {pattern}"
+
+    def some_item(self, member: str, alias: str, cond: str, containers: bool) -> str:
+        """Some item of a member makes ``cond`` true: an array's elements (``jsonb_array_elements``)
+        and, unless the schema says only arrays are stored there, an object's member values
+        (``jsonb_each``); each function is given its member only where it is of its kind (NULL,
+        no rows, elsewhere), so a scalar has no items and nothing raises.
+
+        >>> print(PostgresDialect().some_item("body->'t'", "jl_i0", "c", True))
+        EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(body->'t') = 'array' THEN body->'t' END) AS jl_i0(v) WHERE c)
+        """
+        a = identifier(alias)
+        elements = f"jsonb_array_elements(CASE WHEN jsonb_typeof({member}) = 'array' THEN {member} END)"
+        if containers:
+            return f"EXISTS (SELECT 1 FROM {elements} AS {a}(v) WHERE {cond})"
+        values = f"jsonb_each(CASE WHEN jsonb_typeof({member}) = 'object' THEN {member} END)"
+        both = f"SELECT e.v FROM {elements} AS e(v) UNION ALL SELECT o.v FROM {values} AS o(k, v)"
+        return f"EXISTS (SELECT 1 FROM ({both}) AS {a}(v) WHERE {cond})"
+
+    def item(self, alias: str) -> PostgresDialect:
+        """The spelling over one item of :meth:`some_item` (see :class:`PostgresItem`)."""
+        return PostgresItem(alias)
 
     # -- statements -------------------------------------------------------------------------------
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
@@ -568,3 +614,28 @@ def _detail(node: Mapping[str, Any]) -> str:
         if value:
             conds.append(f"{name}: {', '.join(value) if isinstance(value, list) else value}")
     return text + (f" ({'; '.join(conds)})" if conds else "")
+
+
+class PostgresItem(PostgresDialect):
+    """PostgreSQL's spelling over one item of :meth:`PostgresDialect.some_item` (``alias.v``, a
+    jsonb value): paths start there instead of at ``body`` (``->`` of a member another kind has
+    gives NULL, never an error), and a member's value is read from it (no index expression to
+    repeat: a string as its text collated ``"C"``, a number cast only where it is one).
+
+    >>> d = PostgresItem("jl_i0")
+    >>> print(d.member_value(d.member(("a",), repr), ("a",), "string", True, None))
+    ((jl_i0.v->'a' #>> '{}') COLLATE "C")
+    """
+
+    def __init__(self, alias: str) -> None:
+        self.alias = identifier(alias)
+
+    def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
+        return _member(steps, f"{self.alias}.v")
+
+    def member_value(
+        self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
+    ) -> str:
+        if family == "string":
+            return f"(({member} #>> '{{}}') COLLATE \"C\")"
+        return f"(CASE WHEN jsonb_typeof({member}) = 'number' THEN ({member})::numeric END)"

@@ -122,6 +122,10 @@ class SQLiteDialect(StandardSQL):
     computed_limit: int | None = 2**53
     #: The ``$date-part`` parts SQL computes (SQLite 3.40 has no ISO week number, ``%V``).
     date_parts = frozenset(_PART_FORMATS) | {"quarter", "weekday", "millisecond"}
+    #: ``json_each`` reads an array member's items: ``$some``/``$every`` are ``EXISTS`` over them.
+    quantifies = True
+    #: ``$match``/``$search`` call the engine's own matcher, registered on the connection.
+    regexes: str | None = "engine"
 
     # -- names and values -------------------------------------------------------------------------
     def column(self, name: str) -> str:
@@ -396,6 +400,21 @@ class SQLiteDialect(StandardSQL):
         """
         return f"{MATCHERS[full]}({value}, {pattern})"
 
+    def some_item(self, member: str, alias: str, cond: str, containers: bool) -> str:
+        """Some item of a member makes ``cond`` true: ``json_each`` reads an array's elements and an
+        object's member values, and a scalar as one row without a key, which is no item.
+
+        >>> SQLiteDialect().some_item("?", "jl_i0", "c", False)
+        'EXISTS (SELECT 1 FROM json_each(doc, ?) AS jl_i0 WHERE jl_i0.key IS NOT NULL AND c)'
+        """
+        a = identifier(alias)
+        items = "" if containers else f"{a}.key IS NOT NULL AND "
+        return f"EXISTS (SELECT 1 FROM json_each({self.document()}, {member}) AS {a} WHERE {items}{cond})"
+
+    def item(self, alias: str) -> SQLiteDialect:
+        """The spelling over one item of :meth:`some_item` (see :class:`SQLiteItem`)."""
+        return SQLiteItem(alias)
+
     # -- statements -------------------------------------------------------------------------------
     def order_term(self, expr: str, desc: bool, empty_first: bool) -> str:
         """One ordering key, missing values (NULL) first or last: ``v``, desc, first -> ``v DESC NULLS FIRST``.
@@ -481,3 +500,32 @@ class SQLiteDialect(StandardSQL):
             return [f"'{_NAMES[k]}'" for k in kinds]
         except KeyError:
             raise PlanError("JD0010", f"internal: unknown JSON kinds {tuple(kinds)}") from None
+
+
+class SQLiteItem(SQLiteDialect):
+    """SQLite's spelling over one ``json_each`` row (``alias``): the item itself reads as the row's
+    ``type`` and ``value`` (``json_type`` names, and the SQL value ``json_extract`` would give), a
+    member of it through the JSON functions over the row's value where the item is an object or
+    an array (its ``value`` is then the JSON text; a scalar's is not JSON, so it gives NULL).
+
+    >>> d = SQLiteItem("jl_i0")
+    >>> d.json_type(d.member((), repr))
+    'jl_i0.type'
+    >>> print(d.json_value(d.member(("a",), repr)))
+    json_extract((CASE WHEN jl_i0.type IN ('object', 'array') THEN jl_i0.value END), '$."a"')
+    """
+
+    def __init__(self, alias: str) -> None:
+        self.alias = identifier(alias)
+
+    def document(self) -> str:
+        return f"(CASE WHEN {self.alias}.type IN ('object', 'array') THEN {self.alias}.value END)"
+
+    def member(self, steps: Sequence[str | int], bind: Callable[[Any], str]) -> str:
+        return bind(self.json_path(steps)) if steps else f"{self.alias}.value"
+
+    def json_type(self, path: str) -> str:
+        return f"{self.alias}.type" if path == f"{self.alias}.value" else super().json_type(path)
+
+    def json_value(self, path: str) -> str:
+        return path if path == f"{self.alias}.value" else super().json_value(path)

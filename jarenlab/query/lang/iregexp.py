@@ -43,6 +43,14 @@ class _Bad(Exception):
     pass
 
 
+class _NoForm(_Bad):
+    """A valid I-Regexp with no exact form in the target (PostgreSQL's ARE)."""
+
+
+#: PostgreSQL's largest count in a bound (``RE_DUP_MAX``).
+ARE_MAX_REPEAT = 255
+
+
 @lru_cache(maxsize=1)
 def _category_ranges() -> dict[str, list[tuple[int, int]]]:
     table: dict[str, list[tuple[int, int]]] = {}
@@ -78,9 +86,20 @@ def _cls(ranges: list[tuple[int, int]]) -> str:
 
 
 class _Translator:
-    def __init__(self, pattern: str) -> None:
+    """The parser, writing Python ``re`` text, or PostgreSQL ARE text (``are``). The two agree
+    except where spelled apart here: an ARE writes a literal that is not an ASCII letter or digit
+    as its code point (``\\U0000002e``), has no category and counts at most 255; ``.`` is
+    ``[^\\n\\r]``, a group ``(?:...)`` and a class's characters ``\\U`` escapes in both."""
+
+    def __init__(self, pattern: str, *, are: bool = False) -> None:
         self.s = pattern
         self.i = 0
+        self.are = are
+
+    def literal(self, c: str) -> str:
+        if not self.are:
+            return re.escape(c)
+        return c if c.isascii() and c.isalnum() else f"\\U{ord(c):08x}"
 
     def peek(self) -> str:
         return self.s[self.i] if self.i < len(self.s) else ""
@@ -125,6 +144,8 @@ class _Translator:
             raise _Bad(f"counted quantifiers are limited to {MAX_REPEAT}")
         if hi and int(hi) < lo:
             raise _Bad("a counted quantifier's maximum is below its minimum")
+        if self.are and max(lo, int(hi or 0)) > ARE_MAX_REPEAT:
+            raise _NoForm(f"a count above {ARE_MAX_REPEAT} (the most a PostgreSQL bound takes)")
         return m.group(0), m.group(2) is not None and not hi
 
     def atom(self) -> tuple[str, bool]:
@@ -146,7 +167,7 @@ class _Translator:
             return self.escape(in_class=False), False
         if c in _NOT_NORMAL or "\ud800" <= c <= "\udfff":
             raise _Bad(f"unexpected {c!r} at offset {self.i - 1}")
-        return re.escape(c), False
+        return self.literal(c), False
 
     def escape(self, *, in_class: bool) -> str:
         c = self.peek()
@@ -156,12 +177,14 @@ class _Translator:
             if not m or (m.group(2) and m.group(2) not in _CATEGORIES[m.group(1)]):
                 raise _Bad(f"bad category escape at offset {self.i - 2}")
             self.i = m.end()
+            if self.are:
+                raise _NoForm("a character category \\p{..} (an ARE has no Unicode categories)")
             body = _cls(_ranges_for(m.group(1) + m.group(2), c == "P"))
             return body if in_class else f"[{body}]"
         if c not in _SINGLE_ESC:
             raise _Bad(f"escape \\{c} is not I-Regexp (no backreferences, \\d, \\w, \\b ...)")
         ch = _ESC_VALUE.get(c, c)
-        return f"\\U{ord(ch):08x}" if in_class else re.escape(ch)
+        return f"\\U{ord(ch):08x}" if in_class else self.literal(ch)
 
     def class_char(self) -> int | str:
         c = self.peek()
@@ -234,6 +257,30 @@ def translate(pattern: str) -> str:
     except _Bad as exc:
         raise ValueError(str(exc)) from None
     return text
+
+
+def are(pattern: str, full: bool) -> str:
+    """PostgreSQL's ARE (advanced regular expression) that matches exactly the strings the
+    I-Regexp does, whole (``full``: ``$match``, anchored) or in part (``$search``), for a pattern
+    the engine accepts; ``ValueError`` where there is none (a category ``\\p{..}``, a count above
+    255). Code points compare as in Python where the database's encoding is UTF-8 (PostgreSQL
+    reads ``\\U`` escapes as code points), and an ARE without embedded options is
+    case-sensitive, with ``.`` and negated classes crossing line ends, ``^``/``$`` anchoring the
+    whole string only.
+
+    >>> are("a.b", True), are("[^a-c]+", False)
+    ('^(?:a[^\\\\n\\\\r]b)$', '[^\\\\U00000061-\\\\U00000063]+')
+    >>> are("\\\\p{Lu}", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: a character category \\p{..} (an ARE has no Unicode categories)
+    """
+    t = _Translator(pattern, are=True)
+    try:
+        text, _ = t.regexp()
+    except _Bad as exc:
+        raise ValueError(str(exc)) from None
+    return f"^(?:{text})$" if full else text
 
 
 @lru_cache(maxsize=256)

@@ -53,6 +53,7 @@ from jarenlab.query.planner.preds import (
     Length,
     LitOut,
     MapOut,
+    Matches,
     Not,
     Or,
     OrderKey,
@@ -155,6 +156,8 @@ class ColumnTraits:
     projects_series: bool = True
     computes_floats: bool = True
     computed_limit: int | None = None
+    quantifies: bool = False
+    regexes: str | None = None
 
 
 def column_traits(dialect: Dialect) -> Dialect:
@@ -480,7 +483,7 @@ def analyze(
             blocked = blocked or can_raise(node, binding)
         elif not blocked:
             pushed.append(p)
-            kept = not may_fail(p) and all(s.kind == "literal" for s in slots_of(p))
+            kept = not may_fail(p, dialect) and all(s.kind == "literal" for s in slots_of(p))
             if kept and not stopped:
                 diverting.append(p)
             stopped = stopped or (not kept and can_raise(node, binding))
@@ -941,18 +944,22 @@ def _rolled_output(outer: Flwor, ctx: Context, compute: list[Any]) -> Out | None
     return out
 
 
-def may_fail(p: Pred) -> bool:
+def may_fail(p: Pred, dialect: Dialect | None = None) -> bool:
     """Whether a predicate's SQL may fail so that the run falls back to the engine: a registered
-    function (the hatch) that raises, or a computed value in doubt (an integer SQL cannot read
-    exactly, a date-time not written canonically). The engine's own run after it is narrowed
-    only by the others.
+    function (the hatch) that raises, a computed value in doubt (an integer SQL cannot read
+    exactly, a date-time not written canonically), or on a ``dialect`` whose regular expressions
+    are its own (:attr:`~jarenlab.backends.base.Dialect.regexes` ``are``) one the server finds too
+    complex to compile. The engine's own run after it is narrowed only by the others.
 
     >>> from jarenlab.query.planner.preds import CompareValue, Length, Slot
     >>> s = Field(("s",), "string", None)
     >>> may_fail(CompareValue(Length(s), "gt", Slot("literal", 1))), may_fail(CompareValue(DateKey(s, "epoch", None), "gt", Slot("literal", 1)))
     (False, True)
     """
-    return checks_values(p) or any(isinstance(a, Udf) for a in atoms(p))
+    compiled = dialect is not None and dialect.regexes == "are"
+    return checks_values(p) or any(
+        isinstance(a, Udf) or (compiled and isinstance(a, Matches)) for a in atoms(p)
+    )
 
 
 def checks_values(p: Pred) -> bool:

@@ -203,6 +203,20 @@ class Matches:
 
 
 @dataclass(frozen=True, slots=True)
+class Quantified:
+    """``$some`` (``every`` False) or ``$every`` over the items of an array member (``field``: an
+    array's elements, an object's member values, nothing for anything else, as the engine's
+    ``[*]``): ``item`` is a predicate whose fields are paths from one item (``()`` is the item).
+    ``containers`` is True where the schema types the member as an array (nothing else is stored
+    there, so no test of its kind is needed)."""
+
+    every: bool
+    field: Field
+    item: Pred
+    containers: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Truthy:
     """The effective boolean value of a singular member (the EBV table)."""
 
@@ -245,6 +259,7 @@ Pred = (
     | Suffix
     | Infix
     | Matches
+    | Quantified
     | Truthy
     | Udf
     | And
@@ -254,7 +269,8 @@ Pred = (
 
 
 def fields_of(p: Pred) -> list[Field]:
-    """Every field a predicate reads.
+    """Every field of the document a predicate reads (a quantifier's array member, not the paths
+    within its items).
 
     >>> f = Field(("a",), None, None)
     >>> fields_of(Not(Or((Exists(f), Const(False)))))
@@ -291,7 +307,7 @@ def slots_of(p: Pred) -> list[Slot]:
     """Every slot a predicate binds (in no particular order)."""
     if isinstance(p, And | Or):
         return [s for x in p.items for s in slots_of(x)]
-    if isinstance(p, Not):
+    if isinstance(p, Not | Quantified):
         return slots_of(p.item)
     if isinstance(p, Compare | CompareAny | CompareValue | InList | Suffix | Infix | Matches):
         return [p.slot]

@@ -366,7 +366,9 @@ def _build(
         a.fn in ("sum", "avg") and a.field is not None and a.field.family == "number"
         for a in layout.aggregates
     )
-    matchers = any(isinstance(a, Matches) for p in (where, plan.divert_where) for a in atoms(p))
+    matchers = dialect.regexes == "engine" and any(
+        isinstance(a, Matches) for p in (where, plan.divert_where) for a in atoms(p)
+    )
     return Prepared(
         dialect,
         plan,

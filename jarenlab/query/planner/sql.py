@@ -65,6 +65,7 @@ from jarenlab.query.planner.preds import (
     Out,
     Pred,
     Prefix,
+    Quantified,
     Ranged,
     Ranking,
     Slot,
@@ -108,6 +109,8 @@ class Emitter:
     partials: dict[str, tuple[str, Callable[[str], str]]] | None = None
     #: What makes a computed value in the condition being emitted doubtful (:meth:`condition`).
     doubts: list[str] = field(default_factory=list)
+    #: How many quantifiers enclose what is being emitted (each names its items ``jl_i<depth>``).
+    depth: int = 0
 
     def bind(self, slot: Slot) -> str:
         """A marker for a bound value: each place it appears in the text binds it once."""
@@ -239,6 +242,8 @@ class Emitter:
                 return d.all_of([d.nonzero(self.value(p.field, "number"))])
             jt = self.jtype(p.field)
             return d.truthiness(jt, self.value(p.field, "number"), self.value(p.field, "string"))
+        if isinstance(p, Quantified):
+            return self.quantified(p)
         if isinstance(p, Udf):
             return d.call(p.name, d.document())
         if isinstance(p, And):
@@ -248,6 +253,23 @@ class Emitter:
         if isinstance(p, Not):
             return d.negate(self.pred(p.item))
         raise PlanError("JD0010", f"internal: no SQL for predicate {type(p).__name__}")
+
+    def quantified(self, p: Quantified) -> str:
+        """``$some`` as ``EXISTS`` of an item that satisfies the condition, ``$every`` as ``NOT
+        EXISTS`` of one that does not (the condition is two-valued, so NULL never decides).
+
+        >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+        >>> e = Emitter(SQLiteDialect())
+        >>> item = Compare(Field((), "string", None), "eq", Slot("literal", "a"), "string")
+        >>> e.statement(e.pred(Quantified(True, Field(("t",), None, None), item, True))).sql
+        '(NOT coalesce(EXISTS (SELECT 1 FROM json_each(doc, ?) AS jl_i0 WHERE (NOT coalesce((jl_i0.value = ?), 0))), 0))'
+        """
+        d = self.dialect
+        alias = f"jl_i{self.depth}"
+        inner = Emitter(d.item(alias), self.slots, depth=self.depth + 1)
+        cond = inner.pred(p.item)
+        some = d.some_item(self.path(p.field), alias, d.negate(cond) if p.every else cond, p.containers)
+        return d.negate(some) if p.every else some
 
     def computed(self, v: Arith | Length | DateKey) -> str:
         """A number computed from members, as the engine computes it wherever :attr:`doubts` (which

@@ -25,8 +25,8 @@ from jarenlab.errors import QueryError
 from jarenlab.query.lang.compare import FLIP
 from jarenlab.query.lang.dates import DEFAULT_ORIGIN, NAMED_ARGUMENT, SECOND, bucket_width, epoch_ms
 from jarenlab.query.lang.document import unparse, walk
-from jarenlab.query.lang.iregexp import check_pattern
-from jarenlab.query.lang.nodes import ArrayCons, Call, Lit, MapCons, Node, PathRef
+from jarenlab.query.lang.iregexp import are, check_pattern
+from jarenlab.query.lang.nodes import ArrayCons, Call, Lit, MapCons, Node, PathRef, Quant
 from jarenlab.query.lang.path import sql_addressable
 from jarenlab.query.planner.preds import (
     BOOLEAN_KINDS,
@@ -50,6 +50,7 @@ from jarenlab.query.planner.preds import (
     Or,
     Pred,
     Prefix,
+    Quantified,
     Reason,
     Slot,
     Suffix,
@@ -218,6 +219,8 @@ def can_raise(node: Node, binding: str | None = None) -> bool:
         return any(
             value_raises(a) if node.name not in ("and", "or", "not") else can_raise(a) for a in node.args
         )
+    if isinstance(node, Quant):
+        return value_raises(node.seq) or can_raise(node.pred)
     return True
 
 
@@ -251,6 +254,8 @@ def translate(node: Node, ctx: Context) -> Pred | Reason:
         return got
     if isinstance(node, PathRef):
         return Reason(unparse(node), "a variable other than the binding (external or outer) as a condition")
+    if isinstance(node, Quant):
+        return _quantified(node, ctx)
     return Reason(type(node).__name__, "a constructor or nested FLWOR as a condition")
 
 
@@ -274,6 +279,9 @@ def _call(node: Call, ctx: Context) -> Pred | Reason:
         inner = translate(node.args[0], ctx)
         return inner if isinstance(inner, Reason) else Not(inner)
     if name in ("exists", "empty"):
+        items = _items(node.args[0], ctx)
+        if isinstance(items, Quantified):  # some item is there: the builder's it.tags.any()
+            return items if name == "exists" else Not(items)
         f = field_of(node.args[0], ctx)
         if isinstance(f, Field):
             return Exists(f) if name == "exists" else Not(Exists(f))
@@ -600,23 +608,25 @@ def _string_op(node: Call, ctx: Context) -> Pred | Reason:
 
 
 def _regex(node: Call, ctx: Context) -> Pred | Reason:
-    """``$match``/``$search`` of a string-typed member with a literal I-Regexp: the engine's own
-    matcher, registered on the connection (where the database can call this process's functions;
-    another database's regular expressions are not I-Regexp: ``.`` crosses line ends there, and
-    its classes and categories differ).
+    """``$match``/``$search`` of a string-typed member with a literal I-Regexp: where the database
+    calls this process's functions (:attr:`~jarenlab.backends.base.Dialect.regexes` ``engine``), the
+    engine's own matcher registered on the connection; where its regular expressions are
+    PostgreSQL's (``are``), the pattern's exact ARE (:func:`~jarenlab.query.lang.iregexp.are`:
+    none for a category ``\\p{..}`` or a count above 255), bound in its place.
 
     >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.backends.postgres.dialect import PostgresDialect
     >>> from jarenlab.query.lang.document import parse
     >>> ctx = Context("n", {"properties": {"s": {"type": "string"}}}, {}, {}, dialect=SQLiteDialect(), values=True)
     >>> translate(parse({"$match": ["$n.s", "a+"]}).node, ctx)
     Matches(field=Field(steps=('s',), family='string', column=None), slot=Slot(kind='literal', value='a+'), full=True)
+    >>> ctx.dialect = PostgresDialect()
+    >>> print(translate(parse({"$match": ["$n.s", "a."]}).node, ctx).slot.value)
+    ^(?:a[^\\n\\r])$
     """
     construct = f"${node.name}"
-    if not ctx.dialect.host_functions:
-        return Reason(
-            construct,
-            "the database's regular expressions are not I-Regexp, and it cannot call the engine's matcher",
-        )
+    if ctx.dialect.regexes is None:
+        return Reason(construct, "the columns do not match regular expressions")
     f = _string_field(node, ctx, "the first argument")
     if isinstance(f, Reason):
         return f
@@ -624,12 +634,84 @@ def _regex(node: Call, ctx: Context) -> Pred | Reason:
     if isinstance(pattern, Reason):
         return pattern
     if "\x00" in pattern:
-        return Reason(construct, "SQLite's JSON functions cut strings at U+0000")
+        why = "SQLite's JSON functions cut strings at U+0000" if ctx.dialect.regexes == "engine" else ""
+        return Reason(construct, why or "a pattern holding U+0000, which the database's text cannot hold")
     try:
         check_pattern(pattern, node.path)
     except QueryError:
         return Reason(construct, "a pattern the engine refuses (it raises)")
-    return Matches(f, Slot("literal", pattern), node.name == "match")
+    full = node.name == "match"
+    if ctx.dialect.regexes == "engine":
+        return Matches(f, Slot("literal", pattern), full)
+    try:
+        return Matches(f, Slot("literal", are(pattern, full)), full)
+    except ValueError as exc:
+        return Reason(construct, f"the I-Regexp has no exact PostgreSQL form: {exc}")
+
+
+def _items(node: Node, ctx: Context) -> Quantified | Reason | None:
+    """The items of an array member (``$it.tags[*]``: a singular path, then ``[*]``), as
+    ``$some`` of them that holds for every item; a reason, or None when the node is no such path."""
+    if not (isinstance(node, PathRef) and node.var == ctx.binding and len(node.steps) > 1):
+        return None
+    if node.steps[-1][0] != "wild":
+        return None
+    if not ctx.dialect.quantifies:
+        return Reason(unparse(node), "the items of an array member (the columns hold no arrays)")
+    f = field_of(PathRef(node.var, node.steps[:-1], node.path), ctx)
+    if not isinstance(f, Field):
+        return f
+    containers = _declared_type(ctx.schema, f.steps) == "array"
+    return Quantified(False, f, Const(True), containers)
+
+
+def _quantified(node: Quant, ctx: Context) -> Pred | Reason:
+    """``$some``/``$every`` over an array member's items (:func:`_items`) with a condition on the
+    item that translates on its own, the item as its binding (its fields are paths from the item,
+    typed by the schema's ``items`` where the member is typed as an array): ``EXISTS`` or ``NOT
+    EXISTS`` of the items. The condition must not read the document or compute values (those
+    need the engine's matchers or a check that falls back).
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> from jarenlab.query.lang.document import parse
+    >>> schema = {"properties": {"t": {"type": "array", "items": {"type": "string"}}}}
+    >>> ctx = Context("n", schema, {}, {}, dialect=SQLiteDialect())
+    >>> q = translate(parse({"$every": {"x": "$n.t[*]", "$satisfies": {"$eq": ["$x", "a"]}}}).node, ctx)
+    >>> q.every, q.field.steps, q.item.field, q.containers
+    (True, ('t',), Field(steps=(), family='string', column=None), True)
+    """
+    construct = "$every" if node.every else "$some"
+    items = _items(node.seq, ctx)
+    if items is None:
+        return Reason(construct, "the items are not an array member of the binding ($it.tags[*])")
+    if isinstance(items, Reason):
+        return Reason(construct, items.reason)
+    if node.var != ctx.binding and any(
+        isinstance(n, PathRef) and n.var in (ctx.binding, None) for n in walk(node.pred)
+    ):
+        return Reason(construct, "a condition on the items that reads the document itself")
+    inner = Context(
+        node.var,
+        _item_schema(ctx.schema, items.field.steps) if items.containers else None,
+        {},
+        {},
+        dialect=ctx.dialect,
+    )
+    cond = translate(node.pred, inner)
+    if isinstance(cond, Reason):
+        return Reason(construct, f"the condition on each item: {cond.construct}: {cond.reason}")
+    return Quantified(node.every, items.field, cond, items.containers)
+
+
+def _item_schema(schema: Any, steps: tuple[str | int, ...]) -> Any:
+    """The schema of an array member's items (none where it declares ``prefixItems``)."""
+    for s in steps:
+        if not isinstance(schema, dict):
+            return None
+        schema = schema.get("items") if isinstance(s, int) else (schema.get("properties") or {}).get(s)
+    if not isinstance(schema, dict) or "prefixItems" in schema:
+        return None
+    return schema.get("items")
 
 
 def _has_host(node: Node) -> bool:
