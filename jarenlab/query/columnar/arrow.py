@@ -83,6 +83,9 @@ def _rolled(plan: Plan, cols: dict[Field, Any], idx: np.ndarray) -> dict[Any, pa
     out = {}
     kinds = {name: fn for name, fn, _ in plan.rolling.compute}
     for name, values in rolled(plan.rolling, cols, idx).items():
+        if isinstance(values, np.ndarray):  # every row a number of one kind
+            out[name] = pa.array(values)
+            continue
         if None in values:
             raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
         arr = pa.array(values)

@@ -38,21 +38,25 @@ def windows(codes: np.ndarray, times: np.ndarray, width: int) -> tuple[np.ndarra
     """Rows (``codes``: partitions, ``times``: epoch milliseconds, all present) sorted by partition,
     time and position, and each sorted row's window ``[lo, hi)`` in that order: the rows of its
     partition whose time is in ``(t - width, t]``."""
-    order = np.lexsort((np.arange(len(times)), times, codes))
-    if not len(order):
-        return order, order, order
-    t = times[order]
-    low = int(t.min())
-    span = int(t.max()) - low + width + 1
+    if not len(times):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    low = int(times.min())
+    span = int(times.max()) - low + width + 1
     if (int(codes.max()) + 1) * span >= 2**62:
         raise Decline("a rolling window over a time span too wide to index")
-    key = codes[order] * span + (t - low + width)
+    key = codes * span + (times - low + width)  # partition, then time, in one integer
+    order = np.argsort(key, kind="stable")  # ties (peers) in storage order
+    key = key[order]
     return order, np.searchsorted(key, key - width, side="right"), np.searchsorted(key, key, side="right")
 
 
-def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, list[Any]]:
+def rolled(
+    ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray
+) -> dict[str, np.ndarray | list[Any]]:
     """Each computed member of a ``$rolling`` at ``rows`` (positions in the table, in storage
-    order), as the engine computes it (None: no member)."""
+    order), as the engine computes it: an array where every row has a number of one kind (no
+    Python number made), else a list (None: no member)."""
     first = ranking.compute[0][2]
     assert isinstance(first, Ranged)
     stamps = instants(cols[first.time]).take(pa.array(rows))
@@ -68,26 +72,30 @@ def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dic
     # each row's place in the sorted order (past the end: a row without a time, no member)
     place = np.full(len(rows), len(at), dtype=np.int64)
     place[at] = np.arange(len(at))
-    spots = place.tolist()
-    out: dict[str, list[Any]] = {}
+    out: dict[str, np.ndarray | list[Any]] = {}
     for name, fn, ranged in ranking.compute:
         assert isinstance(ranged, Ranged)
-        values = [*_aggregate(fn, ranged, cols, rows[at], lo, hi), None]
-        out[name] = [values[j] for j in spots]
+        got = _aggregate(fn, ranged, cols, rows[at], lo, hi)
+        if isinstance(got, np.ndarray) and len(at) == len(rows):
+            out[name] = got[place]
+            continue
+        values = [*(got.tolist() if isinstance(got, np.ndarray) else got), None]
+        out[name] = [values[j] for j in place.tolist()]
     return out
 
 
 def _aggregate(
     fn: str, ranged: Ranged, cols: dict[Field, Column], rows: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> list[Any]:
-    """``fn`` over each window ``[lo, hi)`` of the sorted ``rows`` (None: no item)."""
+) -> np.ndarray | list[Any]:
+    """``fn`` over each window ``[lo, hi)`` of the sorted ``rows``: an array where every window has
+    a value of one kind, else a list (None: no item)."""
     if ranged.field is None or not len(lo):
-        return (hi - lo).tolist()
+        return hi - lo
     values = values_at(cols[ranged.field], rows)
     present = bits(values.is_valid())
     counts = _ranges(present.astype(np.int64), lo, hi)
     if fn == "count":
-        return counts.tolist()
+        return counts
     if fn in ("min", "max"):
         return _extremes(fn, values, present, counts, lo, hi)
     if values.type == pa.float64():
@@ -104,10 +112,12 @@ def _aggregate(
         raise Decline("a rolling integer sum that may pass 64 bits")
     sums = _ranges(raw, lo, hi)
     if fn == "sum":
-        return sums.tolist()
+        return sums
     small = np.abs(sums) <= 2**53  # held exactly by a double: one IEEE division is Python's
     with np.errstate(divide="ignore", invalid="ignore"):
         means = sums.astype(np.float64) / counts
+    if small.all() and counts.all():
+        return means
     out: list[Any] = means.tolist()
     for i in np.flatnonzero(~small | (counts == 0)).tolist():
         out[i] = int(sums[i]) / int(counts[i]) if counts[i] else None
@@ -116,7 +126,7 @@ def _aggregate(
 
 def float_sums(
     fn: str, raw: np.ndarray, floats: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> list[Any]:
+) -> np.ndarray | list[Any]:
     """Each window's ``$sum`` (or ``$avg``) of a number member as the engine's: the float nearest
     the exact sum where the window holds a float, the integer sum where it holds integers only.
 
@@ -124,10 +134,11 @@ def float_sums(
     each window's level sum (a difference of two), are exact. A window's levels are added as a
     double-double (``TwoSum``), rounded once, and the rounding checked against a bound of what
     the double-double may miss: a sum that may lie at a rounding midpoint (rare) is added by
-    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline.
+    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline. An array where
+    every window has a float, else a list.
 
     >>> lo, hi = np.array([0, 0, 1]), np.array([1, 2, 3])
-    >>> float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi)
+    >>> float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi).tolist()
     [0.1, 0.30000000000000004, 0.5]
     """
     if raw.size and not float(np.abs(raw).max()) < 2.0**1000:
@@ -149,9 +160,16 @@ def float_sums(
     bound = 2.0**-45 * (np.abs(a) + np.abs(b) + size + np.abs(low))
     half = np.spacing(np.nextafter(np.abs(rounded), 0)) / 2  # the smaller of the gaps about it
     unsure = ~(np.abs(left) + bound < half)
-    out: list[Any] = (rounded + 0.0).tolist()
+    rounded = rounded + 0.0
     for i in np.flatnonzero(unsure).tolist():
-        out[i] = math.fsum([float(s[i]) for s in sums]) + 0.0
+        rounded[i] = math.fsum([float(s[i]) for s in sums]) + 0.0
+    if fn == "avg" and counts.all():
+        if np.abs(rounded[floats == 0]).max(initial=0.0) >= 2**53:
+            raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
+        return rounded / counts  # an integer sum below 2^53 is that double: the same division
+    if fn == "sum" and floats.all():
+        return rounded
+    out: list[Any] = rounded.tolist()
     for i in np.flatnonzero(floats == 0).tolist():  # integers only: an integer
         if abs(out[i]) >= 2**53:
             raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
