@@ -228,6 +228,7 @@ class LiveQuery:
         planner would answer from the columns, else the rows SQL reads)."""
         store, coll = self.collection.store, self.collection
         self._drop_build()
+        self._maintainer = None
         t0 = time.perf_counter()
         if self._plan.strategy == "rerun":
             rows, trace, _ = run_query(

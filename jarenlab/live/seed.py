@@ -71,12 +71,12 @@ def unkeyed(table: Table) -> str | None:
 def partial_pairs(table: Table, rows: np.ndarray, cancelled: threading.Event | None = None) -> list[Any]:
     """``(key, document)`` of the table's ``rows`` in storage order, each document holding the
     table's members that are present (a missing member is left out, as it is missing)."""
-    from jarenlab.query.columnar.answer import python_values
-
     import pyarrow as pa
 
+    from jarenlab.query.columnar.answer import python_values
+
     keys = table.key_array().take(pa.array(rows)).to_pylist()
-    docs: list[dict[str, Any]] = [{} for _ in keys]
+    docs: list[dict[Any, Any]] = [{} for _ in keys]
     for f, col in table.columns.items():
         if cancelled is not None and cancelled.is_set():
             return []
@@ -117,7 +117,9 @@ class Build:
         self._error: BaseException | None = None
         #: Seconds the build took (None while it runs).
         self.seconds: float | None = None
-        self._thread = threading.Thread(target=self._run, args=(make,), name="jarenlab-live-seed", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(make,), name="jarenlab-live-seed", daemon=True
+        )
         self._thread.start()
 
     def _run(self, make: Callable[[threading.Event], Any]) -> None:

@@ -119,7 +119,9 @@ class Table:
 def frozen(table: Table, fields: Iterable[Field]) -> Table:
     """A copy of ``table`` holding ``fields`` as they are now: the same arrays, which later commits
     replace (:func:`merge_rows`) and never change in place, so the copy stays as of ``table.seq``."""
-    cols = {f: Column(f, table.columns[f].values, table.columns[f].ints, table.columns[f].inexact) for f in fields}
+    cols = {
+        f: Column(f, table.columns[f].values, table.columns[f].ints, table.columns[f].inexact) for f in fields
+    }
     return Table(table.name, table.seq, table.pos, table.keys, cols)
 
 
