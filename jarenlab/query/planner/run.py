@@ -16,6 +16,7 @@ database's WHERE as a registered deterministic function (the UDF hatch):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -773,13 +774,13 @@ def columnar_seed(
     got = _answer_columns(path, coll, prepared, ext, force=columns is True, profile=profile, freeze=True)
     if isinstance(got, str):
         return got
-    from jarenlab.query.columnar.path import scoped
-
     plan = prepared.columnar
     assert plan is not None
     coll.store.planner.count(columnar=1, rows_read=got.rows)
     items = [got.items] if plan.wrap else got.items
-    return ColumnSeed(items, got, scoped(plan, _scope_pred(coll, prepared)), ext)
+    scope = _scope_pred(coll, prepared)  # ANDed first, as the columns answered it
+    where = plan.where if scope is None else conjoin([scope, plan.where])
+    return ColumnSeed(items, got, dataclasses.replace(plan, where=where), ext)
 
 
 def stream_query(
