@@ -441,15 +441,20 @@ class ChangeHub:
             q.fail(err)
 
     def stats(self) -> dict[str, Any]:
-        """Live queries for ``store.stats()``: how many, their updates, and how many per strategy."""
+        """Live queries for ``store.stats()``: how many, their updates, how many per strategy, and where
+        their last seeds came from (``seeds``: ``columns``, ``sql``, or a rerun's mode)."""
         with self.lock:
             queries = list(self.queries)
         by_mode: dict[str, int] = {}
+        seeds: dict[str, int] = {}
         for q in queries:
             by_mode[q.mode.strategy] = by_mode.get(q.mode.strategy, 0) + 1
+            source = q.seeded.get("source", "sql")
+            seeds[source] = seeds.get(source, 0) + 1
         return {
             "queries": len(queries),
             "updates": sum(q.updates for q in queries),
+            "seeds": seeds,
             "stale": sum(q.stale is not None for q in queries),
             "outages": self.outages,
             **by_mode,

@@ -601,7 +601,7 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
                 raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
             values[f] = got
         else:
-            values[f] = _python(cols[f], idx)
+            values[f] = python_values(cols[f], idx)
     out = plan.output
     if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
         # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
@@ -634,7 +634,7 @@ def _fields_of_out(out: Out) -> list[Field]:
     return list(found)
 
 
-def _python(col: Column, idx: np.ndarray) -> list[Any]:
+def python_values(col: Column, idx: np.ndarray) -> list[Any]:
     """The members at ``idx`` as the engine holds them (None: missing)."""
     whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
     values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()

@@ -116,6 +116,15 @@ class Table:
         return len(self.pos)
 
 
+def frozen(table: Table, fields: Iterable[Field]) -> Table:
+    """A copy of ``table`` holding ``fields`` as they are now: the same arrays, which later commits
+    replace (:func:`merge_rows`) and never change in place, so the copy stays as of ``table.seq``."""
+    cols = {
+        f: Column(f, table.columns[f].values, table.columns[f].ints, table.columns[f].inexact) for f in fields
+    }
+    return Table(table.name, table.seq, table.pos, table.keys, cols)
+
+
 def typed_fields(schema: Any, members: Iterable[str] | None, collection: str) -> list[Field]:
     """Fields of named members (names, or JSON pointers), each schema-typed as a string, integer or
     number; all top-level typed members when ``members`` is None. JD2161 names a member that is not."""

@@ -53,6 +53,9 @@ class Answered:
     rows: int
     seq: int
     phases: dict[str, float]
+    #: With ``freeze``: the table as answered (its arrays, which a later commit replaces and never
+    #: changes in place), for a reader that continues from exactly ``seq`` (a live query's seed).
+    table: Table | None = None
 
 
 def scoped(plan: Plan, scope: Pred | None) -> Plan:
@@ -108,12 +111,14 @@ class Columns:
         indexed: bool,
         scope: Pred | None = None,
         arrow: bool = False,
+        freeze: bool = False,
     ) -> Answered | Reason:
         """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
         can (the tests' and a user's ``columns=True``); else only where no index serves the query
         and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more. ``scope``:
         an owner's view's test, ANDed first into the plan's filter. ``arrow``: the results as one
-        Arrow table (:mod:`.arrow`; a row query returning members), not as items."""
+        Arrow table (:mod:`.arrow`; a row query returning members), not as items. ``freeze``: the
+        answer holds the table it was computed from (:func:`.columns.frozen`)."""
         plan = scoped(plan, scope)
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
@@ -124,7 +129,7 @@ class Columns:
 
             if arrow and shape(plan) is None:
                 return Reason("output", "only a row query returning members has an Arrow form")
-            from jarenlab.query.columnar.columns import Decline
+            from jarenlab.query.columnar.columns import Decline, frozen
 
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
@@ -136,7 +141,13 @@ class Columns:
             t2 = time.perf_counter()
             self.counters["answered"] += 1
             return Answered(
-                items, _pointers(held), warm, len(table), table.seq, {"columns": t1 - t0, "compute": t2 - t1}
+                items,
+                _pointers(held),
+                warm,
+                len(table),
+                table.seq,
+                {"columns": t1 - t0, "compute": t2 - t1},
+                frozen(table, held) if freeze else None,
             )
 
     def preview(
