@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from common import print_machine
 
 import jarenlab as jl
-from jarenlab.query import agg, it, key
+from jarenlab.query import agg, it, key, win
 
 MODEL = {
     "$model": "0.1",
@@ -346,7 +346,53 @@ def questions(
             ["when"],
         )
     )
+    q11 = t.window(
+        partition=it.city,
+        order_by=it.when,
+        rk=win.rank(),
+        run=win.sum(it.size),
+        prev=win.lag(it.size, 1, 0),
+    ).select({"when": it.when, "city": it.city, "rk": it.rk, "run": it.run, "prev": it.prev})
+    out.append(
+        (
+            "window per city: rank by time, running sum (int), lag, every row",
+            q11,
+            {
+                "pandas": lambda: window_pandas(frame),
+                "duckdb": lambda: duck.execute(
+                    'SELECT rank() OVER (PARTITION BY city ORDER BY "when") AS rk, '
+                    'sum(size) OVER (PARTITION BY city ORDER BY "when", pos ROWS BETWEEN UNBOUNDED '
+                    "PRECEDING AND CURRENT ROW) AS run, "
+                    'lag(size, 1, 0) OVER (PARTITION BY city ORDER BY "when", pos) AS prev '
+                    "FROM frame ORDER BY pos"
+                ).df(),
+            },
+            "window",
+        )
+    )
     return out
+
+
+def window_pandas(frame: pd.DataFrame) -> pd.DataFrame:
+    """pandas' own: per city in time order (ties in row order), the rank of the time, the running
+    sum of ``size`` and the previous row's ``size`` (0 first), in the frame's row order."""
+    ordered = frame.sort_values(["city", "when"], kind="stable")
+    by = ordered.groupby("city", sort=False)
+    return pd.DataFrame(
+        {
+            "rk": by["when"].rank(method="min").astype("int64"),
+            "run": by["size"].cumsum(),
+            "prev": by["size"].shift(1, fill_value=0),
+        }
+    ).sort_index()
+
+
+def window_agrees(got: pd.DataFrame, first: list[dict[str, Any]]) -> bool:
+    """A peer's ranks, running sums and previous values equal the columns' row for row."""
+    return all(
+        np.array_equal(np.array([r[c] for r in first]), got[c].to_numpy(dtype=np.int64))
+        for c in ("rk", "run", "prev")
+    )
 
 
 def rolling_pandas(frame: pd.DataFrame) -> pd.Series:
@@ -406,6 +452,8 @@ def run(store: Any, n: int, rounds: int, sql_rounds: int, only: list[str]) -> No
                 assert int(got) == first, (peer, got, first)
             elif by == "rolling":
                 assert rolling_agrees(got, first, frame, peer != "pandas"), (name, peer)
+            elif by == "window":
+                assert window_agrees(got, first), (name, peer)
             elif by:
                 rows = frame_rows(got) if isinstance(got, pd.DataFrame) else got
                 assert close(keyed(rows, by), keyed(first, by)), (name, peer)

@@ -73,7 +73,7 @@ def partial_pairs(table: Table, rows: np.ndarray, cancelled: threading.Event | N
     table's members that are present (a missing member is left out, as it is missing)."""
     import pyarrow as pa
 
-    from jarenlab.query.columnar.answer import python_values
+    from jarenlab.query.columnar.columns import pylist
 
     keys = table.key_array().take(pa.array(rows)).to_pylist()
     docs: list[dict[Any, Any]] = [{} for _ in keys]
@@ -81,7 +81,7 @@ def partial_pairs(table: Table, rows: np.ndarray, cancelled: threading.Event | N
         if cancelled is not None and cancelled.is_set():
             return []
         *outer, last = f.steps
-        for doc, value in zip(docs, python_values(col, rows)):
+        for doc, value in zip(docs, pylist(col, rows)):
             if value is None:
                 continue
             for step in outer:

@@ -72,6 +72,17 @@ def values_at(col: Column, rows: np.ndarray | None) -> pa.Array:
     return col.values if rows is None else col.values.take(pa.array(rows))
 
 
+def pylist(col: Column, idx: np.ndarray) -> list[Any]:
+    """The members at ``idx`` as the engine holds them (None: missing; an integer written in a
+    number member as an ``int``)."""
+    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
+    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
+    if col.ints is None:
+        return values
+    ints = col.ints[idx]
+    return [int(v) if v is not None and ints[i] else v for i, v in enumerate(values)]
+
+
 def _bytes(value: Any) -> int:
     """The bytes of what a column keeps: arrays, or objects holding them (their ``codes``)."""
     if isinstance(value, pa.Array | np.ndarray):
