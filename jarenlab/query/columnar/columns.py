@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from jarenlab.errors import StoreError
 from jarenlab.pointer import split
+from jarenlab.query.columnar.grow import extend, extend_arrow, spare_bytes
 from jarenlab.query.columnar.reads import FAMILIES
 from jarenlab.query.planner.preds import Field
 from jarenlab.query.planner.sql import select_members
@@ -64,7 +65,8 @@ class Column:
     def nbytes(self) -> int:
         """Its bytes: values, integer marks, and what is kept of them (key codes, instants)."""
         kept = sum(_bytes(k.value) for k in self.derived.values())
-        return int(self.values.nbytes) + (0 if self.ints is None else int(self.ints.nbytes)) + kept
+        ints = 0 if self.ints is None else int(self.ints.nbytes)
+        return int(self.values.nbytes) + spare_bytes(self.values) + ints + kept
 
 
 def values_at(col: Column, rows: np.ndarray | None) -> pa.Array:
@@ -103,6 +105,8 @@ class Table:
     columns: dict[Field, Column] = field(default_factory=dict)
     #: The integer keys, sorted (made on the first patch): whether a changed key is held already.
     sorted_keys: np.ndarray | None = None
+    #: The statement reading changed rows of these columns (:func:`read_changed`), and its fields.
+    reader: tuple[tuple[Field, ...], Any] | None = None
 
     def key_array(self) -> pa.Array:
         return pa.array(self.pos) if self.keys is None else self.keys
@@ -151,11 +155,38 @@ def read_rows(
     dialect = coll.store.backend.dialect
     stmt = select_members(dialect, coll.name, fields, None if keyed is None else keyed[0])
     params = stmt.bind({} if keyed is None else {"keys": keyed[1]})
+    db = coll.store.db
+    batches = db.stream(stmt.sql, params, BATCH) if keyed is None else iter([db.query(stmt.sql, params)])
+    return _columns(coll, fields, batches, bar)
+
+
+def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, Any]:
+    """The change log's newest record and the rows of ``keys`` with ``table``'s columns (as
+    :func:`read_rows` gives them), read by one statement, so in one snapshot: the rows are as of
+    that record. The statement is made once per set of columns."""
+    db = coll.store.db
+    fields = tuple(table.columns)
+    if table.reader is None or table.reader[0] != fields:
+        probe = db.backend.catalogue("live").text("high_watermark", quote=db.backend.quote)
+        family = "integer" if coll.spec.key_type is int else "string"
+        table.reader = (fields, select_members(db.backend.dialect, coll.name, fields, family, probe=probe))
+    stmt = table.reader[1]
+    rows = db.query(stmt.sql, stmt.bind({"keys": keys}))
+    high = int(rows[0][0])
+    return high, _columns(coll, fields, iter([[r[1:] for r in rows if r[1] is not None]]))
+
+
+def _columns(
+    coll: Readable, fields: tuple[Field, ...], batches: Iterable[Sequence[Any]], bar: Any = None
+) -> tuple[np.ndarray, pa.Array, list[Column]]:
+    dialect = coll.store.backend.dialect
     positions: list[np.ndarray] = []
     keys: list[pa.Array] = []
     parts: list[list[tuple[pa.Array, np.ndarray | None, str | None]]] = [[] for _ in fields]
     key_type = pa.int64() if coll.spec.key_type is int else pa.large_string()
-    for rows in coll.store.db.stream(stmt.sql, params, BATCH):
+    for rows in batches:
+        if not rows:
+            continue
         cells = list(zip(*rows))
         positions.append(np.asarray(cells[0], dtype=np.int64))
         keys.append(pa.array(cells[1], type=key_type))
@@ -216,8 +247,7 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
         ints[whole] = np.fromiter(
             (type(cells[i]) is int for i in whole.tolist()), dtype=bool, count=whole.size
         )
-    values = np.abs(np.nan_to_num(raw))
-    if not texts and (values >= float(limit)).any():
+    if not texts and (np.abs(raw) >= float(limit)).any():  # (an infinity too; NaN compares false)
         return arr, ints, "a number of the database's integer limit or more (it may be a rounded integer)"
     return arr, (ints if ints.any() else None), None
 
@@ -330,28 +360,29 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
     for (f, col), new in zip(table.columns.items(), values):
         if new.values.type != col.values.type and len(new.values) != new.values.null_count:
             return False
-        part = Column(f, new.values.cast(col.values.type), new.ints, new.inexact)
+        cast = new.values if new.values.type == col.values.type else new.values.cast(col.values.type)
+        part = Column(f, cast, new.ints, new.inexact)
         ints = col.ints
         if ints is not None or part.ints is not None:
             old = ints if ints is not None else np.zeros(len(col.values), dtype=bool)
-            ints = np.concatenate(
-                [old, part.ints if part.ints is not None else np.zeros(len(part.values), dtype=bool)]
-            )
+            ints = extend(old, part.ints if part.ints is not None else np.zeros(len(part.values), dtype=bool))
         derived = {}
         for name, kept in col.derived.items():
             if kept.grow is not None:
                 derived[name] = Kept(kept.grow(kept.value, part), kept.grow)
-        grown.append(
-            (col, pa.concat_arrays([col.values, part.values]), ints, col.inexact or part.inexact, derived)
-        )
+        grown.append((col, extend_arrow(col.values, part.values), ints, col.inexact or part.inexact, derived))
     if table.keys is not None or not _keyed_by_position(pos, keys):
-        table.keys = pa.concat_arrays([table.key_array(), keys.cast(table.key_array().type)])
-    table.pos = np.concatenate([table.pos, pos])
+        table.keys = extend_arrow(table.key_array(), keys.cast(table.key_array().type))
+    table.pos = extend(table.pos, pos)
     if table.keys is None:
         table.sorted_keys = table.pos
     elif table.sorted_keys is not None:
         added = np.sort(keys.cast(pa.int64()).to_numpy(zero_copy_only=False))
-        table.sorted_keys = np.insert(table.sorted_keys, np.searchsorted(table.sorted_keys, added), added)
+        if not len(added) or not len(table.sorted_keys) or added[0] > table.sorted_keys[-1]:  # (keys that grow)
+            table.sorted_keys = extend(table.sorted_keys, added)
+        else:
+            at = np.searchsorted(table.sorted_keys, added)
+            table.sorted_keys = np.insert(table.sorted_keys, at, added)
     for col, values_, ints, inexact, derived in grown:
         col.values, col.ints, col.inexact, col.derived = values_, ints, inexact, derived
         col.patches += 1
@@ -359,12 +390,13 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
 
 
 def merge_rows(
-    table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column], changed: set[Any]
+    table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column], changed: set[Any], *, new: bool = False
 ) -> None:
     """Replace the rows of the ``changed`` keys with their rows read again (``pos``, ``keys``,
     ``values``: those still present, in storage order), each at its storage position. New rows
-    after every held one are appended (:func:`_append`)."""
-    held = _held(table, changed)
+    after every held one are appended (:func:`_append`). ``new``: the keys are known to be new
+    (inserted where no document was), so the table holds none of them."""
+    held = None if new else _held(table, changed)
     after = len(table.pos) == 0 or len(pos) == 0 or pos[0] > table.pos[-1]
     if held is None and after and _append(table, pos, keys, values):
         return

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import JarenlabError, StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET
+from jarenlab.query.columnar.fresh import OwnCommits
 from jarenlab.query.columnar.reads import member, needs
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Field, Pred, Reason
@@ -95,7 +96,14 @@ class Columns:
         #: A progress bar on builds: None shows one for builds of :data:`PROGRESS_ROWS` rows or more
         #: (a notebook widget in Jupyter), True on every build, False never.
         self.progress: bool | None = None
+        #: The keys this store's own commits changed (:mod:`.fresh`): no log read after them.
+        self.own = OwnCommits()
+        store.subsystem("live").on_own_commit(self._own_commit)
         store.on_model(lambda old, new: self.drop())
+
+    def _own_commit(self, seq: int, changes: list[Any] | None) -> None:
+        if self.tables:  # (nothing held: nothing to keep current)
+            self.own.record(seq, changes)
 
     # -- answering -------------------------------------------------------------------------------
     def answer(
@@ -181,8 +189,19 @@ class Columns:
         :attr:`lock`); True when every column was held already (warm)."""
         db = self.store.db
         hub = self.store.subsystem("live")
+        table = self.tables.get(coll.name)
+        if table is not None and all(f in table.columns for f in fields) and not db.in_transaction:
+            try:
+                with db.translating(collection=coll.name):
+                    seq = table.seq
+                    if self._probe(coll, table, hub):
+                        return self._hit(table, fields, evict=table.seq != seq), True
+            except BaseException:
+                self.tables.pop(coll.name, None)
+                raise
+        # Read committed data only: inside a transaction (a warm() there), its writes may roll back.
         try:
-            with db.snapshot(), db.translating(collection=coll.name):
+            with db.snapshot(own_writes=not db.in_transaction), db.translating(collection=coll.name):
                 high = hub.high_watermark()
                 table = self.tables.get(coll.name)
                 if table is None:
@@ -200,13 +219,41 @@ class Columns:
             self.tables.pop(coll.name, None)  # never read a table a failed catch-up may have left
             raise
         self.tables[coll.name] = table
+        return self._hit(table, fields), warm
+
+    def _hit(self, table: Table, fields: Sequence[Field], evict: bool = True) -> Table:
+        """``table`` read for ``fields``; ``evict``: it may have grown, the budget is looked at."""
         now = time.monotonic()
         for f in fields:
             col = table.columns[f]
             col.hits += 1
             col.used = now
-        self._evict(keep=table)
-        return table, warm
+        if evict:
+            self._evict(keep=table)
+        return table
+
+    def _probe(self, coll: Readable, table: Table, hub: Any) -> bool:
+        """Bring a warm ``table`` current with one statement, outside any transaction (a statement
+        reads one snapshot): the change log's newest record alone when it is the table's, or with
+        the rows this store's own commits changed since (:mod:`.fresh`) when the records since are
+        all its own. False when another store or process committed since: the log must be read."""
+        own = self.own.since(table.seq, coll.name)
+        if own is None:
+            return bool(hub.high_watermark() == table.seq)
+        last, keys, new = own
+        if not keys:
+            if hub.high_watermark() != last:
+                return False
+        else:
+            from jarenlab.query.columnar.columns import merge_rows, read_changed
+
+            high, (pos, key_array, values) = read_changed(coll, table, sorted(keys))
+            if high != last:
+                return False
+            merge_rows(table, pos, key_array, values, keys, new=new)
+            self.counters["patches"] += 1
+        table.seq = last
+        return True
 
     def _restore(self, coll: Readable) -> Table | None:
         """The collection's saved table, if one is there and its stamp holds (inside the snapshot);
