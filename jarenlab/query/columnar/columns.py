@@ -157,28 +157,13 @@ def read_rows(
     params = stmt.bind({} if keyed is None else {"keys": keyed[1]})
     db = coll.store.db
     batches = db.stream(stmt.sql, params, BATCH) if keyed is None else iter([db.query(stmt.sql, params)])
-    return _columns(coll, fields, batches, bar)
+    return decode_rows(coll, fields, batches, bar)
 
 
-def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, Any]:
-    """The change log's newest record and the rows of ``keys`` with ``table``'s columns (as
-    :func:`read_rows` gives them), read by one statement, so in one snapshot: the rows are as of
-    that record. The statement is made once per set of columns."""
-    db = coll.store.db
-    fields = tuple(table.columns)
-    if table.reader is None or table.reader[0] != fields:
-        probe = db.backend.catalogue("live").text("high_watermark", quote=db.backend.quote)
-        family = "integer" if coll.spec.key_type is int else "string"
-        table.reader = (fields, select_members(db.backend.dialect, coll.name, fields, family, probe=probe))
-    stmt = table.reader[1]
-    rows = db.query(stmt.sql, stmt.bind({"keys": keys}))
-    high = int(rows[0][0])
-    return high, _columns(coll, fields, iter([[r[1:] for r in rows if r[1] is not None]]))
-
-
-def _columns(
+def decode_rows(
     coll: Readable, fields: tuple[Field, ...], batches: Iterable[Sequence[Any]], bar: Any = None
 ) -> tuple[np.ndarray, pa.Array, list[Column]]:
+    """Positions, keys and a column per field from batches of ``select_members`` rows."""
     dialect = coll.store.backend.dialect
     positions: list[np.ndarray] = []
     keys: list[pa.Array] = []
@@ -378,7 +363,7 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
         table.sorted_keys = table.pos
     elif table.sorted_keys is not None:
         added = np.sort(keys.cast(pa.int64()).to_numpy(zero_copy_only=False))
-        if not len(added) or not len(table.sorted_keys) or added[0] > table.sorted_keys[-1]:  # (keys that grow)
+        if not len(added) or not len(table.sorted_keys) or added[0] > table.sorted_keys[-1]:
             table.sorted_keys = extend(table.sorted_keys, added)
         else:
             at = np.searchsorted(table.sorted_keys, added)
@@ -390,13 +375,19 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
 
 
 def merge_rows(
-    table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column], changed: set[Any], *, new: bool = False
+    table: Table,
+    pos: np.ndarray,
+    keys: pa.Array,
+    values: list[Column],
+    changed: set[Any],
+    *,
+    fresh: bool = False,
 ) -> None:
     """Replace the rows of the ``changed`` keys with their rows read again (``pos``, ``keys``,
     ``values``: those still present, in storage order), each at its storage position. New rows
-    after every held one are appended (:func:`_append`). ``new``: the keys are known to be new
+    after every held one are appended (:func:`_append`). ``fresh``: the keys are known to be new
     (inserted where no document was), so the table holds none of them."""
-    held = None if new else _held(table, changed)
+    held = None if fresh else _held(table, changed)
     after = len(table.pos) == 0 or len(pos) == 0 or pos[0] > table.pos[-1]
     if held is None and after and _append(table, pos, keys, values):
         return

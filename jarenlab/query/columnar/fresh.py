@@ -23,9 +23,15 @@ transaction of ours) is a gap in what is kept here, and a gap is never guessed o
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from jarenlab.errors import JarenlabError
 from jarenlab.live.capture import Change, net_states
+
+if TYPE_CHECKING:
+    from jarenlab.query.columnar.columns import Table
+    from jarenlab.query.columnar.path import Columns
+    from jarenlab.query.planner.source import Readable
 
 #: Records kept (the oldest go first); a table further behind reads the log.
 KEEP = 256
@@ -74,3 +80,72 @@ class OwnCommits:
                     changed |= keys
                 at += 1
         return None if at == seq + 1 else (at - 1, changed, new)
+
+
+def probe(columns: Columns, coll: Readable, table: Table, hub: Any) -> bool:
+    """Bring a warm ``table`` current with one statement, outside any transaction (a statement
+    reads one snapshot): the change log's newest record alone when it is the table's, or with the
+    rows this store's own commits changed since when the records since are all its own. False
+    when another store or process committed since: the log must be read (:func:`catch_up`)."""
+    own = columns.own.since(table.seq, coll.name)
+    if own is None:
+        return bool(hub.high_watermark() == table.seq)
+    last, keys, new = own
+    if not keys:
+        if hub.high_watermark() != last:
+            return False
+    else:
+        from jarenlab.query.columnar.columns import merge_rows
+
+        high, (pos, key_array, values) = read_changed(coll, table, sorted(keys))
+        if high != last:
+            return False
+        merge_rows(table, pos, key_array, values, keys, fresh=new)
+        columns.counters["patches"] += 1
+    table.seq = last
+    return True
+
+
+def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, Any]:
+    """The change log's newest record and the rows of ``keys`` with ``table``'s columns (as
+    :func:`~jarenlab.query.columnar.columns.read_rows` gives them), read by one statement, so in
+    one snapshot: the rows are as of that record. The statement is made once per set of columns."""
+    from jarenlab.query.columnar.columns import decode_rows
+    from jarenlab.query.planner.sql import select_members
+
+    db = coll.store.db
+    fields = tuple(table.columns)
+    if table.reader is None or table.reader[0] != fields:
+        newest = db.backend.catalogue("live").text("high_watermark", quote=db.backend.quote)
+        family = "integer" if coll.spec.key_type is int else "string"
+        table.reader = (fields, select_members(db.backend.dialect, coll.name, fields, family, probe=newest))
+    stmt = table.reader[1]
+    rows = db.query(stmt.sql, stmt.bind({"keys": keys}))
+    return int(rows[0][0]), decode_rows(coll, fields, [[r[1:] for r in rows if r[1] is not None]])
+
+
+def catch_up(columns: Columns, coll: Readable, table: Table, hub: Any, high: int) -> bool:
+    """Inside a snapshot at record ``high``: patch ``table`` with the records after its ``seq``,
+    read from the change log (False: rebuild it instead)."""
+    from jarenlab.query.columnar.columns import patch
+
+    changed: set[Any] = set()
+    after = table.seq
+    while after < high:
+        try:
+            records = hub.read(after=after, limit=1000)
+        except JarenlabError:  # JD2128: the log no longer holds the next record
+            return False
+        if not records:
+            return False
+        for rec in records:
+            if coll.name in rec.collections:
+                if rec.changes is None:
+                    return False  # compact: a bulk load or a migration names no keys
+                changed.update(rec.changes.get(coll.name, {}))
+            after = rec.seq
+    if changed:
+        patch(coll, table, changed)
+        columns.counters["patches"] += 1
+    table.seq = high
+    return True

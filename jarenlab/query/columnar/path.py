@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.errors import JarenlabError, StoreError
+from jarenlab.errors import StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET
-from jarenlab.query.columnar.fresh import OwnCommits
+from jarenlab.query.columnar.fresh import OwnCommits, catch_up, probe
 from jarenlab.query.columnar.reads import member, needs
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Field, Pred, Reason
@@ -194,7 +194,7 @@ class Columns:
             try:
                 with db.translating(collection=coll.name):
                     seq = table.seq
-                    if self._probe(coll, table, hub):
+                    if probe(self, coll, table, hub):
                         return self._hit(table, fields, evict=table.seq != seq), True
             except BaseException:
                 self.tables.pop(coll.name, None)
@@ -206,7 +206,7 @@ class Columns:
                 table = self.tables.get(coll.name)
                 if table is None:
                     table = self._restore(coll)
-                if table is not None and table.seq != high and not self._catch_up(coll, table, hub, high):
+                if table is not None and table.seq != high and not catch_up(self, coll, table, hub, high):
                     self.counters["rebuilds"] += 1
                     table = None
                 missing = [f for f in fields if table is None or f not in table.columns]
@@ -231,29 +231,6 @@ class Columns:
         if evict:
             self._evict(keep=table)
         return table
-
-    def _probe(self, coll: Readable, table: Table, hub: Any) -> bool:
-        """Bring a warm ``table`` current with one statement, outside any transaction (a statement
-        reads one snapshot): the change log's newest record alone when it is the table's, or with
-        the rows this store's own commits changed since (:mod:`.fresh`) when the records since are
-        all its own. False when another store or process committed since: the log must be read."""
-        own = self.own.since(table.seq, coll.name)
-        if own is None:
-            return bool(hub.high_watermark() == table.seq)
-        last, keys, new = own
-        if not keys:
-            if hub.high_watermark() != last:
-                return False
-        else:
-            from jarenlab.query.columnar.columns import merge_rows, read_changed
-
-            high, (pos, key_array, values) = read_changed(coll, table, sorted(keys))
-            if high != last:
-                return False
-            merge_rows(table, pos, key_array, values, keys, new=new)
-            self.counters["patches"] += 1
-        table.seq = last
-        return True
 
     def _restore(self, coll: Readable) -> Table | None:
         """The collection's saved table, if one is there and its stamp holds (inside the snapshot);
@@ -342,31 +319,6 @@ class Columns:
         self._check_budget(coll.name, table.nbytes + sum(c.nbytes for c in more.columns.values()))
         table.columns.update(more.columns)
         self.counters["builds"] += len(fields)
-
-    def _catch_up(self, coll: Readable, table: Table, hub: Any, high: int) -> bool:
-        """Patch ``table`` with the records after its ``seq`` (False: rebuild it instead)."""
-        from jarenlab.query.columnar.columns import patch
-
-        changed: set[Any] = set()
-        after = table.seq
-        while after < high:
-            try:
-                records = hub.read(after=after, limit=1000)
-            except JarenlabError:  # JD2128: the log no longer holds the next record
-                return False
-            if not records:
-                return False
-            for rec in records:
-                if coll.name in rec.collections:
-                    if rec.changes is None:
-                        return False  # compact: a bulk load or a migration names no keys
-                    changed.update(rec.changes.get(coll.name, {}))
-                after = rec.seq
-        if changed:
-            patch(coll, table, changed)
-            self.counters["patches"] += 1
-        table.seq = high
-        return True
 
     # -- memory --------------------------------------------------------------------------------
     def _check_budget(self, name: str, nbytes: int) -> None:
