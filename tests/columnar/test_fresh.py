@@ -135,32 +135,6 @@ def test_a_rolled_back_own_transaction_is_never_taken_for_an_own_record(open_sto
     assert agree(t, q) == [{"s": "a", "n": 6}, {"s": "other", "n": 2}]
 
 
-def test_string_keys_new_and_held(open_store: Any) -> None:
-    """New keys append without looking for them among the held rows; a key written again, or
-    deleted and written again, replaces its row in its place."""
-    store = open_store(MODEL)
-    u = store["u"]
-    u.insert_many([{"id": f"k{n}", "v": n % 3} for n in range(30)])
-    q = u.group_by(v=it.v).select({"v": key("v"), "n": agg.count()})
-    agree(u, q)
-    rng = random.Random(9)
-    for _ in range(30):
-        k = f"k{rng.randrange(45)}"
-        op = rng.choice(["insert", "put", "delete", "again"])
-        if op == "insert" and u.get(k) is None:
-            u.insert({"id": k, "v": rng.randrange(4)})
-        elif op == "put":
-            u.put({"id": k, "v": rng.randrange(4)})
-        elif op == "delete":
-            u.delete(k)
-        else:
-            with store.transaction():
-                u.delete(k)
-                u.put({"id": k, "v": 9})
-        agree(u, q)
-    assert store.columns.stats()["rebuilds"] == 0
-
-
 def test_every_question_after_own_appends(open_store: Any) -> None:
     """Appends grow the columns and what is kept of them (group codes, instants) in place: every
     question agrees with SQL after each of many single inserts."""

@@ -2,11 +2,12 @@
 
 A collection's :class:`Table` holds its rows' storage positions and keys and one :class:`Column` per
 member a query has read, all in storage order and all as of one change-log record (``seq``). Before
-a query reads them, :meth:`Columns.current` brings the table to the newest committed record inside one
-snapshot of the database: the records since its ``seq`` name the keys that changed (every commit's,
-other processes' included), their rows are read again by key and merged in by storage position, and
-a record that names no keys (a bulk load or a migration, written compact) or one the log no longer
-holds rebuilds the table. A column's first read scans the member from the database, a batch at a
+a query reads them, :meth:`Columns.current` brings the table to the newest committed record as of one
+snapshot of the database (:mod:`.fresh`: one statement when nothing or only this store's own commits
+came since; else the records since its ``seq`` name the keys that changed, every commit's, other
+processes' included): the changed rows are read again by key and merged in by storage position
+(appended rows grow the arrays in place, :mod:`.grow`), and a record that names no keys (a bulk load
+or a migration, written compact) or one the log no longer holds rebuilds the table. A column's first read scans the member from the database, a batch at a
 time. The columns live within a budget of bytes; the least recently used go first.
 
 """
@@ -193,23 +194,23 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
-    texts = False
-    try:
-        arr = pa.array(cells)
-    except OverflowError:
-        return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold, or texts
-        arr = None
-    if arr is None or arr.type == pa.string():
-        texts = any(type(c) is str for c in cells)
-        if texts:  # a backend that hands JSON over as its text (jsonb)
-            cells = [None if c is None else _number(c) for c in cells]
-            try:
-                arr = pa.array(cells)
-            except OverflowError:
-                return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                arr = None
+    texts = any(type(c) is str for c in cells)
+    arr = None
+    if not texts:
+        try:
+            arr = pa.array(cells)
+        except OverflowError:
+            return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold
+            arr = None
+    else:  # a backend that hands JSON over as its text (jsonb)
+        cells = _numbers(cells)
+        try:
+            arr = pa.array(cells)
+        except OverflowError:
+            return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arr = None
     if arr is not None and (arr.type == pa.null() or arr.type == pa.int64()):
         return arr.cast(pa.int64()), None, None
     if arr is not None and arr.type != pa.float64():
@@ -235,6 +236,18 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     if not texts and (np.abs(raw) >= float(limit)).any():  # (an infinity too; NaN compares false)
         return arr, ints, "a number of the database's integer limit or more (it may be a rounded integer)"
     return arr, (ints if ints.any() else None), None
+
+
+def _numbers(texts: Sequence[str | None]) -> list[Any]:
+    """Numbers' JSON texts (None: missing) as the engine reads them: parsed as one JSON array
+    (one call, not one per value), or one at a time where that fails (beyond 64 bits)."""
+    try:
+        got = orjson.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")
+    except orjson.JSONDecodeError:
+        got = None
+    if got is None or len(got) != len(texts):
+        return [None if t is None else _number(t) for t in texts]
+    return list(got)
 
 
 def _number(text: str) -> Any:
