@@ -195,22 +195,14 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
     texts = any(type(c) is str for c in cells)
-    arr = None
-    if not texts:
-        try:
-            arr = pa.array(cells)
-        except OverflowError:
-            return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold
-            arr = None
-    else:  # a backend that hands JSON over as its text (jsonb)
+    if texts:  # a backend that hands JSON over as its text (jsonb)
         cells = _numbers(cells)
-        try:
-            arr = pa.array(cells)
-        except OverflowError:
-            return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arr = None
+    try:
+        arr = pa.array(cells)
+    except OverflowError:
+        return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold
+        arr = None
     if arr is not None and (arr.type == pa.null() or arr.type == pa.int64()):
         return arr.cast(pa.int64()), None, None
     if arr is not None and arr.type != pa.float64():
