@@ -587,8 +587,10 @@ def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | 
 
 
 def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+    computed: dict[str, np.ndarray | list[Any]]
     if plan.window is not None:
-        idx, computed = window_rows(plan, cols, n, rows)
+        idx, by_name = window_rows(plan, cols, n, rows)
+        computed = dict(by_name)
     else:
         idx = positions(plan, cols, n, rows)
         computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
