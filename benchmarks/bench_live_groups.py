@@ -8,6 +8,13 @@ engine, as every group-by did before the tallies). After the timed writes the li
 against a fresh run. Prints medians and the time added per write.
 
     .venv/bin/python benchmarks/bench_live_groups.py [--runs 101]
+
+``--seed N`` measures instead what opening a live query costs on N generated rows (default 1,000,000,
+the columnar benchmark's table, ``bench_columns.generate``): a live group-by (count, average per
+category) and a live top-10 window (a filter, the ten largest prices), each seeded from the columns
+(cold: their first build included; then warm) and through SQL (``columns=False``), one run, side by
+side: the time until ``rows`` are there, until the maintainer is ready, and the first update after.
+Every seed's rows, and the rows after that update, are checked against a fresh run.
 """
 
 from __future__ import annotations
@@ -59,11 +66,63 @@ def time_writes(flights: Any, runs: int, rng: random.Random, sample: list[dict[s
     return out
 
 
+def seeds(n: int) -> None:
+    """Open a live group-by and a live top-10 window over ``n`` generated rows, columns against SQL."""
+    from bench_columns import MODEL, generate
+
+    with jl.open(model=MODEL) as store:
+        store.changes.max_maintained = 2 * n  # a group-by keeps every row (the default bound is 500,000)
+        sales = store["sales"]
+        t = time.perf_counter()
+        sales.insert_many(generate(n), progress=False)
+        print(f"loaded {n:,} rows in {time.perf_counter() - t:.1f} s")
+        group = sales.group_by(cat=it["cat"]).select(
+            {"cat": key("cat"), "n": agg.count(), "avg": agg.avg(it.price)}
+        )
+        top = (
+            sales.where(it.size > 10)
+            .order_by(it.price.desc())
+            .take(10)
+            .select({"cat": it["cat"], "price": it.price})
+        )
+        extra = {
+            "when": "2024-06-01T00:00:00Z",
+            "size": 50,
+            "price": 500.5,
+            "value": 1.0,
+            "cat": "c07",
+            "city": "x",
+        }
+        for name, q in [("group-by", group), ("top-10 window", top)]:
+            store.columns.drop()
+            for label, columns in [("columns, cold", True), ("columns, warm", None), ("SQL", False)]:
+                t = time.perf_counter()
+                live = q.live(columns=columns)
+                shown = time.perf_counter() - t
+                live.wait_seeded()
+                ready = time.perf_counter() - t
+                assert live.rows == sales.execute(q.document, columns=False), (name, label)
+                t = time.perf_counter()
+                k = sales.insert(extra)
+                update = time.perf_counter() - t
+                assert live.rows == sales.execute(q.document, columns=False), (name, label)
+                print(
+                    f"{name:<14} {label:<14} rows {shown * 1e3:10,.1f} ms  maintainer ready {ready:8.1f} s"
+                    f"  first update {update * 1e3:8.1f} ms  {live.seeded['source']}"
+                )
+                sales.delete(k)
+                live.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=101)
+    parser.add_argument("--seed", type=int, nargs="?", const=1_000_000, default=None)
     args = parser.parse_args()
     print_machine()
+    if args.seed is not None:
+        seeds(args.seed)
+        return
     rng = random.Random(13)
     with jl.open(model=flights_model()) as store:
         load_flights(store, progress=False)

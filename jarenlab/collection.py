@@ -883,11 +883,15 @@ class Collection(Queryable):
 
         return Typed(self, cls)
 
-    def live(self, document: Any, **externals: Any) -> LiveQuery:
-        """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords."""
+    def live(self, document: Any, *, columns: bool | None = None, **externals: Any) -> LiveQuery:
+        """A live query of a raw query document (see :mod:`jarenlab.live`); externals as keywords.
+
+        ``columns``: where its seed (the first rows, and each re-seed) may come from the columnar
+        path, as for a run: None where the planner chooses the columns, True wherever they can
+        answer, False never (``live.seeded`` says where it came from)."""
         from jarenlab.live.live import LiveQuery
 
-        return LiveQuery(self, document, externals)
+        return LiveQuery(self, document, externals, columns=columns)
 
     def __repr__(self) -> str:
         return f"<jarenlab.Collection {self.name!r}>"

@@ -354,8 +354,9 @@ CODES: dict[str, tuple[str, str]] = {
         "A composite key's member is missing, of the wrong type, or cannot be stored (U+0000, beyond 64 bits).",
     ),
     "JD2202": (
-        "relation_to_composite",
-        "A many-to-many relation's end has a composite key; a join collection links single keys.",
+        "through_shared_member",
+        "A many-to-many relation's `through.from` and `through.to` name one member of the join collection: "
+        "each member of each end's key needs a member of its own.",
     ),
     "JD2203": (
         "bad_composite_key",

@@ -897,6 +897,11 @@ class Dialect(Protocol):
         """``[a, rowid]`` -> `` ORDER BY a, rowid``."""
         ...
 
+    def beside(self, first: str, rows: str) -> str:
+        """One statement reading the one row of ``first`` beside each row of ``rows`` (ordered by
+        its first column; one row of NULLs beside it when it has none), in one snapshot."""
+        ...
+
     def window(self, limit: int | None, offset: int, literal: Callable[[Any], str]) -> str:
         """Skip ``offset`` rows, keep ``limit`` (None: all), binding values with ``literal``:
         ``50, 0`` -> `` LIMIT ?``; ``None, 5`` -> `` LIMIT ? OFFSET ?`` (SQLite binds -1)."""

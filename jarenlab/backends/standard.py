@@ -147,6 +147,16 @@ class StandardSQL:
         """The ordering clause: ``[a, rowid]`` -> `` ORDER BY a, rowid``."""
         return " ORDER BY " + ", ".join(terms)
 
+    def beside(self, first: str, rows: str) -> str:
+        """One statement: the one row of ``first`` beside each row of ``rows``, in ``rows``' order
+        by its first column (one row, NULLs beside it, when ``rows`` has none). Both are read in
+        the statement's one snapshot.
+
+        >>> StandardSQL().beside("SELECT 7", "SELECT a FROM t ORDER BY a")
+        'SELECT f.*, r.* FROM (SELECT 7) AS f LEFT JOIN (SELECT a FROM t ORDER BY a) AS r ON 1 = 1 ORDER BY 2'
+        """
+        return f"SELECT f.*, r.* FROM ({first}) AS f LEFT JOIN ({rows}) AS r ON 1 = 1 ORDER BY 2"
+
     def count_rows(self) -> str:
         """Rows counted: ``count(*)``."""
         return "count(*)"

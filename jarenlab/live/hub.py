@@ -94,6 +94,8 @@ class ChangeHub:
         self._touched: set[str] = set()
         #: The seq of the last change record this store committed.
         self._own_seq: int | None = None
+        #: Told of each of this store's committed records (:meth:`on_own_commit`).
+        self._own_listeners: list[Callable[[int, list[Change] | None], None]] = []
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         #: The error of the ongoing outage (None: the database is reachable), and how many outages.
@@ -129,6 +131,12 @@ class ChangeHub:
         (other processes' live queries re-seed), and this process's queries re-seed once the store
         adopted the new model (:meth:`jarenlab.store.Store.reload`), not from the commit's changes."""
         self._tx.migrating = set(collections)
+
+    def on_own_commit(self, listener: Callable[[int, list[Change] | None], None]) -> None:
+        """Call ``listener(seq, changes)`` after each commit of this store that wrote change record
+        ``seq``, in the committing thread, with the commit's changes (None for a migration's,
+        which names no keys). A rolled-back transaction is never told."""
+        self._own_listeners.append(listener)
 
     def follows_own(self) -> bool:
         """Inside a commit, after the change hub's before-commit hook: True when this commit's
@@ -216,6 +224,8 @@ class ChangeHub:
         if stashed is None or stashed[0] is not changes or stashed[1] is None:
             return
         self._own_seq = stashed[1]
+        for listener in self._own_listeners:
+            listener(stashed[1], changes if stashed[2] else None)
         if not stashed[2]:
             return  # a migration: its queries re-seed at the reload
         with self.lock:
@@ -441,15 +451,20 @@ class ChangeHub:
             q.fail(err)
 
     def stats(self) -> dict[str, Any]:
-        """Live queries for ``store.stats()``: how many, their updates, and how many per strategy."""
+        """Live queries for ``store.stats()``: how many, their updates, how many per strategy, and where
+        their last seeds came from (``seeds``: ``columns``, ``sql``, or a rerun's mode)."""
         with self.lock:
             queries = list(self.queries)
         by_mode: dict[str, int] = {}
+        seeds: dict[str, int] = {}
         for q in queries:
             by_mode[q.mode.strategy] = by_mode.get(q.mode.strategy, 0) + 1
+            source = q.seeded.get("source", "sql")
+            seeds[source] = seeds.get(source, 0) + 1
         return {
             "queries": len(queries),
             "updates": sum(q.updates for q in queries),
+            "seeds": seeds,
             "stale": sum(q.stale is not None for q in queries),
             "outages": self.outages,
             **by_mode,

@@ -29,11 +29,12 @@ import orjson
 from jarenlab.errors import JarenlabError, LiveError, QueryError, StoreError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
+from jarenlab.live.seed import Build, matching_rows, seeded, unkeyed
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.lang.engine import compile_query
 from jarenlab.query.lang.values import check_json
-from jarenlab.query.planner.run import external_value, narrowed_rows, run_query
+from jarenlab.query.planner.run import ColumnSeed, columnar_seed, external_value, narrowed_rows, run_query
 from jarenlab.query.planner.temporal import Alignment, align
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class LiveQuery:
         externals: dict[str, Any],
         *,
         clock: Callable[[], float] = time.time,
+        columns: bool | None = None,
     ) -> None:
         store = collection.store
         self.collection = collection
@@ -152,6 +154,11 @@ class LiveQuery:
         self.mode = LiveMode(self._plan.strategy, self._plan.reason)
         self._hub: Hub = store.changes
         self._maintainer: Sorted | Accumulator | Groups | None = None
+        #: Where the seed may come from the columns: None as the planner chooses, True wherever
+        #: they can answer, False never (the ``columns=`` switch of a run).
+        self.columns = columns
+        self._build: Build | None = None
+        self._seeded: dict[str, Any] = {}
         self._subscribers: list[tuple[Subscriber, ErrorHandler | None]] = []
         self._on_state: list[Callable[[str], Any]] = []
         self._observed: list[tuple[Any, Callable[..., Any]]] = []
@@ -217,18 +224,83 @@ class LiveQuery:
 
     def _fresh_rows(self) -> list[Any]:
         """The rows of a fresh run, inside the reseed's snapshot (a maintained query's maintainer
-        is seeded from the same read)."""
+        is seeded from the same read: the columns' answer and the table it came from, where the
+        planner would answer from the columns, else the rows SQL reads)."""
         store, coll = self.collection.store, self.collection
+        self._drop_build()
+        self._maintainer = None
+        t0 = time.perf_counter()
         if self._plan.strategy == "rerun":
-            return run_query(coll, self.document, self.externals, profile=store.profile)[0]
+            rows, trace, _ = run_query(
+                coll, self.document, self.externals, profile=store.profile, columns=self.columns
+            )
+            used = {k: v for k, v in (trace.columns or {}).items() if k != "used"}
+            source = "columns" if trace.mode == "columnar" else trace.mode
+            self._seeded = {"source": source, **used, "seconds": time.perf_counter() - t0}
+            return rows
         m = make_maintainer(self._plan, self.externals, store.operators, coll.storage_order)
         if m.positions is not None and not m.positions.by_key and not store.backend.needs_write_gate:
             # Writers commit side by side: a row inserted first may commit last.
             m.positions.locate = coll.positions
+        got = self._column_seed()
+        if isinstance(got, ColumnSeed):
+            matching = matching_rows(got)
+            self._check_bound(len(matching))
+            self._build = Build(lambda cancelled: seeded(m, got, matching, cancelled))
+            a = got.answered
+            self._seeded = {
+                "source": "columns", "seq": a.seq, "read": a.columns, "warm": a.warm, "rows": a.rows,
+                "kept": len(matching), "seconds": time.perf_counter() - t0,
+            }  # fmt: skip
+            return got.items
         m.seed(seed_pairs(coll, self.document, self.externals, m.positions))
         self._check_bound(m.size)
         self._maintainer = m
+        self._seeded = {"source": "sql", "reason": got, "kept": m.size, "seconds": time.perf_counter() - t0}
         return m.rows
+
+    def _column_seed(self) -> ColumnSeed | str:
+        """The columns' answer to this query's document with the table it came from, or why not."""
+        coll = self.collection
+        if self._plan.orderby and coll.storage_order != "key":
+            return "order: a window breaks ties by key, the columns by storage order (insertion order here)"
+        got = columnar_seed(coll, self.document, self.externals, columns=self.columns)
+        if isinstance(got, ColumnSeed):
+            why = unkeyed(got.answered.table)
+            if why is not None:
+                return why
+        return got
+
+    def _drop_build(self) -> None:
+        """Abandon a maintainer still being built (a re-seed or close replaces it)."""
+        build, self._build = self._build, None
+        if build is not None:
+            build.cancel()
+
+    @property
+    def seeded(self) -> dict[str, Any]:
+        """Where the last seed came from: ``source`` (``columns``, or ``sql`` and the ``reason`` the
+        columns did not answer; a ``rerun`` says the run's mode), with the columns ``seq`` (the
+        change-log record the rows reflect and the query follows from), ``read`` (members), ``warm``,
+        ``rows`` (rows the answer read), ``kept`` (rows the maintainer keeps), ``seconds`` (until
+        the rows were there) and ``maintainer``: ``building`` while it is built from the columns,
+        then ``ready`` with ``build_seconds``."""
+        out = dict(self._seeded)
+        build = self._build
+        if build is not None:
+            out["maintainer"] = "ready" if build.ready else "building"
+            if build.seconds is not None:
+                out["build_seconds"] = build.seconds
+        elif self._maintainer is not None:
+            out["maintainer"] = "ready"
+        return out
+
+    def wait_seeded(self) -> LiveQuery:
+        """Wait until a maintainer built from the columns is ready (at once otherwise); returns the
+        query. Its first update waits for it anyway; this only says when."""
+        if self._build is not None:
+            self._build.wait()
+        return self
 
     def receive(self, rec: Record) -> None:
         """Apply one committed change record (the store's change hub calls this, in seq order)."""
@@ -248,6 +320,12 @@ class LiveQuery:
         if not changes:
             self.seq = rec.seq
             return
+        if self._maintainer is None and self._build is not None:
+            try:
+                self._maintainer = self._build.result()
+            except JarenlabError as err:
+                self._fail(err)
+                return
         if self._maintainer is None:
             self.reseed()
             self.seq = max(self.seq, rec.seq)
@@ -476,6 +554,7 @@ class LiveQuery:
         self._hub.unregister(self)
         self._subscribers.clear()
         self._on_state.clear()
+        self._drop_build()
         self._maintainer = None
         closers, self._on_close = self._on_close, []
         for fn in closers:

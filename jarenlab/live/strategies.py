@@ -109,7 +109,7 @@ class Positions:
         if self.by_key:
             return
         if self.locate is not None:
-            self._adopt(self.locate(None))
+            self.adopt(self.locate(None))
             return
         for key in keys:
             self.of(key)
@@ -121,9 +121,10 @@ class Positions:
             return
         new = [key for key, doc in changes.items() if doc is not None and key not in self.pos]
         if new:
-            self._adopt(self.locate(new))
+            self.adopt(self.locate(new))
 
-    def _adopt(self, found: dict[Any, int]) -> None:
+    def adopt(self, found: dict[Any, int]) -> None:
+        """Take the database's own positions of keys (a seed from the columns holds every row's)."""
         self.pos.update(found)
         if found:
             self.next = max(self.next, max(found.values()) + 1)

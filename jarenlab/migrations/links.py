@@ -45,6 +45,13 @@ def _is_key(value: Any) -> bool:
     return type(value) in (str, int)
 
 
+def _end(doc: dict[str, Any], members: tuple[str, ...]) -> tuple[Any, bool]:
+    """The key a join document names by ``members`` (a composite key's tuple), and whether every
+    member holds a key's value."""
+    values = tuple(doc.get(m) for m in members)
+    return (values if len(members) > 1 else values[0]), all(_is_key(v) for v in values)
+
+
 def link_violations(rel: Relation, read: Callable[[str], Collection | None]) -> list[Violation]:
     """The join documents of ``rel`` that break its promise, in storage order. ``read(name)`` is
     the collection of that (new) name as the migration sees it, None when it holds nothing yet."""
@@ -61,12 +68,16 @@ def link_violations(rel: Relation, read: Callable[[str], Collection | None]) -> 
     for page in join.pages():
         for key, text in page:
             doc = orjson.loads(text)
-            pair = (doc.get(rel.member), doc.get(rel.other))
-            for end, member, value in ((rel.target, rel.member, pair[0]), (rel.to, rel.other, pair[1])):
-                if not _is_key(value) or value not in ends[end]:
+            (mine, good), (theirs, fine) = _end(doc, rel.members), _end(doc, rel.others)
+            for end, members, value, ok in (
+                (rel.target, rel.members, mine, good),
+                (rel.to, rel.others, theirs, fine),
+            ):
+                if not ok or value not in ends[end]:
                     out.append(
-                        (rel.through, key, f"/{member}", f"links {end} {value!r}, which does not exist")
+                        (rel.through, key, f"/{members[0]}", f"links {end} {value!r}, which does not exist")
                     )
+            pair = (mine, theirs)
             if pair in seen:
                 out.append(
                     (
@@ -77,6 +88,6 @@ def link_violations(rel: Relation, read: Callable[[str], Collection | None]) -> 
                         f"({rel.through} {seen[pair]!r} links them): a pair is linked once",
                     )
                 )
-            elif all(_is_key(v) for v in pair):
+            elif good and fine:
                 seen[pair] = key
     return out

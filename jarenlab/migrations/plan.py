@@ -306,7 +306,7 @@ def make_plan(
 
 def _relation_text(rel: Relation) -> str:
     if rel.through is not None:
-        text = f"{rel.collection} <-> {rel.to} through {rel.through} (/{rel.member}, /{rel.other})"
+        text = f"{rel.collection} <-> {rel.to} through {rel.through} ({rel.join_members})"
     else:
         via = f"/{rel.member}" if len(rel.members) < 2 else "(/" + ", /".join(rel.members) + ")"
         text = f"{rel.holder}{via} -> {rel.target}" + (" (to-many side)" if rel.many else "")
@@ -330,13 +330,7 @@ def _relation_steps(old: Model, new: Model, moves: Mapping[str, str]) -> tuple[l
         if was is not None and _relation_text(was) == _relation_text(rel):
             continue
         check = rel.through is not None and (
-            was is None
-            or (was.through, was.member, was.other)
-            != (
-                rel.through,
-                rel.member,
-                rel.other,
-            )
+            was is None or (was.through, was.members, was.others) != (rel.through, rel.members, rel.others)
         )
         if check:
             links.append(rel)

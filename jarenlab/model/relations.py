@@ -13,7 +13,9 @@ A collection names its references to other collections under ``relations``:
   references at once, one from the join collection to each end;
 - **to a composite key** ``{"weather": {"to": "weather", "via": ["/origin", "/time_hour"]}}`` on
   ``flights``: one member per member of the target's key, in the key's order (JD2204 for another
-  shape); a many-to-many relation's ends have single keys (JD2202);
+  shape); a many-to-many relation's ``through`` names an end with a composite key the same way
+  (``"from": ["/origin", "/time_hour"]``), each member the join collection's own (JD2202 for a
+  member shared by ``from`` and ``to``);
 - ``on_delete`` (``restrict``, ``cascade``, ``set_null``): what deleting the referenced document
   does to the documents that reference it, enforced inside the write transaction
   (:mod:`jarenlab.relations.actions`). On either side it speaks of the same reference. For a
@@ -40,6 +42,10 @@ JD0031 (two declarations of one reference disagree), JD0040 (cascading deletes i
 >>> specs["f"]["schema"]["properties"].update(o={"type": "string"}, h={"type": "integer"})
 >>> check({"f": {"w": {"to": "w", "via": ["/o", "/h"]}}}, specs)["f"]["w"].reference
 ('f', 'o/h', 'w')
+>>> specs["e"]["schema"]["properties"].update(o={"type": "string"}, h={"type": "integer"})
+>>> check({"w": {"as": {"to": "a", "through": {"collection": "e", "from": ["/o", "/h"], "to": "/a"}}}},
+...       specs)["w"]["as"].references
+(('e', 'o/h', 'w'), ('e', 'a', 'a'))
 """
 
 from __future__ import annotations
@@ -87,6 +93,9 @@ class Relation:
     #: The holder's members making the reference, in the target key's order: ``(member,)``, or
     #: one per member of a composite key (``member`` is the first).
     members: tuple[str, ...] = ()
+    #: A many-to-many relation's join members holding the key of ``to``, as :attr:`members`
+    #: (``other`` is the first); empty for the others.
+    others: tuple[str, ...] = ()
 
     @property
     def via(self) -> str:
@@ -105,7 +114,14 @@ class Relation:
         collection's member holding this side's key, then the one holding the other side's)."""
         if self.other is None:
             return (self.reference,)
-        return (self.reference, (self.holder, self.other, self.to))
+        return (self.reference, (self.holder, "/".join(self.others) or self.other, self.to))
+
+    @property
+    def join_members(self) -> str:
+        """A many-to-many relation's join members as the model names them, ``/from`` then ``/to``
+        (a composite end's as a list): ``/student, /course`` or ``[/origin, /hour], /course``."""
+        ends = [", ".join(f"/{m}" for m in ms) for ms in (self.members, self.others)]
+        return ", ".join(e if "," not in e else f"[{e}]" for e in ends)
 
     @property
     def child(self) -> str:
@@ -168,10 +184,59 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
     if action is not None and action not in ACTIONS:
         raise _fail("JD0030", f"on_delete is one of {', '.join(ACTIONS)}, not {action!r}", f"{at}/on_delete")
     holder, target = (to, collection) if many else (collection, to)
-    members = _via(name, decl.get("via"), _spec(specs, target)[1], target, at)
+    members = _via(name, "via", decl.get("via"), specs, target, f"{at}/via")
+    typed = _typed(name, holder, members, target, specs, f"{at}/via")
+    for member, types, key in zip(members, typed, _key_types(specs, target)):
+        if action == "set_null" and "null" not in types:
+            raise _fail(
+                "JD0030",
+                f"relation {name!r}: on_delete set_null needs {holder!r}'s member /{member} to accept null "
+                f"(type [{key!r}, 'null'])",
+                f"{at}/on_delete",
+            )
+    return Relation(name, collection, to, many, holder, members[0], target, action, at, members=members)
+
+
+def _via(name: str, what: str, via: Any, specs: Mapping[str, Any], target: str, at: str) -> tuple[str, ...]:
+    """The holder's members a reference to ``target`` is made of (``what``: ``via``, or a
+    ``through``'s ``from`` or ``to``): one, or one per member of a composite key
+    (``["/origin", "/time_hour"]``, in the key's order; JD2204 for another shape)."""
+    top = r"/[^/~]+"
+    key = _spec(specs, target)[1]
+    if isinstance(key, (list, tuple)):
+        if (
+            not isinstance(via, list)
+            or len(via) != len(key)
+            or not all(isinstance(v, str) and re.fullmatch(top, v) for v in via)
+            or len(set(via)) != len(via)
+        ):
+            raise _fail(
+                "JD2204",
+                f"relation {name!r}: {target!r} has the composite key {list(key)}, so {what} is a list of "
+                f"{len(key)} distinct top-level pointers in that order, such as {list(key)}, not {via!r}",
+                at,
+            )
+        return tuple(v[1:] for v in via)
+    if isinstance(via, list):
+        raise _fail(
+            "JD2204",
+            f"relation {name!r}: {target!r} has a single key, so {what} is one pointer, not a list",
+            at,
+        )
+    if not isinstance(via, str) or not re.fullmatch(top, via):
+        raise _fail("JD0030", f'{what} is a JSON Pointer to one top-level member, such as "/carrier"', at)
+    return (via[1:],)
+
+
+def _typed(
+    name: str, holder: str, members: tuple[str, ...], target: str, specs: Mapping[str, Any], at: str
+) -> list[set[str]]:
+    """The schema types of ``holder``'s ``members``, checked to be declared (JD0030) and to hold
+    ``target``'s key members (JD0071; ``doc_path`` ``at``, ``at/<i>`` for a composite key)."""
     schema, _ = _spec(specs, holder)
+    out = []
     for i, (member, key) in enumerate(zip(members, _key_types(specs, target))):
-        here = f"{at}/via" + (f"/{i}" if len(members) > 1 else "")
+        here = at + (f"/{i}" if len(members) > 1 else "")
         types = _types(schema, member)
         side = f"{holder!r}'s member /{member}"
         if types is None:
@@ -184,44 +249,8 @@ def _one(collection: str, name: str, decl: Any, specs: Mapping[str, Any], at: st
                 + f" is {key}",
                 here,
             )
-        if action == "set_null" and "null" not in types:
-            raise _fail(
-                "JD0030",
-                f"relation {name!r}: on_delete set_null needs {side} to accept null (type [{key!r}, 'null'])",
-                f"{at}/on_delete",
-            )
-    return Relation(name, collection, to, many, holder, members[0], target, action, at, members=members)
-
-
-def _via(name: str, via: Any, key: Any, target: str, at: str) -> tuple[str, ...]:
-    """The holder's members a reference is made of: one, or one per member of a composite key
-    (``"via": ["/origin", "/time_hour"]``, in the key's order; JD2204 for another shape)."""
-    top = r"/[^/~]+"
-    if isinstance(key, (list, tuple)):
-        if (
-            not isinstance(via, list)
-            or len(via) != len(key)
-            or not all(isinstance(v, str) and re.fullmatch(top, v) for v in via)
-            or len(set(via)) != len(via)
-        ):
-            raise _fail(
-                "JD2204",
-                f"relation {name!r}: {target!r} has the composite key {list(key)}, so via is a list of "
-                f"{len(key)} distinct top-level pointers in that order, such as {list(key)}, not {via!r}",
-                f"{at}/via",
-            )
-        return tuple(v[1:] for v in via)
-    if isinstance(via, list):
-        raise _fail(
-            "JD2204",
-            f"relation {name!r}: {target!r} has a single key, so via is one pointer, not a list",
-            f"{at}/via",
-        )
-    if not isinstance(via, str) or not re.fullmatch(top, via):
-        raise _fail(
-            "JD0030", 'via is a JSON Pointer to one top-level member, such as "/carrier"', f"{at}/via"
-        )
-    return (via[1:],)
+        out.append(types)
+    return out
 
 
 def _key_types(specs: Mapping[str, Any], name: str) -> list[str]:
@@ -233,36 +262,9 @@ def _key_types(specs: Mapping[str, Any], name: str) -> list[str]:
     return [str(props.get(k[1:], {}).get("type")) for k in key]
 
 
-def _join_member(name: str, join: str, value: Any, end: str, specs: Mapping[str, Any], at: str) -> str:
-    """The join collection's top-level member at ``value``, checked to hold ``end``'s key."""
-    if not isinstance(value, str) or not re.fullmatch(r"/[^/~]+", value):
-        raise _fail(
-            "JD0030", 'a through member is a JSON Pointer to one top-level member, such as "/student"', at
-        )
-    types = _types(_spec(specs, join)[0], value[1:])
-    if types is None:
-        raise _fail(
-            "JD0030", f"relation {name!r}: {join!r}'s member {value} is not declared in its schema", at
-        )
-    if isinstance(_spec(specs, end)[1], (list, tuple)):
-        raise _fail(
-            "JD2202",
-            f"relation {name!r}: {end!r} has a composite key, and a join collection links single keys",
-            at,
-        )
-    key = _key_type(specs, end)
-    if key not in types:
-        raise _fail(
-            "JD0071",
-            f"relation {name!r}: {join!r}'s member {value} is typed {sorted(types) or 'any'}, "
-            f"but {end!r}'s key is {key}",
-            at,
-        )
-    return value[1:]
-
-
 def _through(collection: str, name: str, decl: dict[str, Any], specs: Mapping[str, Any], at: str) -> Relation:
-    """A many-to-many relation: ``through`` names the join collection and its two members."""
+    """A many-to-many relation: ``through`` names the join collection and its members holding
+    each end's key (one, or a list of one per member of a composite key, as ``via``)."""
     for member in ("via", "many"):
         if member in decl:
             raise _fail(
@@ -290,11 +292,24 @@ def _through(collection: str, name: str, decl: dict[str, Any], specs: Mapping[st
             f"relation {name!r}: the join collection is a third collection",
             f"{at}/through/collection",
         )
-    member = _join_member(name, join, through["from"], collection, specs, f"{at}/through/from")
-    other = _join_member(name, join, through["to"], to, specs, f"{at}/through/to")
-    if member == other:
+    ends = []
+    for side, end in (("from", collection), ("to", to)):
+        here = f"{at}/through/{side}"
+        members = _via(name, f"through's {side}", through[side], specs, end, here)
+        _typed(name, join, members, end, specs, here)
+        ends.append(members)
+    members, others = ends
+    shared = [m for m in others if m in members]
+    if shared and len(members) == len(others) == 1:
         raise _fail(
             "JD0030", f"relation {name!r}: from and to are two members of {join!r}", f"{at}/through/to"
+        )
+    if shared:
+        raise _fail(
+            "JD2202",
+            f"relation {name!r}: through's from and to share {join!r}'s member /{shared[0]}; each "
+            "member of each end's key needs a member of its own",
+            f"{at}/through/to",
         )
     action = decl.get("on_delete")
     if action is not None and action not in LINK_ACTIONS:
@@ -304,7 +319,9 @@ def _through(collection: str, name: str, decl: dict[str, Any], specs: Mapping[st
             "(a link is kept or deleted whole)",
             f"{at}/on_delete",
         )
-    return Relation(name, collection, to, True, join, member, collection, action, at, join, other)
+    return Relation(
+        name, collection, to, True, join, members[0], collection, action, at, join, others[0], members, others
+    )
 
 
 def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, dict[str, Relation]]:
@@ -347,7 +364,7 @@ def check(declarations: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str
 def _inverse(a: Relation, b: Relation) -> bool:
     """Whether two many-to-many relations of one collection are each other's inverse (a
     collection linked to itself: followers and following through one join collection)."""
-    return a.through is not None and a.through == b.through and (a.member, a.other) == (b.other, b.member)
+    return a.through is not None and a.through == b.through and (a.members, a.others) == (b.others, b.members)
 
 
 def actions(relations: Mapping[str, Mapping[str, Relation]]) -> dict[tuple[str, str, str], str]:

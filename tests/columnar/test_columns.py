@@ -331,16 +331,19 @@ def test_a_profile_reads_through_sql(open_store: Any) -> None:
 
 
 def test_string_keys_follow_puts_and_deletes(open_store: Any) -> None:
-    """A collection keyed by a string member (keys are not storage positions): puts of new and held
-    keys, deletes, and a delete then a put of the same key in one transaction."""
+    """A collection keyed by a string member (keys are not storage positions): inserts of new keys
+    (appended without looking for them among the held rows), puts of new and held keys, deletes,
+    and a delete then a put of the same key in one transaction."""
     store = open_store(MODEL)
     u = store["u"]
     rng = random.Random(5)
     q = u.group_by(v=it.v).select({"v": key("v"), "n": agg.count()})
     for step in range(40):
         k = f"k{rng.randrange(30)}"
-        op = rng.choice(["put", "put", "delete", "swap"])
-        if op == "put":
+        op = rng.choice(["insert", "put", "put", "delete", "swap"])
+        if op == "insert" and u.get(k) is None:
+            u.insert({"id": k, "v": rng.randrange(4)})
+        elif op == "put":
             u.put({"id": k, "v": rng.randrange(4)})
         elif op == "delete":
             u.delete(k)

@@ -121,10 +121,13 @@ def test_the_declaration_is_one_pointer_per_key_member_in_order() -> None:
     assert _refused(disagree)[0] == "JD0031"
 
 
-def test_a_join_collection_still_links_single_keys_only() -> None:
+def test_a_join_collection_names_a_composite_end_by_one_member_per_key_member() -> None:
     m = model()
     m["collections"]["links"] = {
-        "schema": {"type": "object", "properties": {"flight": _INT, "weather": _STR}},
+        "schema": {
+            "type": "object",
+            "properties": {"flight": _INT, "weather": _STR, "origin": _STR, "hour": _STR},
+        },
         "key": None,
         "identity": "integer",
     }
@@ -132,7 +135,10 @@ def test_a_join_collection_still_links_single_keys_only() -> None:
         "to": "weather",
         "through": {"collection": "links", "from": "/flight", "to": "/weather"},
     }
-    assert _refused(m) == ("JD2202", "/collections/flights/relations/seen/through/to")
+    assert _refused(m) == ("JD2204", "/collections/flights/relations/seen/through/to")
+    m["collections"]["flights"]["relations"]["seen"]["through"]["to"] = ["/origin", "/hour"]
+    rel = load_model(m).relations["flights"]["seen"]
+    assert (rel.members, rel.others) == (("flight",), ("origin", "hour"))
 
 
 def _seed(store: Any) -> None:

@@ -6,23 +6,15 @@ checked against the store-level query the reference engine answers."""
 from __future__ import annotations
 
 import copy
-import json
-import os
 import random
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jarenlab.errors import JarenlabError, ModelError, StoreError
 from jarenlab.model import load_model
+from tests.store.links_child import race
 
-CHILD = Path(__file__).with_name("links_child.py")
-ROOT = Path(__file__).resolve().parents[2]
 _STR = {"type": "string"}
 THROUGH = {"collection": "enrollments", "from": "/student", "to": "/course"}
 MODEL: dict[str, Any] = {
@@ -309,19 +301,6 @@ def linked(store: Any) -> Any:
     return store
 
 
-@pytest.fixture
-def statements(linked: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    seen: list[str] = []
-    query = linked.db.query
-
-    def counted(sql: str, params: Any) -> Any:
-        seen.append(sql)
-        return query(sql, params)
-
-    monkeypatch.setattr(linked.db, "query", counted)
-    yield seen
-
-
 def reference(
     store: Any, side: str, key: Any, order: list[Any] | None = None, *, link: str | None = None
 ) -> list[Any]:
@@ -431,26 +410,7 @@ def test_processes_linking_the_same_pairs_while_ends_are_deleted(open_store: Any
     store = open_store(model(), "race")
     store["students"].insert_many([{"name": f"s{i}"} for i in range(6)])
     store["courses"].insert_many([{"code": f"c{i}"} for i in range(5)])
-    go = tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    target = json.dumps({k: str(v) for k, v in open_store.target("race").items()})
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(CHILD), *args[:1], target, str(go), *args[1:]],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for args in (("link", "1"), ("link", "2"), ("delete",))
-    ]
-    time.sleep(1.0)  # every child opened its store and waits at the start line
-    go.touch()
-    reports = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        reports.append(json.loads(out))
+    reports = race(open_store.target("race"), tmp_path / "go", "single")
     assert reports[2]["deleted"] == 3
     pairs = [(d["student"], d["course"]) for d in store["enrollments"].to_list()]
     assert len(pairs) == len(set(pairs))

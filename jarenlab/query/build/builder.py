@@ -688,12 +688,14 @@ class Query:
             raise QueryError("JQ0008", f"{type(self._source).__name__} has no planner to explain")
         return planned(self.document, externals, analyze=analyze)
 
-    def live(self, **externals: Any) -> Any:
-        """A live query of this chain over a collection (:class:`jarenlab.live.LiveQuery`)."""
+    def live(self, *, columns: bool | None = None, **externals: Any) -> Any:
+        """A live query of this chain over a collection (:class:`jarenlab.live.LiveQuery`);
+        ``columns`` as for :meth:`jarenlab.collection.Collection.live` (where its seed may come from
+        the columns)."""
         live = getattr(self._source, "live", None)
         if live is None:
             raise QueryError("JQ0008", f"{type(self._source).__name__} has no live queries")
-        return live(self._expr(), **externals)
+        return live(self._expr(), **externals) if columns is None else live(self._expr(), columns=columns, **externals)
 
     def __repr__(self) -> str:
         name = getattr(self._source, "name", "?")

@@ -21,12 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.errors import JarenlabError
-from jarenlab.query.columnar.columns import Column, Decline, Table, bits, numbers, values_at
+from jarenlab.query.columnar.columns import Column, Decline, Table, bits, numbers, pylist, values_at
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
 from jarenlab.query.columnar.series import rolled
 from jarenlab.query.columnar.spread import medians, stddevs
+from jarenlab.query.columnar.windows import window_rows
 from jarenlab.query.planner.decode import resampled
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import (
@@ -586,10 +587,16 @@ def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | 
 
 
 def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
-    idx = positions(plan, cols, n, rows)
+    computed: dict[str, np.ndarray | list[Any]]
+    if plan.window is not None:
+        idx, by_name = window_rows(plan, cols, n, rows)
+        computed = dict(by_name)
+    else:
+        idx = positions(plan, cols, n, rows)
+        computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
     assert plan.output is not None
     values: dict[Field, list[Any]] = {}
-    computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
+    what = "rolling" if plan.window is None else "window"
     for f in _fields_of_out(plan.output):
         name = f.steps[0] if len(f.steps) == 1 else None
         if name in computed:
@@ -598,10 +605,10 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
                 values[f] = got.tolist()
                 continue
             if None in got:  # the engine shows a stored member of that name there
-                raise Decline(f"a row with no rolling {name!r}: its own member, if any, is not in columns")
+                raise Decline(f"a row with no {what} {name!r}: its own member, if any, is not in columns")
             values[f] = got
         else:
-            values[f] = _python(cols[f], idx)
+            values[f] = pylist(cols[f], idx)
     out = plan.output
     if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
         # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
@@ -632,16 +639,6 @@ def _fields_of_out(out: Out) -> list[Field]:
     found: dict[Field, None] = {}
     out_fields(out, found)
     return list(found)
-
-
-def _python(col: Column, idx: np.ndarray) -> list[Any]:
-    """The members at ``idx`` as the engine holds them (None: missing)."""
-    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
-    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
-    if col.ints is None:
-        return values
-    ints = col.ints[idx]
-    return [int(v) if v is not None and ints[i] else v for i, v in enumerate(values)]
 
 
 def _row_items(out: Out, i: int, values: dict[Field, list[Any]]) -> list[Any]:

@@ -38,7 +38,7 @@ def shape(plan: Plan) -> list[tuple[str, Field]] | None:
     >>> shape(p)[0][0], shape(Plan("t", "native", output=FieldOut(f)))[0][0]
     ('x', 'value')
     """
-    if plan.aggregate is not None or plan.group is not None or plan.series is not None:
+    if plan.aggregate is not None or plan.group is not None or plan.series is not None or plan.window:
         return None
     out = plan.output
     if isinstance(out, FieldOut) and plan.rolling is None:

@@ -2,11 +2,12 @@
 
 A collection's :class:`Table` holds its rows' storage positions and keys and one :class:`Column` per
 member a query has read, all in storage order and all as of one change-log record (``seq``). Before
-a query reads them, :meth:`Columns.current` brings the table to the newest committed record inside one
-snapshot of the database: the records since its ``seq`` name the keys that changed (every commit's,
-other processes' included), their rows are read again by key and merged in by storage position, and
-a record that names no keys (a bulk load or a migration, written compact) or one the log no longer
-holds rebuilds the table. A column's first read scans the member from the database, a batch at a
+a query reads them, :meth:`Columns.current` brings the table to the newest committed record as of one
+snapshot of the database (:mod:`.fresh`: one statement when nothing or only this store's own commits
+came since; else the records since its ``seq`` name the keys that changed, every commit's, other
+processes' included): the changed rows are read again by key and merged in by storage position
+(appended rows grow the arrays in place, :mod:`.grow`), and a record that names no keys (a bulk load
+or a migration, written compact) or one the log no longer holds rebuilds the table. A column's first read scans the member from the database, a batch at a
 time. The columns live within a budget of bytes; the least recently used go first.
 
 """
@@ -26,6 +27,7 @@ import pyarrow.compute as pc
 
 from jarenlab.errors import StoreError
 from jarenlab.pointer import split
+from jarenlab.query.columnar.grow import extend, extend_arrow, spare_bytes
 from jarenlab.query.columnar.reads import FAMILIES
 from jarenlab.query.planner.preds import Field
 from jarenlab.query.planner.sql import select_members
@@ -64,12 +66,24 @@ class Column:
     def nbytes(self) -> int:
         """Its bytes: values, integer marks, and what is kept of them (key codes, instants)."""
         kept = sum(_bytes(k.value) for k in self.derived.values())
-        return int(self.values.nbytes) + (0 if self.ints is None else int(self.ints.nbytes)) + kept
+        ints = 0 if self.ints is None else int(self.ints.nbytes)
+        return int(self.values.nbytes) + spare_bytes(self.values) + ints + kept
 
 
 def values_at(col: Column, rows: np.ndarray | None) -> pa.Array:
     """A column's values at ``rows`` (positions in the table; all of them when None)."""
     return col.values if rows is None else col.values.take(pa.array(rows))
+
+
+def pylist(col: Column, idx: np.ndarray) -> list[Any]:
+    """The members at ``idx`` as the engine holds them (None: missing; an integer written in a
+    number member as an ``int``)."""
+    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
+    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
+    if col.ints is None:
+        return values
+    ints = col.ints[idx]
+    return [int(v) if v is not None and ints[i] else v for i, v in enumerate(values)]
 
 
 def _bytes(value: Any) -> int:
@@ -103,6 +117,8 @@ class Table:
     columns: dict[Field, Column] = field(default_factory=dict)
     #: The integer keys, sorted (made on the first patch): whether a changed key is held already.
     sorted_keys: np.ndarray | None = None
+    #: The statement reading changed rows of these columns (:func:`read_changed`), and its fields.
+    reader: tuple[tuple[Field, ...], Any] | None = None
 
     def key_array(self) -> pa.Array:
         return pa.array(self.pos) if self.keys is None else self.keys
@@ -114,6 +130,15 @@ class Table:
 
     def __len__(self) -> int:
         return len(self.pos)
+
+
+def frozen(table: Table, fields: Iterable[Field]) -> Table:
+    """A copy of ``table`` holding ``fields`` as they are now: the same arrays, which later commits
+    replace (:func:`merge_rows`) and never change in place, so the copy stays as of ``table.seq``."""
+    cols = {
+        f: Column(f, table.columns[f].values, table.columns[f].ints, table.columns[f].inexact) for f in fields
+    }
+    return Table(table.name, table.seq, table.pos, table.keys, cols)
 
 
 def typed_fields(schema: Any, members: Iterable[str] | None, collection: str) -> list[Field]:
@@ -151,11 +176,23 @@ def read_rows(
     dialect = coll.store.backend.dialect
     stmt = select_members(dialect, coll.name, fields, None if keyed is None else keyed[0])
     params = stmt.bind({} if keyed is None else {"keys": keyed[1]})
+    db = coll.store.db
+    batches = db.stream(stmt.sql, params, BATCH) if keyed is None else iter([db.query(stmt.sql, params)])
+    return decode_rows(coll, fields, batches, bar)
+
+
+def decode_rows(
+    coll: Readable, fields: tuple[Field, ...], batches: Iterable[Sequence[Any]], bar: Any = None
+) -> tuple[np.ndarray, pa.Array, list[Column]]:
+    """Positions, keys and a column per field from batches of ``select_members`` rows."""
+    dialect = coll.store.backend.dialect
     positions: list[np.ndarray] = []
     keys: list[pa.Array] = []
     parts: list[list[tuple[pa.Array, np.ndarray | None, str | None]]] = [[] for _ in fields]
     key_type = pa.int64() if coll.spec.key_type is int else pa.large_string()
-    for rows in coll.store.db.stream(stmt.sql, params, BATCH):
+    for rows in batches:
+        if not rows:
+            continue
         cells = list(zip(*rows))
         positions.append(np.asarray(cells[0], dtype=np.int64))
         keys.append(pa.array(cells[1], type=key_type))
@@ -177,23 +214,15 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
-    texts = False
+    texts = any(type(c) is str for c in cells)
+    if texts:  # a backend that hands JSON over as its text (jsonb)
+        cells = _numbers(cells)
     try:
         arr = pa.array(cells)
     except OverflowError:
         return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold, or texts
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # integers beside floats a double cannot hold
         arr = None
-    if arr is None or arr.type == pa.string():
-        texts = any(type(c) is str for c in cells)
-        if texts:  # a backend that hands JSON over as its text (jsonb)
-            cells = [None if c is None else _number(c) for c in cells]
-            try:
-                arr = pa.array(cells)
-            except OverflowError:
-                return pa.nulls(len(cells), pa.int64()), None, "a number beyond 64 bits"
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                arr = None
     if arr is not None and (arr.type == pa.null() or arr.type == pa.int64()):
         return arr.cast(pa.int64()), None, None
     if arr is not None and arr.type != pa.float64():
@@ -216,10 +245,21 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
         ints[whole] = np.fromiter(
             (type(cells[i]) is int for i in whole.tolist()), dtype=bool, count=whole.size
         )
-    values = np.abs(np.nan_to_num(raw))
-    if not texts and (values >= float(limit)).any():
+    if not texts and (np.abs(raw) >= float(limit)).any():  # (an infinity too; NaN compares false)
         return arr, ints, "a number of the database's integer limit or more (it may be a rounded integer)"
     return arr, (ints if ints.any() else None), None
+
+
+def _numbers(texts: Sequence[str | None]) -> list[Any]:
+    """Numbers' JSON texts (None: missing) as the engine reads them: parsed as one JSON array
+    (one call, not one per value), or one at a time where that fails (beyond 64 bits)."""
+    try:
+        got = orjson.loads("[" + ",".join("null" if t is None else t for t in texts) + "]")
+    except orjson.JSONDecodeError:
+        got = None
+    if got is None or len(got) != len(texts):
+        return [None if t is None else _number(t) for t in texts]
+    return list(got)
 
 
 def _number(text: str) -> Any:
@@ -330,28 +370,29 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
     for (f, col), new in zip(table.columns.items(), values):
         if new.values.type != col.values.type and len(new.values) != new.values.null_count:
             return False
-        part = Column(f, new.values.cast(col.values.type), new.ints, new.inexact)
+        cast = new.values if new.values.type == col.values.type else new.values.cast(col.values.type)
+        part = Column(f, cast, new.ints, new.inexact)
         ints = col.ints
         if ints is not None or part.ints is not None:
             old = ints if ints is not None else np.zeros(len(col.values), dtype=bool)
-            ints = np.concatenate(
-                [old, part.ints if part.ints is not None else np.zeros(len(part.values), dtype=bool)]
-            )
+            ints = extend(old, part.ints if part.ints is not None else np.zeros(len(part.values), dtype=bool))
         derived = {}
         for name, kept in col.derived.items():
             if kept.grow is not None:
                 derived[name] = Kept(kept.grow(kept.value, part), kept.grow)
-        grown.append(
-            (col, pa.concat_arrays([col.values, part.values]), ints, col.inexact or part.inexact, derived)
-        )
+        grown.append((col, extend_arrow(col.values, part.values), ints, col.inexact or part.inexact, derived))
     if table.keys is not None or not _keyed_by_position(pos, keys):
-        table.keys = pa.concat_arrays([table.key_array(), keys.cast(table.key_array().type)])
-    table.pos = np.concatenate([table.pos, pos])
+        table.keys = extend_arrow(table.key_array(), keys.cast(table.key_array().type))
+    table.pos = extend(table.pos, pos)
     if table.keys is None:
         table.sorted_keys = table.pos
     elif table.sorted_keys is not None:
         added = np.sort(keys.cast(pa.int64()).to_numpy(zero_copy_only=False))
-        table.sorted_keys = np.insert(table.sorted_keys, np.searchsorted(table.sorted_keys, added), added)
+        if not len(added) or not len(table.sorted_keys) or added[0] > table.sorted_keys[-1]:
+            table.sorted_keys = extend(table.sorted_keys, added)
+        else:
+            at = np.searchsorted(table.sorted_keys, added)
+            table.sorted_keys = np.insert(table.sorted_keys, at, added)
     for col, values_, ints, inexact, derived in grown:
         col.values, col.ints, col.inexact, col.derived = values_, ints, inexact, derived
         col.patches += 1
@@ -359,12 +400,19 @@ def _append(table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column])
 
 
 def merge_rows(
-    table: Table, pos: np.ndarray, keys: pa.Array, values: list[Column], changed: set[Any]
+    table: Table,
+    pos: np.ndarray,
+    keys: pa.Array,
+    values: list[Column],
+    changed: set[Any],
+    *,
+    fresh: bool = False,
 ) -> None:
     """Replace the rows of the ``changed`` keys with their rows read again (``pos``, ``keys``,
     ``values``: those still present, in storage order), each at its storage position. New rows
-    after every held one are appended (:func:`_append`)."""
-    held = _held(table, changed)
+    after every held one are appended (:func:`_append`). ``fresh``: the keys are known to be new
+    (inserted where no document was), so the table holds none of them."""
+    held = None if fresh else _held(table, changed)
     after = len(table.pos) == 0 or len(pos) == 0 or pos[0] > table.pos[-1]
     if held is None and after and _append(table, pos, keys, values):
         return

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.query.columnar.columns import Column, Decline, Kept, bits, values_at
+from jarenlab.query.columnar.grow import extend, extend_arrow
 from jarenlab.query.planner.preds import DateKey
 
 #: The canonical date-time a date function reads (as SQL does: any other form goes to the engine).
@@ -61,7 +62,7 @@ def _parsed(texts: pa.Array) -> pa.Array | str:
 
 def _grow_instants(old: pa.Array | str, part: Column) -> pa.Array | str:
     new = _parsed(part.values)
-    return old if isinstance(old, str) else new if isinstance(new, str) else pa.concat_arrays([old, new])
+    return old if isinstance(old, str) else new if isinstance(new, str) else extend_arrow(old, new)
 
 
 def date_key(
@@ -126,7 +127,7 @@ class Codes:
                 code = index[v] = len(values)
                 values.append(v)
             added.append(code)
-        return Codes(np.concatenate([self.codes, np.array(added, dtype=np.int64)]), values, index)
+        return Codes(extend(self.codes, np.array(added, dtype=np.int64)), values, index)
 
 
 def _dictionary(values: pa.Array) -> Codes:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.errors import JarenlabError, StoreError
+from jarenlab.errors import StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET
+from jarenlab.query.columnar.fresh import OwnCommits, catch_up, probe
 from jarenlab.query.columnar.reads import member, needs
 from jarenlab.query.planner.plan import conjoin
 from jarenlab.query.planner.preds import Field, Pred, Reason
@@ -53,6 +54,9 @@ class Answered:
     rows: int
     seq: int
     phases: dict[str, float]
+    #: With ``freeze``: the table as answered (its arrays, which a later commit replaces and never
+    #: changes in place), for a reader that continues from exactly ``seq`` (a live query's seed).
+    table: Table | None = None
 
 
 def scoped(plan: Plan, scope: Pred | None) -> Plan:
@@ -95,7 +99,14 @@ class Columns:
         #: A progress bar on builds: None shows one for builds of :data:`PROGRESS_ROWS` rows or more
         #: (a notebook widget in Jupyter), True on every build, False never.
         self.progress: bool | None = None
+        #: The keys this store's own commits changed (:mod:`.fresh`): no log read after them.
+        self.own = OwnCommits()
+        store.subsystem("live").on_own_commit(self._own_commit)
         store.on_model(lambda old, new: self.drop())
+
+    def _own_commit(self, seq: int, changes: list[Any] | None) -> None:
+        if self.tables:  # (nothing held: nothing to keep current)
+            self.own.record(seq, changes)
 
     # -- answering -------------------------------------------------------------------------------
     def answer(
@@ -108,12 +119,14 @@ class Columns:
         indexed: bool,
         scope: Pred | None = None,
         arrow: bool = False,
+        freeze: bool = False,
     ) -> Answered | Reason:
         """The plan's items from the columns, or why SQL answers it. ``force``: wherever the columns
         can (the tests' and a user's ``columns=True``); else only where no index serves the query
         and the columns are warm or the collection holds :data:`AUTO_ROWS` rows or more. ``scope``:
         an owner's view's test, ANDed first into the plan's filter. ``arrow``: the results as one
-        Arrow table (:mod:`.arrow`; a row query returning members), not as items."""
+        Arrow table (:mod:`.arrow`; a row query returning members), not as items. ``freeze``: the
+        answer holds the table it was computed from (:func:`.columns.frozen`)."""
         plan = scoped(plan, scope)
         with self.lock:
             held = self._decide(coll, plan, force=force, indexed=indexed)
@@ -124,7 +137,7 @@ class Columns:
 
             if arrow and shape(plan) is None:
                 return Reason("output", "only a row query returning members has an Arrow form")
-            from jarenlab.query.columnar.columns import Decline
+            from jarenlab.query.columnar.columns import Decline, frozen
 
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
@@ -136,7 +149,13 @@ class Columns:
             t2 = time.perf_counter()
             self.counters["answered"] += 1
             return Answered(
-                items, _pointers(held), warm, len(table), table.seq, {"columns": t1 - t0, "compute": t2 - t1}
+                items,
+                _pointers(held),
+                warm,
+                len(table),
+                table.seq,
+                {"columns": t1 - t0, "compute": t2 - t1},
+                frozen(table, held) if freeze else None,
             )
 
     def preview(
@@ -181,13 +200,24 @@ class Columns:
         :attr:`lock`); True when every column was held already (warm)."""
         db = self.store.db
         hub = self.store.subsystem("live")
+        table = self.tables.get(coll.name)
+        if table is not None and all(f in table.columns for f in fields) and not db.in_transaction:
+            try:
+                with db.translating(collection=coll.name):
+                    seq = table.seq
+                    if probe(self, coll, table, hub):
+                        return self._hit(table, fields, evict=table.seq != seq), True
+            except BaseException:
+                self.tables.pop(coll.name, None)
+                raise
+        # Read committed data only: inside a transaction (a warm() there), its writes may roll back.
         try:
-            with db.snapshot(), db.translating(collection=coll.name):
+            with db.snapshot(own_writes=not db.in_transaction), db.translating(collection=coll.name):
                 high = hub.high_watermark()
                 table = self.tables.get(coll.name)
                 if table is None:
                     table = self._restore(coll)
-                if table is not None and table.seq != high and not self._catch_up(coll, table, hub, high):
+                if table is not None and table.seq != high and not catch_up(self, coll, table, hub, high):
                     self.counters["rebuilds"] += 1
                     table = None
                 missing = [f for f in fields if table is None or f not in table.columns]
@@ -200,13 +230,18 @@ class Columns:
             self.tables.pop(coll.name, None)  # never read a table a failed catch-up may have left
             raise
         self.tables[coll.name] = table
+        return self._hit(table, fields), warm
+
+    def _hit(self, table: Table, fields: Sequence[Field], evict: bool = True) -> Table:
+        """``table`` read for ``fields``; ``evict``: it may have grown, the budget is looked at."""
         now = time.monotonic()
         for f in fields:
             col = table.columns[f]
             col.hits += 1
             col.used = now
-        self._evict(keep=table)
-        return table, warm
+        if evict:
+            self._evict(keep=table)
+        return table
 
     def _restore(self, coll: Readable) -> Table | None:
         """The collection's saved table, if one is there and its stamp holds (inside the snapshot);
@@ -295,31 +330,6 @@ class Columns:
         self._check_budget(coll.name, table.nbytes + sum(c.nbytes for c in more.columns.values()))
         table.columns.update(more.columns)
         self.counters["builds"] += len(fields)
-
-    def _catch_up(self, coll: Readable, table: Table, hub: Any, high: int) -> bool:
-        """Patch ``table`` with the records after its ``seq`` (False: rebuild it instead)."""
-        from jarenlab.query.columnar.columns import patch
-
-        changed: set[Any] = set()
-        after = table.seq
-        while after < high:
-            try:
-                records = hub.read(after=after, limit=1000)
-            except JarenlabError:  # JD2128: the log no longer holds the next record
-                return False
-            if not records:
-                return False
-            for rec in records:
-                if coll.name in rec.collections:
-                    if rec.changes is None:
-                        return False  # compact: a bulk load or a migration names no keys
-                    changed.update(rec.changes.get(coll.name, {}))
-                after = rec.seq
-        if changed:
-            patch(coll, table, changed)
-            self.counters["patches"] += 1
-        table.seq = high
-        return True
 
     # -- memory --------------------------------------------------------------------------------
     def _check_budget(self, name: str, nbytes: int) -> None:

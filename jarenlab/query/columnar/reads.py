@@ -33,7 +33,7 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
     if isinstance(plan.output, Ranking):
         if any(isinstance(got, Ranged) for _, _, got in plan.output.compute):
             return Reason("$rolling", "a rolling returned whole: whole documents are not held in columns")
-        return Reason("$window", "window ranks and framed aggregates run in SQL")
+        return Reason("$window", "a window returned whole: whole documents are not held in columns")
     found: dict[Field, None] = {}
     computed: set[str | int] = set()
     if plan.rolling is not None:
@@ -44,6 +44,14 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
             found.setdefault(got.time)
             if got.field is not None:
                 found.setdefault(got.field)
+            computed.add(name)
+    if plan.window is not None:
+        for f in (*plan.window.partition, *(k.field for k in plan.window.order if k.field is not None)):
+            found.setdefault(f)
+        for name, _, got in plan.window.compute:
+            read = got[0] if isinstance(got, tuple) else getattr(got, "field", None)
+            if read is not None:
+                found.setdefault(read)
             computed.add(name)
     for f in fields_of(plan.where):
         found.setdefault(f)
@@ -71,7 +79,7 @@ def needs(plan: Plan) -> tuple[Field, ...] | Reason:
     why = out_fields(plan.output, outputs)
     if why is not None:
         return why
-    for f in outputs:  # a computed member of a rolling is computed, not read
+    for f in outputs:  # a computed member of a rolling or a window is computed, not read
         if not (len(f.steps) == 1 and f.steps[0] in computed):
             found.setdefault(f)
     for f in found:

@@ -75,7 +75,7 @@ def rolled(
     out: dict[str, np.ndarray | list[Any]] = {}
     for name, fn, ranged in ranking.compute:
         assert isinstance(ranged, Ranged)
-        got = _aggregate(fn, ranged, cols, rows[at], lo, hi)
+        got = over_ranges(fn, ranged.field, cols, rows[at], lo, hi)
         if isinstance(got, np.ndarray) and len(at) == len(rows):
             out[name] = got[place]
             continue
@@ -84,14 +84,16 @@ def rolled(
     return out
 
 
-def _aggregate(
-    fn: str, ranged: Ranged, cols: dict[Field, Column], rows: np.ndarray, lo: np.ndarray, hi: np.ndarray
+def over_ranges(
+    fn: str, field: Field | None, cols: dict[Field, Column], rows: np.ndarray, lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray | list[Any]:
-    """``fn`` over each window ``[lo, hi)`` of the sorted ``rows``: an array where every window has
-    a value of one kind, else a list (None: no item)."""
-    if ranged.field is None or not len(lo):
+    """``fn`` (``$count``, ``$sum``, ``$avg``, ``$min``, ``$max``) of ``field`` (None: the rows)
+    over each range ``[lo, hi)`` of ``rows`` (table positions), as the engine aggregates the
+    range's values: an array where every range has a value of one kind, else a list (None: no
+    item). Also a ``$window``'s frames (:mod:`.windows`)."""
+    if field is None or not len(lo):
         return hi - lo
-    values = values_at(cols[ranged.field], rows)
+    values = values_at(cols[field], rows)
     present = bits(values.is_valid())
     counts = _ranges(present.astype(np.int64), lo, hi)
     if fn == "count":
@@ -99,7 +101,7 @@ def _aggregate(
     if fn in ("min", "max"):
         return _extremes(fn, values, present, counts, lo, hi)
     if values.type == pa.float64():
-        ints = cols[ranged.field].ints
+        ints = cols[field].ints
         written = np.zeros(len(rows), dtype=bool) if ints is None else ints[rows]
         floats = _ranges((present & ~written).astype(np.int64), lo, hi)
         raw = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
@@ -109,7 +111,7 @@ def _aggregate(
     raw = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
     top = max(abs(int(raw.max())), abs(int(raw.min()))) if len(raw) else 0  # (abs of -2^63 wraps)
     if top * len(raw) >= 2**63:
-        raise Decline("a rolling integer sum that may pass 64 bits")
+        raise Decline("an integer sum over windows that may pass 64 bits")
     sums = _ranges(raw, lo, hi)
     if fn == "sum":
         return sums

@@ -234,7 +234,7 @@ def explain_load(coll: Readable, spec: Any, externals: Any = None) -> LoadExplai
         via = (
             f"{rel.holder}/"
             + ", /".join(rel.members or (rel.member,))
-            + (f" and /{rel.other}" if rel.other else "")
+            + (" and /" + ", /".join(rel.others) if rel.others else "")
         )
         includes.append(
             {
@@ -274,7 +274,8 @@ def _window_index(level: Level, spec: CollectionSpec, dialect: Any) -> dict[str,
     if rel is None or not rel.many:
         return None
     if rel.through is not None:  # the order is the linked documents': the links are found by member
-        return window_suggestion([member_field(spec, rel.member, dialect).steps], [False], spec.index_paths())
+        steps = [member_field(spec, m, dialect).steps for m in rel.members]
+        return window_suggestion(steps, [False] * len(steps), spec.index_paths())
     keys = [(k.field.steps, k.desc) for k in level.order if k.field is not None]
     members = [member_field(spec, m, dialect).steps for m in rel.members or (rel.member,)]
     return window_suggestion(

@@ -25,7 +25,10 @@ A many-to-many include reads its collection joined to the join collection: its d
 <to> AS t FROM join) AS j, (SELECT ... FROM to) AS t WHERE t.k = j.t)``, one row per link whose both
 ends exist, in link order (``p`` is the join document's storage order); the rest of the statement
 reads it as any to-many include's table. With ``link`` it also selects the join document
-(``j.d AS ld``), appended to each item as a member.
+(``j.d AS ld``), appended to each item as a member. An end with a composite key is named by one
+join member per key member: ``j.t`` is then the key's stored text built from the ``to`` members
+(a primary-key lookup, as a to-one include's), and the ``from`` members are ``c<j>``, matched to
+the parent's key members one by one (an index on them serves, as for a to-many include).
 """
 
 from __future__ import annotations
@@ -53,16 +56,12 @@ class _Writer:
     def key_family(self, collection: str) -> str:
         return "string" if self.specs[collection].key_type is str else "number"
 
-    def parts(
-        self, collection: str, rel: Relation, members: tuple[str, ...]
-    ) -> list[tuple[str, str, list[str]]]:
+    def parts(self, collection: str, end: str, members: tuple[str, ...]) -> list[tuple[str, str, list[str]]]:
         """Each of ``collection``'s ``members`` as (value, family, kind tests), in the families of
-        the members of ``rel``'s target key (a single key: its one family)."""
-        codec = self.specs[rel.target].composite
+        the members of ``end``'s key (a single key: its one family)."""
+        codec = self.specs[end].composite
         families = (
-            ["string" if t is str else "number" for t in codec.types]
-            if codec
-            else [self.key_family(rel.target)]
+            ["string" if t is str else "number" for t in codec.types] if codec else [self.key_family(end)]
         )
         out = []
         for member, family in zip(members, families):
@@ -72,19 +71,25 @@ class _Writer:
 
     def reference(self, rel: Relation) -> tuple[str, list[str]]:
         """What a to-one reference's holder row points with, compared to the target's key column,
-        and the kind tests it needs: the member's value, or a composite key's stored text built from
-        each member (:meth:`~jarenlab.backends.base.Dialect.encoded_key`)."""
-        parts = self.parts(rel.holder, rel, rel.members or (rel.member,))
+        and the kind tests it needs (:meth:`pointing`)."""
+        return self.pointing(rel.holder, rel.target, rel.members or (rel.member,))
+
+    def pointing(self, holder: str, end: str, members: tuple[str, ...]) -> tuple[str, list[str]]:
+        """What ``holder``'s ``members`` point at ``end`` with, compared to its key column, and the
+        kind tests they need: the member's value, or a composite key's stored text built from each
+        member (:meth:`~jarenlab.backends.base.Dialect.encoded_key`)."""
+        parts = self.parts(holder, end, members)
         guards = [g for _, _, guard in parts for g in guard]
-        if self.specs[rel.target].composite is None:
+        if self.specs[end].composite is None:
             return parts[0][0], guards
         return self.d.encoded_key([(value, family == "number") for value, family, _ in parts]), guards
 
     @staticmethod
     def composite_many(rel: Relation | None) -> bool:
-        """A to-many relation from a composite-keyed collection: its children are matched member
-        by member (``c<j>`` to the parent's ``q<i>_<j>``), so an index on the members serves."""
-        return rel is not None and rel.many and rel.through is None and len(rel.members) > 1
+        """A to-many (or many-to-many) relation from a composite-keyed collection: its children (or
+        links) are matched member by member (``c<j>`` to the parent's ``q<i>_<j>``), so an index
+        on the members serves."""
+        return rel is not None and rel.many and len(rel.members) > 1
 
     def derived(self, level: Level, alias: str) -> str:
         """The level's collection as a derived table with the names the statement reads."""
@@ -100,27 +105,35 @@ class _Writer:
     def linked(self, level: Level, target: str, names: list[str], alias: str) -> str:
         """A many-to-many level's table: its documents (``target``, a select of ``names``) once
         per join document linking them, in the join documents' storage order, ``c`` the key of
-        the document linking to them."""
-        d, e = self.d, self.e
+        the document linking to them (``c<j>`` its members, for a composite key)."""
+        d = self.d
         rel = level.relation
         assert rel is not None and rel.other is not None
         self.aliases += 1
         j, t = f"j{self.aliases}", f"t{self.aliases}"
-        spec = self.specs[rel.holder]
         cols, guards = [(d.storage_order(), "p")], []
         if level.link is not None:
             cols.append((d.document(), "ld"))
-        for member, end, name in ((rel.member, rel.target, "c"), (rel.other, rel.to, "t")):
-            f = member_field(spec, member, d)
-            family = self.key_family(end)
-            cols.append((e.value(f, family), name))
-            guards += e.guard(f, family)
+        if self.composite_many(rel):  # matched to the parent's key members one by one
+            mine = [f"c{i}" for i in range(len(rel.members))]
+            for name, (value, _, guard) in zip(mine, self.parts(rel.holder, rel.target, rel.members)):
+                cols.append((value, name))
+                guards += guard
+        else:
+            mine = ["c"]
+            value, guard = self.pointing(rel.holder, rel.target, rel.members)
+            cols.append((value, "c"))
+            guards += guard
+        value, guard = self.pointing(rel.holder, rel.to, rel.others)
+        cols.append((value, "t"))
+        guards += guard
         links = d.select([d.aliased(x, name) for x, name in cols], rel.holder)
         if guards:
             links += d.where(d.all_of(guards))
         picked = [d.aliased(d.qualified(j if n in ("p", "ld") else t, n), n) for n in names]
         text = d.select_from(
-            [*picked, d.aliased(d.qualified(j, "c"), "c")], [d.derived(links, j), d.derived(target, t)]
+            [*picked, *(d.aliased(d.qualified(j, c), c) for c in mine)],
+            [d.derived(links, j), d.derived(target, t)],
         )
         text += d.where(d.compare(d.qualified(t, "k"), "eq", d.qualified(j, "t")))
         return d.derived(text, alias)
@@ -131,8 +144,8 @@ class _Writer:
         cols = [(d.storage_order(), "p"), (d.document(), "d"), (d.key(), "k")]
         conds = [] if level.where == Const(True) else [e.pred(level.where)]
         own = level.relation
-        if own is not None and self.composite_many(own):
-            for j, (value, _, guard) in enumerate(self.parts(own.holder, own, own.members)):
+        if own is not None and own.through is None and self.composite_many(own):
+            for j, (value, _, guard) in enumerate(self.parts(own.holder, own.target, own.members)):
                 cols.append((value, f"c{j}"))
                 conds += guard
         elif own is not None and own.many and own.through is None:
@@ -144,7 +157,7 @@ class _Writer:
             if rel is not None and self.composite_many(rel):
                 codec = self.specs[rel.target].composite
                 assert codec is not None
-                for j, (value, _, _) in enumerate(self.parts(rel.target, rel, codec.members)):
+                for j, (value, _, _) in enumerate(self.parts(rel.target, rel.target, codec.members)):
                     cols.append((value, f"q{i}_{j}"))
             elif rel is not None and not rel.many:
                 value, guard = self.reference(rel)

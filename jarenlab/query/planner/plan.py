@@ -124,6 +124,10 @@ class Plan:
     #: projects series, the columns): ``output``'s fields named ``(member,)`` for a computed member
     #: read the computed values.
     rolling: Ranking | None = None
+    #: A ``$window`` computed before ``output`` reads its rows (the columns alone, as
+    #: :attr:`rolling`): its ranks, offsets and framed aggregates over the rows the filter keeps,
+    #: ``output``'s fields named ``(member,)`` for a computed member reading the computed values.
+    window: Ranking | None = None
 
 
 @dataclass(frozen=True)
@@ -584,15 +588,17 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     if shape.windowed and not whole_out and not _exactly_one(outer.ret, var):
         return Reason("$return", "a window over a return of any number of items")
     wctx = replace(ctx, binding=node.var)
-    compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | None]] = []
+    # (a capability of the columns' traits alone: they compute windows before a projection)
+    projects = not whole_out and getattr(ctx.dialect, "projects_series", False)
+    compute: list[tuple[str, str, tuple[Field, int, Any] | Framed | None]] = []
     for fn in node.compute:
-        got: tuple[Field, int, int | None] | Framed | None = None
+        got: tuple[Field, int, Any] | Framed | None = None
         if fn.fn in ("lag", "lead"):
-            got = _offset(fn, wctx)
+            got = _offset(fn, wctx, projects)
             if got is None:
                 return Reason("$window", _WINDOW_SHAPE)
         elif fn.fn not in _RANKS:
-            got = _framed(fn, wctx)
+            got = _framed(fn, wctx, projects)
             if got is None:
                 return Reason(f"${fn.fn}", _FRAMED)
         compute.append((fn.name, fn.fn, got))
@@ -602,8 +608,10 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     order = []
     for spec in node.orderby:
         f = field_of(spec.key, wctx)
-        if not isinstance(f, Field) or f.family not in ("string", "integer"):
-            # (a number path may hold floats and integers beyond 2^53, which SQL orders otherwise)
+        orderable = ("string", "integer", "number") if projects else ("string", "integer")
+        if not isinstance(f, Field) or f.family not in orderable:
+            # (a number path may hold floats and integers beyond 2^53, which SQL orders otherwise;
+            # the columns hold a number member's kinds apart)
             why = "a window ordering key that is not a schema-typed string or integer path"
             return Reason("$orderby", why)
         order.append(OrderKey(f, "field", spec.desc, spec.empty_greatest))
@@ -634,6 +642,9 @@ def _ranked(root: Node, target: Flwor, ctx: Context) -> dict[str, Any] | Reason:
     }
     if whole_out:
         return {"mode": "native", **parts_of}
+    projected = _rolled_output(outer, ctx, compute) if projects else None
+    if projected is not None:
+        return {"mode": "native", **parts_of, "output": projected, "window": ranking}
     # SQL ranks and filters; the engine computes each ranked document's return, row by row.
     return {
         "mode": "row",
@@ -656,28 +667,40 @@ def _partition(keys: tuple[Node, ...], ctx: Context) -> list[Field] | Reason:
     return parts
 
 
-def _offset(fn: WindowFn, ctx: Context) -> tuple[Field, int, int | None] | None:
+#: The literal defaults a ``$lag``/``$lead`` of each family takes over columns (the computed
+#: member stays of its path's family).
+_DEFAULTS = {"integer": (int,), "string": (str,), "number": (int, float)}
+
+
+def _offset(fn: WindowFn, ctx: Context, projects: bool = False) -> tuple[Field, int, Any] | None:
     """``$lag``/``$lead`` of an integer-typed path, a literal offset of 1 or more and an optional
     integer literal default, as ``(path, offset, default)``; None for anything else (a ``null``
-    default could not be told from a neighbour without the member)."""
+    default could not be told from a neighbour without the member). Before a projection over
+    columns (``projects``) a string- or number-typed path too, with a default of its family."""
     f = field_of(fn.args[0], ctx)
     offset = fn.args[1] if len(fn.args) > 1 else Lit(1, fn.path)
     default = fn.args[2] if len(fn.args) > 2 else None
-    if not isinstance(f, Field) or f.family != "integer":
+    families = tuple(_DEFAULTS) if projects else ("integer",)
+    if not isinstance(f, Field) or f.family not in families:
         return None
     if not isinstance(offset, Lit) or type(offset.value) is not int or offset.value < 1:
         return None
+    kinds = _DEFAULTS[f.family] if projects else (int,)
     if default is not None and (
-        not isinstance(default, Lit) or type(default.value) is not int or abs(default.value) >= 2**53
+        not isinstance(default, Lit)
+        or type(default.value) not in kinds
+        or (type(default.value) is int and abs(default.value) >= 2**53)
     ):
         return None
     return f, offset.value, None if default is None else default.value
 
 
-def _framed(fn: WindowFn, ctx: Context) -> Framed | None:
+def _framed(fn: WindowFn, ctx: Context, projects: bool = False) -> Framed | None:
     """A ``$count``/``$sum``/``$avg``/``$min``/``$max`` over a frame SQL computes as the engine (see
     :data:`_FRAMED_FAMILIES`; ``$count`` of the row itself counts rows), or None. A frame bound of
-    2^31 rows or more stays in the engine (the databases take smaller offsets)."""
+    2^31 rows or more stays in the engine (the databases take smaller offsets). Before a
+    projection over columns (``projects``) a ``$sum``/``$avg`` of a number-typed path too (the
+    columns' sums are correctly rounded)."""
     assert fn.frame is not None
     if any(b is not None and abs(b) >= 2**31 for b in fn.frame):
         return None
@@ -685,7 +708,8 @@ def _framed(fn: WindowFn, ctx: Context) -> Framed | None:
     if fn.fn == "count" and _is_var(fn.args[0], ctx.binding):
         return Framed(None, start, end)
     f = field_of(fn.args[0], ctx)
-    if isinstance(f, Field) and f.family in _FRAMED_FAMILIES[fn.fn]:
+    families = _FRAMED_FAMILIES[fn.fn] + (("number",) if projects and fn.fn in ("sum", "avg") else ())
+    if isinstance(f, Field) and f.family in families:
         return Framed(f, start, end)
     return None
 
@@ -911,9 +935,9 @@ _ROLLED_FAMILY = {"count": lambda f: "integer", "sum": lambda f: f, "avg": lambd
 
 
 def _rolled_output(outer: Flwor, ctx: Context, compute: list[Any]) -> Out | None:
-    """The projection after a ``$rolling`` as an output over its rows' typed members and its
-    computed members (typed by their functions: a count an integer, an average a number, a sum,
-    minimum or maximum of its member's family), or None. A computed member named as a member the
+    """The projection after a ``$rolling`` or a ``$window`` as an output over its rows' typed
+    members and its computed members (typed by their functions: a count or a rank an integer, an
+    average a number, a sum, minimum, maximum, lag or lead of its member's family), or None. A computed member named as a member the
     schema declares stays row by row (a row without the computed value keeps the stored one).
 
     >>> doc = [{"$for": {"v": {"$rolling": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
@@ -926,12 +950,13 @@ def _rolled_output(outer: Flwor, ctx: Context, compute: list[Any]) -> Out | None
     """
     schema = ctx.schema if isinstance(ctx.schema, dict) else {}
     props = dict(schema.get("properties") or {})
-    for name, fn, ranged in compute:
+    for name, fn, got in compute:
         if name in props:
             return None
-        family = (
-            "integer" if ranged.field is None else _ROLLED_FAMILY.get(fn, lambda f: f)(ranged.field.family)
-        )
+        if got is None or isinstance(got, tuple):  # a rank; an offset of its path's family
+            family = "integer" if got is None else got[0].family
+        else:
+            family = "integer" if got.field is None else _ROLLED_FAMILY.get(fn, lambda f: f)(got.field.family)
         props[name] = {"type": family}
     octx = replace(ctx, binding=outer.fors[0][0], schema={**schema, "properties": props}, columns={})
     out = _output(outer.ret, octx, True)

@@ -408,7 +408,7 @@ class Ranking:
 
     partition: tuple[Field, ...]
     order: tuple[OrderKey, ...]
-    compute: tuple[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None], ...]
+    compute: tuple[tuple[str, str, tuple[Field, int, Any] | Framed | Ranged | None], ...]
     keep: tuple[tuple[int, str, int], ...]
 
 

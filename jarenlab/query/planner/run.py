@@ -16,6 +16,7 @@ database's WHERE as a registered deterministic function (the UDF hatch):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -707,23 +708,81 @@ def ask_columns(
     path = _column_path(coll)
     if path is None:
         return None
-    if profile is not None:
-        trace.columns = {"used": False, "reason": "profile: a profile's limits count the rows SQL reads"}
-        return None
-    plan = prepared.columnar
-    if plan is None or plan.mode != "native":
-        trace.columns = {"used": False, "reason": _not_native(plan)}
-        return None
-    scope = _scope_pred(coll, prepared)
-    indexed = index_serves(coll, prepared.plan, scope)
-    got = path.answer(coll, plan, ext, force=force, indexed=indexed, scope=scope, arrow=arrow)
-    if isinstance(got, Reason):
-        trace.columns = {"used": False, "reason": f"{got.construct}: {got.reason}"}
+    got = _answer_columns(path, coll, prepared, ext, force=force, profile=profile, arrow=arrow)
+    if isinstance(got, str):
+        trace.columns = {"used": False, "reason": got}
         return None
     trace.columns = {"used": True, "read": got.columns, "warm": got.warm, "rows": got.rows, "seq": got.seq}
     trace.phases.update(got.phases)
     trace.rows_read = got.rows
     return got.items
+
+
+def _answer_columns(
+    path: ColumnPath,
+    coll: Readable,
+    prepared: Prepared,
+    ext: dict[str, Any],
+    *,
+    force: bool,
+    profile: Profile | None,
+    arrow: bool = False,
+    freeze: bool = False,
+) -> Any:
+    """The columnar path's answer for a prepared document, or why SQL answers it (a string)."""
+    if profile is not None:
+        return "profile: a profile's limits count the rows SQL reads"
+    plan = prepared.columnar
+    if plan is None or plan.mode != "native":
+        return _not_native(plan)
+    scope = _scope_pred(coll, prepared)
+    indexed = index_serves(coll, prepared.plan, scope)
+    got = path.answer(coll, plan, ext, force=force, indexed=indexed, scope=scope, arrow=arrow, freeze=freeze)
+    if isinstance(got, Reason):
+        return f"{got.construct}: {got.reason}"
+    return got
+
+
+@dataclass
+class ColumnSeed:
+    """A live query's seed answered by the columns (:func:`columnar_seed`): the flat ``items`` a
+    fresh run gives, the columnar answer (``answered.seq`` is the change-log record it reflects,
+    ``answered.table`` the table as of that record), the ``plan`` whose filter says which rows
+    match (an owner's view's test ANDed first) and the externals as the plan binds them."""
+
+    items: list[Any]
+    answered: Any
+    plan: Plan
+    externals: dict[str, Any]
+
+
+def columnar_seed(
+    coll: Readable, document: Any, externals: dict[str, Any], *, columns: bool | None
+) -> ColumnSeed | str:
+    """The columns' answer to ``document``, with the table it was computed from, where the planner
+    would let the columns answer the same run (``columns``: None as the planner chooses, True
+    wherever they can, False never); else why not. Reads nothing from the database when it declines
+    before asking the columns; never runs SQL's answer."""
+    path = _column_path(coll)
+    if path is None or columns is False:
+        return "columns: the columnar path is off (columns=False)"
+    ext = check_externals(externals)
+    profile = coll.store.profile
+    prepared, _ = prepare(coll, document, pushdown=True, strict=False, profile=profile)
+    ext = prepared.aligned.bind(ext)
+    diverted = divert_reason(prepared, ext)
+    if diverted is not None:
+        return f"diverted: {diverted}"
+    got = _answer_columns(path, coll, prepared, ext, force=columns is True, profile=profile, freeze=True)
+    if isinstance(got, str):
+        return got
+    plan = prepared.columnar
+    assert plan is not None
+    coll.store.planner.count(columnar=1, rows_read=got.rows)
+    items = [got.items] if plan.wrap else got.items
+    scope = _scope_pred(coll, prepared)  # ANDed first, as the columns answered it
+    where = plan.where if scope is None else conjoin([scope, plan.where])
+    return ColumnSeed(items, got, dataclasses.replace(plan, where=where), ext)
 
 
 def stream_query(

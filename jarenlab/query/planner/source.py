@@ -101,10 +101,11 @@ class ColumnPath(Protocol):
         indexed: bool,
         scope: Pred | None = None,
         arrow: bool = False,
+        freeze: bool = False,
     ) -> Any:
-        """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``) or a Reason;
-        ``scope``: an owner's view's test, ANDed before the plan's filter; ``arrow``: the items as
-        one Arrow table."""
+        """An answer (``items``, ``columns``, ``warm``, ``rows``, ``seq``, ``phases``, ``table``) or a
+        Reason; ``scope``: an owner's view's test, ANDed before the plan's filter; ``arrow``: the
+        items as one Arrow table; ``freeze``: ``table`` is the table answered from, as of ``seq``."""
         ...
 
     def preview(

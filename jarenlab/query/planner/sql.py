@@ -861,14 +861,15 @@ def select_keyed(dialect: Dialect, table: str, where: Pred) -> Statement:
 
 
 def select_members(
-    dialect: Dialect, table: str, fields: Sequence[Field], keyed: str | None = None
+    dialect: Dialect, table: str, fields: Sequence[Field], keyed: str | None = None, probe: str | None = None
 ) -> Statement:
     """``(storage position, key, member value per field)`` rows in storage order: what the columnar
     path copies (:mod:`jarenlab.query.columnar`). A string-typed member reads as its text, a number
     as the document holds it (``2.0`` stays a float: SQLite's ``json_extract``, PostgreSQL's
     ``jsonb``); NULL when missing. ``keyed`` (the keys' family, ``string`` or ``integer``): only the
     rows whose key is one of the external ``keys`` (a list of the store's own keys, bound as one
-    JSON parameter).
+    JSON parameter). ``probe``: a one-row query (the change log's newest record) read in the same
+    statement, its value first in every row (one row with NULLs for the rest when none matched).
     """
     e = Emitter(dialect)
     cols = [dialect.storage_order(), dialect.key()]
@@ -877,4 +878,5 @@ def select_members(
     text = dialect.select(cols, table)
     if keyed is not None:
         text += dialect.where(dialect.in_list(dialect.key(), e.bind(Slot("list-external", "keys")), keyed))
-    return e.statement(text + dialect.order_by([dialect.storage_order()]))
+    text += dialect.order_by([dialect.storage_order()])
+    return e.statement(text if probe is None else dialect.beside(probe, text))
