@@ -31,7 +31,7 @@ import functools
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jarenlab.backends.base import Backend, Fill, Prepared, Row, Watch
@@ -60,8 +60,34 @@ def _translate(backend: Backend, exc: BaseException) -> JarenlabError | None:
 #: A change made inside a transaction: (collection, key, document or None when deleted), and from a
 #: collection's writes a fourth member, the document's JSON text before the write (None: absent).
 Change = tuple[Any, ...]
+#: Net changes of one record: collection -> key -> document (None: deleted).
+NetChanges = dict[str, dict[Any, "dict[str, Any] | None"]]
+#: The old text of a change that did not say what it replaced.
+UNKNOWN: Any = object()
 #: A commit hook: called with the transaction's changes.
 CommitHook = Callable[[list[Change]], None]
+
+
+def net_changes(changes: Iterable[Change]) -> NetChanges:
+    """One net change per (collection, key): the last write wins, in first-touched order."""
+    net: NetChanges = {}
+    for change in changes:
+        net.setdefault(change[0], {})[change[1]] = change[2]
+    return net
+
+
+def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any, bool]]]:
+    """Per (collection, key): (old text before the first write, document after the last write,
+    whether it was deleted and written again: then it has a new place in storage order, so the
+    order of ``$[*]`` changed even where the document did not)."""
+    net: dict[str, dict[Any, tuple[Any, Any, bool]]] = {}
+    for change in changes:
+        per = net.setdefault(change[0], {})
+        before = per.get(change[1])
+        old = before[0] if before is not None else change[3] if len(change) > 3 else UNKNOWN
+        moved = before is not None and change[2] is not None and (before[2] or before[1] is None)
+        per[change[1]] = (old, change[2], moved)
+    return net
 
 
 #: Seconds :meth:`Database.close` waits for statements running on other threads to finish.

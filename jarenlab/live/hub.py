@@ -47,8 +47,9 @@ import orjson
 
 from jarenlab.arguments import is_count
 from jarenlab.backoff import backoff
+from jarenlab.database import Change, net_changes
 from jarenlab.errors import JarenlabError, LiveError, StoreError, unreachable
-from jarenlab.live.capture import Change, ChangeLog, Record, net_changes
+from jarenlab.live.capture import ChangeLog, Record
 from jarenlab.live.feed import ChangePage, DocumentChange, decode_cursor, document_changes, encode_cursor
 
 if TYPE_CHECKING:

@@ -25,12 +25,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.database import Change, net_states
 from jarenlab.errors import JarenlabError
-from jarenlab.live.capture import Change, net_states
 
 if TYPE_CHECKING:
     from jarenlab.query.columnar.columns import Table
-    from jarenlab.query.columnar.path import Columns
     from jarenlab.query.planner.source import Readable
 
 #: Records kept (the oldest go first); a table further behind reads the log.
@@ -82,15 +81,15 @@ class OwnCommits:
         return None if at == seq + 1 else (at - 1, changed, new)
 
 
-def probe(columns: Columns, coll: Readable, table: Table, hub: Any) -> bool:
+def probe(own: OwnCommits, counters: dict[str, int], coll: Readable, table: Table, hub: Any) -> bool:
     """Bring a warm ``table`` current with one statement, outside any transaction (a statement
     reads one snapshot): the change log's newest record alone when it is the table's, or with the
     rows this store's own commits changed since when the records since are all its own. False
     when another store or process committed since: the log must be read (:func:`catch_up`)."""
-    own = columns.own.since(table.seq, coll.name)
-    if own is None:
+    since = own.since(table.seq, coll.name)
+    if since is None:
         return bool(hub.high_watermark() == table.seq)
-    last, keys, new = own
+    last, keys, new = since
     if not keys:
         if hub.high_watermark() != last:
             return False
@@ -101,7 +100,7 @@ def probe(columns: Columns, coll: Readable, table: Table, hub: Any) -> bool:
         if high != last:
             return False
         merge_rows(table, pos, key_array, values, keys, fresh=new)
-        columns.counters["patches"] += 1
+        counters["patches"] += 1
     table.seq = last
     return True
 
@@ -124,7 +123,7 @@ def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, An
     return int(rows[0][0]), decode_rows(coll, fields, [[r[1:] for r in rows if r[1] is not None]])
 
 
-def catch_up(columns: Columns, coll: Readable, table: Table, hub: Any, high: int) -> bool:
+def catch_up(counters: dict[str, int], coll: Readable, table: Table, hub: Any, high: int) -> bool:
     """Inside a snapshot at record ``high``: patch ``table`` with the records after its ``seq``,
     read from the change log (False: rebuild it instead)."""
     from jarenlab.query.columnar.columns import patch
@@ -146,6 +145,6 @@ def catch_up(columns: Columns, coll: Readable, table: Table, hub: Any, high: int
             after = rec.seq
     if changed:
         patch(coll, table, changed)
-        columns.counters["patches"] += 1
+        counters["patches"] += 1
     table.seq = high
     return True

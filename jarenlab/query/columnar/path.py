@@ -205,7 +205,7 @@ class Columns:
             try:
                 with db.translating(collection=coll.name):
                     seq = table.seq
-                    if probe(self, coll, table, hub):
+                    if probe(self.own, self.counters, coll, table, hub):
                         return self._hit(table, fields, evict=table.seq != seq), True
             except BaseException:
                 self.tables.pop(coll.name, None)
@@ -217,7 +217,11 @@ class Columns:
                 table = self.tables.get(coll.name)
                 if table is None:
                     table = self._restore(coll)
-                if table is not None and table.seq != high and not catch_up(self, coll, table, hub, high):
+                if (
+                    table is not None
+                    and table.seq != high
+                    and not catch_up(self.counters, coll, table, hub, high)
+                ):
                     self.counters["rebuilds"] += 1
                     table = None
                 missing = [f for f in fields if table is None or f not in table.columns]
