@@ -146,9 +146,9 @@ def test_corpus_is_large_and_mostly_pushed(stores: dict[str, Any]) -> None:
 
 #: Cases each path checked when the floor was set (``error``: all paths agreed on an error code).
 FLOORS = {
-    "engine": 2135,
-    "pushdown": 2135,
-    "pushdown=False": 2135,
+    "engine": 2214,
+    "pushdown": 2214,
+    "pushdown=False": 2214,
     "duckdb": 578,  # (2 of them arithmetic and lengths, tests/planner/duck.py)
     # a projection of a number of magnitude 2^63 or more (1e300 as well as an integer beyond 64
     # bits: one column cannot tell them apart) falls back from native to the engine (2 cases);
@@ -179,10 +179,13 @@ FLOORS = {
     # computes a value or ranges over a literal sequence, 3 errors), and paths.json 6 of index steps
     # over scalars (a string, a number: no item); windows_columns.json adds 168 windows followed by a
     # projection (64 row: SQL ranks, the engine projects; 104 set: float sums, string and number
-    # offsets, number ordering keys, which SQL leaves to the engine)
-    "pushdown:native": 1365,
+    # offsets, number ordering keys, which SQL leaves to the engine); group_distinct.json adds 79
+    # counts of distinct values per group (count(DISTINCT ...) of a typed string or integer member:
+    # 37 native, also ordered and filtered by it; 42 set: of number or untyped members, and the
+    # builder's whole-query form, which the engine answers)
+    "pushdown:native": 1402,
     "pushdown:row": 125,
-    "pushdown:set": 510,
+    "pushdown:set": 552,
     "pushdown:error": 135,
     # the sixth path: the columnar path forced wherever it can answer (``columnar:sql`` where it
     # declines: a plan not native, a member not typed as one string, integer or number, a date
@@ -202,9 +205,11 @@ FLOORS = {
     # a projection of members are answered by the columns (72 of windows_columns.json's 168: the
     # others hold 2.0 in an integer member, an integer a double cannot hold beside floats, sums that
     # may pass 64 bits, or leave a row without a computed member: a lag without a default, an
-    # average or an extreme over a frame without a value)
-    "columnar": 2135,
-    "columnar:columnar": 800,
+    # average or an extreme over a frame without a value); counts of distinct values per group are
+    # answered by the columns (31 of group_distinct.json's 79: the others hold 2.0 in an integer
+    # member, or count number or untyped members)
+    "columnar": 2214,
+    "columnar:columnar": 831,
 }
 
 
@@ -216,17 +221,17 @@ def test_every_path_checked_its_floor_of_cases(request: pytest.FixtureRequest) -
 #: The PostgreSQL paths' floors, and the exact count of cases it answers in another mode than
 #: SQLite, by the reason its plan states.
 PG_FLOORS = {
-    "postgresql": 2135,
-    "postgresql pushdown=False": 2135,
-    "postgresql:native": 1167,
+    "postgresql": 2214,
+    "postgresql pushdown=False": 2214,
+    "postgresql:native": 1196,
     "postgresql:row": 145,
-    "postgresql:set": 688,
+    "postgresql:set": 738,
     "postgresql:error": 135,
-    "postgresql columnar": 2135,
+    "postgresql columnar": 2214,
     # the columns plan with their own capabilities: float sums and number projections, which
     # PostgreSQL's SQL keeps in the engine, are answered by the columns there as on SQLite
     # (medians and standard deviations, conditions over computed values: as on SQLite)
-    "postgresql columnar:columnar": 797,
+    "postgresql columnar:columnar": 828,
 }
 PG_KEPT = {
     # number projections (row, or set for a window over one number); integer sums, averages, minima,
@@ -241,8 +246,9 @@ PG_KEPT = {
     # flag stays); group_keys.json adds 2: integer keys over the edges data (members of 2^53 or more);
     # quantifiers.json adds 3: items compared with 2^53; everyday.json adds 2: arithmetic over members of 2^62, which SQLite computes exactly in 64 bits and
     # PostgreSQL's check sends to the engine (bigint out of range: a float's decimal may not be the float);
-    # windows_columns.json adds 27 windows partitioned or ordered by an integer path (the flag, as above)
-    "postgresql kept: 2^53": 109,
+    # windows_columns.json adds 27 windows partitioned or ordered by an integer path (the flag, as above);
+    # group_distinct.json adds 8: integer keys or counted members over the big datasets (2^53 and more)
+    "postgresql kept: 2^53": 117,
     # comparisons with string literals holding U+0000 (residual), and such externals (diverted)
     "postgresql kept: U+0000": 5,
     # sums and averages of number-typed members (whole-query, grouped, filtered by HAVING, resampled): SQLite

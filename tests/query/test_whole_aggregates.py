@@ -56,3 +56,22 @@ def test_group_by_still_groups_and_mixing_is_refused(store: Any) -> None:
         notes.select({"score": it.score, "n": agg.count()})
     assert getattr(err.value, "code", None) == "JQ0006"
     assert "group_by" in str(err.value)
+
+
+def test_count_distinct_is_pandas_nunique_whole_and_per_group(store: Any) -> None:
+    """``agg.count_distinct`` counts each value once (a missing member counts for none), over every
+    item and per group, as pandas' ``nunique``; ``2`` and ``2.0`` are one value, as the engine's
+    ``$distinct`` has them."""
+    notes = store["notes"]
+    rows = [*ROWS, {"id": "x1", "tag": "a"}, {"id": "x2", "tag": "a", "score": 2.0}]
+    notes.insert_many(rows)
+    frame = pd.DataFrame(rows)
+    per_tag = frame.groupby("tag").score.nunique()
+    whole = notes.select({"d": agg.count_distinct(it.score), "n": agg.count()}).to_list()
+    assert whole == [{"d": int(frame.score.nunique()), "n": len(rows)}]
+    for columns in (None, True, False):
+        q = notes.group_by(t=it.tag).select({"t": param("t"), "d": agg.count_distinct(it.score)})
+        assert {g["t"]: g["d"] for g in q.to_list(columns=columns)} == per_tag.to_dict()
+    ordered = notes.group_by(t=it.tag).order_by(agg.count_distinct(it.score).desc(), param("t"))
+    expected = sorted(per_tag.to_dict(), key=lambda t: (-per_tag[t], t))
+    assert [g["t"] for g in ordered.select({"t": param("t")}).to_list()] == expected

@@ -162,11 +162,23 @@ def _over_rows(doc: Any) -> Any:
     if len(doc) == 1:
         ((name, args),) = doc.items()
         if name[1:] in AGGREGATES and isinstance(args, list) and args:
-            first = {"$for": {"it": "$jl_rows"}, "$return": args[0]}
-            return {name: [first, *args[1:]]}
+            return {name: [_each_row(args[0]), *args[1:]]}
         if name == "$const":
             return doc
     return {k: _over_rows(v) for k, v in doc.items()}
+
+
+def _each_row(arg: Any) -> Any:
+    """An aggregate's argument over the bound rows: ``arg`` of each row; of ``$distinct [x]``,
+    the distinct values of ``x`` over the rows.
+
+    >>> _each_row({"$distinct": ["$it.x"]})
+    {'$distinct': [{'$for': {'it': '$jl_rows'}, '$return': '$it.x'}]}
+    """
+    inner = arg.get("$distinct") if isinstance(arg, dict) and len(arg) == 1 else None
+    if isinstance(inner, list) and len(inner) == 1:
+        return {"$distinct": [_each_row(inner[0])]}
+    return {"$for": {"it": "$jl_rows"}, "$return": arg}
 
 
 def _reads_it(doc: Any) -> bool:

@@ -437,6 +437,12 @@ class agg:
         return _aggregate("count", it if expr is None else expr)
 
     @staticmethod
+    def count_distinct(expr: Any) -> Expr:
+        """The number of distinct values (``$count`` of ``$distinct``; pandas' ``nunique``): a
+        missing member counts for none, ``2`` and ``2.0`` are one value."""
+        return Aggregate({"$count": [{"$distinct": [lit(expr)]}]})
+
+    @staticmethod
     def sum(expr: Any) -> Expr:
         """``$sum`` (0 when empty)."""
         return _aggregate("sum", expr)

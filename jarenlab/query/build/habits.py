@@ -54,7 +54,7 @@ REFUSED: dict[str, str] = {
     "std": "the standard deviation is q.std(it.x), or agg.std(it.x) per group",
     "var": "the variance is q.std(it.x) ** 2, or agg.std(it.x) ** 2 per group",
     "unique": "distinct values are q.select(it.x).distinct()",
-    "nunique": "the number of distinct values is q.select(it.x).distinct().count()",
+    "nunique": "the number of distinct values is agg.count_distinct(it.x) per group, or q.select(it.x).distinct().count()",
     "value_counts": "counts per value are q.group_by(it.x).select({'x': key('key'), 'n': agg.count()})",
     "sort_values": "order with q.order_by(it.x) or q.order_by(it.x.desc())",
     "groupby": "group with q.group_by(it.x)",

@@ -382,6 +382,8 @@ def _aggregate(
     if a.field is None:  # $count of the rows
         return [[int(x)] for x in sizes]
     col = cols[a.field]
+    if a.fn == "count-distinct":
+        return _distinct_counts(col, rows, groups, count)
     values = values_at(col, rows)
     valid: np.ndarray | None = None
     g = groups
@@ -392,8 +394,6 @@ def _aggregate(
     present = sizes if valid is None else np.bincount(g, minlength=count)
     if a.fn == "count":
         return [[int(x)] for x in present]
-    if a.fn == "count-distinct":
-        return _distinct_counts(values, g, count)
     if a.fn in ("min", "max"):
         return _extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
@@ -452,18 +452,24 @@ def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list
     return out
 
 
-def _distinct_counts(values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
-    """Each group's number of distinct values (strings by code point, integers by value)."""
-    if values.type not in (pa.int64(), pa.large_string()):
+def _distinct_counts(col: Column, rows: np.ndarray | None, groups: np.ndarray, count: int) -> list[list[Any]]:
+    """Each group's number of distinct values (strings by code point, integers by value): the
+    distinct pairs of group and the member's dictionary code (kept with the column), a missing
+    member counting for none."""
+    if col.values.type not in (pa.int64(), pa.large_string()):
         raise Decline("a count of distinct values other than a string or integer member runs in SQL")
-    if count == 1:  # one group (the whole query): no grouping to do
-        return [[pc.count_distinct(values, mode="only_valid").as_py()]]
-    t = pa.table({"g": pa.array(groups), "v": values})
-    got = t.group_by("g", use_threads=False).aggregate([("v", "count_distinct")])
-    out: list[list[Any]] = [[0] for _ in range(count)]
-    for g, n in zip(got.column("g").to_pylist(), got.column("v_count_distinct").to_pylist()):
-        out[g] = [n]
-    return out
+    codes, values = member_codes(col, rows)
+    size = max(len(values), 1)
+    pairs = groups * size + codes
+    if None in values:  # (the missing member's code)
+        pairs = pairs[codes != values.index(None)]
+    if count * size <= max(8 * len(pairs), 1 << 20):  # a bitmap of the pairs, in one pass
+        seen = np.zeros(count * size, dtype=bool)
+        seen[pairs] = True
+        per_group = seen.reshape(count, size).sum(axis=1)
+    else:
+        per_group = np.bincount(np.unique(pairs) // size, minlength=count)
+    return [[int(n)] for n in per_group.tolist()]
 
 
 # -- group-bys ----------------------------------------------------------------------------------
@@ -493,9 +499,7 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> l
         order = _sorted(order, plan.order, key_values, aggs, sizes)
     end = None if plan.limit is None else plan.offset + plan.limit
     order = order[plan.offset : end]
-    out: list[Any] = []
-    for g in order:
-        out.extend(_items(plan.output, g, key_values, aggs))
+    out = _group_items(plan.output, order, key_values, aggs)
     if plan.series is not None:  # the last key is the interval's start, the ones before the $by keys
         keys = [tuple(kv[g] for kv in key_values[:-1]) for g in order]
         return resampled(plan.series, keys, out)
@@ -561,6 +565,23 @@ def _stable(items: list[int], column: list[Any], k: OrderKey) -> list[int]:
     return missing + ordered if empty_first else ordered + missing
 
 
+def _group_items(
+    out: Out, order: list[int], keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]
+) -> list[Any]:
+    """The items of the groups in ``order``; the common flat map of keys and aggregates
+    (``{"k": $k, "n": {"$count": ...}}``) as one member list each and a map per group."""
+    if isinstance(out, MapOut) and all(isinstance(m, KeyOut | AggOut) for _, m in out.members):
+        lists = [
+            [keys[m.index][g] for g in order]
+            if isinstance(m, KeyOut)
+            else [got[0] if got else None for got in map(aggs[m].__getitem__, order)]
+            for _, m in out.members
+            if isinstance(m, KeyOut | AggOut)
+        ]
+        return flat_maps([k for k, _ in out.members], lists, len(order))
+    return [item for g in order for item in _items(out, g, keys, aggs)]
+
+
 def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]) -> list[Any]:
     def leaf(o: Out) -> list[Any]:
         if isinstance(o, KeyOut):
@@ -612,12 +633,26 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
     out = plan.output
     if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
         # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
-        names = [k for k, _ in out.members]
         lists = [values[m.field] for _, m in out.members if isinstance(m, FieldOut)]
-        if not any(None in v for v in lists):
-            return maps(names)(*lists)
-        return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*lists)]
+        return flat_maps([k for k, _ in out.members], lists, len(idx))
     return [item for i in range(len(idx)) for item in _row_items(out, i, values)]
+
+
+def flat_maps(names: list[str], lists: list[list[Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` maps, the ``i``-th ``{names[0]: lists[0][i], ...}`` without the members whose value is
+    None (missing: the map leaves them out, as the engine's map constructor does).
+
+    >>> flat_maps(["a", "b"], [[1, None], ["x", "y"]], 2)
+    [{'a': 1, 'b': 'x'}, {'b': 'y'}]
+    """
+    if not names:
+        return [{} for _ in range(n)]
+    rows = maps(names)(*lists)
+    for name, values in zip(names, lists):
+        if None in values:
+            for i in [i for i, v in enumerate(values) if v is None]:
+                del rows[i][name]
+    return rows
 
 
 def maps(names: list[str]) -> Any:

@@ -402,6 +402,9 @@ def _sums(f: Field, ctx: Context) -> bool:
 def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | None:
     if isinstance(node, PathRef) and node.var is not None and node.var in kvars and not node.steps:
         return KeyOut(kvars[node.var])
+    counted = _distinct_count(node, ctx)
+    if counted is not None:
+        return counted
     if isinstance(node, Call) and not node.host and node.name in AGGREGATES and len(node.args) == 1:
         return _agg_out(node.name, node.args[0], ctx)
     named = holistic(node)
@@ -412,6 +415,19 @@ def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | N
         if all(isinstance(k, str) and o is not None for k, o in members):
             return MapOut(tuple((str(k), o) for k, o in members if o is not None))
     return None
+
+
+def _distinct_count(node: Node, ctx: Context) -> AggOut | None:
+    """``$count [$distinct [x]]`` over a group, ``x`` a schema-typed string or integer member: the
+    number of its distinct values (``count(DISTINCT ...)``, as for a whole query: see
+    :func:`_distinct`), else None."""
+    if not (isinstance(node, Call) and not node.host and node.name == "count" and len(node.args) == 1):
+        return None
+    inner = node.args[0]
+    if not (isinstance(inner, Call) and not inner.host and inner.name == "distinct" and len(inner.args) == 1):
+        return None
+    f = field_of(inner.args[0], ctx)
+    return AggOut("count-distinct", f) if isinstance(f, Field) and f.family in ("string", "integer") else None
 
 
 def _agg_out(fn: str, arg: Node, ctx: Context) -> AggOut | None:
