@@ -28,6 +28,11 @@ def _log(path: str, line: str) -> None:
         os.close(fd)
 
 
+def _lines(path: str) -> list[str]:
+    with open(path) as f:
+        return f.read().splitlines()
+
+
 def register(jobs: Jobs) -> None:
     log = os.environ["JL_SCHEDULE_LOG"]
 
@@ -38,8 +43,13 @@ def register(jobs: Jobs) -> None:
 
     @jobs.handler("part", lease=10)
     def part(payload: Any, ctx: Any) -> dict[str, Any]:
-        # Finish on the next 25 ms boundary of real time: the batch's jobs, running in different
-        # processes, settle at the same moment.
+        # Wait (a few seconds at most) for the batch's other job to start, then finish on the next
+        # 25 ms boundary of real time: the two, running in different processes, settle at once.
+        started = f"{log}.started"
+        _log(started, str(payload))
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and str(payload ^ 1) not in _lines(started):
+            time.sleep(0.005)
         time.sleep(0.025 - time.time() % 0.025)
         return {"n": payload, "pid": os.getpid()}
 

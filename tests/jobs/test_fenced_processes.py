@@ -19,7 +19,8 @@ import pytest
 import jarenlab as jl
 from tests.waiting import wait_for
 
-from .test_processes import COUNTERS, lines, settles, worker
+from .test_processes import COUNTERS, settles
+from .workers import lines, worker
 
 pytestmark = pytest.mark.slow
 

@@ -237,13 +237,19 @@ def test_per_kind_concurrency_caps_a_kind_without_starving_others(store: jl.Stor
     lock = threading.Lock()
     running = {"slow": 0, "fast": 0}
     peak = {"slow": 0, "fast": 0}
+    # Each handler holds its slot until its kind has run as many at once as it may (the cap of 2, or 3
+    # of the 6) or a shared deadline passes: on a loaded machine the pool's threads may otherwise
+    # never overlap, proving nothing either way.
+    wanted = {"slow": 2, "fast": 3}
+    deadline = time.monotonic() + 5
 
     def make(kind: str) -> Any:
         def handler(payload: Any, ctx: Any) -> None:
             with lock:
                 running[kind] += 1
                 peak[kind] = max(peak[kind], running[kind])
-            time.sleep(0.01)
+            while peak[kind] < wanted[kind] and time.monotonic() < deadline:
+                time.sleep(0.002)
             with lock:
                 running[kind] -= 1
 

@@ -14,7 +14,7 @@ import pytest
 import jarenlab as jl
 from jarenlab.jobs import Handlers, Jobs, VirtualClock
 
-from .test_processes import lines, worker
+from .workers import lines, worker
 
 
 def claim_ids(jobs: Jobs, *kinds: str) -> list[str]:

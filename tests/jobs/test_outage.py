@@ -24,7 +24,8 @@ import jarenlab as jl
 from tests.waiting import wait_for
 
 from .conftest import MODEL
-from .test_processes import COUNTERS, lines, worker
+from .test_processes import COUNTERS
+from .workers import lines, worker
 
 pytestmark = pytest.mark.slow
 

@@ -23,9 +23,9 @@ import jarenlab as jl
 from tests.waiting import wait_for
 
 from .conftest import MODEL
+from .workers import ROOT, lines, worker
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
 
 
 #: The settlement counter on each backend: a table and a trigger on leased -> done/dead.
@@ -56,24 +56,9 @@ def db(open_store: Any) -> dict[str, Any]:
     return open_store.target("procs")
 
 
-def worker(db: dict[str, Any], *extra: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "jarenlab", "worker", str(db["path"])]
-    if "schema" in db:
-        command += ["--schema", db["schema"]]
-    command += ["--handlers", "tests.jobs.handlers_module:jobs"]
-    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # SIGABRT prints every thread's stack
-    return subprocess.Popen(
-        [*command, *extra], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-
-
 def settles(db: dict[str, Any]) -> Counter[str]:
     with jl.open(**db) as store:
         return Counter(row[0] for row in store.db.connection().execute("SELECT job_id FROM settles"))
-
-
-def lines(log: Path) -> list[list[str]]:
-    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def test_four_processes_drain_two_thousand_jobs_each_settled_once(db: dict[str, Any], tmp_path: Path) -> None:
