@@ -35,7 +35,12 @@ def db(open_store: Any) -> dict[str, Any]:
 
 def worker(db: dict[str, Any], log: Path, *extra: str) -> subprocess.Popen[bytes]:
     return running_worker(
-        db, "--poll", "0.05", *extra, handlers="tests.jobs.scheduling_handlers:register", JL_SCHEDULE_LOG=str(log)
+        db,
+        "--poll",
+        "0.05",
+        *extra,
+        handlers="tests.jobs.scheduling_handlers:register",
+        JL_SCHEDULE_LOG=str(log),
     )
 
 

@@ -32,7 +32,9 @@ def worker(
         command += ["--schema", db["schema"]]
     command += ["--handlers", handlers, *extra]
     environment = {**os.environ, "PYTHONFAULTHANDLER": "1", **env}  # SIGABRT prints every thread's stack
-    proc = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     if "--until-idle" not in extra:
         _await_running(proc)
     return proc
