@@ -7,7 +7,9 @@ question asked, and exported once to a pandas DataFrame, a pyarrow Table and Duc
 Then, as medians of rounds taken in turns, each question answered by: the columns (warm), the
 planner's SQL (``columns=False``: every document's JSON read again), pandas on the exported frame,
 DuckDB on the frame, and pyarrow's own compute (Acero) on the Arrow table (not asked the medians:
-it has no exact one). Every contender's answer is checked equal to the columns' first. Then: the cold first question over two members against
+it has no exact one, nor windows). Every contender's answer is checked equal to the columns' first; a
+rolling mean and a window are also timed as an Arrow table and a DataFrame (``to_arrow()``,
+``to_pandas()``: taken as arrays from the warm columns). Then: the cold first question over two members against
 exporting those members with ``to_pandas()``; a commit followed by the same aggregate against the
 warm time (the column patched, not rebuilt); the columns' bytes against the Arrow arrays' own.
 ``--postgresql`` runs the same on a PostgreSQL server the benchmark starts.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import random
 import statistics
 import tempfile
@@ -463,19 +466,15 @@ def run(store: Any, n: int, rounds: int, sql_rounds: int, only: list[str]) -> No
         times["sql"] = median_ms(answer_sql, sql_rounds)
         for peer, fn in peers.items():
             times[peer] = median_ms(fn, rounds)
-        arrow = f"{times['pyarrow']:,.1f} ms" if "pyarrow" in times else "(none exact)"
+        none = "(no such function)" if by in ("rolling", "window") else "(none exact)"
+        arrow = f"{times['pyarrow']:,.1f} ms" if "pyarrow" in times else none
         print(
             f"| {name} | {times['columns']:,.1f} ms | {times['sql']:,.0f} ms | {times['pandas']:,.1f} ms | "
             f"{times['duckdb']:,.1f} ms | {arrow} | {times['columns'] / times['pandas']:.2f}x | "
             f"{times['columns'] / times['duckdb']:.2f}x |"
         )
-        if by == "rolling":
-            # As a frame: the windows' values and the rows' members taken as Arrow arrays, no maps.
-            framed = median_ms(q.to_pandas, rounds)
-            print(
-                f"| {name}, as a DataFrame (`to_pandas()`) | {framed:,.1f} ms | | {times['pandas']:,.1f} ms | "
-                f"{times['duckdb']:,.1f} ms | | {framed / times['pandas']:.2f}x | {framed / times['duckdb']:.2f}x |"
-            )
+        if by in ("rolling", "window"):
+            exports(q, by, name, first, frame, times, rounds)
     q = t.group_by(cat=it["cat"]).select({"cat": key("cat"), "avg": agg.avg(it.price)})
     if not only or any(word in "cold" for word in only):
         cold_question(store, t, q)
@@ -483,6 +482,32 @@ def run(store: Any, n: int, rounds: int, sql_rounds: int, only: list[str]) -> No
         commit_then_aggregate(store, t, q, rounds)
     if not only or any(word in "memory" for word in only):
         memory(store, frame)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
+def exports(
+    q: Any,
+    by: str,
+    name: str,
+    first: list[dict[str, Any]],
+    frame: pd.DataFrame,
+    times: dict[str, float],
+    rounds: int,
+) -> None:
+    """The window's results as an Arrow table and as a DataFrame: the computed members and the
+    rows' members taken as arrays from the warm columns, no result maps (checked equal first)."""
+    got = q.to_pandas()
+    agrees = window_agrees(got, first) if by == "window" else rolling_agrees(got["avg7"], first, frame, True)
+    assert agrees and q.to_arrow().num_rows == len(first), name
+    for form, fn in (
+        ("an Arrow table (`to_arrow()`)", q.to_arrow),
+        ("a DataFrame (`to_pandas()`)", q.to_pandas),
+    ):
+        took = median_ms(fn, rounds)
+        print(
+            f"| {name}, as {form} | {took:,.1f} ms | | {times['pandas']:,.1f} ms | {times['duckdb']:,.1f} ms | "
+            f"| {took / times['pandas']:.2f}x | {took / times['duckdb']:.2f}x |"
+        )
 
 
 def cold_question(store: Any, t: Any, q: Any) -> None:

@@ -9,13 +9,14 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from jarenlab.query import agg, it
+from jarenlab.query import agg, it, win
 
 from .test_columns import MODEL, doc
 
 
 def row_queries(t: Any) -> list[Any]:
-    """Row queries returning members (``x`` holds integers and fractions: the columns decline it)."""
+    """Row queries returning members (``x`` holds integers and fractions: the columns decline it),
+    after a rolling window or window functions too."""
     return [
         t.where(it.i > 2).select({"s": it.s, "i": it.i}),
         t.where(it.s == "a").select({"when": it.when, "i": it.i, "s": it.s}),
@@ -31,6 +32,17 @@ def row_queries(t: Any) -> list[Any]:
         t.where(it.when.exists() & it.i.exists() & it.s.exists())
         .rolling(it.when, "P7D", partition=it.s, avg=agg.avg(it.i), n=agg.count(), low=agg.min(it.s))
         .select({"when": it.when, "s": it.s, "avg": it.avg, "n": it.n, "low": it.low}),
+        # window functions: ranks, offsets with defaults and framed aggregates, beside members that
+        # are missing (a null) in some rows
+        t.where(it.i.exists() & it.s.exists())
+        .window(partition=it.s, order_by=it.i, rk=win.rank(), run=win.sum(it.i), prev=win.lag(it.s, 1, "-"))
+        .select({"when": it.when, "s": it.s, "rk": it.rk, "run": it.run, "prev": it.prev}),
+        t.where(it.i.exists() & it.s.exists())
+        .window(partition=it.s, order_by=it.when, n=win.count(), nxt=win.lead(it.i, 2, 0), hi=win.max(it.s))
+        .select({"i": it.i, "n": it.n, "nxt": it.nxt, "hi": it.hi, "s": it.s}),
+        t.where(it.i.exists() & it.s.exists())
+        .window(partition=it.s, order_by=it.i, rn=win.row_number(), avg=win.avg(it.i), low=win.min(it.i))
+        .select({"rn": it.rn, "avg": it.avg, "low": it.low}),
     ]
 
 

@@ -188,7 +188,7 @@ def test_float_window_sums_are_correctly_rounded() -> None:
     ``$sum`` of the same items, window by window."""
     import numpy as np
 
-    from jarenlab.query.columnar.columns import Decline
+    from jarenlab.query.columnar.columns import Decline, pylist
     from jarenlab.query.columnar.series import float_sums
     from jarenlab.query.lang.functions import exact_sum
 
@@ -201,8 +201,8 @@ def test_float_window_sums_are_correctly_rounded() -> None:
         hi = np.arange(1, n + 1)
         ones = np.ones(n, dtype=np.int64)
         counts = np.cumsum(ones)[hi - 1] - np.concatenate([[0], np.cumsum(ones)])[lo]
-        got = list(np.asarray(float_sums("sum", raw, counts, counts, lo, hi), dtype=object))
-        means = list(np.asarray(float_sums("avg", raw, counts, counts, lo, hi), dtype=object))
+        got = pylist(float_sums("sum", raw, counts, counts, lo, hi))
+        means = pylist(float_sums("avg", raw, counts, counts, lo, hi))
         for i in range(n):
             want = exact_sum(raw[lo[i] : hi[i]].tolist(), "")
             assert same(got[i], want), (raw[lo[i] : hi[i]].tolist(), got[i], want)

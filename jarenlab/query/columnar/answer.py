@@ -607,29 +607,35 @@ def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | 
     return idx[plan.offset : end]
 
 
-def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
-    computed: dict[str, np.ndarray | list[Any]]
+def row_values(
+    plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, Column]]:
+    """The table positions of a row plan's results, and the members a ``$window`` or a
+    ``$rolling`` computes that its projection returns, each as a column of the results (the items
+    and the Arrow forms read them as they read a held member). :class:`Decline` where a result
+    has no such member: the engine shows the row's own stored member of that name there, which
+    the columns do not hold."""
     if plan.window is not None:
-        idx, by_name = window_rows(plan, cols, n, rows)
-        computed = dict(by_name)
+        idx, computed = window_rows(plan, cols, n, rows)
     else:
         idx = positions(plan, cols, n, rows)
         computed = {} if plan.rolling is None else rolled(plan.rolling, cols, idx)
     assert plan.output is not None
-    values: dict[Field, list[Any]] = {}
     what = "rolling" if plan.window is None else "window"
+    returned = {f.steps[0] for f in _fields_of_out(plan.output) if len(f.steps) == 1}
+    for name, col in computed.items():
+        if name in returned and col.values.null_count:
+            raise Decline(f"a row with no {what} {name!r}: its own member, if any, is not in columns")
+    return idx, computed
+
+
+def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> list[Any]:
+    idx, computed = row_values(plan, cols, n, rows)
+    assert plan.output is not None
+    values: dict[Field, list[Any]] = {}
     for f in _fields_of_out(plan.output):
         name = f.steps[0] if len(f.steps) == 1 else None
-        if name in computed:
-            got = computed[name]
-            if isinstance(got, np.ndarray):
-                values[f] = got.tolist()
-                continue
-            if None in got:  # the engine shows a stored member of that name there
-                raise Decline(f"a row with no {what} {name!r}: its own member, if any, is not in columns")
-            values[f] = got
-        else:
-            values[f] = pylist(cols[f], idx)
+        values[f] = pylist(computed[name]) if name in computed else pylist(cols[f], idx)
     out = plan.output
     if isinstance(out, MapOut) and all(isinstance(m, FieldOut) for _, m in out.members):
         # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip

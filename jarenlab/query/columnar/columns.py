@@ -75,15 +75,51 @@ def values_at(col: Column, rows: np.ndarray | None) -> pa.Array:
     return col.values if rows is None else col.values.take(pa.array(rows))
 
 
-def pylist(col: Column, idx: np.ndarray) -> list[Any]:
-    """The members at ``idx`` as the engine holds them (None: missing; an integer written in a
-    number member as an ``int``)."""
-    whole = len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx))))
-    values = (col.values if whole else col.values.take(pa.array(idx))).to_pylist()
+def pylist(col: Column, idx: np.ndarray | None = None) -> list[Any]:
+    """The members at ``idx`` (all of them when None) as the engine holds them (None: missing; an
+    integer written in a number member as an ``int``)."""
+    whole = idx is None or (len(idx) == len(col.values) and bool(np.array_equal(idx, np.arange(len(idx)))))
+    taken = col.values if whole else col.values.take(pa.array(idx))
+    if not taken.null_count and taken.type in (pa.int64(), pa.float64()):
+        values = taken.to_numpy().tolist()  # (numpy's tolist: several times Arrow's to_pylist)
+    else:
+        values = taken.to_pylist()
     if col.ints is None:
         return values
-    ints = col.ints[idx]
+    ints = col.ints if idx is None else col.ints[idx]
     return [int(v) if v is not None and ints[i] else v for i, v in enumerate(values)]
+
+
+#: The field of a member a ``$window`` or a ``$rolling`` computes, held as a :class:`Column`.
+COMPUTED = Field((), None, None)
+
+
+def computed(
+    values: np.ndarray | pa.Array, missing: np.ndarray | None = None, ints: np.ndarray | None = None
+) -> Column:
+    """A computed member's values, one per row, as a column is held (so the items and the Arrow
+    forms read it as they read a member): numbers from numpy without a copy, null where ``missing``
+    (the row gets no member), ``ints`` marking the integers among floats."""
+    if isinstance(values, np.ndarray):
+        values = pa.array(values, mask=missing if missing is not None and missing.any() else None)
+    return Column(COMPUTED, values, ints)
+
+
+def taken(col: Column, idx: np.ndarray, missing: np.ndarray | None = None) -> Column:
+    """``col`` at positions ``idx`` (no member where ``missing``), integer marks included.
+
+    >>> c = taken(computed(np.array([1.5, 2.0]), ints=np.array([False, True])), np.array([1, 0, 9]), np.array([False, False, True]))
+    >>> pylist(c)
+    [2, 1.5, None]
+    """
+    at = idx if missing is None else np.where(missing, 0, idx)
+    values = col.values.take(pa.array(at, mask=missing if missing is not None and missing.any() else None))
+    ints = None
+    if col.ints is not None:
+        ints = col.ints[at] if len(col.ints) else np.zeros(len(at), dtype=bool)
+        if missing is not None:
+            ints &= ~missing
+    return Column(col.field, values, ints, col.inexact)
 
 
 def _bytes(value: Any) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jarenlab.query.columnar.columns import Column, Decline, bits, values_at
+from jarenlab.query.columnar.columns import Column, Decline, bits, computed, taken, values_at
 from jarenlab.query.columnar.exact import levels
 from jarenlab.query.columnar.keys import encode, instants, member_codes
 from jarenlab.query.planner.preds import Field, Ranged, Ranking
@@ -51,12 +51,10 @@ def windows(codes: np.ndarray, times: np.ndarray, width: int) -> tuple[np.ndarra
     return order, np.searchsorted(key, key - width, side="right"), np.searchsorted(key, key, side="right")
 
 
-def rolled(
-    ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray
-) -> dict[str, np.ndarray | list[Any]]:
+def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, Column]:
     """Each computed member of a ``$rolling`` at ``rows`` (positions in the table, in storage
-    order), as the engine computes it: an array where every row has a number of one kind (no
-    Python number made), else a list (None: no member)."""
+    order), as the engine computes it: a column per member (:func:`~.columns.computed`), null
+    where a row gets no member (no time, or no value in its window)."""
     first = ranking.compute[0][2]
     assert isinstance(first, Ranged)
     stamps = instants(cols[first.time]).take(pa.array(rows))
@@ -72,32 +70,28 @@ def rolled(
     # each row's place in the sorted order (past the end: a row without a time, no member)
     place = np.full(len(rows), len(at), dtype=np.int64)
     place[at] = np.arange(len(at))
-    out: dict[str, np.ndarray | list[Any]] = {}
+    untimed = None if len(at) == len(rows) else place == len(at)
+    out: dict[str, Column] = {}
     for name, fn, ranged in ranking.compute:
         assert isinstance(ranged, Ranged)
-        got = over_ranges(fn, ranged.field, cols, rows[at], lo, hi)
-        if isinstance(got, np.ndarray) and len(at) == len(rows):
-            out[name] = got[place]
-            continue
-        values = [*(got.tolist() if isinstance(got, np.ndarray) else got), None]
-        out[name] = [values[j] for j in place.tolist()]
+        out[name] = taken(over_ranges(fn, ranged.field, cols, rows[at], lo, hi), place, untimed)
     return out
 
 
 def over_ranges(
     fn: str, field: Field | None, cols: dict[Field, Column], rows: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> np.ndarray | list[Any]:
+) -> Column:
     """``fn`` (``$count``, ``$sum``, ``$avg``, ``$min``, ``$max``) of ``field`` (None: the rows)
     over each range ``[lo, hi)`` of ``rows`` (table positions), as the engine aggregates the
-    range's values: an array where every range has a value of one kind, else a list (None: no
-    item). Also a ``$window``'s frames (:mod:`.windows`)."""
+    range's values: a column of one value per range (null: no item; integers marked among
+    floats). Also a ``$window``'s frames (:mod:`.windows`)."""
     if field is None or not len(lo):
-        return hi - lo
+        return computed(hi - lo)
     values = values_at(cols[field], rows)
     present = bits(values.is_valid())
     counts = _ranges(present.astype(np.int64), lo, hi)
     if fn == "count":
-        return counts
+        return computed(counts)
     if fn in ("min", "max"):
         return _extremes(fn, values, present, counts, lo, hi)
     if values.type == pa.float64():
@@ -114,33 +108,31 @@ def over_ranges(
         raise Decline("an integer sum over windows that may pass 64 bits")
     sums = _ranges(raw, lo, hi)
     if fn == "sum":
-        return sums
-    small = np.abs(sums) <= 2**53  # held exactly by a double: one IEEE division is Python's
+        return computed(sums)
+    empty = counts == 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        means = sums.astype(np.float64) / counts
-    if small.all() and counts.all():
-        return means
-    out: list[Any] = means.tolist()
-    for i in np.flatnonzero(~small | (counts == 0)).tolist():
-        out[i] = int(sums[i]) / int(counts[i]) if counts[i] else None
-    return out
+        means = sums.astype(np.float64) / counts  # one IEEE division is Python's below 2^53
+    for i in np.flatnonzero((np.abs(sums) > 2**53) & ~empty).tolist():
+        means[i] = int(sums[i]) / int(counts[i])  # (the exact sum, divided as Python divides)
+    return computed(means, empty)
 
 
 def float_sums(
     fn: str, raw: np.ndarray, floats: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> np.ndarray | list[Any]:
+) -> Column:
     """Each window's ``$sum`` (or ``$avg``) of a number member as the engine's: the float nearest
-    the exact sum where the window holds a float, the integer sum where it holds integers only.
+    the exact sum where the window holds a float, the integer sum where it holds integers only
+    (marked as an integer: declined from 2^53); no average of an empty window.
 
     The values are split into levels (:func:`~.exact.levels`): each level's prefix sums, and so
     each window's level sum (a difference of two), are exact. A window's levels are added as a
     double-double (``TwoSum``), rounded once, and the rounding checked against a bound of what
     the double-double may miss: a sum that may lie at a rounding midpoint (rare) is added by
-    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline. An array where
-    every window has a float, else a list.
+    ``math.fsum`` of its levels. Values from 2^1000 up, infinities and NaN decline.
 
+    >>> from jarenlab.query.columnar.columns import pylist
     >>> lo, hi = np.array([0, 0, 1]), np.array([1, 2, 3])
-    >>> float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi).tolist()
+    >>> pylist(float_sums("sum", np.array([0.1, 0.2, 0.3]), np.array([1, 2, 2]), np.array([1, 2, 2]), lo, hi))
     [0.1, 0.30000000000000004, 0.5]
     """
     if raw.size and not float(np.abs(raw).max()) < 2.0**1000:
@@ -165,20 +157,16 @@ def float_sums(
     rounded = rounded + 0.0
     for i in np.flatnonzero(unsure).tolist():
         rounded[i] = math.fsum([float(s[i]) for s in sums]) + 0.0
-    if fn == "avg" and counts.all():
-        if np.abs(rounded[floats == 0]).max(initial=0.0) >= 2**53:
-            raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
-        return rounded / counts  # an integer sum below 2^53 is that double: the same division
-    if fn == "sum" and floats.all():
-        return rounded
-    out: list[Any] = rounded.tolist()
-    for i in np.flatnonzero(floats == 0).tolist():  # integers only: an integer
-        if abs(out[i]) >= 2**53:
-            raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
-        out[i] = int(out[i])
+    whole = floats == 0  # integers only (or nothing): an integer sum
+    if np.abs(rounded[whole]).max(initial=0.0) >= 2**53:
+        raise Decline("an integer-only rolling sum of 2^53 or more beside floats")
     if fn == "sum":
-        return out
-    return [v / int(c) if c else None for v, c in zip(out, counts.tolist())]
+        return computed(rounded, ints=whole if whole.any() else None)
+    empty = counts == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return computed(
+            rounded / counts, empty
+        )  # an integer sum below 2^53 is that double: the same division
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -202,34 +190,30 @@ def _ranges(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def _extremes(
     fn: str, values: pa.Array, present: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> list[Any]:
+) -> Column:
     """Each window's least or greatest present value (strings by code point), from a sparse table
-    of ranks over the sorted rows (None: a window without one)."""
+    of ranks over the sorted rows (null: a window without one)."""
+    empty = counts == 0
     if values.type == pa.int64():
         ranks, lookup = pc.fill_null(values, 0).to_numpy(zero_copy_only=False), None
     elif values.type == pa.large_string():
         d = pc.dictionary_encode(values)
         if not len(d.dictionary):
-            return [None] * len(lo)
+            return computed(pa.nulls(len(lo), pa.large_string()))
         by_point = pc.sort_indices(d.dictionary).to_numpy()  # UTF-8 bytes sort as code points
         place = np.empty(len(by_point), dtype=np.int64)
         place[by_point] = np.arange(len(by_point))
         codes = pc.fill_null(d.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        ranks, lookup = place[codes], d.dictionary.take(pa.array(by_point)).to_pylist()
+        ranks, lookup = place[codes], d.dictionary.take(pa.array(by_point))
     else:
         raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
     pick = np.minimum if fn == "min" else np.maximum
     limit = np.iinfo(np.int64)
     ranks = np.where(present, ranks, limit.max if fn == "min" else limit.min)
     got = _sparse(ranks, lo, hi, pick)
-    out: list[Any] = (
-        got.tolist()
-        if lookup is None
-        else [lookup[r] if 0 <= r < len(lookup) else None for r in got.tolist()]
-    )
-    for i in np.flatnonzero(counts == 0).tolist():
-        out[i] = None
-    return out
+    if lookup is None:
+        return computed(got, empty)
+    return computed(lookup.take(pa.array(np.where(empty, 0, got), mask=empty if empty.any() else None)))
 
 
 def _sparse(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, pick: Any) -> np.ndarray:

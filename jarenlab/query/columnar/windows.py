@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jarenlab.query.columnar.columns import Column, Decline, bits, pylist, values_at
+from jarenlab.query.columnar.columns import Column, Decline, bits, computed, taken, values_at
 from jarenlab.query.columnar.keys import encode, member_codes
 from jarenlab.query.columnar.series import over_ranges
 from jarenlab.query.planner.plan import Plan
@@ -49,29 +49,39 @@ _HOLDS = {
 
 def window_rows(
     plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
-) -> tuple[np.ndarray, dict[str, list[Any]]]:
+) -> tuple[np.ndarray, dict[str, Column]]:
     """The table positions of a window plan's results (storage order, those the filter on ranks
-    keeps, past the offset and within the limit) and each computed member there (None: none)."""
+    keeps, past the offset and within the limit) and each computed member there, as a column of
+    the results (null: no member)."""
     assert plan.window is not None
     if plan.order:
         raise Decline("an ordering after a window")
     idx = np.arange(n) if rows is None else rows
-    computed = windowed(plan.window, cols, idx)
+    members = windowed(plan.window, cols, idx)
     if plan.window.keep:
         names = [name for name, _, _ in plan.window.compute]
         held = np.ones(len(idx), dtype=bool)
         for at, op, value in plan.window.keep:
-            held &= _HOLDS[op](np.array(computed[names[at]], dtype=np.int64), value)
+            held &= _HOLDS[op](members[names[at]].values.to_numpy(), value)
         picked = np.flatnonzero(held)
         idx = idx[picked]
-        computed = {k: [v[i] for i in picked.tolist()] for k, v in computed.items()}
-    end = None if plan.limit is None else plan.offset + plan.limit
-    return idx[plan.offset : end], {k: v[plan.offset : end] for k, v in computed.items()}
+        members = {k: taken(v, picked) for k, v in members.items()}
+    end = len(idx) if plan.limit is None else min(len(idx), plan.offset + plan.limit)
+    start = min(plan.offset, end)
+    if start or end < len(idx):  # slices of the same buffers
+        idx = idx[start:end]
+        members = {
+            k: Column(
+                v.field, v.values.slice(start, end - start), None if v.ints is None else v.ints[start:end]
+            )
+            for k, v in members.items()
+        }
+    return idx, members
 
 
-def windowed(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, list[Any]]:
+def windowed(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, Column]:
     """Each computed member of a ``$window`` at ``rows`` (table positions, in storage order), as
-    the engine computes it (None: no member)."""
+    the engine computes it: a column per member (:func:`~.columns.computed`; null: no member)."""
     n = len(rows)
     if ranking.partition and n:
         codes = encode([member_codes(cols[f], rows) for f in ranking.partition])[0]
@@ -90,26 +100,20 @@ def windowed(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> d
     end = ends[np.cumsum(first) - 1] if n else here
     back = np.empty(n, dtype=np.int64)  # each row's place in the sorted order
     back[order] = here
-    out: dict[str, list[Any]] = {}
+    out: dict[str, Column] = {}
     for name, fn, got in ranking.compute:
         if fn in ("row-number", "rank", "dense-rank"):
-            values: Any = np.array(_rank_of(fn, first, sorted_keys, start), dtype=np.int64)
-        elif fn in ("lag", "lead"):
+            out[name] = computed(_rank_of(fn, first, sorted_keys, start)[back])
+            continue
+        if fn in ("lag", "lead"):
             assert isinstance(got, tuple)
             values = _offsets(fn, got, cols, at, start, end)
         else:
             assert isinstance(got, Framed)
             lo, hi = _frames(got, start, end)
-            values = _objects(over_ranges(fn, got.field, cols, at, lo, hi))
-        out[name] = values[back].tolist()
+            values = over_ranges(fn, got.field, cols, at, lo, hi)
+        out[name] = taken(values, back)
     return out
-
-
-def _objects(values: np.ndarray | list[Any]) -> np.ndarray:
-    """Python values as a numpy array of those very objects (``int`` kept apart from ``float``)."""
-    arr = np.empty(len(values), dtype=object)
-    arr[:] = values
-    return arr
 
 
 def ranks(codes: np.ndarray, keys: list[np.ndarray]) -> tuple[list[int], list[int]]:
@@ -118,21 +122,21 @@ def ranks(codes: np.ndarray, keys: list[np.ndarray]) -> tuple[list[int], list[in
     first[1:] = codes[1:] != codes[:-1]
     here = np.arange(len(codes))
     start = np.maximum.accumulate(np.where(first, here, 0))
-    return _rank_of("rank", first, keys, start), _rank_of("dense-rank", first, keys, start)
+    return _rank_of("rank", first, keys, start).tolist(), _rank_of("dense-rank", first, keys, start).tolist()
 
 
-def _rank_of(fn: str, first: np.ndarray, keys: list[np.ndarray], start: np.ndarray) -> list[int]:
+def _rank_of(fn: str, first: np.ndarray, keys: list[np.ndarray], start: np.ndarray) -> np.ndarray:
     """A rank per sorted row (``first``: where a partition begins, ``start``: its first row)."""
     here = np.arange(len(first))
     if fn == "row-number":
-        return (here - start + 1).tolist()
+        return here - start + 1
     new = first.copy()  # where a run of ties begins
     for k in keys:
         new[1:] |= k[1:] != k[:-1]
     if fn == "rank":
-        return (np.maximum.accumulate(np.where(new, here, 0)) - start + 1).tolist()
+        return np.maximum.accumulate(np.where(new, here, 0)) - start + 1
     runs = np.cumsum(new)
-    return (runs - runs[start] + 1).tolist() if len(runs) else []
+    return runs - runs[start] + 1 if len(runs) else here
 
 
 def _order_ranks(col: Column, rows: np.ndarray, k: OrderKey) -> np.ndarray:
@@ -173,15 +177,48 @@ def _offsets(
     at: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
-) -> np.ndarray:
+) -> Column:
     """``$lag``/``$lead`` per sorted row: the member ``offset`` rows away in the partition, or the
-    default beyond its ends (None: no member)."""
+    default beyond its ends (null: no member)."""
     field, offset, default = got
     source = np.arange(len(at)) + (-offset if fn == "lag" else offset)
     inside = (source >= start) & (source < end)
-    out = _objects(pylist(cols[field], at[np.where(inside, source, 0)]) if len(at) else [])
-    out[~inside] = default
-    return out
+    return defaulted(taken(cols[field], at[np.where(inside, source, 0)]), ~inside, default)
+
+
+def defaulted(col: Column, beyond: np.ndarray, default: Any) -> Column:
+    """``col`` with the literal ``default`` (None: no member) where ``beyond`` holds, typed as the engine holds both:
+    an integer beside floats marked as one, held as a double only where that double is exact.
+
+    >>> from jarenlab.query.columnar.columns import computed, pylist
+    >>> pylist(defaulted(computed(np.array([4, 5])), np.array([True, False]), 0.5))
+    [0.5, 5]
+    """
+    values, ints = col.values, col.ints
+    if default is None:  # no default: no member there
+        kind: Any = values.type
+        ints = None if ints is None else ints & ~beyond
+    elif values.type == pa.large_string() and type(default) is str:
+        kind = pa.large_string()
+    elif values.type == pa.int64() and type(default) is int and -(2**63) <= default < 2**63:
+        kind = pa.int64()
+    elif values.type in (pa.int64(), pa.float64()) and type(default) in (int, float):
+        if type(default) is int and abs(default) > 2**53:
+            raise Decline("an integer default a double cannot hold beside floats")
+        if values.type == pa.int64():
+            bounds = pc.min_max(values).as_py()
+            if bounds["min"] is not None and max(-bounds["min"], bounds["max"]) > 2**53:
+                raise Decline("integers a double cannot hold beside a float default")
+            ints, values = bits(values.is_valid()), values.cast(pa.float64())
+        if type(default) is int:
+            ints = beyond | (np.zeros(len(values), dtype=bool) if ints is None else ints)
+        elif ints is not None:
+            ints = ints & ~beyond
+        kind = pa.float64()
+    else:
+        raise Decline(f"a default {default!r} for a member of {values.type}")
+    filled = pc.if_else(pa.array(beyond), pa.scalar(default, type=kind), values)
+    return Column(col.field, filled, ints, col.inexact)
 
 
 def _frames(framed: Framed, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
