@@ -389,7 +389,7 @@ class Groups:
 
     def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
         assert plan.group is not None and plan.ret is not None
-        self.ev = ev
+        self.plan, self.ev = plan, ev
         self.gname = plan.group[0]
         self.positions = Positions(order)
         #: key -> (group, storage place, the row's own variables, its contribution to each fold)
