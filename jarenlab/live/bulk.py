@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 
 from jarenlab.live.folds import Tally
 from jarenlab.live.strategies import Accumulator, Groups, Member, Sorted
-from jarenlab.live.window import SortedEntries, term_key
+from jarenlab.live.window import Desc, SortedEntries, term_key
 from jarenlab.query.columnar.columns import Column, pylist, values_at
 from jarenlab.query.columnar.exact import group_levels, int_sums
 from jarenlab.query.columnar.keys import encode, member_codes
@@ -188,8 +188,9 @@ def build_groups(m: Groups, table: Table, rows: np.ndarray) -> str | None:
     tallies = [_tallies(fold.name, fold.arg.steps, table, rows, codes, count, places) for fold in m.folds]
     for g, hk in enumerate(hks):
         members = SortedEntries()
-        members.order = [places[i] for i in order[bounds[g] : bounds[g + 1]].tolist()]
-        members.sort = {place[1]: place for place in members.order}
+        mine = order[bounds[g] : bounds[g + 1]].tolist()
+        members.order = list(map(places.__getitem__, mine))
+        members.sort = dict(zip(map(got.keys.__getitem__, mine), members.order))
         members.items = dict.fromkeys(members.sort, one)
         m.groups[hk] = (firsts[g][0], members, [])
         m.tallies[hk] = [t[g] for t in tallies]
@@ -306,10 +307,10 @@ def build_sorted(m: Sorted, table: Table, rows: np.ndarray) -> str | None:
         values = values_at(table.columns[f], rows)
         texts = pylist(table.columns[f], rows)
         empty = term_key([], spec.desc, spec.empty_greatest)
-        parts.append([empty if v is None else term_key([v], spec.desc, False) for v in texts])
         kind = (
             "string" if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) else "number"
         )
+        parts.append(_terms(texts, spec.desc, kind, empty))
         m.kinds[i] = (
             Counter({kind: len(texts) - values.null_count}) if len(texts) > values.null_count else Counter()
         )
@@ -328,6 +329,20 @@ def build_sorted(m: Sorted, table: Table, rows: np.ndarray) -> str | None:
     m.keyed = keyed if m.take is not None else []
     m.rows = [item for _, item in keyed]
     return None
+
+
+def _terms(values: list[Any], desc: bool, kind: str, empty: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Each value's order term, as :func:`~jarenlab.live.window.term_key` makes it, for a column of
+    one ``kind`` (a comprehension per case instead of a call per row).
+
+    >>> _terms([2, None], True, "number", (0, 0)) == [term_key([2], True, False), (0, 0)]
+    True
+    """
+    if not desc:
+        return [empty if v is None else (1, v) for v in values]
+    if kind == "string":
+        return [empty if v is None else (-1, Desc(v)) for v in values]
+    return [empty if v is None else (-1, -v) for v in values]
 
 
 def _items(m: Sorted, key: Any, doc: dict[Any, Any]) -> list[Any]:
