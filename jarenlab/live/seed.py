@@ -10,6 +10,7 @@ them). The query then follows the log from exactly that record.
 Its maintainer (:mod:`.strategies`) needs every matching row, not only the answer. It is built
 from the frozen table on a thread of its own (:class:`Build`), so the rows show in milliseconds
 while it is built: the rows the plan's filter keeps (:func:`matching_rows`, one vectorized mask),
+in bulk from the table's arrays where the plan allows it (:mod:`.bulk`, :func:`how_built`), else
 each as a **partial document** holding only the members the plan reads (:func:`partial_pairs`: a
 native plan reads the row through those typed members alone, so the maintainer's per-row
 evaluation gives on them what it gives on the whole document), and, in insertion order, every
