@@ -123,6 +123,24 @@ class Tally:
         self.best: tuple[Any, tuple[Any, int]] | None = None
         self.lost = False  # the extreme left: find it again before reading it
 
+    @classmethod
+    def loaded(
+        cls, name: str, *, n: int, best: tuple[Any, tuple[Any, int]] | None = None, **counts: int
+    ) -> Tally:
+        """A tally as adding its group's rows one by one leaves it, from counts made in bulk
+        (``n`` items, ``best`` of ``$min``/``$max``, and :attr:`ints`, :attr:`floats`,
+        :attr:`scaled`, :attr:`strings`, :attr:`specials`, :attr:`others` where they are read:
+        ``$min``/``$max`` read only the kinds, ``$count`` nothing but ``n``).
+
+        >>> Tally.loaded("sum", n=2, ints=3).value()
+        [3]
+        """
+        tally = cls(name)
+        tally.n, tally.best = n, best
+        for field, value in counts.items():
+            setattr(tally, field, value)
+        return tally
+
     def _count(self, items: list[Any], sign: int) -> None:
         self.n += sign * len(items)
         if self.name == "count":

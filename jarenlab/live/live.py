@@ -29,7 +29,7 @@ import orjson
 from jarenlab.errors import JarenlabError, LiveError, QueryError, StoreError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
-from jarenlab.live.seed import Build, matching_rows, seeded, unkeyed
+from jarenlab.live.seed import Build, how_built, matching_rows, seeded, unkeyed
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
 from jarenlab.query.lang.engine import compile_query
@@ -246,7 +246,8 @@ class LiveQuery:
         if isinstance(got, ColumnSeed):
             matching = matching_rows(got)
             self._check_bound(len(matching))
-            self._build = Build(lambda cancelled: seeded(m, got, matching, cancelled))
+            how = how_built(m, got)
+            self._build = Build(lambda cancelled: seeded(m, got, matching, cancelled, how), how)
             a = got.answered
             self._seeded = {
                 "source": "columns", "seq": a.seq, "read": a.columns, "warm": a.warm, "rows": a.rows,
@@ -289,6 +290,7 @@ class LiveQuery:
         build = self._build
         if build is not None:
             out["maintainer"] = "ready" if build.ready else "building"
+            out.update(build.report)
             if build.seconds is not None:
                 out["build_seconds"] = build.seconds
         elif self._maintainer is not None:

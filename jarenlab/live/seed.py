@@ -10,6 +10,7 @@ them). The query then follows the log from exactly that record.
 Its maintainer (:mod:`.strategies`) needs every matching row, not only the answer. It is built
 from the frozen table on a thread of its own (:class:`Build`), so the rows show in milliseconds
 while it is built: the rows the plan's filter keeps (:func:`matching_rows`, one vectorized mask),
+in bulk from the table's arrays where the plan allows it (:mod:`.bulk`, :func:`how_built`), else
 each as a **partial document** holding only the members the plan reads (:func:`partial_pairs`: a
 native plan reads the row through those typed members alone, so the maintainer's per-row
 evaluation gives on them what it gives on the whole document), and, in insertion order, every
@@ -68,36 +69,46 @@ def unkeyed(table: Table) -> str | None:
     return None
 
 
-def partial_pairs(table: Table, rows: np.ndarray, cancelled: threading.Event | None = None) -> list[Any]:
+def partial_pairs(table: Table, rows: np.ndarray) -> list[Any]:
     """``(key, document)`` of the table's ``rows`` in storage order, each document holding the
     table's members that are present (a missing member is left out, as it is missing)."""
-    import pyarrow as pa
+    from jarenlab.live.bulk import Rows
 
-    from jarenlab.query.columnar.columns import pylist
-
-    keys = table.key_array().take(pa.array(rows)).to_pylist()
-    docs: list[dict[Any, Any]] = [{} for _ in keys]
-    for f, col in table.columns.items():
-        if cancelled is not None and cancelled.is_set():
-            return []
-        *outer, last = f.steps
-        for doc, value in zip(docs, pylist(col, rows)):
-            if value is None:
-                continue
-            for step in outer:
-                doc = doc.setdefault(step, {})
-            doc[last] = value
-    return list(zip(keys, docs))
+    got = Rows(table, rows)
+    return [(key, got.doc(i)) for i, key in enumerate(got.keys)]
 
 
-def seeded(m: Maintainer, seed: ColumnSeed, rows: np.ndarray, cancelled: threading.Event) -> Maintainer:
-    """``m`` seeded with the seed's matching ``rows`` (as partial documents), and, where storage
-    order is insertion order, every key's storage position as the table holds it."""
+def how_built(m: Maintainer, seed: ColumnSeed) -> dict[str, Any]:
+    """How ``m`` will be built from the seed's table: ``{'build': 'columnar'}`` (in bulk,
+    :mod:`.bulk`), or ``{'build': 'rows', 'build_reason': ...}`` (row by row, and why)."""
+    from jarenlab.live.bulk import why_not
+
+    why = why_not(m, seed.answered.table)
+    return {"build": "columnar"} if why is None else {"build": "rows", "build_reason": why}
+
+
+def seeded(
+    m: Maintainer, seed: ColumnSeed, rows: np.ndarray, cancelled: threading.Event, how: dict[str, Any]
+) -> Maintainer:
+    """``m`` seeded with the seed's matching ``rows``, in bulk where ``how`` says so (:func:`how_built`;
+    a bulk build that finds it cannot after all says why in ``how``), else as partial documents one
+    by one; and, where storage order is insertion order, every key's storage position as the table
+    holds it."""
     table = seed.answered.table
     positions = m.positions
     if positions is not None and not positions.by_key:
         positions.adopt(dict(zip(table.key_array().to_pylist(), table.pos.tolist())))
-    pairs = partial_pairs(table, rows, cancelled)
+    if cancelled.is_set():
+        return m
+    if how["build"] == "columnar":
+        from jarenlab.live.bulk import build
+
+        assert not isinstance(m, Accumulator)
+        why = build(m, table, rows)
+        if why is None:
+            return m
+        how.update(build="rows", build_reason=why)
+    pairs = partial_pairs(table, rows)
     if not cancelled.is_set():
         m.seed(pairs)
     return m
@@ -110,8 +121,10 @@ class Build:
     ('made', True)
     """
 
-    def __init__(self, make: Callable[[threading.Event], Any]) -> None:
+    def __init__(self, make: Callable[[threading.Event], Any], report: dict[str, Any] | None = None) -> None:
         self.cancelled = threading.Event()
+        #: What the build says of itself (:func:`how_built`), for ``live.seeded``.
+        self.report = report if report is not None else {}
         self._done = threading.Event()
         self._value: Any = None
         self._error: BaseException | None = None
@@ -154,4 +167,4 @@ class Build:
         self._thread.join()
 
 
-__all__ = ["Build", "Maintainer", "matching_rows", "partial_pairs", "seeded", "unkeyed"]
+__all__ = ["Build", "Maintainer", "how_built", "matching_rows", "partial_pairs", "seeded", "unkeyed"]

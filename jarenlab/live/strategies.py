@@ -23,15 +23,14 @@ when deleted (:class:`Positions`). A maintainer is made for one of the two and a
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
 from jarenlab.live.analyze import LivePlan
 from jarenlab.live.folds import Tally, split_return
-from jarenlab.live.window import Op, SortedEntries, diff_keyed, diff_values, same, term_key
+from jarenlab.live.window import Op, SortedEntries, WindowOps, diff_keyed, diff_values, same, term_key
 from jarenlab.query.lang.engine import Compiler, Env
 from jarenlab.query.lang.functions import FUNCTIONS, integer
 from jarenlab.query.lang.values import hash_key, kind
@@ -40,6 +39,8 @@ if TYPE_CHECKING:
     from jarenlab.backends.base import StorageOrder
 
 Changes = Mapping[Any, "dict[str, Any] | None"]
+#: What a group-by keeps of a row: its group, storage place, own variables, contribution to each fold.
+Member = tuple[Any, Any, dict[str, list[Any]], list[list[Any]]]
 
 
 class RowEval:
@@ -142,8 +143,8 @@ class Sorted:
         self.plan, self.ev, self.skip, self.take = plan, ev, skip, take
         self.positions = Positions(order) if not plan.orderby else None
         self.entries = SortedEntries()
+        #: Per order term, how many kept rows have a number and how many a string there.
         self.kinds = [Counter[str]() for _ in ev.terms]
-        self.term_kinds: dict[Any, tuple[str | None, ...]] = {}
         self.rows: list[Any] = []
         self.keyed: list[tuple[Any, Any]] = []
 
@@ -151,7 +152,8 @@ class Sorted:
     def size(self) -> int:
         return len(self.entries)
 
-    def _eval(self, key: Any, doc: dict[str, Any] | None) -> tuple[tuple[Any, ...], list[Any]] | None:
+    def evaluate(self, key: Any, doc: dict[str, Any] | None) -> tuple[tuple[Any, ...], list[Any]] | None:
+        """The row's sort tuple and result items (None: it does not match)."""
         if doc is None:
             return None
         # Every stored key gets its storage position, matching or not: a row that starts to
@@ -175,25 +177,23 @@ class Sorted:
         return tuple(parts), items
 
     def _count_kinds(self, key: Any, sort: tuple[Any, ...] | None) -> None:
-        for i, k in enumerate(self.term_kinds.pop(key, ())):
-            if k:
-                self.kinds[i][k] -= 1
-        if sort is not None and self.kinds:
-            ks = tuple(
-                ("string" if type(_value(p)) is str else "number") if p[0] in (1, -1) else None
-                for p in sort[:-1]
-            )
-            self.term_kinds[key] = ks
-            for i, k in enumerate(ks):
-                if k:
-                    self.kinds[i][k] += 1
+        """Before ``key`` is put with ``sort`` (None: removed): its terms' kinds leave the counts
+        (read from the sort tuple it is kept with) and the new ones join them."""
+        if not self.kinds:
+            return
+        old = self.entries.sort.get(key)
+        for sign, st in ((-1, old), (1, sort)):
+            if st is not None:
+                for i, part in enumerate(st[:-1]):
+                    if part[0] in (1, -1):
+                        self.kinds[i]["string" if type(_value(part)) is str else "number"] += sign
 
     def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
         """Fill from empty with one sort instead of an insort per row. An ordering error (mixed
         kinds) replays the per-row path from empty, so it is raised exactly as ``apply`` raises it."""
         changes = dict(pairs)
         e = self.entries
-        for key, new in [(k, self._eval(k, doc)) for k, doc in changes.items()]:
+        for key, new in [(k, self.evaluate(k, doc)) for k, doc in changes.items()]:
             if new is not None:
                 self._count_kinds(key, new[0])
                 e.sort[key], e.items[key] = new
@@ -204,7 +204,7 @@ class Sorted:
         except TypeError:
             mixed = True
         if mixed:
-            self.entries, self.term_kinds = SortedEntries(), {}
+            self.entries = SortedEntries()
             self.kinds = [Counter[str]() for _ in self.ev.terms]
             self.apply(changes)
             return
@@ -216,13 +216,13 @@ class Sorted:
         e = self.entries
         if self.positions is not None:
             self.positions.learn(changes)
-        evaluated = [(k, self._eval(k, doc)) for k, doc in changes.items()]
+        evaluated = [(k, self.evaluate(k, doc)) for k, doc in changes.items()]
         single = not e.multi and all(v is None or len(v[1]) == 1 for _, v in evaluated)
         fast = single and self.take is None and self.skip == 0
         ops: list[Op] = []
         # one row changed in a window: its places in the order say what the window gains and loses
         one = single and self.take is not None and len(evaluated) == 1
-        window = _Window(self, ops) if one else None
+        window = WindowOps(self.entries, self.skip, self.take, self.keyed, self.rows, ops) if one else None
         old_keyed = (
             None
             if fast or window is not None
@@ -287,74 +287,6 @@ class Sorted:
             self.keyed = new_keyed
         self.rows = [item for _, item in new_keyed]
         return ops
-
-
-class _Window:
-    """The ops of one single-item row entering, leaving or moving in a ``skip``/``take`` window, found
-    from the row's places in the whole order, so a commit of one row costs a few ops and no pass over
-    the window, whatever its size. Between the steps the rows are a prefix of the window in the
-    current order (``order[skip : skip + len(rows)]``); :meth:`finish` trims or fills it to the
-    window. The rows and keyed rows are copies, kept beside the ops.
-    """
-
-    def __init__(self, sorted_: Sorted, ops: list[Op]) -> None:
-        assert sorted_.take is not None
-        self.entries = sorted_.entries
-        self.lo, self.take = sorted_.skip, sorted_.take
-        self.ops = ops
-        self.keyed = list(sorted_.keyed)
-        self.rows = list(sorted_.rows)
-
-    def _at(self, index: int) -> tuple[Any, Any]:
-        key = self.entries.order[index][-1]
-        return key, self.entries.items[key][0]
-
-    def _add(self, place: int, pair: tuple[Any, Any]) -> None:
-        self.ops.append({"op": "add", "path": f"/rows/{place}", "value": pair[1]})
-        self.keyed.insert(place, pair)
-        self.rows.insert(place, pair[1])
-
-    def _remove(self, place: int) -> None:
-        self.ops.append({"op": "remove", "path": f"/rows/{place}"})
-        del self.keyed[place], self.rows[place]
-
-    def left(self, i: int) -> None:
-        """The row at ``i`` of the whole order has left it (one before the window shifts the
-        window's first row out in front)."""
-        if self.rows and i < self.lo + len(self.rows):
-            self._remove(max(i - self.lo, 0))
-
-    def entered(self, j: int) -> None:
-        """A row has entered the whole order at ``j`` (one before the window shifts the row before
-        the window in, in front)."""
-        if j <= self.lo + len(self.rows) and len(self.entries.order) > self.lo:
-            self._add(max(j - self.lo, 0), self._at(max(j, self.lo)))
-
-    def move(self, key: Any, sort: tuple[Any, ...], items: list[Any]) -> None:
-        """Put ``key`` (new or moved) in its place in the order."""
-        e = self.entries
-        i = e.remove(key)
-        j = bisect_left(e.order, sort)  # its place once put back
-        if i is not None and (i == j or (i < self.lo and j < self.lo)):  # the window keeps its rows
-            e.put(key, sort, items)
-            at = j - self.lo
-            if i == j and 0 <= at < len(self.rows) and self.rows[at] is not items[0]:
-                self.ops.append({"op": "replace", "path": f"/rows/{at}", "value": items[0]})
-                self.keyed[at] = (key, items[0])
-                self.rows[at] = items[0]
-            return
-        if i is not None:
-            self.left(i)
-        e.put(key, sort, items)
-        self.entered(j)
-
-    def finish(self) -> None:
-        """Trim the rows to the window, or fill them from the order."""
-        while len(self.rows) > self.take:
-            self._remove(len(self.rows) - 1)
-        order = self.entries.order
-        while len(self.rows) < self.take and self.lo + len(self.rows) < len(order):
-            self._add(len(self.rows), self._at(self.lo + len(self.rows)))
 
 
 def _value(part: tuple[Any, Any]) -> Any:
@@ -457,11 +389,11 @@ class Groups:
 
     def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
         assert plan.group is not None and plan.ret is not None
-        self.ev = ev
+        self.plan, self.ev = plan, ev
         self.gname = plan.group[0]
         self.positions = Positions(order)
         #: key -> (group, storage place, the row's own variables, its contribution to each fold)
-        self.members: dict[Any, tuple[Any, Any, dict[str, list[Any]], list[list[Any]]]] = {}
+        self.members: dict[Any, Member] = {}
         self.groups: dict[Any, tuple[list[Any], SortedEntries, list[Any]]] = {}
         self.tallies: dict[Any, list[Tally]] = {}
         split = split_return(plan.ret, ev.own)
@@ -491,17 +423,10 @@ class Groups:
             if doc is None:
                 self.positions.forget(key)
                 continue
-            pos = self.positions.of(key)
-            env = self.ev.env(doc)
-            if env is None:
+            made = self.member(key, doc)
+            if made is None:
                 continue
-            assert self.ev.group is not None
-            gk = self.ev.group(env)
-            if len(gk) > 1:
-                raise QueryError("JQ2001", f"a $groupby key has {len(gk)} items", doc_path="/$groupby")
-            hk = hash_key(gk[0]) if gk else ("empty",)
-            own = {v: env[v] for v in self.ev.own}
-            parts = [f(env) for f in self.args]
+            gk, (hk, pos, own, parts) = made
             self.members[key] = (hk, pos, own, parts)
             group = self.groups.get(hk)
             if group is None:
@@ -511,6 +436,12 @@ class Groups:
             for tally, items in zip(self.tallies[hk], parts):
                 tally.add(items, (pos, key))
             dirty.add(hk)
+        self.refresh(dirty)
+        return self.reordered()
+
+    def refresh(self, dirty: Iterable[Any]) -> None:
+        """Compute the ``dirty`` groups' items again (from the tallies where they can promise
+        them, else through the engine); drop the groups left empty."""
         for hk in dirty:
             gk, members, items = self.groups[hk]
             if not len(members):
@@ -521,6 +452,23 @@ class Groups:
                 fresh = self._evaluated(gk, members)
             if not same(items, fresh):
                 self.groups[hk] = (gk, members, fresh)
+
+    def member(self, key: Any, doc: dict[str, Any]) -> tuple[list[Any], Member] | None:
+        """The row's group key and what it keeps of the row (None: it does not match)."""
+        pos = self.positions.of(key)
+        env = self.ev.env(doc)
+        if env is None:
+            return None
+        assert self.ev.group is not None
+        gk = self.ev.group(env)
+        if len(gk) > 1:
+            raise QueryError("JQ2001", f"a $groupby key has {len(gk)} items", doc_path="/$groupby")
+        hk = hash_key(gk[0]) if gk else ("empty",)
+        own = {v: env[v] for v in self.ev.own}
+        return gk, (hk, pos, own, [f(env) for f in self.args])
+
+    def reordered(self) -> list[Op]:
+        """The groups' items in the order of each group's first row, and the ops to them."""
         ordered = sorted(self.groups.items(), key=lambda g: g[1][1].order[0])
         keyed = [((hk, i), x) for hk, (_, _, items) in ordered for i, x in enumerate(items)]
         ops = diff_keyed(self.keyed, keyed)

@@ -138,6 +138,82 @@ class SortedEntries:
         return out[skip:end]
 
 
+class WindowOps:
+    """The ops of one single-item row entering, leaving or moving in a ``skip``/``take`` window, found
+    from the row's places in the whole order, so a commit of one row costs a few ops and no pass over
+    the window, whatever its size. Between the steps the rows are a prefix of the window in the
+    current order (``order[skip : skip + len(rows)]``); :meth:`finish` trims or fills it to the
+    window. The rows and keyed rows are copies, kept beside the ops.
+    """
+
+    def __init__(
+        self,
+        entries: SortedEntries,
+        skip: int,
+        take: int | None,
+        keyed: list[tuple[Any, Any]],
+        rows: list[Any],
+        ops: list[Op],
+    ) -> None:
+        assert take is not None
+        self.entries = entries
+        self.lo, self.take = skip, take
+        self.ops = ops
+        self.keyed = list(keyed)
+        self.rows = list(rows)
+
+    def _at(self, index: int) -> tuple[Any, Any]:
+        key = self.entries.order[index][-1]
+        return key, self.entries.items[key][0]
+
+    def _add(self, place: int, pair: tuple[Any, Any]) -> None:
+        self.ops.append({"op": "add", "path": f"/rows/{place}", "value": pair[1]})
+        self.keyed.insert(place, pair)
+        self.rows.insert(place, pair[1])
+
+    def _remove(self, place: int) -> None:
+        self.ops.append({"op": "remove", "path": f"/rows/{place}"})
+        del self.keyed[place], self.rows[place]
+
+    def left(self, i: int) -> None:
+        """The row at ``i`` of the whole order has left it (one before the window shifts the
+        window's first row out in front)."""
+        if self.rows and i < self.lo + len(self.rows):
+            self._remove(max(i - self.lo, 0))
+
+    def entered(self, j: int) -> None:
+        """A row has entered the whole order at ``j`` (one before the window shifts the row before
+        the window in, in front)."""
+        if j <= self.lo + len(self.rows) and len(self.entries.order) > self.lo:
+            self._add(max(j - self.lo, 0), self._at(max(j, self.lo)))
+
+    def move(self, key: Any, sort: tuple[Any, ...], items: list[Any]) -> None:
+        """Put ``key`` (new or moved) in its place in the order."""
+        e = self.entries
+        i = e.remove(key)
+        j = bisect_left(e.order, sort)  # its place once put back
+        if i is not None and (i == j or (i < self.lo and j < self.lo)):  # the window keeps its rows
+            e.put(key, sort, items)
+            at = j - self.lo
+            if i == j and 0 <= at < len(self.rows) and self.rows[at] is not items[0]:
+                self.ops.append({"op": "replace", "path": f"/rows/{at}", "value": items[0]})
+                self.keyed[at] = (key, items[0])
+                self.rows[at] = items[0]
+            return
+        if i is not None:
+            self.left(i)
+        e.put(key, sort, items)
+        self.entered(j)
+
+    def finish(self) -> None:
+        """Trim the rows to the window, or fill them from the order."""
+        while len(self.rows) > self.take:
+            self._remove(len(self.rows) - 1)
+        order = self.entries.order
+        while len(self.rows) < self.take and self.lo + len(self.rows) < len(order):
+            self._add(len(self.rows), self._at(self.lo + len(self.rows)))
+
+
 def diff_keyed(old: list[tuple[Any, Any]], new: list[tuple[Any, Any]], base: str = "/rows/") -> list[Op]:
     """RFC 6902 ops that turn ``old`` into ``new`` (lists of (unique key, item)).
 
