@@ -108,7 +108,7 @@ def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[
         groups = np.zeros(n, dtype=np.int64)
         return _aggregate(AggOut(fn, of), cols, rows, groups, 1, np.array([n]))[0]
     if plan.group is not None:
-        return _groups(plan, cols, rows)
+        return _groups(plan, cols, rows, len(table))
     return _rows(plan, cols, len(table), rows)
 
 
@@ -473,7 +473,9 @@ def _distinct_counts(col: Column, rows: np.ndarray | None, groups: np.ndarray, c
 
 
 # -- group-bys ----------------------------------------------------------------------------------
-def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> list[Any]:
+def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None, n: int) -> list[Any]:
+    """A group-by's items over the ``rows`` kept of ``n``; with no keys, one group of them all
+    (a whole-query aggregate: one result even over no rows)."""
     assert plan.group is not None and plan.output is not None
     keys: list[tuple[np.ndarray, list[Any]]] = []
     for k in plan.group:
@@ -481,7 +483,10 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None) -> l
             keys.append(member_codes(cols[k], rows))
         else:
             keys.append(date_codes(cols[k.field], rows, k))
-    codes, dictionaries, count = encode(keys, whole=rows is None)
+    if keys:
+        codes, dictionaries, count = encode(keys, whole=rows is None)
+    else:
+        codes, dictionaries, count = np.zeros(n if rows is None else len(rows), dtype=np.int64), [], 1
     sizes = np.bincount(codes, minlength=count)
     key_values = dictionaries
     aggs: dict[AggOut, list[list[Any]]] = {}

@@ -79,6 +79,7 @@ from jarenlab.query.planner.translate import (
     translate,
     value_raises,
 )
+from jarenlab.query.planner.whole import whole_return
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -259,6 +260,8 @@ class _Shape:
     limit: int | None = None
     windowed: bool = False
     distinct: bool = False
+    #: A whole-query aggregate (:mod:`.whole`): ``flwor`` returns its map as a group-by with no keys.
+    whole: bool = False
 
 
 def _shape(node: Node, target: Flwor) -> _Shape | None:
@@ -400,6 +403,8 @@ def _sums(f: Field, ctx: Context) -> bool:
 
 
 def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | None:
+    if isinstance(node, Lit):
+        return LitOut(node.value)
     if isinstance(node, PathRef) and node.var is not None and node.var in kvars and not node.steps:
         return KeyOut(kvars[node.var])
     counted = _distinct_count(node, ctx)
@@ -535,6 +540,11 @@ def analyze(
             reasons.append(grouped)
         else:
             shape, having = grouped
+    elif shape is None and (whole := whole_return(root, target)) is not None:
+        if isinstance(whole, Reason):
+            reasons.append(whole)
+        else:
+            shape = _Shape(replace(target, ret=whole[1]), whole[0], whole=True)
     elif shape is None:
         reasons.append(Reason("document", "the FLWOR is wrapped in expressions SQL does not compute"))
     if reasons or shape is None:
@@ -1115,7 +1125,7 @@ def _finish(base: Plan, shape: _Shape, ctx: Context, having: tuple[Node | None, 
     common = replace(base, order=order, offset=shape.offset, limit=shape.limit, wrap=shape.wrap)
     if shape.distinct:
         return _distinct(common, set_plan, flwor, ctx, counted=shape.aggregate == "count")
-    if kvars:
+    if kvars or shape.whole:  # (a whole-query aggregate: one group, of no keys)
         keys: list[GroupKey] = []
         for _, node in flwor.groupby:
             key = _group_key(node, ctx)

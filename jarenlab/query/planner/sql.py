@@ -666,9 +666,10 @@ def select_groups(
     having: tuple[tuple[AggOut | KeyOut, str, Any], ...] = (),
     firsts: tuple[int, ...] = (),
 ) -> tuple[Statement, Layout]:
-    """A group-by: keys, aggregates (those of ``out``, then those only ``ordered`` by) and flags per
-    group (``checks``: floats in integer paths; ``dates``: date-times not in canonical form), groups
-    in first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`).
+    """A group-by: keys (none: one row over every row ``where`` keeps, a whole-query aggregate),
+    aggregates (those of ``out``, then those only ``ordered`` by) and flags per group (``checks``:
+    floats in integer paths; ``dates``: date-times not in canonical form), groups in
+    first-appearance order unless ordered, those ``having`` keeps (see :func:`_having`).
 
     ``firsts`` (places in ``keys``): integer keys whose kind is read from each group's first
     document alone, after grouping (see :func:`_first_kinds`), counted with the real flags.
@@ -687,12 +688,14 @@ def select_groups(
         e.partials = {}
     flags = _real_flags(e, checks, aggs) + [e.date_flag(f) for f in dates]
     cols = [e.group_key(k) for k in keys] + [c for a in aggs for c in _agg_columns(e, a)] + flags
-    tail = d.group_by_leading(len(keys)) + _having(e, keys, having, flags)
+    # No keys: a whole-query aggregate, one row even over no rows (nothing to group or order).
+    tail = d.group_by_leading(len(keys)) + _having(e, keys, having, flags) if keys else ""
     # A flag (or an average's sum of 2^53 or more) speaks for the whole run: a window in SQL could
     # cut its group away, even every group, so the decoder sees all groups and keeps the window.
     checked = bool(flags) or any(a.fn == "avg" for a in aggs)
     cut = checked and (offset > 0 or limit is not None)
-    tail += e.order(order, grouped=True) + ("" if cut else e.window(offset, limit))
+    if keys:
+        tail += e.order(order, grouped=True) + ("" if cut else e.window(offset, limit))
     if firsts:
         cols = [d.aliased(c, f"jl_c{i}") for i, c in enumerate(cols)]
         cols.append(d.aliased(e.first_position(), "jl_first"))
