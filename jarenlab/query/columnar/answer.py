@@ -79,7 +79,6 @@ _NUMPY_OPS = {
     "gt": np.greater,
     "ge": np.greater_equal,
 }
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 # -- evaluating -----------------------------------------------------------------------------------
@@ -124,11 +123,6 @@ def kept(
     return cols, mask(plan.where, cols, externals, len(table))
 
 
-def _bool(arr: Any) -> np.ndarray:
-    """A boolean Arrow result as numpy, null read as false."""
-    return bits(arr)
-
-
 def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.ndarray:
     """The rows a total predicate keeps, as a boolean array."""
     if isinstance(p, Const):
@@ -150,18 +144,18 @@ def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.
     col = cols[p.field]  # type: ignore[union-attr]
     family = "string" if col.field.family == "string" else "number"
     if isinstance(p, Exists):
-        return _bool(col.values.is_valid())
+        return bits(col.values.is_valid())
     if isinstance(p, Types):
         kinds = set(p.types)
-        valid = _bool(col.values.is_valid())
+        valid = bits(col.values.is_valid())
         if family == "string":
             return valid if "string" in kinds else np.zeros(n, dtype=bool)
         ints = _ints(col)
         return valid & ((ints & ("int" in kinds)) | (~ints & ("float" in kinds)))
     if isinstance(p, Truthy):
         if family == "string":
-            return _bool(pc.greater(pc.binary_length(col.values), 0))
-        return _bool(pc.not_equal(col.values, 0))
+            return bits(pc.greater(pc.binary_length(col.values), 0))
+        return bits(pc.not_equal(col.values, 0))
     if isinstance(p, Compare):
         return _compare(col, p.op, _slot(p.slot, ext), p.family, n)
     if isinstance(p, CompareAny):
@@ -177,12 +171,12 @@ def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.
             return np.zeros(n, dtype=bool)
         if family == "number" and not _safe_pair(col, other):
             raise Decline("two number members beyond 2^53 compared")
-        return _bool(_OPS[p.op](col.values, other.values))
+        return bits(_OPS[p.op](col.values, other.values))
     if isinstance(p, InList):
         items = _slot(p.slot, ext)
         if family == "string":
             strs = [x for x in items if type(x) is str]
-            return _bool(pc.is_in(col.values, value_set=pa.array(strs, type=col.values.type)))
+            return bits(pc.is_in(col.values, value_set=pa.array(strs, type=col.values.type)))
         nums = [x for x in items if type(x) in (int, float)]
         out = np.zeros(n, dtype=bool)
         for x in nums:
@@ -202,7 +196,7 @@ def mask(p: Pred, cols: dict[Field, Column], ext: dict[str, Any], n: int) -> np.
         if type(v) is not str:
             return np.zeros(n, dtype=bool)
         fn = pc.ends_with if isinstance(p, Suffix) else pc.match_substring
-        return _bool(fn(col.values, pattern=v))
+        return bits(fn(col.values, pattern=v))
     raise Decline(f"no columnar form for {type(p).__name__}")
 
 
@@ -247,7 +241,7 @@ def _compare(col: Column, op: str, value: Any, family: str, n: int) -> np.ndarra
     if family == "string":
         if type(value) is not str:
             return np.zeros(n, dtype=bool)
-        return _bool(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
+        return bits(_OPS[op](col.values, pa.scalar(value, type=col.values.type)))
     kind = col.values.type
     if (kind == pa.int64() and type(value) is int and -(2**63) <= value < 2**63) or (
         kind == pa.float64()
@@ -268,8 +262,8 @@ def _compare_numbers(values: pa.Array, op: str, value: Any, n: int) -> np.ndarra
     if type(value) not in (int, float) or (type(value) is float and math.isnan(value)):
         return np.zeros(n, dtype=bool)
     if values.type == pa.int64() and type(value) is int and -(2**63) <= value < 2**63:
-        return _bool(_OPS[op](values, pa.scalar(value, type=pa.int64())))
-    valid = _bool(values.is_valid())
+        return bits(_OPS[op](values, pa.scalar(value, type=pa.int64())))
+    valid = bits(values.is_valid())
     if values.type == pa.int64():
         if type(value) is float:
             if math.isinf(value):
@@ -292,12 +286,12 @@ def _compare_numbers(values: pa.Array, op: str, value: Any, n: int) -> np.ndarra
             if op == "ne":
                 return valid
             return valid & ((op in ("lt", "le")) == above)
-        return _bool(_OPS[op](values, pa.scalar(value, type=pa.int64())))
+        return bits(_OPS[op](values, pa.scalar(value, type=pa.int64())))
     if type(value) is int and abs(value) > 2**53:
         if float(value) != value:
             raise Decline("an integer beyond 2^53 compared with a float member")
         value = float(value)
-    return _bool(_OPS[op](values, pa.scalar(float(value), type=pa.float64())))
+    return bits(_OPS[op](values, pa.scalar(float(value), type=pa.float64())))
 
 
 # -- computed values ----------------------------------------------------------------------------
@@ -309,7 +303,7 @@ def _compare_value(p: CompareValue, cols: dict[Field, Column], ext: dict[str, An
         raise Decline("a computed value compared with an external that is not a number")
     values = _computed(p.value, cols, n)
     if p.op == "ne":
-        return _bool(values.is_valid()) & ~_compare_numbers(values, "eq", v, n)
+        return bits(values.is_valid()) & ~_compare_numbers(values, "eq", v, n)
     return _compare_numbers(values, p.op, v, n)
 
 
@@ -334,7 +328,7 @@ def _arith(v: Arith, cols: dict[Field, Column], n: int) -> pa.Array:
     for x in (v.left, v.right):
         if isinstance(x, Field):
             col = cols[x]
-            valid &= _bool(col.values.is_valid())
+            valid &= bits(col.values.is_valid())
             operands.append((pc.fill_null(col.values, 0).to_numpy(zero_copy_only=False), _ints(col)))
         else:
             kind = np.int64 if type(x.value) is int else np.float64
@@ -388,7 +382,7 @@ def _aggregate(
     valid: np.ndarray | None = None
     g = groups
     if values.null_count:
-        valid = _bool(values.is_valid())
+        valid = bits(values.is_valid())
         g = groups[valid]
         values = values.filter(pa.array(valid))
     present = sizes if valid is None else np.bincount(g, minlength=count)
@@ -743,4 +737,4 @@ def _contenders(idx: np.ndarray, k: OrderKey, cols: dict[Field, Column], top: in
         pc.select_k_unstable(present, k=top, sort_keys=[("", "descending" if k.desc else "ascending")])
     )
     edge = pc.min(picked) if k.desc else pc.max(picked)
-    return idx[_bool((pc.greater_equal if k.desc else pc.less_equal)(values, edge))]
+    return idx[bits((pc.greater_equal if k.desc else pc.less_equal)(values, edge))]
