@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from jarenlab.errors import JarenlabError
 from jarenlab.query.columnar.columns import Column, Decline, Table, bits, numbers, pylist, values_at
 from jarenlab.query.columnar.exact import group_sums, int_sums
+from jarenlab.query.columnar.items import flat_maps, group_items, row_items
 from jarenlab.query.columnar.keys import date_codes, date_key, encode, member_codes
 from jarenlab.query.columnar.reads import member, out_fields, pointer
 from jarenlab.query.columnar.series import rolled
@@ -59,7 +60,6 @@ from jarenlab.query.planner.preds import (
     Suffix,
     Truthy,
     Types,
-    assemble,
 )
 from jarenlab.query.planner.translate import successor
 
@@ -498,7 +498,7 @@ def _groups(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None, n: i
         order = _sorted(order, plan.order, key_values, aggs, sizes)
     end = None if plan.limit is None else plan.offset + plan.limit
     order = order[plan.offset : end]
-    out = _group_items(plan.output, order, key_values, aggs)
+    out = group_items(plan.output, order, key_values, aggs)
     if plan.series is not None:  # the last key is the interval's start, the ones before the $by keys
         keys = [tuple(kv[g] for kv in key_values[:-1]) for g in order]
         return resampled(plan.series, keys, out)
@@ -564,35 +564,6 @@ def _stable(items: list[int], column: list[Any], k: OrderKey) -> list[int]:
     return missing + ordered if empty_first else ordered + missing
 
 
-def _group_items(
-    out: Out, order: list[int], keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]
-) -> list[Any]:
-    """The items of the groups in ``order``; the common flat map of keys and aggregates
-    (``{"k": $k, "n": {"$count": ...}}``) as one member list each and a map per group."""
-    if isinstance(out, MapOut) and all(isinstance(m, KeyOut | AggOut) for _, m in out.members):
-        lists = [
-            [keys[m.index][g] for g in order]
-            if isinstance(m, KeyOut)
-            else [got[0] if got else None for got in map(aggs[m].__getitem__, order)]
-            for _, m in out.members
-            if isinstance(m, KeyOut | AggOut)
-        ]
-        return flat_maps([k for k, _ in out.members], lists, len(order))
-    return [item for g in order for item in _items(out, g, keys, aggs)]
-
-
-def _items(out: Out, g: int, keys: list[list[Any]], aggs: dict[AggOut, list[list[Any]]]) -> list[Any]:
-    def leaf(o: Out) -> list[Any]:
-        if isinstance(o, KeyOut):
-            v = keys[o.index][g]
-            return [] if v is None else [v]
-        if isinstance(o, AggOut):
-            return list(aggs[o][g])
-        raise Decline(f"no columnar form for a group output {type(o).__name__}")
-
-    return assemble(out, leaf)
-
-
 # -- rows ---------------------------------------------------------------------------------------
 def positions(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None) -> np.ndarray:
     """The table positions of a row plan's results, in its order (ties in storage order), past its
@@ -640,55 +611,13 @@ def _rows(plan: Plan, cols: dict[Field, Column], n: int, rows: np.ndarray | None
         # the common flat projection ({"name": $it.name, ...}): one dict per row, built by zip
         lists = [values[m.field] for _, m in out.members if isinstance(m, FieldOut)]
         return flat_maps([k for k, _ in out.members], lists, len(idx))
-    return [item for i in range(len(idx)) for item in _row_items(out, i, values)]
-
-
-def flat_maps(names: list[str], lists: list[list[Any]], n: int) -> list[dict[str, Any]]:
-    """``n`` maps, the ``i``-th ``{names[0]: lists[0][i], ...}`` without the members whose value is
-    None (missing: the map leaves them out, as the engine's map constructor does).
-
-    >>> flat_maps(["a", "b"], [[1, None], ["x", "y"]], 2)
-    [{'a': 1, 'b': 'x'}, {'b': 'y'}]
-    """
-    if not names:
-        return [{} for _ in range(n)]
-    rows = maps(names)(*lists)
-    for name, values in zip(names, lists):
-        if None in values:
-            for i in [i for i, v in enumerate(values) if v is None]:
-                del rows[i][name]
-    return rows
-
-
-def maps(names: list[str]) -> Any:
-    """A function of one list per name giving a map per row, ``{names[0]: a, names[1]: b, ...}``:
-    a dict display compiled for these names (four times faster than ``dict(zip(names, row))``,
-    which builds an iterator per row). The names are bound as values, never written in the code.
-
-    >>> maps(["a", "b"])([1, 2], ["x", "y"])
-    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}]
-    """
-    slots = [f"_{i}" for i in range(len(names))]
-    display = ", ".join(f"k{s}: v{s}" for s in slots)
-    values = ", ".join(f"v{s}" for s in slots)
-    code = f"lambda {', '.join('l' + s for s in slots)}: [{{{display}}} for {values}, in zip({', '.join('l' + s for s in slots)})]"
-    return eval(code, {"zip": zip, **{f"k{s}": name for s, name in zip(slots, names)}})
+    return [item for i in range(len(idx)) for item in row_items(out, i, values)]
 
 
 def _fields_of_out(out: Out) -> list[Field]:
     found: dict[Field, None] = {}
     out_fields(out, found)
     return list(found)
-
-
-def _row_items(out: Out, i: int, values: dict[Field, list[Any]]) -> list[Any]:
-    def leaf(o: Out) -> list[Any]:
-        if isinstance(o, FieldOut):
-            v = values[o.field][i]
-            return [] if v is None else [v]
-        raise Decline(f"no columnar form for a row output {type(o).__name__}")
-
-    return assemble(out, leaf)
 
 
 def _ordered_rows(
