@@ -20,9 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jarenlab.query.columnar.answer import kept, row_values
+from jarenlab.query.columnar.answer import kept
 from jarenlab.query.columnar.columns import Column, Decline, Table, bits, values_at
 from jarenlab.query.columnar.reads import pointer
+from jarenlab.query.columnar.rows import row_values
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import Field, FieldOut, MapOut
 
