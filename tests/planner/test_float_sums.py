@@ -44,3 +44,18 @@ def test_float_sums_are_correctly_rounded_on_both(open_store: Any) -> None:
         assert ex.mode == "native" and "jl_fsum(" in ex.sql
     else:
         assert ex.mode == "set" and "correctly rounded" in ex.residual["reasons"][0]["reason"]
+
+
+def test_an_integer_beyond_64_bits_in_a_float_sum_falls_back(open_store: Any) -> None:
+    """SQLite reads 2^64 - 1 as a rounded real: the registered sum refuses it and the run falls back
+    to the engine (it once ended in JD2005, "string or blob too big"), whole-query and per group."""
+    store = open_store(MODEL)
+    m = store["m"]
+    m.insert_many([{"g": "a", "x": 2**64 - 1}, {"g": "a", "x": 0.5}, {"g": "b", "x": 2**53 + 1}])
+    whole = m.select({"s": agg.sum(it.x), "n": agg.count()})
+    per_g = m.group_by(g=it.g).select({"g": key("g"), "s": agg.sum(it.x)})
+    for q in (whole, per_g):
+        assert q.to_list() == m._run_query(q.document, {}, pushdown=False)[0]
+    assert whole.to_list() == [{"s": float(2**64 - 1) + float(2**53 + 1), "n": 3}]
+    if store.backend.dialect.sums_floats_exactly:
+        assert whole.explain(analyze=True).fallback

@@ -75,3 +75,45 @@ def test_count_distinct_is_pandas_nunique_whole_and_per_group(store: Any) -> Non
     ordered = notes.group_by(t=it.tag).order_by(agg.count_distinct(it.score).desc(), param("t"))
     expected = sorted(per_tag.to_dict(), key=lambda t: (-per_tag[t], t))
     assert [g["t"] for g in ordered.select({"t": param("t")}).to_list()] == expected
+
+
+def test_exports_are_the_one_row_frame(store: Any) -> None:
+    """``to_pandas()`` and ``to_arrow()`` of a whole-query aggregate give one row, with pandas'
+    answers over the kept rows; over no rows, the one row holds what the engine gives (counts and
+    sums 0, the literal) and no column for a member without a value (an average, a minimum, a median)."""
+    notes = store["notes"]
+    q = notes.where(it.score > param("m")).select(
+        {
+            "n": agg.count(),
+            "s": agg.sum(it.score),
+            "x": agg.avg(it.o.x),
+            "lo": agg.min(it.tag),
+            "med": agg.median(it.score),
+            "d": agg.count_distinct(it.tag),
+            "k": 1,
+        }
+    )
+    empty = pd.DataFrame({"n": [0], "s": [0], "d": [0], "k": [1]})
+    pd.testing.assert_frame_equal(q.to_pandas(m=0), empty)  # an empty collection
+    notes.insert_many(ROWS)
+    frame = pd.DataFrame(ROWS)
+    kept = frame[frame.score > 2]
+    xs = [r["o"]["x"] for r in ROWS if "o" in r and r["score"] > 2]
+    want = pd.DataFrame(
+        {
+            "n": [len(kept)],
+            "s": [int(kept.score.sum())],
+            "x": [sum(xs) / len(xs)],
+            "lo": pd.array([kept.tag.min()], dtype=pd.StringDtype(na_value=float("nan"))),
+            "med": [float(kept.score.median())],
+            "d": [int(kept.tag.nunique())],
+            "k": [1],
+        }
+    )
+    pd.testing.assert_frame_equal(q.to_pandas(m=2), want)
+    table = q.to_arrow(m=2)
+    assert table.num_rows == 1 and table.to_pylist() == q.to_list(m=2)
+    kinds = ["int64", "int64", "double", "string", "double", "int64", "int64"]
+    assert [str(t) for t in table.schema.types] == kinds
+    pd.testing.assert_frame_equal(q.to_pandas(m=100), empty)  # a filter that keeps no rows
+    assert q.to_arrow(m=100).to_pylist() == [{"n": 0, "s": 0, "d": 0, "k": 1}]

@@ -3,7 +3,10 @@
 A plan is a plain value with no SQL text (``sql.py`` emits that). The document is recognised
 as one FLWOR over the collection (``$for: {b: "$[*]"}``), possibly wrapped (:mod:`.shape`) in a ``$subsequence``
 with literal bounds, a whole-query aggregate, and/or an array constructor (the builder's
-shape). Modes: ``native`` (SQL answers everything), ``row`` (SQL filters and orders; the
+shape). A map of whole-query aggregates over the FLWOR's rows bound by a ``$let`` (the builder's
+``select`` of aggregates without ``group_by``, or that shape written by hand: :mod:`.whole`) is a
+group-by without keys: its one result is the aggregates' SELECT without GROUP BY, or one group of
+the kept rows in the columns, even over no rows. Modes: ``native`` (SQL answers everything), ``row`` (SQL filters and orders; the
 engine computes each row's ``$return``), ``set`` (SQL narrows the candidates; the engine runs
 the whole document over them).
 

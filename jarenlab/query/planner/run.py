@@ -479,7 +479,9 @@ class FloatSum:
     """The engine's ``$sum`` as a database aggregate (``jl_fsum(json type, value)``): it collects
     the group's numbers and sums them with :func:`~jarenlab.query.lang.functions.exact_sum`, correctly
     rounded, so the order the database feeds rows in does not matter. An integer the database read
-    as a rounded real (beyond 64 bits) makes it fail, and the run falls back to the engine."""
+    as a rounded real (beyond 64 bits) makes it fail, and the run falls back to the engine: with a
+    ``ValueError``, which the driver reports as the aggregate's failure (an ``OverflowError`` it
+    reports as "string or blob too big", which is no reason to fall back)."""
 
     def __init__(self, kinds: Mapping[Any, str]) -> None:
         self.kinds = kinds
@@ -489,7 +491,7 @@ class FloatSum:
         if kind is None:
             return
         if self.kinds[kind] == "int" and type(value) is not int:
-            raise OverflowError("an integer beyond the database's range")
+            raise ValueError("an integer beyond the database's range")
         self.items.append(value)
 
     def finalize(self) -> Any:
