@@ -71,20 +71,29 @@ CommitHook = Callable[[list[Change]], None]
 
 
 def net_changes(changes: Iterable[Change]) -> tuple[NetChanges, Moves]:
-    """One net change per (collection, key), the last write's, in storage order of arrival (see
-    :func:`net_states`), and the keys that moved.
+    """One net change per (collection, key), the last write's, listed in the order of
+    :func:`net_states`, and the keys that moved (deleted and written again). Every commit's
+    delivery runs this, so it is one plain pass.
 
     >>> net_changes([("t", "a", None), ("t", "b", {"n": 1}), ("t", "a", {"n": 2})])
     ({'t': {'b': {'n': 1}, 'a': {'n': 2}}}, {'t': frozenset({'a'})})
     """
     net: NetChanges = {}
-    moves: Moves = {}
-    for coll, states in net_states(changes).items():
-        net[coll] = {key: state[1] for key, state in states.items()}
-        moved = frozenset(key for key, state in states.items() if state[2])
-        if moved:
-            moves[coll] = moved
-    return net, moves
+    moved: dict[str, set[Any]] = {}
+    for change in changes:
+        coll, key, doc = change[0], change[1], change[2]
+        per = net.get(coll)
+        if per is None:
+            per = net[coll] = {}
+        elif key in per:
+            if doc is None:
+                if moved:
+                    moved.get(coll, set()).discard(key)
+            elif per[key] is None:  # written again after a delete: a new place
+                del per[key]
+                moved.setdefault(coll, set()).add(key)
+        per[key] = doc
+    return net, ({coll: frozenset(keys) for coll, keys in moved.items() if keys} if moved else {})
 
 
 def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any, bool]]]:

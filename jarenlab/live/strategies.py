@@ -10,7 +10,8 @@ kept, for the bound). Per-row evaluation goes through the reference engine's com
 contributions) is the backend's, as the collection reports it
 (:attr:`jarenlab.collection.Collection.storage_order`): ``"key"``, where a key is its own
 position, or ``"insertion"``, where a key takes the next position when first seen and gives it up
-when deleted, also when a commit deletes it and writes it again (:class:`Positions`). A maintainer is made for one of the two and assumes nothing else.
+when deleted, also when a commit deletes it and writes it again (:class:`Positions`). A maintainer
+is made for one of the two and assumes nothing else.
 
 >>> from jarenlab.live.analyze import plan_live
 >>> doc = {"$for": {"r": "$[*]"}, "$where": {"$gt": ["$r.n", 1]}, "$orderby": {"$key": "$r.n", "$dir": "desc"},

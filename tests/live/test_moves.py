@@ -244,3 +244,26 @@ def test_a_write_stream_with_moves_matches_fresh_runs_here_and_in_a_follower(
                 assert orjson.dumps(replayed) == orjson.dumps(live.rows), name
                 far_before[name] = live.rows
                 far_patches[name].clear()
+
+
+def test_the_two_nettings_agree() -> None:
+    """The delivery's one-pass netting and the change log's (which also keeps the old texts) list
+    the same keys in the same order, with the same documents and moves, over random writes."""
+    from jarenlab.database import net_changes, net_states
+
+    rng = random.Random("nettings")
+    for _ in range(2_000):
+        changes = [
+            (rng.choice("st"), rng.choice("abcd"), None if rng.random() < 0.4 else {"n": i}, None)
+            for i in range(rng.randrange(1, 12))
+        ]
+        net, moved = net_changes(changes)
+        states = net_states(changes)
+        assert {c: list(per.items()) for c, per in net.items()} == {
+            c: [(key, doc) for key, (_, doc, _) in per.items()] for c, per in states.items()
+        }
+        assert moved == {
+            c: frozenset(key for key, (_, _, m) in per.items() if m)
+            for c, per in states.items()
+            if any(m for _, _, m in per.values())
+        }
