@@ -62,31 +62,62 @@ def _translate(backend: Backend, exc: BaseException) -> JarenlabError | None:
 Change = tuple[Any, ...]
 #: Net changes of one record: collection -> key -> document (None: deleted).
 NetChanges = dict[str, dict[Any, "dict[str, Any] | None"]]
+#: Per collection, the keys a commit deleted and wrote again (none: the collection is absent).
+Moves = dict[str, frozenset[Any]]
 #: The old text of a change that did not say what it replaced.
 UNKNOWN: Any = object()
 #: A commit hook: called with the transaction's changes.
 CommitHook = Callable[[list[Change]], None]
 
 
-def net_changes(changes: Iterable[Change]) -> NetChanges:
-    """One net change per (collection, key): the last write wins, in first-touched order."""
+def net_changes(changes: Iterable[Change]) -> tuple[NetChanges, Moves]:
+    """One net change per (collection, key), the last write's, listed in the order of
+    :func:`net_states`, and the keys that moved (deleted and written again). Every commit's
+    delivery runs this, so it is one plain pass.
+
+    >>> net_changes([("t", "a", None), ("t", "b", {"n": 1}), ("t", "a", {"n": 2})])
+    ({'t': {'b': {'n': 1}, 'a': {'n': 2}}}, {'t': frozenset({'a'})})
+    """
     net: NetChanges = {}
+    moved: dict[str, set[Any]] = {}
     for change in changes:
-        net.setdefault(change[0], {})[change[1]] = change[2]
-    return net
+        coll, key, doc = change[0], change[1], change[2]
+        per = net.get(coll)
+        if per is None:
+            per = net[coll] = {}
+        elif key in per:
+            if doc is None:
+                if moved:
+                    moved.get(coll, set()).discard(key)
+            elif per[key] is None:  # written again after a delete: a new place
+                del per[key]
+                moved.setdefault(coll, set()).add(key)
+        per[key] = doc
+    return net, ({coll: frozenset(keys) for coll, keys in moved.items() if keys} if moved else {})
 
 
 def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any, bool]]]:
     """Per (collection, key): (old text before the first write, document after the last write,
-    whether it was deleted and written again: then it has a new place in storage order, so the
-    order of ``$[*]`` changed even where the document did not)."""
+    whether it **moved**: deleted and written again in the commit).
+
+    A key written where it was absent goes after every stored row in storage order (insertion
+    order; in key order its place is the key), so a moved key is listed where it was last written
+    after its delete, and a key new to the store where it was first written: in the order the
+    rows now lie. A key that was only changed keeps the place it was first touched at (its order
+    among the others does not matter: it did not move).
+    """
     net: dict[str, dict[Any, tuple[Any, Any, bool]]] = {}
     for change in changes:
         per = net.setdefault(change[0], {})
-        before = per.get(change[1])
-        old = before[0] if before is not None else change[3] if len(change) > 3 else UNKNOWN
-        moved = before is not None and change[2] is not None and (before[2] or before[1] is None)
-        per[change[1]] = (old, change[2], moved)
+        key, doc = change[1], change[2]
+        before = per.get(key)
+        if before is None:
+            per[key] = (change[3] if len(change) > 3 else UNKNOWN, doc, False)
+        elif doc is not None and before[1] is None:  # written again after a delete: a new place
+            del per[key]
+            per[key] = (before[0], doc, True)
+        else:
+            per[key] = (before[0], doc, before[2] and doc is not None)
     return net
 
 

@@ -10,8 +10,11 @@ in ``diff``, the minimal patch from the old one (:func:`jarenlab.live.diff.diff`
 RFC 6902 says to ignore). A write that changed nothing (a put of the same document) and a document
 inserted and deleted in one commit leave no operation, and a commit of only such writes no record.
 A document deleted and written again in one commit is a ``replace`` (with an empty ``diff`` when it
-is the same document): it has a new place in storage order, which live queries and the columns
-follow.
+is the same document) marked ``"moved": true`` (one more member RFC 6902 ignores): it has a new place
+in storage order, after every stored row (insertion order; in key order the key is its place), which
+live queries (:attr:`Record.moved`) and the columns follow. The operations are listed in the order
+the rows now lie: a moved or new document where it was (last) written, any other where the commit
+first touched it.
 Live queries read the whole documents; the change feed (:mod:`jarenlab.live.feed`) the minimal
 patches. A change whose earlier state the writer did not give (``(collection, key, doc)`` without
 the old text) is recorded as ``replace`` without ``diff``: the feed publishes it as an ``add`` of
@@ -27,6 +30,9 @@ Retention is a count of records, pruned in the writing transaction.
 [{'op': 'add', 'path': '/notes/a', 'value': {'id': 'a', 'n': 1}}, {'op': 'remove', 'path': '/notes/b'}]
 >>> to_ops([("notes", "a", {"id": "a", "n": 2}, '{"id":"a","n":1}')])[0]["diff"]
 [{'op': 'replace', 'path': '/n', 'value': 2}]
+>>> [(op["path"], op.get("moved")) for op in to_ops([("notes", "a", None, '{"id":"a"}'),
+...     ("notes", "b", {"id": "b"}, None), ("notes", "a", {"id": "a"}, None)])]
+[('/notes/b', None), ('/notes/a', True)]
 >>> parse_pointer("/notes/a~1b")
 ('notes', 'a/b')
 """
@@ -41,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab.database import UNKNOWN, Change, NetChanges, net_states
+from jarenlab.database import UNKNOWN, Change, Moves, NetChanges, net_states
 from jarenlab.keys import KeyKind, pointer_token, stored_key
 from jarenlab.live.diff import diff
 from jarenlab.pointer import escape, unescape
@@ -69,21 +75,22 @@ def to_ops(changes: Iterable[Change], key_types: Mapping[str, KeyKind] | None = 
         kind = (key_types or {}).get(coll)
         for key, (old, doc, moved) in keys.items():
             path = prefix + escape(pointer_token(kind, key))
-            if old is UNKNOWN:
-                ops.append(
-                    {"op": "remove", "path": path}
-                    if doc is None
-                    else {"op": "replace", "path": path, "value": doc}
-                )
+            op: dict[str, Any] | None = None
+            if doc is None:
+                if old is not None:
+                    op = {"op": "remove", "path": path}
+            elif old is UNKNOWN:
+                op = {"op": "replace", "path": path, "value": doc}
             elif old is None:
-                if doc is not None:
-                    ops.append({"op": "add", "path": path, "value": doc})
-            elif doc is None:
-                ops.append({"op": "remove", "path": path})
+                op = {"op": "add", "path": path, "value": doc}
             elif moved or dumps(doc) != old.encode():
                 steps = diff(loads(old), doc)
                 if steps or moved:  # (deleted and written again: the same document, in a new place)
-                    ops.append({"op": "replace", "path": path, "value": doc, "diff": steps})
+                    op = {"op": "replace", "path": path, "value": doc, "diff": steps}
+            if op is not None:
+                if moved:
+                    op["moved"] = True
+                ops.append(op)
     return ops
 
 
@@ -98,6 +105,9 @@ class Record:
     changes: NetChanges | None = field(default=None, compare=False)
     #: The stored RFC 6902 operations (None for a compact record or one delivered from memory).
     ops: list[dict[str, Any]] | None = field(default=None, compare=False)
+    #: Per collection, the keys deleted and written again in the commit: each goes after every
+    #: stored row in storage order (insertion order), where ``changes`` lists it.
+    moved: Moves = field(default_factory=dict, compare=False)
 
 
 class ChangeLog:
@@ -208,9 +218,13 @@ class ChangeLog:
         if patch is None:
             return Record(seq, at_ms, source, colls, None)
         net: NetChanges = {}
+        moved: dict[str, set[Any]] = {}
         ops = orjson.loads(patch)
         for op in ops:
             coll, token = parse_pointer(op["path"])
             key = stored_key(self.key_types.get(coll), token)
             net.setdefault(coll, {})[key] = op.get("value") if op["op"] != "remove" else None
-        return Record(seq, at_ms, source, colls, net, ops)
+            if "moved" in op:
+                moved.setdefault(coll, set()).add(key)
+        moves = {coll: frozenset(keys) for coll, keys in moved.items()}
+        return Record(seq, at_ms, source, colls, net, ops, moves)

@@ -47,7 +47,7 @@ import orjson
 
 from jarenlab.arguments import is_count
 from jarenlab.backoff import backoff
-from jarenlab.database import Change, net_changes
+from jarenlab.database import Change, Moves, NetChanges, net_changes
 from jarenlab.errors import JarenlabError, LiveError, StoreError, unreachable
 from jarenlab.live.capture import ChangeLog, Record
 from jarenlab.live.feed import ChangePage, DocumentChange, decode_cursor, document_changes, encode_cursor
@@ -86,7 +86,7 @@ class ChangeHub:
         self.queries: list[LiveQuery] = []
         self.lock = threading.RLock()
         self._delivering = False
-        self._pending: dict[int, dict[str, Any]] = {}
+        self._pending: dict[int, tuple[NetChanges, Moves]] = {}
         self._last: int | None = None
         self._tx = threading.local()
         #: Seqs of this process's migrations: not delivered, the queries re-seed after the reload.
@@ -275,8 +275,9 @@ class ChangeHub:
                     del self._pending[seq]
                 nxt = last + 1
                 if nxt in self._pending:
+                    net, moved = self._pending.pop(nxt)
                     self._deliver(
-                        Record(nxt, int(self.clock() * 1000), self.log.source, (), self._pending.pop(nxt))
+                        Record(nxt, int(self.clock() * 1000), self.log.source, (), net, moved=moved)
                     )
                     continue
                 if not self._pending and not check_log:
@@ -299,7 +300,7 @@ class ChangeHub:
                     self._deliver(
                         rec
                         if local is None
-                        else Record(rec.seq, rec.at_ms, rec.source, rec.collections, local)
+                        else Record(rec.seq, rec.at_ms, rec.source, rec.collections, local[0], moved=local[1])
                     )
                 check_log = len(records) == 256
         finally:

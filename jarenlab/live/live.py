@@ -333,7 +333,7 @@ class LiveQuery:
             self.seq = max(self.seq, rec.seq)
             return
         try:
-            ops = self._maintainer.apply(changes)
+            ops = self._maintainer.apply(changes, rec.moved.get(name, frozenset()))
             self._check_bound(self._maintainer.size)
         except JarenlabError as err:
             self._fail(err)

@@ -1,7 +1,8 @@
 """Maintainers: keep a query's result current from a commit's net changes, and say what changed.
 
 Every maintainer has ``seed(pairs)`` (the collection's ``(key, doc)`` pairs in storage order),
-``apply(changes) -> ops`` (RFC 6902 ops on ``/rows/i``; ``[]`` when the result did not change),
+``apply(changes, moved) -> ops`` (RFC 6902 ops on ``/rows/i``; ``[]`` when the result did not
+change; ``moved``: the keys the commit deleted and wrote again, which take new storage positions),
 ``rows`` (a new list per emission; unchanged rows are the same objects) and ``size`` (entries
 kept, for the bound). Per-row evaluation goes through the reference engine's compiled closures.
 
@@ -9,7 +10,8 @@ kept, for the bound). Per-row evaluation goes through the reference engine's com
 contributions) is the backend's, as the collection reports it
 (:attr:`jarenlab.collection.Collection.storage_order`): ``"key"``, where a key is its own
 position, or ``"insertion"``, where a key takes the next position when first seen and gives it up
-when deleted (:class:`Positions`). A maintainer is made for one of the two and assumes nothing else.
+when deleted, also when a commit deletes it and writes it again (:class:`Positions`). A maintainer
+is made for one of the two and assumes nothing else.
 
 >>> from jarenlab.live.analyze import plan_live
 >>> doc = {"$for": {"r": "$[*]"}, "$where": {"$gt": ["$r.n", 1]}, "$orderby": {"$key": "$r.n", "$dir": "desc"},
@@ -24,7 +26,7 @@ when deleted (:class:`Positions`). A maintainer is made for one of the two and a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import QueryError
@@ -81,6 +83,8 @@ class Positions:
     (2, 1)
     >>> p.forget("b"); p.of("b")
     3
+    >>> p.learn({"a": {}}, moved={"a"}); p.of("a")
+    4
     """
 
     def __init__(self, order: StorageOrder) -> None:
@@ -115,9 +119,15 @@ class Positions:
         for key in keys:
             self.of(key)
 
-    def learn(self, changes: Changes) -> None:
-        """Before a commit's changes apply: the database's positions of the keys it brings that
-        have none yet (with :attr:`locate`; one statement per commit)."""
+    def learn(self, changes: Changes, moved: Collection[Any] = ()) -> None:
+        """Before a commit's changes apply: the keys it ``moved`` (deleted and wrote again) give up
+        their positions, to take new ones after every stored key, in the order ``changes`` lists
+        them (as new keys do); with :attr:`locate`, the database's positions of the keys it brings
+        that have none now (one statement per commit)."""
+        if self.by_key:
+            return
+        for key in moved:
+            self.pos.pop(key, None)
         if self.locate is None:
             return
         new = [key for key, doc in changes.items() if doc is not None and key not in self.pos]
@@ -212,10 +222,10 @@ class Sorted:
         self.keyed = keyed if self.take is not None else []
         self.rows = [item for _, item in keyed]
 
-    def apply(self, changes: Changes) -> list[Op]:
+    def apply(self, changes: Changes, moved: Collection[Any] = ()) -> list[Op]:
         e = self.entries
         if self.positions is not None:
-            self.positions.learn(changes)
+            self.positions.learn(changes, moved)
         evaluated = [(k, self.evaluate(k, doc)) for k, doc in changes.items()]
         single = not e.multi and all(v is None or len(v[1]) == 1 for _, v in evaluated)
         fast = single and self.take is None and self.skip == 0
@@ -260,9 +270,10 @@ class Sorted:
                     "JQ2005", "cannot order numbers and strings together", doc_path="/"
                 ) from None
             if fast:
-                if old == j:
-                    ops.append({"op": "replace", "path": f"/rows/{j}", "value": items[0]})
-                    rows[j] = items[0]
+                if old == j:  # (a row that moved where it already was, after the rows it follows: no op)
+                    if items is not had:
+                        ops.append({"op": "replace", "path": f"/rows/{j}", "value": items[0]})
+                        rows[j] = items[0]
                     continue
                 if old is not None:
                     ops.append({"op": "remove", "path": f"/rows/{old}"})
@@ -350,16 +361,14 @@ class Accumulator:
     def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
         self.apply(dict(pairs))
 
-    def apply(self, changes: Changes) -> list[Op]:
+    def apply(self, changes: Changes, moved: Collection[Any] = ()) -> list[Op]:
         entries = self.inner.entries
-        if self.inner.positions is not None:
-            self.inner.positions.learn(changes)
         dirty = False
         for key in changes:
             old = entries.items.get(key)
             if old is not None:
                 dirty |= self._account(old, -1)
-        self.inner.apply(changes)
+        self.inner.apply(changes, moved)
         for key in changes:
             new = entries.items.get(key)
             if new is not None:
@@ -410,9 +419,9 @@ class Groups:
     def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
         self.apply(dict(pairs))
 
-    def apply(self, changes: Changes) -> list[Op]:
+    def apply(self, changes: Changes, moved: Collection[Any] = ()) -> list[Op]:
         dirty: set[Any] = set()
-        self.positions.learn(changes)
+        self.positions.learn(changes, moved)
         for key, doc in changes.items():
             old = self.members.pop(key, None)
             if old is not None:

@@ -133,9 +133,7 @@ def test_seeds_from_the_columns_and_follows_a_write_stream(store: Any, collectio
         assert live.wait_seeded().seeded["maintainer"] == "ready"
         assert live.seeded["build"] == BUILT.get(name, "rows"), (name, live.seeded)
     for step in range(600):
-        # (A text key deleted and written again in one commit keeps its old place in a maintained
-        # query until a re-seed, whatever the seed: docs/live.md, "Not done". Text keys get single writes.)
-        if step % 40 == 39 and not keyed:
+        if step % 40 == 39:
             with store.transaction():
                 for _ in range(rng.randrange(2, 6)):
                     _write(coll, rng, keyed, known)
