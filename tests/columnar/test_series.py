@@ -4,6 +4,7 @@ widths, partitions and aggregates (float sums among them), each answer equal to 
 
 from __future__ import annotations
 
+import calendar
 import json
 import random
 from typing import Any
@@ -91,6 +92,50 @@ def test_random_rolling_windows_are_the_engines(open_store: Any) -> None:
         assert same(got, engine) and same(sql, engine), (width, compute)
 
 
+def test_calendar_widths_step_back_by_calendar_months(open_store: Any) -> None:
+    """Months and years are calendar steps (the day clamped to the month's end, the time of day
+    kept), then the fixed part: times over years, many at the ends of months and in leap years."""
+    store = open_store(MODEL)
+    t = store["t"]
+    rng = random.Random(11)
+    docs = []
+    for _ in range(500):
+        d = doc(rng, full=True)
+        year, month = rng.randint(2011, 2017), rng.randint(1, 12)
+        day = rng.choice([1, 28, 29, 30, 31, rng.randint(1, 31)])
+        day = min(day, calendar.monthrange(year, month)[1])
+        d["when"] = f"{year}-{month:02d}-{day:02d}T{rng.randint(0, 23):02d}:{rng.choice([0, 30]):02d}:00Z"
+        docs.append(d)
+    t.insert_many(docs)
+    shapes = [
+        ("P1M", None, {"n": agg.count(), "s": agg.sum(it.i), "a": agg.avg(it.i)}),
+        ("P2M", it.o, {"lo": agg.min(it.i), "hi": agg.max(it.o), "k": agg.count(it.x)}),
+        ("P1Y", None, {"n": agg.count(), "sx": agg.sum(it.x)}),
+        ("P1M1DT1H", it.o, {"a": agg.avg(it.i), "n": agg.count()}),
+        ("P13M", None, {"hi": agg.max(it.i)}),
+    ]
+    for width, partition, compute in shapes:
+        q = rolled(t, width, partition, **compute)
+        got, sql, engine, mode = answers(t, q)
+        assert mode == "columnar", (width, t.explain(q.document, columns=True, analyze=True).columns)
+        assert same(got, engine) and same(sql, engine), (width, compute)
+    ex = t.explain(rolled(t, "P1M", None, n=agg.count()).document, columns=False)
+    assert ex.mode != "native" and "calendar width" in str(ex.rows()), ex.rows()  # SQL frames are fixed
+
+
+def test_months_back_is_the_engines_calendar_step() -> None:
+    import numpy as np
+
+    from jarenlab.query.columnar.series import months_back
+    from jarenlab.query.lang.dates import add_duration
+
+    rng = random.Random(2)
+    times = np.array([rng.randint(-(2**41), 2**41) for _ in range(3000)], dtype=np.int64)  # 1900-2039
+    for months in (1, 2, 11, 12, 13, 25, 1200):
+        want = [add_duration(int(x), (-months, 0)) for x in times]
+        assert months_back(times, months).tolist() == want, months
+
+
 def test_a_row_without_a_rolling_value_leaves_the_answer_to_sql(open_store: Any) -> None:
     """A row with no time (or an empty window) gets no member, so the engine shows a stored member
     of that name, which the columns do not hold: they decline, and SQL's answer is the engine's."""
@@ -173,7 +218,6 @@ def test_what_the_columns_decline_and_why(open_store: Any) -> None:
     reasons = {
         "a rolling returned whole": t.rolling(it.when, "PT1H", n=agg.count()),
         "$rolling aggregate": rolled(t, "PT1H", None, a=agg.min(it.x)),
-        "calendar width": rolled(t, "P1M", None, n=agg.count()),
         "$window": t.window(partition=it.o, order_by=it.i, r=win.rank()),
     }
     for phrase, q in reasons.items():

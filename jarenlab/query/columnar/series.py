@@ -3,7 +3,7 @@
 A ``$rolling`` (:class:`~jarenlab.query.planner.preds.Ranking` of
 :class:`~jarenlab.query.planner.preds.Ranged` aggregates, :attr:`Plan.rolling`) is computed once
 for every row: the rows with a time are sorted by partition, time and storage position, and each
-row's window ``(t - width, t]`` is a range of that order found by two binary searches (peers, rows
+row's window ``(t - width, t]`` (``t - width`` calendar subtraction for months) is a range of that order found by two binary searches (peers, rows
 at the same instant, fall in each other's windows). Counts and integer sums are differences of
 prefix sums, exact in 64 bits (declined where a sum could pass them); an average is that sum over
 the count, divided as ``$avg`` divides; a minimum or maximum is read from a sparse table of the
@@ -30,25 +30,48 @@ import pyarrow.compute as pc
 from jarenlab.query.columnar.columns import Column, Decline, bits, computed, taken, values_at
 from jarenlab.query.columnar.exact import levels
 from jarenlab.query.columnar.keys import encode, instants, member_codes
+from jarenlab.query.lang.dates import DAY
 from jarenlab.query.planner.preds import Field, Ranged, Ranking
 
 
 # -- $rolling -------------------------------------------------------------------------------------
-def windows(codes: np.ndarray, times: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def windows(
+    codes: np.ndarray, times: np.ndarray, width: int, months: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows (``codes``: partitions, ``times``: epoch milliseconds, all present) sorted by partition,
     time and position, and each sorted row's window ``[lo, hi)`` in that order: the rows of its
-    partition whose time is in ``(t - width, t]``."""
+    partition whose time is in ``(t - width, t]``, ``t`` first moved back ``months`` calendar months."""
     if not len(times):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    low = int(times.min())
-    span = int(times.max()) - low + width + 1
+    edges = (months_back(times, months) if months else times) - width
+    low = int(edges.min())
+    span = int(times.max()) - low + 1
     if (int(codes.max()) + 1) * span >= 2**62:
         raise Decline("a rolling window over a time span too wide to index")
-    key = codes * span + (times - low + width)  # partition, then time, in one integer
+    key = codes * span + (times - low)  # partition, then time, in one integer
     order = np.argsort(key, kind="stable")  # ties (peers) in storage order
+    edge = (codes * span + (edges - low))[order]
     key = key[order]
-    return order, np.searchsorted(key, key - width, side="right"), np.searchsorted(key, key, side="right")
+    return order, np.searchsorted(key, edge, side="right"), np.searchsorted(key, key, side="right")
+
+
+def months_back(times: np.ndarray, months: int) -> np.ndarray:
+    """Each epoch millisecond moved back ``months`` calendar months, the day clamped to the month's
+    end and the time of day kept (:func:`~jarenlab.query.lang.dates.add_duration`'s calendar step).
+
+    >>> from jarenlab.query.lang.dates import epoch_ms, format_ms
+    >>> [format_ms(int(t)) for t in months_back(np.array([epoch_ms("2024-03-31T06:00:00Z")]), 1)]
+    ['2024-02-29T06:00:00Z']
+    """
+    days = times // DAY
+    day = days.astype("datetime64[D]")
+    month = day.astype("datetime64[M]")
+    into = (day - month.astype("datetime64[D]")).astype(np.int64)  # the day of the month, from 0
+    back = month - months
+    start = back.astype("datetime64[D]")
+    length = ((back + 1).astype("datetime64[D]") - start).astype(np.int64)
+    return (start.astype(np.int64) + np.minimum(into, length - 1)) * DAY + (times - days * DAY)
 
 
 def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dict[str, Column]:
@@ -65,7 +88,7 @@ def rolled(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> dic
         codes = encode(keys)[0]
     else:
         codes = np.zeros(len(timed), dtype=np.int64)
-    order, lo, hi = windows(codes, times, first.width)
+    order, lo, hi = windows(codes, times, first.width, first.months)
     at = timed[order]  # each sorted row's place among ``rows``
     # each row's place in the sorted order (past the end: a row without a time, no member)
     place = np.full(len(rows), len(at), dtype=np.int64)

@@ -886,6 +886,11 @@ _ROLLING = (
     "a $rolling runs in the engine, over the rows SQL narrowed, except over one unordered FLWOR's "
     "whole documents (each of its rows returned whole, or by a return the engine computes row by row)"
 )
+#: Why a ``$rolling`` of a calendar width stays in the engine where the columns do not take it.
+_CALENDAR = (
+    "a calendar width (months or years) is computed by the columns, as a projection of members "
+    "after the $rolling; SQL's frames are a fixed number of milliseconds"
+)
 #: Why a ``$rolling`` aggregate stays in the engine (SQL adds floats otherwise than ``$sum``).
 _ROLLING_AGGREGATE = (
     "a $rolling aggregate SQL computes exactly is a $count of the rows or a typed path, a $sum or "
@@ -898,7 +903,8 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     (:class:`~jarenlab.query.planner.preds.Ranged`), or the reason it cannot: the time a string-typed
     path (a time not in canonical form sends the run to the engine), partition keys typed string
     or integer paths, the aggregates those :data:`_FRAMED_FAMILIES` allows. A calendar width
-    (months, years) stays in the engine: its window's length depends on the date.
+    (months, years) is the columns' alone (its window's length depends on the date), and only as
+    a projection of members after the ``$rolling``.
 
     >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
     >>> doc = [{"$rolling": {"r": {"$for": {"n": "$[*]"}, "$return": "$n"}, "$time": "$r.t",
@@ -914,8 +920,10 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     node, wrap, outer = found
     assert isinstance(node, Rolling)
     months, width = parse_duration(node.width, node.path)
-    if months:
-        return Reason("$width", "a calendar width (months or years) runs in the engine")
+    # (a capability of the columns' traits alone: a database's dialect does not declare it)
+    projects = outer is not None and getattr(ctx.dialect, "projects_series", False)
+    if months and not projects:
+        return Reason("$width", _CALENDAR)
     wctx = replace(ctx, binding=node.var)
     time = field_of(node.time, wctx)
     if not isinstance(time, Field) or time.family != "string":
@@ -925,8 +933,6 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
         return parts
     compute: list[tuple[str, str, tuple[Field, int, int | None] | Framed | Ranged | None]] = []
     checks = [f for f in parts if f.family == "integer"]
-    # (a capability of the columns' traits alone: a database's dialect does not declare it)
-    projects = outer is not None and getattr(ctx.dialect, "projects_series", False)
     for fn in node.compute:
         value = None if fn.fn == "count" and _is_var(fn.arg, node.var) else field_of(fn.arg, wctx)
         families = _FRAMED_FAMILIES[fn.fn] + (("number",) if projects and fn.fn in ("sum", "avg") else ())
@@ -934,7 +940,7 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
             return Reason(f"${fn.fn}", _ROLLING_AGGREGATE)
         if value is not None and value.family == "integer" and fn.fn != "count":
             checks.append(value)
-        compute.append((fn.name, fn.fn, Ranged(value, time, width)))
+        compute.append((fn.name, fn.fn, Ranged(value, time, width, months)))
     ranking = Ranking(tuple(parts), (), tuple(compute), ())
     rolled = replace(
         base,
@@ -949,6 +955,8 @@ def _rolled(root: Node, target: Flwor, ctx: Context, base: Plan) -> Plan | Reaso
     projected = _rolled_output(outer, ctx, compute) if projects else None
     if projected is not None:
         return replace(rolled, output=projected, rolling=ranking)
+    if months:
+        return Reason("$width", _CALENDAR)
     # SQL computes the windows; the engine computes each row's return, row by row.
     return replace(
         rolled,

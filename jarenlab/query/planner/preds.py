@@ -390,11 +390,13 @@ class Framed:
 class Ranged:
     """A ``$rolling`` aggregate: of ``field`` (None: the rows themselves, for ``$count``) over the
     rows of the partition whose string-typed ``time`` is in ``(t - width, t]`` (``width`` in
-    milliseconds) for the row's own ``t``; no value for a row without a time."""
+    milliseconds, after ``months`` calendar months: the day clamped to the month's end) for the
+    row's own ``t``; no value for a row without a time. Only the columns take calendar months."""
 
     field: Field | None
     time: Field
     width: int
+    months: int = 0
 
 
 @dataclass(frozen=True, slots=True)
