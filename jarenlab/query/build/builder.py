@@ -31,6 +31,7 @@ from jarenlab.query.build.expr import (
     key,
     lit,
     param,
+    refuse_item_aggregate,
     win,
 )
 from jarenlab.query.build.joins import JoinQuery, asof, start
@@ -251,6 +252,7 @@ class Query:
         st = self._stage
         if not isinstance(predicate, bool) or isinstance(predicate, Expr):
             _expression(predicate, "where()")
+        refuse_item_aggregate(predicate, "where()")
         q = self._nested() if st.group is not None or st.ret is not None or st.post else self
         return q._with(where=(*q._stage.where, lit(predicate)))
 
@@ -265,6 +267,8 @@ class Query:
         nests = st.ret is not None or st.post
         if nests or st.group is None:
             _no_group_keys(keys, "order_by")
+            for k in keys:
+                refuse_item_aggregate(k, "order_by() without group_by")
         q = self._nested() if nests else self
         return q._with(order=_order_specs(keys))
 
@@ -707,7 +711,11 @@ class Query:
         live = getattr(self._source, "live", None)
         if live is None:
             raise QueryError("JQ0008", f"{type(self._source).__name__} has no live queries")
-        return live(self._expr(), **externals) if columns is None else live(self._expr(), columns=columns, **externals)
+        return (
+            live(self._expr(), **externals)
+            if columns is None
+            else live(self._expr(), columns=columns, **externals)
+        )
 
     def __repr__(self) -> str:
         name = getattr(self._source, "name", "?")

@@ -138,7 +138,9 @@ class Expr:
                 parts.extend(doc[f"${name}"])
             else:
                 parts.append(doc)
-        return Expr({f"${name}": parts})
+        # A condition over an aggregate stays one, as arithmetic does (see ``_op``).
+        kind = Aggregate if isinstance(self, Aggregate) or isinstance(other, Aggregate) else Expr
+        return kind({f"${name}": parts})
 
     def __and__(self, other: Any) -> Expr:
         return self._logic("and", other)
@@ -190,7 +192,7 @@ class Expr:
 
     def asc(self, *, empty: str = "least") -> OrderKey:
         """An ascending ordering key (``empty``: where missing values go)."""
-        return OrderKey(self._doc, False, empty)
+        return OrderKey(self._doc, False, empty, isinstance(self, Aggregate))
 
     def desc(self, *, empty: str = "least") -> OrderKey:
         """A descending ordering key.
@@ -198,7 +200,7 @@ class Expr:
         >>> it.dep_delay.desc().spec()
         {'$key': '$it.dep_delay', '$dir': 'desc'}
         """
-        return OrderKey(self._doc, True, empty)
+        return OrderKey(self._doc, True, empty, isinstance(self, Aggregate))
 
     def __abs__(self) -> Expr:
         """Python's ``abs(expr)``: :meth:`abs` (the same number either way)."""
@@ -368,6 +370,8 @@ class OrderKey:
     key: Any
     desc: bool
     empty: str = "least"
+    #: Whether the key is an aggregate (``agg.count().desc()``): it orders groups, not items.
+    aggregate: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The ``$orderby`` spec document."""
@@ -417,6 +421,27 @@ class Aggregate(Expr):
     every item (``select({"n": agg.count()})`` is one row, as SQL and pandas answer)."""
 
     __slots__ = ()
+
+
+def refuse_item_aggregate(value: Any, what: str) -> None:
+    """Refuse an aggregate where items are taken one at a time (JQ0006): a ``where`` keeps or drops
+    one item, an ``order_by`` without ``group_by`` orders single items, so ``agg.count()`` there
+    would read one item (``where(agg.count() > 1)`` keeps nothing) instead of a group.
+
+    >>> refuse_item_aggregate(it.x > 1, "where()")
+    >>> refuse_item_aggregate(agg.count() > 1, "where()")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0006 bad_flwor: where() takes items one at a time, ...
+    """
+    if isinstance(value, Aggregate) or (isinstance(value, OrderKey) and value.aggregate):
+        raise QueryError(
+            "JQ0006",
+            f"{what} takes items one at a time, so an aggregate there (agg.count(), agg.sum(...)) would "
+            "read one item, not a group; an aggregate orders groups after group_by "
+            "(group_by(...).order_by(agg.count().desc())), and groups are filtered on their results "
+            "(SQL's HAVING): group_by(...).select({..., 'n': agg.count()}).where(it.n > 1)",
+        )
 
 
 #: The language's aggregate functions :class:`agg` calls.

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from jarenlab.errors import QueryError
-from jarenlab.query.build.expr import Expr, OrderKey, lit
+from jarenlab.query.build.expr import Expr, OrderKey, lit, refuse_item_aggregate
 from jarenlab.query.lang.path import VAR_NAME
 
 
@@ -130,6 +130,7 @@ class JoinQuery:
         """Keep tuples where the condition holds; several calls AND together."""
         if self.ret is not None or self.window is not None or self.group is not None:
             raise QueryError("JQ0007", "where comes before group_by, select, skip and take in a join")
+        refuse_item_aggregate(predicate, "where()")
         return replace(self, where_=(*self.where_, _condition(predicate, "where()")))
 
     def group_by(self, *exprs: Any, **named: Any) -> JoinQuery:
