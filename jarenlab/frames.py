@@ -442,7 +442,8 @@ def records_to_arrow(items: list[Any], *, flatten: bool = False) -> pa.Table:
     try:
         table = pa.Table.from_pylist(items)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        table = pa.Table.from_pylist([_mixed_as_text(i, _mixed_members(items)) for i in items])
+        mixed, widened = _mixed_members(items)
+        table = pa.Table.from_pylist([_mixed_as_text(i, mixed, widened) for i in items])
     return flatten_table(table) if flatten else table
 
 
@@ -491,17 +492,31 @@ def concat_batches(batches: Iterable[pa.RecordBatch], columns: list[str] | None 
     return pa.concat_tables(tables, promote_options="permissive")
 
 
-def _mixed_members(items: list[dict[str, Any]]) -> set[str]:
+def _mixed_members(items: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The members holding several kinds of values or nested ones (kept as JSON text), and those
+    holding integers beside floats (widened to floats, as Arrow's JSON reader widens them: Arrow
+    refuses by itself an integer beyond 2^53, which no float holds exactly)."""
     kinds: dict[str, set[type]] = {}
     for item in items:
         for k, v in item.items():
             if v is not None:
-                kinds.setdefault(k, set()).add(float if type(v) is int else type(v))
-    return {k for k, ks in kinds.items() if len(ks) > 1 or ks & {list, dict}}
+                kinds.setdefault(k, set()).add(type(v))
+    numbers = {int, float}
+    mixed = {k for k, ks in kinds.items() if len(ks - numbers) + bool(ks & numbers) > 1 or ks & {list, dict}}
+    return mixed, {k for k, ks in kinds.items() if ks == numbers}
 
 
-def _mixed_as_text(item: dict[str, Any], mixed: set[str]) -> dict[str, Any]:
-    return {k: (orjson.dumps(v).decode() if k in mixed and v is not None else v) for k, v in item.items()}
+def _mixed_as_text(item: dict[str, Any], mixed: set[str], widened: set[str]) -> dict[str, Any]:
+    return {
+        k: (
+            orjson.dumps(v).decode()
+            if k in mixed and v is not None
+            else float(v)
+            if k in widened and type(v) is int
+            else v
+        )
+        for k, v in item.items()
+    }
 
 
 def records_to_frame(items: list[Any], *, flatten: bool = False) -> pd.DataFrame:

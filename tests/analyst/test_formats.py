@@ -93,3 +93,24 @@ def test_a_format_the_validator_does_not_know_is_refused_with_a_near_miss() -> N
         jl.open(model=model("made-up"))
     assert "nothing would be checked" in info.value.reason and "uuid" in info.value.reason
     jl.open(model=model("uuid")).close()
+
+
+def test_an_integer_beyond_a_floats_precision_beside_floats_exports_widened(open_store: Any) -> None:
+    """A member holding 2^53 + 1 in one document and 1.5 in another: every export answers (Arrow
+    refuses to widen such an integer by itself), as the nearest float, as Arrow's JSON reader
+    widens it for ``to_arrow()``; pandas' own ``to_pandas()`` keeps each value as stored."""
+    model = {
+        "$model": "0.1",
+        "collections": {"e": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+    }
+    e = open_store(model)["e"]
+    big = 2**53 + 1
+    e.insert_many([{"w": big, "s": "a"}, {"w": 1.5}, {"s": [1]}])
+    assert e.to_arrow().column("w").to_pylist() == [float(big), 1.5, None]
+    assert e.to_pandas()["w"].tolist() == [big, 1.5, None]
+    assert e.to_pandas(flatten=True)["w"].tolist()[:2] == [float(big), 1.5]
+    picked = e.select({"w": it.w})
+    assert picked.to_arrow().column("w").to_pylist() == [float(big), 1.5, None]
+    assert picked.to_pandas()["w"].tolist()[:2] == [float(big), 1.5]
+    assert e.select(it.w).to_pandas()["value"].tolist() == [float(big), 1.5]
+    assert picked.to_list() == [{"w": big}, {"w": 1.5}, {}]  # the values themselves are exact
