@@ -66,6 +66,10 @@ if TYPE_CHECKING:
 STATIC_ROWS = 50
 
 
+def _following_nothing() -> None:
+    """What a table that follows no query yet unsubscribes."""
+
+
 class LiveTable(CopiedWidget):
     """A table bound to ``live``; ``close()`` unsubscribes (the query stays open).
 
@@ -104,10 +108,18 @@ class LiveTable(CopiedWidget):
         #: How many patch messages were sent (one per flush that changed something).
         self.redraws = 0
         self.version = 0
+        self._unsubscribe: Callable[[], None] = _following_nothing
         with self._lock:
-            rows, _, self._unsubscribe = live.follow(
-                self._on_patch, on_error=self._failed, on_close=self._ended, on_state=self._state_changed
-            )
+            self._reset([])
+            try:
+                rows, _, self._unsubscribe = live.follow(
+                    self._on_patch, on_error=self._failed, on_close=self._ended, on_state=self._state_changed
+                )
+            except BaseException:
+                # A closed query (JD2127): close the half-made view, so the widget registry does not
+                # keep it open and its finalizer has nothing left to fail on under the cell.
+                super().close()
+                raise
             self._reset(rows)
         self.on_msg(self._on_message)
 

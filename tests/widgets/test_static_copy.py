@@ -163,3 +163,27 @@ def test_a_closed_query_disables_its_bound_controls_and_refuses_new_ones(live_st
     with pytest.raises(JarenlabError) as err:
         live.bind(min=ipywidgets.IntSlider())
     assert err.value.code == "JD2127"
+
+
+def test_a_table_of_a_closed_query_is_refused_cleanly(live_store: Any) -> None:
+    """``live.widget()`` after ``live.close()`` is JD2127, and the half-made view is closed (its comm
+    gone), so the widget registry does not keep it open and closing it again (its finalizer does)
+    prints no "Exception ignored in Widget.__del__" under the cell."""
+    import gc
+
+    from jarenlab.errors import JarenlabError
+
+    def tables() -> dict[int, LiveTable]:
+        gc.collect()
+        return {id(o): o for o in gc.get_objects() if isinstance(o, LiveTable)}
+
+    live = live_store["items"].live(ROWS)
+    live.close()
+    before = tables()
+    with pytest.raises(JarenlabError) as err:
+        LiveTable(live)
+    assert err.value.code == "JD2127"
+    made = [t for i, t in tables().items() if i not in before]
+    assert len(made) == 1 and made[0].comm is None
+    made[0].close()  # what its finalizer calls: nothing left to fail on
+    assert made[0].rows == [] and "0 rows" in repr(made[0])
