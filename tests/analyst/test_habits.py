@@ -71,6 +71,27 @@ def test_select_a_list_of_member_names(lab: Any) -> None:
     assert prices.where(it.symbol == "MSFT").select([it.symbol, 1]).to_list() == [["MSFT", 1]]
 
 
+def test_select_of_a_bare_name_or_constant_is_refused_not_repeated_per_row(lab: Any) -> None:
+    """``select("close")`` (pandas' ``df["close"]``) would give the text ``"close"`` once per row,
+    and ``select(1)`` the number: refused, saying how to pick the member."""
+    store = lab()
+    prices = store["prices"]
+    for value in ("close", "$close", 1, 2.5, True, None):
+        for build in (
+            lambda v=value: prices.select(v),
+            lambda v=value: prices.where(it.close > 0).order_by(it.close).select(v),
+            lambda v=value: prices.group_by(s=it.symbol).select(v),
+            lambda v=value: prices.join(store["closed"], "c", on=it.symbol == param("s")).select(v),
+        ):
+            err = refused(build)
+            assert err.code == "JQ2010" and "once per item" in err.reason and "select(['" in err.reason
+            assert ("select(it.close)" in err.reason) == (value == "close")
+    # Inside a dict or a list a constant is a value like any other.
+    assert prices.where(it.symbol == "MSFT").select({"s": it.symbol, "one": 1}).to_list() == [
+        {"s": "MSFT", "one": 1}
+    ]
+
+
 def test_abs_between_round_median_std(lab: Any) -> None:
     prices = lab()["prices"]
     assert prices.where(it.close.abs() == 1.5).select(it.symbol).to_list() == ["XOM"]

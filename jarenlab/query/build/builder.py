@@ -103,6 +103,26 @@ def value_doc(value: Any) -> Any:
     return lit(value)
 
 
+def select_doc(value: Any) -> Any:
+    """:func:`value_doc` of a whole ``select``: a bare name or constant (pandas' ``df["x"]``) would
+    repeat once per item, so it is refused (JQ2010) with the spelling that picks the member.
+
+    >>> select_doc("close")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ2010 bad_argument: select() takes an expression, a dict or a list, ...
+    """
+    if value is None or isinstance(value, str | int | float):
+        name = value if isinstance(value, str) and value.isidentifier() else "x"
+        raise QueryError(
+            "JQ2010",
+            f"select() takes an expression, a dict or a list, not {type(value).__name__} {value!r}, which "
+            f"would be the result once per item: a member is select(it.{name}) (or it[{name!r}]), "
+            f"members by name select([{name!r}, ...])",
+        )
+    return value_doc(value)
+
+
 def _aggregates(value: Any) -> bool:
     """Whether a ``select`` value holds an :class:`~jarenlab.query.build.expr.Aggregate`."""
     if isinstance(value, dict):
@@ -315,7 +335,7 @@ class Query:
             if _aggregates(value):
                 return self._whole(value)
         q = self._nested() if nests else self
-        return q._with(ret=value_doc(value))
+        return q._with(ret=select_doc(value))
 
     def _whole(self, value: Any) -> Query:
         """``select`` of aggregates without ``group_by``: one row over every item so far (the items
@@ -323,7 +343,7 @@ class Query:
         if self._stage.ret is not None:
             return self._nested()._whole(value)
         rows = self._with(ret=None)._expr()
-        ret = _over_rows(value_doc(value))
+        ret = _over_rows(select_doc(value))
         if _reads_it(ret):
             raise QueryError(
                 "JQ0006",
@@ -434,7 +454,7 @@ class Query:
         st = self._stage
         if st.source != "$[*]" or st.group is not None or st.order or st.ret is not None or st.post:
             raise QueryError("JQ0007", "join, group_join and select_many follow where() directly")
-        return start(self._source, st.where, value_doc)
+        return start(self._source, st.where, select_doc)
 
     def join(self, other: Any, name: str, *, on: Any) -> JoinQuery:
         """Join another collection as binding ``name`` where ``on`` holds (``var(name)`` reaches it).
@@ -467,7 +487,7 @@ class Query:
             right, right_where = other._source, other._where_only("asof")
         else:
             right, right_where = other, ()
-        return asof(self._source, self._stage.where, value_doc, right, right_where, name, on, by)
+        return asof(self._source, self._stage.where, select_doc, right, right_where, name, on, by)
 
     def _flwor(self) -> dict[str, Any]:
         st = self._stage
