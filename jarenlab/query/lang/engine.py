@@ -57,6 +57,11 @@ from jarenlab.query.lang.windows import compile_asof, compile_window
 LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 
 
+#: The most items one ``$range`` makes without an item limit: a typo such as ``[0, 10**9]`` is
+#: refused (JQ2009) before it holds the kernel's memory.
+RANGE_ITEMS = 10_000_000
+
+
 class State:
     """Per-run counters for the engine limits."""
 
@@ -264,6 +269,12 @@ class Compiler:
                 if bounds is None:
                     return []
                 self.too_many(bounds[1] - bounds[0], where)
+                if bounds[1] - bounds[0] > RANGE_ITEMS:
+                    raise QueryError(
+                        "JQ2009",
+                        f"$range would make {bounds[1] - bounds[0]:,} items, more than {RANGE_ITEMS:,}",
+                        doc_path=where,
+                    )
                 return list(range(*bounds))
 
             return rng

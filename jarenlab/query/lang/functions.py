@@ -94,6 +94,12 @@ def as_string(x: Any, where: str, code: str = "JQ2007") -> str:
     raise QueryError(code, f"cannot make a string of a {kind(x)}", doc_path=where)
 
 
+#: The largest integer arithmetic gives (the largest float, exactly): beyond it a result is JQ2010,
+#: as a float result beyond it is, instead of an integer of thousands of digits that no later
+#: step can print, compare or sum.
+LARGEST_INT = int(1.7976931348623157e308)
+
+
 def _arith(op: Callable[[Any, Any], Any], what: str) -> Function:
     def run(args: Seqs, where: str) -> list[Any]:
         values = [_number(a, where, what) for a in args]
@@ -103,6 +109,8 @@ def _arith(op: Callable[[Any, Any], Any], what: str) -> Function:
         try:
             for v in values[1:]:
                 acc = op(acc, v)
+                if type(acc) is int and not -LARGEST_INT <= acc <= LARGEST_INT:
+                    raise OverflowError
         except OverflowError:
             raise QueryError("JQ2010", f"{what} result is out of range", doc_path=where) from None
         return [acc]
@@ -482,9 +490,11 @@ def _cast_number(args: Seqs, where: str) -> list[Any]:
         return [1 if x else 0]
     if t is str:
         m = _NUMBER.match(x)
-        if m:
+        # An integer text beyond the largest float (or of more digits than Python reads) is as
+        # out of range as "1e999" is.
+        if m and (m.group(2) or m.group(3) or len(m.group(1).lstrip("-")) <= 309):
             value = float(m.group(1)) if m.group(2) or m.group(3) else int(m.group(1))
-            if math.isfinite(value):
+            if math.isfinite(value) and -LARGEST_INT <= value <= LARGEST_INT:
                 return [value]
     raise QueryError("JQ2007", f"cannot cast {kind(x)} {x!r} to a number", doc_path=where)
 
