@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import jarenlab as jl
-from jarenlab import agg, it, key, param
+from jarenlab import agg, it, key, param, var
 
 
 def refused(call: Any) -> jl.QueryError:
@@ -193,3 +193,22 @@ def test_round_is_half_away_from_zero_on_the_decimal_where_numpy_rounds_halves_t
     assert got == [0.13, -1.01, 2.68, 2.5, -0.5]
     assert prices.where(it.symbol == "T").select(it.close.round()).to_list() == [0.0, -1.0, 3.0, 3.0, -1.0]
     assert pd.Series(ties).round(2).tolist() == [0.12, -1.0, 2.68, 2.5, -0.5]  # the documented difference
+
+
+def test_a_join_takes_a_collection_of_the_same_store(lab: Any, open_store: Any) -> None:
+    """``join``/``group_join`` of something that is not this store's collection is JQ2010 (a number
+    was an AttributeError; another store's collection was read by its name from this store)."""
+    from .conftest import MODEL
+
+    store = lab()
+    prices = store["prices"]
+    other = open_store(MODEL, name="other")["closed"]  # empty, and not this store's
+    for bad in (5, "closed", other, store["closed"].where(it.close > 0)):
+        for build in (
+            lambda b=bad: prices.join(b, "c", on=it.symbol == var("c").symbol),
+            lambda b=bad: prices.group_join(b, "c", on=it.symbol == var("c").symbol),
+        ):
+            err = refused(build)
+            assert err.code == "JQ2010" and "a collection of the same store" in err.reason
+    joined = prices.join(store["closed"], "c", on=it.symbol == var("c").symbol).select(var("c").symbol)
+    assert sorted(joined.to_list()) == ["AAPL", "AAPL", "AAPL", "AAPL", "MSFT", "XOM"]

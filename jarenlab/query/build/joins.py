@@ -53,6 +53,15 @@ def _check_name(name: Any) -> None:
         raise QueryError("JQ0006", f"a join binding is named like a variable (not 'it'), not {name!r}")
 
 
+def _collection_name(other: Any, store: Any, what: str) -> str:
+    """The name of ``other``, a collection of ``store`` (JQ2010 for anything else: a collection of
+    another store would be read by its name from this one)."""
+    name = getattr(other, "name", None)
+    if not isinstance(name, str) or getattr(other, "store", None) is not store:
+        raise QueryError("JQ2010", f"{what} with a collection of the same store, not {other!r}")
+    return name
+
+
 def _condition(on: Any, what: str) -> Any:
     if not isinstance(on, Expr):
         raise QueryError("JQ2010", f"{what} takes on=<condition> built from it/var(...), not {on!r}")
@@ -105,9 +114,10 @@ class JoinQuery:
         """Add a binding ``name`` over collection ``other``; keep tuples where ``on`` holds (inner join)."""
         self._add(name)
         cond = _condition(on, "join()")
+        other_name = _collection_name(other, self.store, "join() joins")
         return replace(
             self,
-            fors=(*self.fors, (name, f"$.{other.name}[*]")),
+            fors=(*self.fors, (name, f"$.{other_name}[*]")),
             labels=(*self.labels, (name, name)),
             where_=(*self.where_, cond),
         )
@@ -116,7 +126,8 @@ class JoinQuery:
         """Bind ``name`` to the list of ``other``'s items where ``on`` holds (empty when none: the outer join)."""
         self._add(name)
         cond = _condition(on, "group_join()")
-        matches = [{"$for": {name: f"$.{other.name}[*]"}, "$where": cond, "$return": "$" + name}]
+        other_name = _collection_name(other, self.store, "group_join() joins")
+        matches = [{"$for": {name: f"$.{other_name}[*]"}, "$where": cond, "$return": "$" + name}]
         return replace(self, lets=(*self.lets, (name, matches)), labels=(*self.labels, (name, name)))
 
     def select_many(self, items: Any, name: str) -> JoinQuery:
@@ -271,9 +282,7 @@ def asof(
     Afterwards ``var(name)`` is the match (nothing where there is none)."""
     _check_name(name)
     chain = start(source, (), shape_value)
-    right_name = getattr(other, "name", None)
-    if not isinstance(right_name, str) or getattr(other, "store", None) is not chain.store:
-        raise QueryError("JQ2010", f"asof() pairs with a collection of the same store, not {other!r}")
+    right_name = _collection_name(other, chain.store, "asof() pairs")
     spec: dict[str, Any] = {
         "it": _side(source.name, where),
         name: _side(right_name, other_where),
