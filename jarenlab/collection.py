@@ -336,6 +336,10 @@ class Collection(Queryable):
         )
         identity = self.spec.identity if keys is None else None
         statement = "collection.put" if upsert else "collection.insert_keyed"
+        # A put reads what it replaces (locked on a server), so the change log says what changed,
+        # unless it writes more documents than a record holds inline: that record is compact and
+        # says nothing of them, so they are recorded as replacing what they do not know.
+        reads = upsert and total <= self.store.changes.log.inline_limit
         db = self._db
         seen: set[Any] = set()
         with db.transaction(), db.translating(collection=self.name):
@@ -360,6 +364,7 @@ class Collection(Queryable):
                     _refuse_repeats(rows, start, self, seen)
                 if self._write_lock is not None:
                     self._write_lock(p[1] for p in prepared)
+                olds = self._texts_of([key for key, _ in rows]) if reads else {}
                 refused = False
                 try:
                     with db.transaction():  # a savepoint, so a failed batch can be inspected
@@ -373,10 +378,16 @@ class Collection(Queryable):
                 if refused and self.refusal is not None:
                     raise self.refusal([(key, p[1]) for (key, _), p in zip(rows, prepared)])
                 for (key, _), (_, doc, _) in zip(rows, prepared):
-                    self._written(key, doc, None)
+                    self._written(key, doc, olds.get(key), old_known=reads or not upsert)
                 bar.update(len(rows))
         bar.close()
         return total
+
+    def _texts_of(self, keys: list[Any]) -> dict[Any, str]:
+        """Inside the write transaction: the stored text of each of ``keys`` that holds a document
+        (locked until the transaction ends on a server)."""
+        rows = self._db.all("collection.texts_of_for_update", {"keys": keys}, table=self.name, keys=len(keys))
+        return dict(rows)
 
     def _find_duplicate(self, rows: list[tuple[Any, str]], start: int) -> None:
         """Name the first duplicate of a failed batch (inside the transaction that will roll back)."""

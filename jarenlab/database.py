@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import threading
 import time
 import warnings
@@ -70,13 +71,19 @@ UNKNOWN: Any = object()
 CommitHook = Callable[[list[Change]], None]
 
 
-def net_changes(changes: Iterable[Change]) -> tuple[NetChanges, Moves]:
-    """One net change per (collection, key), the last write's, listed in the order of
-    :func:`net_states`, and the keys that moved (deleted and written again). Every commit's
-    delivery runs this, so it is one plain pass.
+def _net(
+    changes: Iterable[Change], olds: dict[str, dict[Any, Any]] | None
+) -> tuple[NetChanges, dict[str, set[Any]]]:
+    """The netting rule, written once: per (collection, key) the last write's document, and the
+    keys that **moved** (deleted and written again in the commit); ``olds`` (when given) collects
+    each key's old text from its first change (:data:`UNKNOWN` when that change did not say),
+    listed in the same order.
 
-    >>> net_changes([("t", "a", None), ("t", "b", {"n": 1}), ("t", "a", {"n": 2})])
-    ({'t': {'b': {'n': 1}, 'a': {'n': 2}}}, {'t': frozenset({'a'})})
+    A key written where it was absent goes after every stored row in storage order (insertion
+    order; in key order its place is the key), so a moved key is listed where it was last written
+    after its delete, and a key new to the store where it was first written: in the order the
+    rows now lie. A key that was only changed keeps the place it was first touched at (its order
+    among the others does not matter: it did not move). A moved key deleted again has not moved.
     """
     net: NetChanges = {}
     moved: dict[str, set[Any]] = {}
@@ -85,40 +92,51 @@ def net_changes(changes: Iterable[Change]) -> tuple[NetChanges, Moves]:
         per = net.get(coll)
         if per is None:
             per = net[coll] = {}
-        elif key in per:
+            if olds is not None:
+                olds[coll] = {}
+        if key in per:
             if doc is None:
                 if moved:
                     moved.get(coll, set()).discard(key)
             elif per[key] is None:  # written again after a delete: a new place
                 del per[key]
                 moved.setdefault(coll, set()).add(key)
+                if olds is not None:  # (listed in the same order)
+                    olds[coll][key] = olds[coll].pop(key)
+        elif olds is not None:
+            olds[coll][key] = change[3] if len(change) > 3 else UNKNOWN
         per[key] = doc
+    return net, moved
+
+
+def net_changes(changes: Iterable[Change]) -> tuple[NetChanges, Moves]:
+    """One net change per (collection, key), the last write's, listed in the order of
+    :func:`_net`, and the keys that moved (deleted and written again). Every commit's delivery
+    runs this: the rule's one pass, keeping no old texts.
+
+    >>> net_changes([("t", "a", None), ("t", "b", {"n": 1}), ("t", "a", {"n": 2})])
+    ({'t': {'b': {'n': 1}, 'a': {'n': 2}}}, {'t': frozenset({'a'})})
+    """
+    net, moved = _net(changes, None)
     return net, ({coll: frozenset(keys) for coll, keys in moved.items() if keys} if moved else {})
 
 
 def net_states(changes: Iterable[Change]) -> dict[str, dict[Any, tuple[Any, Any, bool]]]:
-    """Per (collection, key): (old text before the first write, document after the last write,
-    whether it **moved**: deleted and written again in the commit).
+    """Per (collection, key), in the order of :func:`net_changes`: (old text before the first
+    write, document after the last write, whether it **moved**: deleted and written again in the
+    commit). The change log's netting: the same pass as :func:`net_changes`, keeping the old texts.
 
-    A key written where it was absent goes after every stored row in storage order (insertion
-    order; in key order its place is the key), so a moved key is listed where it was last written
-    after its delete, and a key new to the store where it was first written: in the order the
-    rows now lie. A key that was only changed keeps the place it was first touched at (its order
-    among the others does not matter: it did not move).
+    >>> net_states([("t", "a", None, '{"n":0}'), ("t", "b", {"n": 1}, None), ("t", "a", {"n": 2})])
+    {'t': {'b': (None, {'n': 1}, False), 'a': ('{"n":0}', {'n': 2}, True)}}
     """
-    net: dict[str, dict[Any, tuple[Any, Any, bool]]] = {}
-    for change in changes:
-        per = net.setdefault(change[0], {})
-        key, doc = change[1], change[2]
-        before = per.get(key)
-        if before is None:
-            per[key] = (change[3] if len(change) > 3 else UNKNOWN, doc, False)
-        elif doc is not None and before[1] is None:  # written again after a delete: a new place
-            del per[key]
-            per[key] = (before[0], doc, True)
-        else:
-            per[key] = (before[0], doc, before[2] and doc is not None)
-    return net
+    olds: dict[str, dict[Any, Any]] = {}
+    net, moved = _net(changes, olds)
+    states: dict[str, dict[Any, tuple[Any, Any, bool]]] = {}
+    for coll, per in net.items():
+        keys = moved.get(coll)
+        flags = map(keys.__contains__, per) if keys else itertools.repeat(False)
+        states[coll] = dict(zip(per, zip(olds[coll].values(), per.values(), flags)))
+    return states
 
 
 #: Seconds :meth:`Database.close` waits for statements running on other threads to finish.

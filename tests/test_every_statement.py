@@ -95,6 +95,7 @@ def calls(backend: Backend) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         ("collection.keys", {}, notes),
         ("collection.positions", {}, notes),
         ("collection.positions_of", {"keys": ["a", "b"]}, {**notes, "keys": 2}),
+        ("collection.texts_of_for_update", {"keys": ["a", "b"]}, {**notes, "keys": 2}),
         ("collection.first_page", {"limit": 1}, notes),
         ("collection.page", {"after": 0, "limit": 1}, notes),
         ("collection.delete", {"key": "b"}, notes),

@@ -39,6 +39,11 @@ SELECT doc FROM {table} WHERE key = :key
 -- The document a patch reads and rewrites, locked until the transaction ends (no lost update).
 SELECT doc FROM {table} WHERE key = :key FOR UPDATE
 
+-- name: texts_of_for_update
+-- The stored documents of these keys, locked until the transaction ends (a bulk put reads what it
+-- replaces, so the change log can say what changed): key, document.
+SELECT key, doc FROM {table} WHERE key IN ({keys}) FOR UPDATE
+
 -- name: exists
 SELECT 1 FROM {table} WHERE key = :key
 

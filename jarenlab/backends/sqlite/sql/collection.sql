@@ -37,6 +37,11 @@ SELECT doc FROM {table} WHERE key = :key
 -- The document a patch reads and rewrites; the write transaction already excludes other writers.
 SELECT doc FROM {table} WHERE key = :key
 
+-- name: texts_of_for_update
+-- The stored documents of these keys (a bulk put reads what it replaces, so the change log can say
+-- what changed; the write transaction already excludes other writers): key, document.
+SELECT key, doc FROM {table} WHERE key IN ({keys})
+
 -- name: exists
 SELECT 1 FROM {table} WHERE key = :key
 
