@@ -22,9 +22,10 @@ import numpy as np
 
 from jarenlab.query.columnar.columns import Column, Decline, Table
 from jarenlab.query.columnar.filters import mask
-from jarenlab.query.columnar.groups import aggregate, group_by
+from jarenlab.query.columnar.groups import group_by
 from jarenlab.query.columnar.reads import member, pointer
 from jarenlab.query.columnar.rows import project
+from jarenlab.query.columnar.whole import whole
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import AggOut, Field
 
@@ -49,10 +50,7 @@ def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[
         return [int(np.count_nonzero(keep))]
     rows = None if keep.all() else np.flatnonzero(keep)
     if plan.aggregate is not None:
-        fn, of = plan.aggregate
-        n = len(table) if rows is None else len(rows)
-        groups = np.zeros(n, dtype=np.int64)
-        return aggregate(AggOut(fn, of), cols, rows, groups, 1, np.array([n]))[0]
+        return whole(AggOut(*plan.aggregate), cols, rows, len(table))
     if plan.group is not None:
         return group_by(plan, cols, rows, len(table))
     return project(plan, cols, len(table), rows)
