@@ -7,7 +7,6 @@ reads it as one of the planner's JSON kinds.
 >>> from jarenlab.query.planner.preds import Field, FieldOut, MapOut
 >>> f = Field(("a",), None, None)
 >>> from jarenlab.query.planner.sql import Layout
-from jarenlab.query.planner.whole import WHOLE_AVERAGE
 >>> from jarenlab.query.planner.plan import Plan
 >>> plan = Plan("t", "native", output=MapOut((("x", FieldOut(f)),)))
 >>> rows = [("true", 1), (None, None), ("array", "[1]")]
