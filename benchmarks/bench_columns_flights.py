@@ -231,7 +231,75 @@ def questions(t: Any, frame: pd.DataFrame, table: pa.Table, duck: Any) -> list[Q
             ["tailnum"],
         )
     )
+    out.extend(whole_questions(t, frame, table, duck))
     return out
+
+
+def whole_questions(t: Any, frame: pd.DataFrame, table: pa.Table, duck: Any) -> list[Question]:
+    """Whole-query aggregates (the builder's ``select`` without ``group_by``: one row), each
+    answered by the columns as one group."""
+    return [
+        (
+            "whole query: count + mean departure delay",
+            t.select({"n": agg.count(), "m": agg.avg(it.dep_delay)}),
+            {
+                "pandas": lambda: [{"n": len(frame), "m": float(frame["dep_delay"].mean())}],
+                "duckdb": lambda: duck.execute("SELECT count(*) AS n, avg(dep_delay) AS m FROM frame").df(),
+                "pyarrow": lambda: [{"n": table.num_rows, "m": pc.mean(table["dep_delay"]).as_py()}],
+            },
+            None,
+        ),
+        (
+            "whole query: distance > 1000: count, sum arrival delay, min and max departure delay",
+            t.where(it.distance > 1000).select(
+                {
+                    "n": agg.count(),
+                    "s": agg.sum(it.arr_delay),
+                    "lo": agg.min(it.dep_delay),
+                    "hi": agg.max(it.dep_delay),
+                }
+            ),
+            {
+                "pandas": lambda: [
+                    {
+                        "n": len(kept := frame[frame["distance"] > 1000]),
+                        "s": int(kept["arr_delay"].sum()),
+                        "lo": int(kept["dep_delay"].min()),
+                        "hi": int(kept["dep_delay"].max()),
+                    }
+                ],
+                "duckdb": lambda: duck.execute(
+                    "SELECT count(*) AS n, sum(arr_delay) AS s, min(dep_delay) AS lo, max(dep_delay) AS hi "
+                    "FROM frame WHERE distance > 1000"
+                ).df(),
+            },
+            None,
+        ),
+        (
+            "whole query: median and deviation of departure delay, distinct planes",
+            t.select(
+                {
+                    "med": agg.median(it.dep_delay),
+                    "sd": agg.std(it.dep_delay),
+                    "planes": agg.count_distinct(it.tailnum),
+                }
+            ),
+            {
+                "pandas": lambda: [
+                    {
+                        "med": float(frame["dep_delay"].median()),
+                        "sd": float(frame["dep_delay"].std()),
+                        "planes": int(frame["tailnum"].nunique()),
+                    }
+                ],
+                "duckdb": lambda: duck.execute(
+                    "SELECT median(dep_delay)::DOUBLE AS med, stddev_samp(dep_delay) AS sd, "
+                    "count(DISTINCT tailnum) AS planes FROM frame"
+                ).df(),
+            },
+            None,
+        ),
+    ]
 
 
 def answers_agree(name: str, got: Any, first: Any, by: Any) -> bool:

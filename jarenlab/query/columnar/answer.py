@@ -22,10 +22,11 @@ import numpy as np
 
 from jarenlab.query.columnar.columns import Column, Decline, Table
 from jarenlab.query.columnar.filters import mask
-from jarenlab.query.columnar.groups import aggregate, group_by
+from jarenlab.query.columnar.groups import group_by
 from jarenlab.query.columnar.reads import member, pointer
 from jarenlab.query.columnar.rows import project
-from jarenlab.query.planner.plan import Plan
+from jarenlab.query.columnar.whole import whole
+from jarenlab.query.planner.plan import TRUE, Plan
 from jarenlab.query.planner.preds import AggOut, Field
 
 
@@ -44,15 +45,18 @@ class Held(dict[Field, Column]):
 def evaluate(plan: Plan, table: Table, externals: dict[str, Any], needed: tuple[Field, ...]) -> list[Any]:
     """The flat items of ``plan`` over ``table`` (as :func:`~jarenlab.query.planner.decode.decode`
     gives them from SQL); :class:`Decline` where the columns cannot be exact."""
-    cols, keep = kept(plan, table, externals, needed)
-    if plan.aggregate == ("count", None):
-        return [int(np.count_nonzero(keep))]
-    rows = None if keep.all() else np.flatnonzero(keep)
+    cols = _held(table, needed)
+    rows: np.ndarray | None = None
+    if plan.where == TRUE:  # (no filter: every row, no mask made)
+        if plan.aggregate == ("count", None):
+            return [len(table)]
+    else:
+        keep = mask(plan.where, cols, externals, len(table))
+        if plan.aggregate == ("count", None):
+            return [int(np.count_nonzero(keep))]
+        rows = None if keep.all() else np.flatnonzero(keep)
     if plan.aggregate is not None:
-        fn, of = plan.aggregate
-        n = len(table) if rows is None else len(rows)
-        groups = np.zeros(n, dtype=np.int64)
-        return aggregate(AggOut(fn, of), cols, rows, groups, 1, np.array([n]))[0]
+        return whole(AggOut(*plan.aggregate), cols, rows, len(table))
     if plan.group is not None:
         return group_by(plan, cols, rows, len(table))
     return project(plan, cols, len(table), rows)
@@ -63,8 +67,15 @@ def kept(
 ) -> tuple[Held, np.ndarray]:
     """The table's columns by field, and the rows the plan's filter keeps (:class:`Decline` where a
     column the plan reads cannot give the engine's answer)."""
+    cols = _held(table, needed)
+    return cols, mask(plan.where, cols, externals, len(table))
+
+
+def _held(table: Table, needed: tuple[Field, ...]) -> Held:
+    """The table's columns by field (:class:`Decline` where one the plan reads cannot give the
+    engine's answer)."""
     cols = Held(table.columns)
     for f in needed:
         if cols[f].inexact:
             raise Decline(f"{pointer(f)} holds {cols[f].inexact}")
-    return cols, mask(plan.where, cols, externals, len(table))
+    return cols

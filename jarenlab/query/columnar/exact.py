@@ -55,11 +55,14 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
     return out
 
 
-def group_levels(values: np.ndarray, groups: np.ndarray, count: int) -> tuple[list[np.ndarray], set[int]]:
+def group_levels(
+    values: np.ndarray, groups: np.ndarray | None, count: int
+) -> tuple[list[np.ndarray], set[int]]:
     """Each group's exact sum as a few doubles (``levels[k][g]``: the exact sum of group ``g``'s
     values is ``sum(levels[k][g] for k)``, no rounding anywhere), and the groups left out (an
     infinity, a NaN, a magnitude near the largest double, or values spread too widely for the
-    levels): see :func:`group_sums`."""
+    levels): see :func:`group_sums`. ``groups`` None: every value is in group 0 (no codes; each
+    level's sum is exact in any order, so numpy's own sum adds it)."""
     levels: list[np.ndarray] = []
     if values.size == 0:
         return levels, set()
@@ -67,6 +70,8 @@ def group_levels(values: np.ndarray, groups: np.ndarray, count: int) -> tuple[li
     slow: set[int] = set()
     vals, grps = values, groups
     if not top < _HUGE:  # an infinity, a NaN (which is below nothing) or a huge magnitude
+        if groups is None:
+            return levels, {0}
         wild = ~(np.abs(values) < _HUGE)
         slow = set(np.unique(groups[wild]).tolist())
         keep = ~np.isin(groups, list(slow))
@@ -78,16 +83,47 @@ def group_levels(values: np.ndarray, groups: np.ndarray, count: int) -> tuple[li
     while top > 0.0:
         exponent = math.frexp(top)[1] + bits
         if len(levels) == _LEVELS or exponent - 53 < _LOWEST:
-            slow.update(np.unique(grps[rest != 0]).tolist())  # what is left is spread too widely
+            # What is left is spread too widely.
+            slow.update({0} if grps is None else np.unique(grps[rest != 0]).tolist())
             break
         sigma = 2.0**exponent
         np.add(rest, sigma, out=q)
         np.subtract(q, sigma, out=q)
         np.subtract(rest, q, out=rest)
-        levels.append(np.bincount(grps, weights=q, minlength=count))
+        levels.append(np.array([q.sum()]) if grps is None else np.bincount(grps, weights=q, minlength=count))
         # What is left is at most half a unit of the level's last place: the next level's bound.
         top = 2.0 ** (exponent - 53) if rest.any() else 0.0
     return levels, slow
+
+
+def total(values: np.ndarray) -> float:
+    """The correctly rounded sum of every one of ``values`` (doubles), as the engine's ``$sum``
+    gives it: :func:`group_sums` of one group, without group codes; 0.0 for none.
+
+    >>> total(np.array([0.1, 0.2, 0.3])), total(np.array([1e16, 1.0, -1e16])), total(np.array([]))
+    (0.6, 1.0, 0.0)
+    """
+    levels, slow = group_levels(values, None, 1)
+    if slow:
+        return float(exact_sum(values.tolist(), ""))
+    return math.fsum([float(level[0]) for level in levels]) + 0.0
+
+
+def int_total(values: np.ndarray) -> int:
+    """The exact sum of every one of ``values`` (int64) as a Python int, however large: numpy's
+    own sum where no partial sum can pass 64 bits, else the high and low 32 bits summed apart.
+
+    >>> int_total(np.array([2**62, 2**62, 2**62, -5])), int_total(np.array([-(2**63), -1]))
+    (13835058055282163707, -9223372036854775809)
+    """
+    if values.size == 0:
+        return 0
+    bound = max(-int(values.min()), int(values.max())) * values.size
+    if bound < 2**63:
+        return int(values.sum())
+    if values.size < 2**31:  # each half's sum stays within 64 bits
+        return (int((values >> 32).sum()) << 32) + int((values & 0xFFFFFFFF).sum())
+    return sum(values.tolist())
 
 
 def levels(values: np.ndarray) -> tuple[list[np.ndarray], bool]:

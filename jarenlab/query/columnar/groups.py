@@ -17,12 +17,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from jarenlab.errors import JarenlabError
 from jarenlab.query.columnar.columns import Column, Decline, bits, values_at
 from jarenlab.query.columnar.exact import group_sums, int_sums
 from jarenlab.query.columnar.items import group_items
 from jarenlab.query.columnar.keys import date_codes, encode, member_codes
-from jarenlab.query.columnar.spread import medians, stddevs
+from jarenlab.query.columnar.whole import (
+    BEYOND_INTEGERS,
+    DISTINCT_KINDS,
+    FLOAT_EXTREMES,
+    ratio,
+    spread,
+    whole,
+)
 from jarenlab.query.planner.decode import resampled
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import AggOut, ArrOut, Field, KeyOut, MapOut, OrderKey, Out
@@ -57,12 +63,7 @@ def aggregate(
         return _extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
     if a.fn in ("median", "stddev", "stddev-pop"):
-        try:
-            return (
-                medians(raw, g, count) if a.fn == "median" else stddevs(raw, g, count, int(a.fn == "stddev"))
-            )
-        except (OverflowError, JarenlabError):
-            raise Decline("a standard deviation beyond the largest float") from None
+        return spread(a.fn, raw, g, count)
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:
@@ -76,19 +77,12 @@ def aggregate(
         sums = group_sums(raw, g, count)
         totals = [s if floats[i] else int(s) for i, s in enumerate(sums)]
         if any(not floats[i] and present[i] and abs(totals[i]) >= 2**53 for i in range(count)):
-            raise Decline("an integer sum of 2^53 or more beside floats")
+            raise Decline(BEYOND_INTEGERS)
     if a.fn == "sum":
         return [[t] for t in totals]
     if a.fn == "avg":
-        return [[_ratio(t, int(c))] if c else [] for t, c in zip(totals, present)]
+        return [[ratio(t, int(c))] if c else [] for t, c in zip(totals, present)]
     raise Decline(f"no columnar form for ${a.fn}")
-
-
-def _ratio(total: Any, count: int) -> Any:
-    try:
-        return total / count
-    except OverflowError:
-        raise Decline("an average beyond the largest float") from None
 
 
 def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
@@ -101,7 +95,7 @@ def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list
         seen = np.bincount(groups, minlength=count) > 0
         return [[int(v)] if seen[i] else [] for i, v in enumerate(acc.tolist())]
     if values.type != pa.large_string():
-        raise Decline("a minimum or maximum of a float member runs in SQL")
+        raise Decline(FLOAT_EXTREMES)
     t = pa.table({"g": pa.array(groups), "v": values})
     got = t.group_by("g", use_threads=False).aggregate([("v", fn)])
     out: list[list[Any]] = [[] for _ in range(count)]
@@ -116,7 +110,7 @@ def _distinct_counts(col: Column, rows: np.ndarray | None, groups: np.ndarray, c
     distinct pairs of group and the member's dictionary code (kept with the column), a missing
     member counting for none."""
     if col.values.type not in (pa.int64(), pa.large_string()):
-        raise Decline("a count of distinct values other than a string or integer member runs in SQL")
+        raise Decline(DISTINCT_KINDS)
     codes, values = member_codes(col, rows)
     size = max(len(values), 1)
     pairs = groups * size + codes
@@ -142,18 +136,20 @@ def group_by(plan: Plan, cols: dict[Field, Column], rows: np.ndarray | None, n: 
             keys.append(member_codes(cols[k], rows))
         else:
             keys.append(date_codes(cols[k.field], rows, k))
-    if keys:
-        codes, dictionaries, count = encode(keys, whole=rows is None)
-    else:
-        codes, dictionaries, count = np.zeros(n if rows is None else len(rows), dtype=np.int64), [], 1
-    sizes = np.bincount(codes, minlength=count)
-    key_values = dictionaries
     aggs: dict[AggOut, list[list[Any]]] = {}
     wanted = [*_group_aggs(plan.output), *plan.order_aggregates]
     wanted += [k.agg for k in plan.order if k.agg is not None]
     wanted += [w for w, _, _ in plan.having if isinstance(w, AggOut)]
-    for a in dict.fromkeys(wanted):
-        aggs[a] = aggregate(a, cols, rows, codes, count, sizes)
+    if keys:
+        codes, key_values, count = encode(keys, whole=rows is None)
+        sizes = np.bincount(codes, minlength=count)
+        for a in dict.fromkeys(wanted):
+            aggs[a] = aggregate(a, cols, rows, codes, count, sizes)
+    else:  # one group of every kept row: no codes (:mod:`.whole`)
+        key_values, count = [], 1
+        sizes = np.array([n if rows is None else len(rows)])
+        for a in dict.fromkeys(wanted):
+            aggs[a] = [whole(a, cols, rows, n)]
     order = list(range(count))
     if plan.having:
         order = [

@@ -12,6 +12,7 @@ under a profile (its limits count SQL's rows).
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import os
 import threading
@@ -68,6 +69,21 @@ def _pointers(fields: Sequence[Field]) -> list[str]:
     return ["/" + "/".join(map(str, f.steps)) for f in fields]
 
 
+@functools.cache
+def _compute() -> tuple[Any, ...]:
+    """What answers from the columns (numpy and pyarrow are imported here, on the first answer;
+    once, since an import statement in a function costs microseconds on every call)."""
+    from jarenlab.query.columnar.answer import evaluate
+    from jarenlab.query.columnar.arrow import evaluate_arrow, shape
+    from jarenlab.query.columnar.columns import Decline, frozen
+
+    return evaluate, evaluate_arrow, shape, Decline, frozen
+
+
+#: Plans whose reads are kept (:meth:`Columns._reads`); beyond it they are found again.
+READS_KEPT = 512
+
+
 _HELD = ("collection", "member", "type", "rows", "bytes", "hits", "builds", "patches", "seq", "inexact")
 
 
@@ -101,7 +117,13 @@ class Columns:
         self.progress: bool | None = None
         #: The keys this store's own commits changed (:mod:`.fresh`): no log read after them.
         self.own = OwnCommits()
-        store.subsystem("live").on_own_commit(self._own_commit)
+        #: The change hub (the change log's newest record is the freshness check).
+        self.hub = store.subsystem("live")
+        self.hub.on_own_commit(self._own_commit)
+        #: Per plan (by identity, the plan kept beside): the members it reads and their pointers,
+        #: or why the columns cannot take it. A statement-cache entry's plan is the same object on
+        #: every run, so a repeated question finds its reads here instead of walking the plan.
+        self.reads: dict[int, tuple[Plan, list[Field] | Reason, list[str]]] = {}
         store.on_model(lambda old, new: self.drop())
 
     def _own_commit(self, seq: int, changes: list[Any] | None) -> None:
@@ -129,16 +151,12 @@ class Columns:
         answer holds the table it was computed from (:func:`.columns.frozen`)."""
         plan = scoped(plan, scope)
         with self.lock:
-            held = self._decide(coll, plan, force=force, indexed=indexed)
+            held = self._decide(coll, plan, force=force, indexed=indexed, keep=scope is None)
             if isinstance(held, Reason):
                 return held
-            from jarenlab.query.columnar.answer import evaluate  # numpy and pyarrow: here
-            from jarenlab.query.columnar.arrow import evaluate_arrow, shape
-
+            evaluate, evaluate_arrow, shape, Decline, frozen = _compute()
             if arrow and shape(plan) is None:
                 return Reason("output", "only a row query returning members has an Arrow form")
-            from jarenlab.query.columnar.columns import Decline, frozen
-
             t0 = time.perf_counter()
             table, warm = self.current(coll, held)
             t1 = time.perf_counter()
@@ -150,7 +168,7 @@ class Columns:
             self.counters["answered"] += 1
             return Answered(
                 items,
-                _pointers(held),
+                list(self._reads(plan, keep=scope is None)[2]),
                 warm,
                 len(table),
                 table.seq,
@@ -165,26 +183,43 @@ class Columns:
         ``{"used": True, "read": [members], "warm": bool}`` or ``{"used": False, "reason": ...}``."""
         plan = scoped(plan, scope)
         with self.lock:
-            held = self._decide(coll, plan, force=force, indexed=indexed)
+            held = self._decide(coll, plan, force=force, indexed=indexed, keep=scope is None)
             if isinstance(held, Reason):
                 return {"used": False, "reason": f"{held.construct}: {held.reason}"}
             table = self.tables.get(coll.name)
             warm = table is not None and all(f in table.columns for f in held)
             return {"used": True, "read": _pointers(held), "warm": warm}
 
-    def _decide(self, coll: Readable, plan: Plan, *, force: bool, indexed: bool) -> list[Field] | Reason:
-        """The members the columns would read for ``plan``, or why SQL answers it."""
+    def _reads(self, plan: Plan, *, keep: bool) -> tuple[Plan, list[Field] | Reason, list[str]]:
+        """The members ``plan`` reads (each once, as held) and their pointers, or why the columns
+        cannot take it; ``keep``: found once per plan (:attr:`reads`; call inside :attr:`lock`)."""
+        got = self.reads.get(id(plan))
+        if got is not None and got[0] is plan:
+            return got
+        fields = needs(plan)
+        held = fields if isinstance(fields, Reason) else list(dict.fromkeys(member(f) for f in fields))
+        got = (plan, held, [] if isinstance(held, Reason) else _pointers(held))
+        if keep:
+            if len(self.reads) >= READS_KEPT:
+                self.reads.clear()
+            self.reads[id(plan)] = got
+        return got
+
+    def _decide(
+        self, coll: Readable, plan: Plan, *, force: bool, indexed: bool, keep: bool = True
+    ) -> list[Field] | Reason:
+        """The members the columns would read for ``plan``, or why SQL answers it (``keep``: the
+        plan's reads are kept for its next run, see :meth:`_reads`)."""
         if self.budget is None:
             return Reason("columns", "the columnar path is off (columns=False)")
-        fields = needs(plan)
-        if isinstance(fields, Reason):
-            return fields
+        held = self._reads(plan, keep=keep)[1]
+        if isinstance(held, Reason):
+            return held
         store = coll.store
         if store.db.in_transaction:
             return Reason(
                 "transaction", "inside a transaction SQL answers (it reads the transaction's own writes)"
             )
-        held = list(dict.fromkeys(member(f) for f in fields))
         if not force:
             if indexed:
                 return Reason("index", "an index serves the query: SQL answers it")
@@ -199,7 +234,7 @@ class Columns:
         """The collection's table holding ``fields``, as of the newest committed change (call inside
         :attr:`lock`); True when every column was held already (warm)."""
         db = self.store.db
-        hub = self.store.subsystem("live")
+        hub = self.hub
         table = self.tables.get(coll.name)
         if table is not None and all(f in table.columns for f in fields) and not db.in_transaction:
             try:

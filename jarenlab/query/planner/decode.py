@@ -40,6 +40,7 @@ from jarenlab.query.planner.preds import (
     assemble,
 )
 from jarenlab.query.planner.sql import Layout
+from jarenlab.query.planner.whole import WHOLE_AVERAGE
 
 if TYPE_CHECKING:
     from jarenlab.backends.base import Dialect
@@ -126,15 +127,16 @@ def _read_aggs(layout: Layout, row: tuple[Any, ...], start: int) -> tuple[dict[A
     return out, i
 
 
-def _check_averages(layout: Layout, row: tuple[Any, ...], start: int) -> None:
+def _check_averages(layout: Layout, row: tuple[Any, ...], start: int, whole: bool = False) -> None:
     """Raise :class:`Fallback` where an average's SQL sum (cells from ``start``) may not give the
     engine's average: a sum of 2^53 or more in magnitude (the engine's float sum rounds it), or an
-    integer-typed path's sum that is a float (a member beyond the database's integers)."""
+    integer-typed path's sum that is a float (a member beyond the database's integers). ``whole``:
+    a whole-query aggregate's row (nothing orders or filters by its averages: its own reason)."""
     i = start
     for a in layout.aggregates:
         total = row[i]
         if a.fn == "avg" and abs(total or 0) >= 2**53:
-            raise Fallback("a sum of 2^53 or more: its average in SQL (to order or filter by) may differ")
+            raise Fallback(WHOLE_AVERAGE if whole else _AVERAGE)
         if a.fn == "avg" and a.field is not None and a.field.family == "integer" and type(total) is float:
             raise Fallback(_BEYOND)
         i += 2 if a.fn == "avg" else 1
@@ -147,7 +149,7 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         aggs, i = _read_aggs(layout, rows[0], 0)
         if any(rows[0][i:]):
             raise Fallback(_REALS)
-        _check_averages(layout, rows[0], 0)
+        _check_averages(layout, rows[0], 0, whole=True)
         return aggs[layout.aggregates[0]]
     if plan.group is not None:
         out: list[Any] = []
@@ -157,7 +159,7 @@ def decode(plan: Plan, layout: Layout, rows: list[tuple[Any, ...]], dialect: Dia
         for row in rows:
             reals = reals or any(row[i : i + layout.real_flags])
             dates = dates or any(row[i + layout.real_flags :])
-            _check_averages(layout, row, layout.keys)
+            _check_averages(layout, row, layout.keys, whole=not plan.group)
         if layout.skip or layout.take is not None:  # every group checked: now the window
             end = None if layout.take is None else layout.skip + layout.take
             rows = rows[layout.skip : end]
@@ -236,6 +238,7 @@ def _projected(output: Out, layout: Layout, rows: list[tuple[Any, ...]], dialect
 _READS = {"string": 0, "number": 1, "pair": 2}
 _BEYOND = "an integer beyond the database's integer range"
 _REALS = "real values in an integer-typed path, or members of 2^53 or more averaged"
+_AVERAGE = "a sum of 2^53 or more: its average in SQL (to order or filter by) may differ"
 
 
 def resampled(series: Series, keys: list[tuple[Any, ...]], items: list[Any]) -> list[Any]:

@@ -41,6 +41,13 @@ WHOLE = (
     "an unordered FLWOR returning its rows whole"
 )
 
+#: Why a whole-query average falls back to the engine after SQL ran (nothing orders or filters by
+#: it, unlike a group's: SQL's sum of 2^53 or more in magnitude is not relied on for the average).
+WHOLE_AVERAGE = (
+    "a whole-query average over a sum of 2^53 or more in magnitude: the engine computes it "
+    "(SQL's sum is not relied on that far)"
+)
+
 
 def _bare(node: Flwor) -> bool:
     """A FLWOR of one binding and a ``$return`` alone."""

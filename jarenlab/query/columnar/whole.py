@@ -1,0 +1,168 @@
+"""Whole-query aggregates over columns: one group of every kept row, without group codes.
+
+A whole-query aggregate (``q.avg(it.x)``, or the builder's ``select`` of aggregates without
+``group_by``: :mod:`jarenlab.query.planner.whole`) is a group-by with no keys, and the general pass
+(:func:`.groups.aggregate`) would number every row 0 and add per group. Here each aggregate reads
+the column's values at the kept rows once (:func:`~.columns.numbers`: a view of the Arrow buffer,
+kept per version of the column) and computes its one value: a count, an exact integer sum
+(:func:`~.exact.int_total`), the correctly rounded float sum (:func:`~.exact.total`), a minimum or
+maximum, a median or a standard deviation (:mod:`.spread`, one group), a count of distinct values
+(the column's dictionary codes). Each is the engine's, bit for bit, as the general pass gives it:
+integers stay integers, a sum of only integers written in a number member is an integer, missing
+members are skipped, and over no rows the engine's empty answers (counts and sums 0, no item for
+an average, an extreme, a median or a deviation). What the general pass declines, this declines
+with the same reason.
+
+>>> import pyarrow as pa
+>>> from jarenlab.query.columnar.columns import Column
+>>> from jarenlab.query.planner.preds import AggOut, Field
+>>> f = Field(("x",), "integer", None)
+>>> cols = {f: Column(f, pa.array([3, None, 2**62, 2**62]))}
+>>> [whole(AggOut(fn, f), cols, None, 4) for fn in ("count", "sum", "min", "median")]
+[[3], [9223372036854775811], [3], [4.611686018427388e+18]]
+>>> whole(AggOut("avg", f), cols, np.array([1]), 4), whole(AggOut("sum", f), cols, np.array([], dtype=np.int64), 4)
+([], [0])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jarenlab.errors import JarenlabError
+from jarenlab.query.columnar.columns import Column, Decline, numbers, values_at
+from jarenlab.query.columnar.exact import int_total, total
+from jarenlab.query.columnar.keys import member_codes
+from jarenlab.query.columnar.spread import medians, stddevs
+from jarenlab.query.planner.preds import AggOut, Field
+
+#: Why the columns leave an aggregate to SQL or the engine (the general pass says the same).
+FLOAT_EXTREMES = "a minimum or maximum of a float member runs in SQL"
+DISTINCT_KINDS = "a count of distinct values other than a string or integer member runs in SQL"
+BEYOND_INTEGERS = "an integer sum of 2^53 or more beside floats"
+DEVIATION_BEYOND = "a standard deviation beyond the largest float"
+
+
+def ratio(total: Any, count: int) -> Any:
+    """An average as ``$avg`` divides: the sum over the count (:class:`Decline` beyond the largest float)."""
+    try:
+        return total / count
+    except OverflowError:
+        raise Decline("an average beyond the largest float") from None
+
+
+def spread(fn: str, raw: np.ndarray, groups: np.ndarray, count: int) -> list[list[Any]]:
+    """Each group's ``$median`` or ``$stddev`` (``stddev``: ddof 1, ``stddev-pop``: ddof 0)."""
+    try:
+        return (
+            medians(raw, groups, count)
+            if fn == "median"
+            else stddevs(raw, groups, count, int(fn == "stddev"))
+        )
+    except (OverflowError, JarenlabError):
+        raise Decline(DEVIATION_BEYOND) from None
+
+
+def whole(a: AggOut, cols: dict[Field, Column], rows: np.ndarray | None, n: int) -> list[Any]:
+    """The items of aggregate ``a`` over the ``rows`` kept of ``n`` (all of them when None), as one
+    group of :func:`.groups.aggregate` gives them (``[]`` where the engine gives no item)."""
+    if a.field is None:  # $count of the rows
+        return [n if rows is None else len(rows)]
+    col = cols[a.field]
+    kind = col.values.type
+    if a.fn == "count-distinct":
+        return [_distinct(col, rows)]
+    if kind == pa.large_string():
+        return _strings(a.fn, values_at(col, rows))
+    if kind not in (pa.int64(), pa.float64()):
+        raise Decline(f"no columnar form for ${a.fn} of {kind}")
+    if rows is None and kind == pa.int64() and a.fn in _ARROW and len(col.values) >= ARROW_ROWS:
+        return _ints(a.fn, col)
+    data, present = numbers(col)
+    ints = col.ints
+    if rows is not None:
+        data = data[rows]
+        present = None if present is None else present[rows]
+        ints = None if ints is None else ints[rows]
+    if present is not None:
+        data = data[present]
+        ints = None if ints is None else ints[present]
+    count = len(data)
+    if a.fn == "count":
+        return [count]
+    if a.fn in ("min", "max"):
+        if kind != pa.int64():
+            raise Decline(FLOAT_EXTREMES)
+        return [int(data.min() if a.fn == "min" else data.max())] if count else []
+    if a.fn in ("median", "stddev", "stddev-pop"):
+        return spread(a.fn, data, np.zeros(count, dtype=np.int64), 1)[0]
+    if kind == pa.int64():
+        got: Any = int_total(data)
+    else:
+        floats = count > 0 if ints is None else not bool(ints.all())  # some value written as a float
+        got = total(data)
+        if not floats:
+            got = int(got)
+            if count and abs(got) >= 2**53:
+                raise Decline(BEYOND_INTEGERS)
+    if a.fn == "sum":
+        return [got]
+    if a.fn == "avg":
+        return [ratio(got, count)] if count else []
+    raise Decline(f"no columnar form for ${a.fn}")
+
+
+#: What an integer member's every row gives from Arrow's own kernels (nulls skipped, no copy).
+_ARROW = ("count", "min", "max", "sum", "avg")
+#: From this many rows Arrow's kernels (about 30 us a call to set up) beat copying the present
+#: values out for numpy.
+ARROW_ROWS = 1 << 16
+
+
+def _ints(fn: str, col: Column) -> list[Any]:
+    """``fn`` over every row of an int64 column: Arrow's kernels skip the missing members in place
+    (no copy of the present ones); the sum is Arrow's where no partial sum can pass 64 bits
+    (the least and greatest bound it), else :func:`~.exact.int_total` of the present values."""
+    values = col.values
+    count = len(values) - values.null_count
+    if fn == "count":
+        return [count]
+    if not count:
+        return [0] if fn == "sum" else []
+    extremes = pc.min_max(values)
+    low, high = extremes["min"].as_py(), extremes["max"].as_py()
+    if fn in ("min", "max"):
+        return [low if fn == "min" else high]
+    if max(-low, high) * count < 2**63:
+        got = pc.sum(values).as_py()
+    else:
+        data, present = numbers(col)
+        got = int_total(data if present is None else data[present])
+    return [got] if fn == "sum" else [ratio(got, count)]
+
+
+def _strings(fn: str, values: pa.Array) -> list[Any]:
+    """An aggregate of a string member's values (least and greatest by code point: Arrow compares
+    UTF-8 bytes, which order as code points do)."""
+    if fn == "count":
+        return [len(values) - values.null_count]
+    if fn in ("min", "max"):
+        got = pc.min_max(values)[fn].as_py()
+        return [] if got is None else [got]
+    raise Decline(f"no columnar form for ${fn} of a string member")
+
+
+def _distinct(col: Column, rows: np.ndarray | None) -> int:
+    """The number of distinct values (strings by code point, integers by value) at ``rows``: the
+    member's dictionary codes marked in one array, the missing member's code not counted."""
+    if col.values.type not in (pa.int64(), pa.large_string()):
+        raise Decline(DISTINCT_KINDS)
+    codes, values = member_codes(col, rows)
+    seen = np.zeros(max(len(values), 1), dtype=bool)
+    seen[codes] = True
+    if None in values:
+        seen[values.index(None)] = False
+    return int(np.count_nonzero(seen))
