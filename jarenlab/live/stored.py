@@ -1,0 +1,118 @@
+"""The maintainers that keep storage order, built in bulk from a live seed's frozen table.
+
+A ``rows`` query (a filter and a ``$return``, no order) and an accumulator (``$count``, ``$sum``,
+``$avg``, ``$min``, ``$max`` of such a query, or of ``$[*]...``) both keep every matching row in
+storage order (:class:`~jarenlab.live.strategies.Sorted` without order terms, the accumulator's
+``inner``) with its result items, and the accumulator its running totals. Built row by row, each
+row is a partial document through the engine's closures, put in order one at a time (an
+accumulator's seed is a commit of every row: a bisect, an insertion and its totals per row). Here
+the same state comes from the table's arrays at once (:func:`build`):
+
+- every row's place, ``(position, key)``, from the key column (and, in insertion order, the
+  table's positions): the order is the table's, a sort tuple per row beside it;
+- every row's items from one column where the ``$return`` is a member of the row (``[value]``, or
+  ``[]`` where it is missing, as the path gives on the partial document), else (a map or an array
+  constructor: one item a row) the seed's answer itself, which holds one item a matching row in
+  storage order; an accumulator's ``$count`` of the whole row holds the partial documents;
+- an accumulator's totals from those items in one pass: the count, the exact sum of the integers,
+  how many items are not integers; its result is what its first commit computes (the same branch:
+  a count, an integer sum or average, else the engine's aggregate over every item in storage order).
+
+What the row-by-row build would hold is what is built: tests compare both states and follow random
+writes against a fresh run.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+from jarenlab.live.bulk import Rows, member_field
+from jarenlab.live.strategies import Accumulator, Sorted
+from jarenlab.live.window import diff_values
+from jarenlab.query.columnar.columns import pylist
+from jarenlab.query.lang.nodes import ArrayCons, MapCons, PathRef
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from jarenlab.query.columnar.columns import Table
+
+
+def why_not(m: Sorted | Accumulator, table: Table) -> str | None:
+    """Why the ``rows`` query or accumulator ``m`` cannot be built in bulk from ``table`` (None:
+    it can, with :func:`build`)."""
+    if isinstance(m, Accumulator):
+        inner = m.inner
+        ret = inner.plan.ret
+        if isinstance(ret, PathRef) and ret.var == inner.ev.var and not ret.steps:
+            return None if m.name == "count" else f"accumulator: ${m.name} of the whole row"
+        if member_field(ret, inner.ev.var, table) is None:
+            return "accumulator: its $return is not a member of the row"
+        return None
+    ret = m.plan.ret
+    if isinstance(ret, MapCons | ArrayCons) or member_field(ret, m.ev.var, table) is not None:
+        return None
+    return "rows: its $return is not a member of the row, a map or an array"
+
+
+def build(m: Sorted | Accumulator, table: Table, rows: np.ndarray, answer: list[Any]) -> str | None:
+    """Fill the empty maintainer ``m`` (one :func:`why_not` accepts) with ``table``'s ``rows``
+    (places of the matching rows, in storage order), ``answer`` the seed's items; returns why it
+    could not after all (``m`` is then untouched and is built row by row)."""
+    got = Rows(table, rows)
+    inner = m.inner if isinstance(m, Accumulator) else m
+    items = _items(inner, table, rows, got, answer)
+    if items is None:
+        return "rows: the answer does not hold one item a matching row"
+    assert inner.positions is not None
+    pos = got.keys if inner.positions.by_key else table.pos[rows].tolist()
+    order = list(zip(pos, got.keys))
+    if any(a >= b for a, b in pairwise(order)):
+        return "storage order: the table's rows are not in storage order"
+    e = inner.entries
+    e.order = order
+    e.sort = dict(zip(got.keys, order))
+    e.items = dict(zip(got.keys, items))
+    e.multi = sum(len(x) != 1 for x in items)
+    inner.keyed = []
+    inner.rows = [x for its in items for x in its]
+    if isinstance(m, Accumulator):
+        _totals(m, inner.rows)
+    return None
+
+
+def _items(m: Sorted, table: Table, rows: np.ndarray, got: Rows, answer: list[Any]) -> list[list[Any]] | None:
+    """Each matching row's result items, as evaluating the ``$return`` on its partial document
+    gives them (None: the answer does not line up with the rows)."""
+    ret = m.plan.ret
+    f = member_field(ret, m.ev.var, table)
+    if f is not None:
+        return [[] if v is None else [v] for v in pylist(table.columns[f], rows)]
+    if isinstance(ret, PathRef):  # the whole row (an accumulator's $count)
+        return [[got.doc(i)] for i in range(len(got.keys))]
+    if len(answer) != len(rows):
+        return None
+    return [[x] for x in answer]
+
+
+def _totals(m: Accumulator, flat: list[Any]) -> None:
+    """The accumulator's running totals over every item and its result, as its first commit
+    (every row at once) leaves them (:meth:`~jarenlab.live.strategies.Accumulator.apply`)."""
+    ints = [x for x in flat if type(x) is int]
+    m.n, m.total, m.odd = len(flat), sum(ints), len(flat) - len(ints)
+    name = m.name
+    result: list[Any]
+    if name == "count":
+        result = [m.n]
+    elif name == "sum" and not m.odd:
+        result = [m.total]
+    elif name == "avg" and not m.odd:
+        result = [m.total / m.n] if m.n else []
+    else:  # (a $min/$max seed always finds its extreme again: its first item leaves it dirty)
+        result = m.fn([flat], "/")
+        m.extreme = result if name in ("min", "max") and result else None
+    _, m.rows = diff_values(m.rows, result)
+
+
+__all__ = ["build", "why_not"]
