@@ -184,7 +184,9 @@ def build_groups(m: Groups, table: Table, rows: np.ndarray) -> str | None:
     pos = got.keys if m.positions.by_key else table.pos[rows].tolist()
     places = list(zip(pos, got.keys))
     one = [None]  # every member's items (a group-by reads only their count)
-    tallies = [_tallies(fold.name, fold.arg.steps, table, rows, codes, count, places) for fold in m.folds]
+    tallies = [
+        group_tallies(fold.name, fold.arg.steps, table, rows, codes, count, places) for fold in m.folds
+    ]
     for g, hk in enumerate(hks):
         members = SortedEntries()
         mine = order[bounds[g] : bounds[g + 1]].tolist()
@@ -205,7 +207,7 @@ def _member(m: Groups, key: Any, doc: dict[Any, Any]) -> tuple[list[Any], Member
     return got
 
 
-def _tallies(
+def group_tallies(
     name: str,
     steps: tuple[Any, ...],
     table: Table,
@@ -350,4 +352,13 @@ def _items(m: Sorted, key: Any, doc: dict[Any, Any]) -> list[Any]:
     return got[1]
 
 
-__all__ = ["Made", "Rows", "build", "build_groups", "build_sorted", "member_field", "why_not"]
+__all__ = [
+    "Made",
+    "Rows",
+    "build",
+    "build_groups",
+    "build_sorted",
+    "group_tallies",
+    "member_field",
+    "why_not",
+]

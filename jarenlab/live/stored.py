@@ -27,15 +27,14 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.live.bulk import Rows, member_field
+import numpy as np
+
+from jarenlab.live.bulk import Made, Rows, group_tallies, member_field
 from jarenlab.live.strategies import Accumulator, Sorted
-from jarenlab.live.window import diff_values
 from jarenlab.query.columnar.columns import pylist
 from jarenlab.query.lang.nodes import ArrayCons, MapCons, PathRef
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from jarenlab.query.columnar.columns import Table
 
 
@@ -73,46 +72,38 @@ def build(m: Sorted | Accumulator, table: Table, rows: np.ndarray, answer: list[
     e = inner.entries
     e.order = order
     e.sort = dict(zip(got.keys, order))
-    e.items = dict(zip(got.keys, items))
-    e.multi = sum(len(x) != 1 for x in items)
+    if isinstance(items, list):
+        e.items = dict(zip(got.keys, items))
+        e.multi = sum(len(x) != 1 for x in items)
+    else:
+        e.items = items
+    if isinstance(m, Accumulator):
+        assert isinstance(inner.plan.ret, PathRef)
+        one = np.zeros(len(rows), dtype=np.int64)  # (one group: the whole query)
+        m.tally = group_tallies(m.name, inner.plan.ret.steps, table, rows, one, 1, order)[0]
+        m.rows, _ = m.result()
+        return None
+    assert isinstance(items, list)
     inner.keyed = []
     inner.rows = [x for its in items for x in its]
-    if isinstance(m, Accumulator):
-        _totals(m, inner.rows)
     return None
 
 
-def _items(m: Sorted, table: Table, rows: np.ndarray, got: Rows, answer: list[Any]) -> list[list[Any]] | None:
+def _items(
+    m: Sorted, table: Table, rows: np.ndarray, got: Rows, answer: list[Any]
+) -> list[list[Any]] | Made | None:
     """Each matching row's result items, as evaluating the ``$return`` on its partial document
-    gives them (None: the answer does not line up with the rows)."""
+    gives them (None: the answer does not line up with the rows); the whole row's (an
+    accumulator's ``$count`` of it, which reads only how many) by key, made when first read."""
     ret = m.plan.ret
     f = member_field(ret, m.ev.var, table)
     if f is not None:
         return [[] if v is None else [v] for v in pylist(table.columns[f], rows)]
     if isinstance(ret, PathRef):  # the whole row (an accumulator's $count)
-        return [[got.doc(i)] for i in range(len(got.keys))]
+        return Made(got.index(), lambda key, i: [got.doc(i)])
     if len(answer) != len(rows):
         return None
     return [[x] for x in answer]
-
-
-def _totals(m: Accumulator, flat: list[Any]) -> None:
-    """The accumulator's running totals over every item and its result, as its first commit
-    (every row at once) leaves them (:meth:`~jarenlab.live.strategies.Accumulator.apply`)."""
-    ints = [x for x in flat if type(x) is int]
-    m.n, m.total, m.odd = len(flat), sum(ints), len(flat) - len(ints)
-    name = m.name
-    result: list[Any]
-    if name == "count":
-        result = [m.n]
-    elif name == "sum" and not m.odd:
-        result = [m.total]
-    elif name == "avg" and not m.odd:
-        result = [m.total / m.n] if m.n else []
-    else:  # (a $min/$max seed always finds its extreme again: its first item leaves it dirty)
-        result = m.fn([flat], "/")
-        m.extreme = result if name in ("min", "max") and result else None
-    _, m.rows = diff_values(m.rows, result)
 
 
 __all__ = ["build", "why_not"]
