@@ -3,9 +3,9 @@
 A ``rows`` query (a filter and a ``$return``, no order) and an accumulator (``$count``, ``$sum``,
 ``$avg``, ``$min``, ``$max`` of such a query, or of ``$[*]...``) both keep every matching row in
 storage order (:class:`~jarenlab.live.strategies.Sorted` without order terms, the accumulator's
-``inner``) with its result items, and the accumulator its running totals. Built row by row, each
-row is a partial document through the engine's closures, put in order one at a time (an
-accumulator's seed is a commit of every row: a bisect, an insertion and its totals per row). Here
+``inner``) with its result items, and the accumulator its aggregate's tally. Built row by row,
+each row is a partial document through the engine's closures, put in order one at a time (an
+accumulator's seed is a commit of every row: a bisect, an insertion and a tally update per row). Here
 the same state comes from the table's arrays at once (:func:`build`):
 
 - every row's place, ``(position, key)``, from the key column (and, in insertion order, the
@@ -14,9 +14,10 @@ the same state comes from the table's arrays at once (:func:`build`):
   ``[]`` where it is missing, as the path gives on the partial document), else (a map or an array
   constructor: one item a row) the seed's answer itself, which holds one item a matching row in
   storage order; an accumulator's ``$count`` of the whole row holds the partial documents;
-- an accumulator's totals from those items in one pass: the count, the exact sum of the integers,
-  how many items are not integers; its result is what its first commit computes (the same branch:
-  a count, an integer sum or average, else the engine's aggregate over every item in storage order).
+- an accumulator's :class:`~jarenlab.live.folds.Tally` from one vectorized pass over the member's
+  column, as a group-by's tallies are made (:func:`~jarenlab.live.bulk.group_tallies`, one group:
+  the count, the exact integer and float sums, the first extreme with its row's place), and its
+  result from that tally (through the engine where the tally cannot promise it, as an update does).
 
 What the row-by-row build would hold is what is built: tests compare both states and follow random
 writes against a fresh run.
