@@ -16,7 +16,10 @@ category) and a live top-10 window (a filter, the ten largest prices), each seed
 side: the time until ``rows`` are there, until the maintainer is ready (built in bulk from the columns'
 table, ``jarenlab.live.bulk``), and the first two updates after; beside the warm seed, the same seed's
 maintainer built row by row (as every seed from the columns was before the bulk builds). Every seed's
-rows, and the rows after each update, are checked against a fresh run.
+rows, and the rows after each update, are checked against a fresh run. The same for a live accumulator
+(the average price of the rows with ``size > 10``) and a live rows query (``size > 100``, two members
+of each row), kept in storage order and built in bulk by ``jarenlab.live.stored``; ``--only NAME ...``
+opens only those named (``group-by``, ``top-10 window``, ``accumulator``, ``rows``).
 """
 
 from __future__ import annotations
@@ -89,8 +92,30 @@ def row_by_row(coll: Any, live: Any) -> float:
     return seconds
 
 
-def seeds(n: int) -> None:
-    """Open a live group-by and a live top-10 window over ``n`` generated rows, columns against SQL."""
+def seed_queries(sales: Any) -> dict[str, Any]:
+    """The live queries ``--seed`` opens, as documents: the two kept in bulk first (a group-by, a
+    top-10 window), then the two kept in storage order (an accumulator, a filtered rows query)."""
+    group = sales.group_by(cat=it["cat"]).select(
+        {"cat": key("cat"), "n": agg.count(), "avg": agg.avg(it.price)}
+    )
+    top = (
+        sales.where(it.size > 10)
+        .order_by(it.price.desc())
+        .take(10)
+        .select({"cat": it["cat"], "price": it.price})
+    )
+    s = {"$for": {"s": "$[*]"}}
+    return {
+        "group-by": group.document,
+        "top-10 window": top.document,
+        "accumulator": {"$avg": {**s, "$where": {"$gt": ["$s.size", 10]}, "$return": "$s.price"}},
+        "rows": {**s, "$where": {"$gt": ["$s.size", 100]}, "$return": {"cat": "$s.cat", "price": "$s.price"}},
+    }
+
+
+def seeds(n: int, only: list[str] | None) -> None:
+    """Open each live query (all of :func:`seed_queries`, or ``only`` those) over ``n`` generated
+    rows, columns against SQL."""
     from bench_columns import MODEL, generate
 
     with jl.open(model=MODEL) as store:
@@ -99,15 +124,6 @@ def seeds(n: int) -> None:
         t = time.perf_counter()
         sales.insert_many(generate(n), progress=False)
         print(f"loaded {n:,} rows in {time.perf_counter() - t:.1f} s")
-        group = sales.group_by(cat=it["cat"]).select(
-            {"cat": key("cat"), "n": agg.count(), "avg": agg.avg(it.price)}
-        )
-        top = (
-            sales.where(it.size > 10)
-            .order_by(it.price.desc())
-            .take(10)
-            .select({"cat": it["cat"], "price": it.price})
-        )
         extra = {
             "when": "2024-06-01T00:00:00Z",
             "size": 50,
@@ -116,28 +132,30 @@ def seeds(n: int) -> None:
             "cat": "c07",
             "city": "x",
         }
-        for name, q in [("group-by", group), ("top-10 window", top)]:
+        for name, doc in seed_queries(sales).items():
+            if only and name not in only:
+                continue
             store.columns.drop()
             for label, columns in [("columns, cold", True), ("columns, warm", None), ("SQL", False)]:
                 t = time.perf_counter()
-                live = q.live(columns=columns)
+                live = sales.live(doc, columns=columns)
                 shown = time.perf_counter() - t
                 live.wait_seeded()
                 ready = time.perf_counter() - t
-                assert live.rows == sales.execute(q.document, columns=False), (name, label)
+                assert live.rows == sales.execute([doc], columns=False), (name, label)
                 t = time.perf_counter()
                 k = sales.insert(extra)
                 update = time.perf_counter() - t
-                assert live.rows == sales.execute(q.document, columns=False), (name, label)
+                assert live.rows == sales.execute([doc], columns=False), (name, label)
                 t = time.perf_counter()
                 k2 = sales.insert(extra)
                 second = time.perf_counter() - t
-                assert live.rows == sales.execute(q.document, columns=False), (name, label)
+                assert live.rows == sales.execute([doc], columns=False), (name, label)
                 built = live.seeded.get("build", "")
                 print(
                     f"{name:<14} {label:<14} rows {shown * 1e3:10,.1f} ms  maintainer ready {ready:8.1f} s"
                     f"  first update {update * 1e3:8.1f} ms  second {second * 1e3:6.1f} ms"
-                    f"  {live.seeded['source']} {built}"
+                    f"  {live.seeded['source']} {built}  (kept {live.seeded.get('kept', 0):,})"
                 )
                 sales.delete(k)
                 sales.delete(k2)
@@ -146,16 +164,18 @@ def seeds(n: int) -> None:
                         f"{name:<14} {'columns, warm':<14} row by row (before): {row_by_row(sales, live):.1f} s"
                     )
                 live.close()
+        print("load average at the end:", Path("/proc/loadavg").read_text().split()[:3])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=101)
     parser.add_argument("--seed", type=int, nargs="?", const=1_000_000, default=None)
+    parser.add_argument("--only", nargs="*", default=None, help="with --seed: only these queries")
     args = parser.parse_args()
     print_machine()
     if args.seed is not None:
-        seeds(args.seed)
+        seeds(args.seed, args.only)
         return
     rng = random.Random(13)
     with jl.open(model=flights_model()) as store:

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.live.folds import Tally
-from jarenlab.live.strategies import Accumulator, Groups, Member, Sorted
+from jarenlab.live.strategies import Groups, Member, Sorted
 from jarenlab.live.window import Desc, SortedEntries, term_key
 from jarenlab.query.columnar.columns import Column, pylist, values_at
 from jarenlab.query.columnar.exact import group_levels, int_sums
@@ -119,7 +119,7 @@ class Rows:
         return dict(zip(self.keys, range(len(self.keys))))
 
 
-def _field(node: Node | None, var: str, table: Table) -> Field | None:
+def member_field(node: Node | None, var: str, table: Table) -> Field | None:
     """The table's field that ``node`` (a path of members on the row variable) reads, if any."""
     if not isinstance(node, PathRef) or node.var != var or not node.steps:
         return None
@@ -129,30 +129,29 @@ def _field(node: Node | None, var: str, table: Table) -> Field | None:
     return next((f for f in table.columns if f.steps == steps), None)
 
 
-def why_not(m: Sorted | Accumulator | Groups, table: Table) -> str | None:
-    """Why ``m`` cannot be built in bulk from ``table`` (None: it can, with :func:`build`)."""
-    if isinstance(m, Accumulator):
-        return "accumulator: its running totals are kept row by row"
+def why_not(m: Sorted | Groups, table: Table) -> str | None:
+    """Why the group-by or window ``m`` cannot be built in bulk from ``table`` (None: it can, with
+    :func:`build`; a ``rows`` query and an accumulator: :mod:`.stored`)."""
     if isinstance(m, Groups):
         if m.rest is None:
             return (
                 "groups: the $return reads the rows other than through $count/$sum/$avg/$min/$max of members"
             )
         assert m.plan.group is not None
-        if _field(m.plan.group[1], m.ev.var, table) is None:
+        if member_field(m.plan.group[1], m.ev.var, table) is None:
             return "groups: the $groupby key is not a member of the row"
         for fold in m.folds:
-            if fold.arg.var != m.ev.var or (fold.arg.steps and _field(fold.arg, m.ev.var, table) is None):
+            if fold.arg.var != m.ev.var or (
+                fold.arg.steps and member_field(fold.arg, m.ev.var, table) is None
+            ):
                 return f"groups: ${fold.name} of {fold.arg.path} is not of a member of the row"
             if not fold.arg.steps and fold.name != "count":
                 return f"groups: ${fold.name} of the whole row"
         return None
-    if not m.plan.orderby:
-        return "rows: the result holds every matching row"
     if not isinstance(m.plan.ret, MapCons | ArrayCons):
         return "window: a $return that may give other than one item a row"
     for spec in m.plan.orderby:
-        if _field(spec.key, m.ev.var, table) is None:
+        if member_field(spec.key, m.ev.var, table) is None:
             return "window: an $orderby key that is not a member of the row"
     return None
 
@@ -169,7 +168,7 @@ def build(m: Sorted | Groups, table: Table, rows: np.ndarray) -> str | None:
 def build_groups(m: Groups, table: Table, rows: np.ndarray) -> str | None:
     """A group-by's groups, tallies and members from the table's columns (see the module)."""
     assert m.plan.group is not None
-    by = _field(m.plan.group[1], m.ev.var, table)
+    by = member_field(m.plan.group[1], m.ev.var, table)
     assert by is not None
     got = Rows(table, rows)
     codes, _, count = encode([member_codes(table.columns[by], rows)])
@@ -185,7 +184,9 @@ def build_groups(m: Groups, table: Table, rows: np.ndarray) -> str | None:
     pos = got.keys if m.positions.by_key else table.pos[rows].tolist()
     places = list(zip(pos, got.keys))
     one = [None]  # every member's items (a group-by reads only their count)
-    tallies = [_tallies(fold.name, fold.arg.steps, table, rows, codes, count, places) for fold in m.folds]
+    tallies = [
+        group_tallies(fold.name, fold.arg.steps, table, rows, codes, count, places) for fold in m.folds
+    ]
     for g, hk in enumerate(hks):
         members = SortedEntries()
         mine = order[bounds[g] : bounds[g + 1]].tolist()
@@ -206,7 +207,7 @@ def _member(m: Groups, key: Any, doc: dict[Any, Any]) -> tuple[list[Any], Member
     return got
 
 
-def _tallies(
+def group_tallies(
     name: str,
     steps: tuple[Any, ...],
     table: Table,
@@ -302,7 +303,7 @@ def build_sorted(m: Sorted, table: Table, rows: np.ndarray) -> str | None:
     sort_keys: dict[str, pa.Array] = {}
     directions: list[tuple[str, str]] = []
     for i, spec in enumerate(m.plan.orderby):
-        f = _field(spec.key, m.ev.var, table)
+        f = member_field(spec.key, m.ev.var, table)
         assert f is not None
         values = values_at(table.columns[f], rows)
         texts = pylist(table.columns[f], rows)
@@ -351,4 +352,13 @@ def _items(m: Sorted, key: Any, doc: dict[Any, Any]) -> list[Any]:
     return got[1]
 
 
-__all__ = ["Made", "Rows", "build", "build_groups", "build_sorted", "why_not"]
+__all__ = [
+    "Made",
+    "Rows",
+    "build",
+    "build_groups",
+    "build_sorted",
+    "group_tallies",
+    "member_field",
+    "why_not",
+]

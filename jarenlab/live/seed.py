@@ -10,11 +10,12 @@ them). The query then follows the log from exactly that record.
 Its maintainer (:mod:`.strategies`) needs every matching row, not only the answer. It is built
 from the frozen table on a thread of its own (:class:`Build`), so the rows show in milliseconds
 while it is built: the rows the plan's filter keeps (:func:`matching_rows`, one vectorized mask),
-in bulk from the table's arrays where the plan allows it (:mod:`.bulk`, :func:`how_built`), else
-each as a **partial document** holding only the members the plan reads (:func:`partial_pairs`: a
-native plan reads the row through those typed members alone, so the maintainer's per-row
-evaluation gives on them what it gives on the whole document), and, in insertion order, every
-key's storage position as the table holds it (the database's own). The first commit that touches
+in bulk from the table's arrays where the plan allows it (:func:`how_built`; :mod:`.bulk`, and
+:mod:`.stored` for a ``rows`` query and an accumulator), else each as a **partial document**
+holding only the members the plan reads (:func:`partial_pairs`: a native plan reads the row
+through those typed members alone, so the maintainer's per-row evaluation gives on them what it
+gives on the whole document), and, in insertion order, every key's storage position as the table
+holds it (the database's own). The first commit that touches
 the collection waits for the build, then applies as after any seed. Nothing on that thread reads
 the database.
 
@@ -81,9 +82,13 @@ def partial_pairs(table: Table, rows: np.ndarray) -> list[Any]:
 def how_built(m: Maintainer, seed: ColumnSeed) -> dict[str, Any]:
     """How ``m`` will be built from the seed's table: ``{'build': 'columnar'}`` (in bulk,
     :mod:`.bulk`), or ``{'build': 'rows', 'build_reason': ...}`` (row by row, and why)."""
-    from jarenlab.live.bulk import why_not
+    from jarenlab.live import bulk, stored
 
-    why = why_not(m, seed.answered.table)
+    table = seed.answered.table
+    if isinstance(m, Accumulator) or (isinstance(m, Sorted) and not m.plan.orderby):
+        why = stored.why_not(m, table)  # (in storage order)
+    else:
+        why = bulk.why_not(m, table)
     return {"build": "columnar"} if why is None else {"build": "rows", "build_reason": why}
 
 
@@ -101,10 +106,12 @@ def seeded(
     if cancelled.is_set():
         return m
     if how["build"] == "columnar":
-        from jarenlab.live.bulk import build
+        from jarenlab.live import bulk, stored
 
-        assert not isinstance(m, Accumulator)
-        why = build(m, table, rows)
+        if isinstance(m, Accumulator) or (isinstance(m, Sorted) and not m.plan.orderby):
+            why = stored.build(m, table, rows, seed.items)
+        else:
+            why = bulk.build(m, table, rows)
         if why is None:
             return m
         how.update(build="rows", build_reason=why)

@@ -149,8 +149,19 @@ class Positions:
 class Sorted:
     """``rows`` and ``window``: every matching row, sorted, with an optional visible slice."""
 
-    def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder, skip: int, take: int | None) -> None:
+    def __init__(
+        self,
+        plan: LivePlan,
+        ev: RowEval,
+        order: StorageOrder,
+        skip: int,
+        take: int | None,
+        *,
+        listed: bool = True,
+    ) -> None:
         self.plan, self.ev, self.skip, self.take = plan, ev, skip, take
+        #: False: only the entries are kept (an accumulator's rows), no ``rows`` and no ops.
+        self.listed = listed
         self.positions = Positions(order) if not plan.orderby else None
         self.entries = SortedEntries()
         #: Per order term, how many kept rows have a number and how many a string there.
@@ -227,6 +238,9 @@ class Sorted:
         if self.positions is not None:
             self.positions.learn(changes, moved)
         evaluated = [(k, self.evaluate(k, doc)) for k, doc in changes.items()]
+        if not self.listed:
+            self._keep(changes, evaluated)
+            return []
         single = not e.multi and all(v is None or len(v[1]) == 1 for _, v in evaluated)
         fast = single and self.take is None and self.skip == 0
         ops: list[Op] = []
@@ -299,6 +313,17 @@ class Sorted:
         self.rows = [item for _, item in new_keyed]
         return ops
 
+    def _keep(self, changes: Changes, evaluated: list[tuple[Any, Any]]) -> None:
+        """Only the entries: each changed row put in its place with its items, or removed."""
+        e = self.entries
+        for key, new in evaluated:
+            if new is None:
+                if self.positions is not None and changes[key] is None:
+                    self.positions.forget(key)
+                e.remove(key)
+            elif not (e.sort.get(key) == new[0] and same(e.items[key], new[1])):
+                e.put(key, *new)
+
 
 def _value(part: tuple[Any, Any]) -> Any:
     v = part[1]
@@ -306,7 +331,11 @@ def _value(part: tuple[Any, Any]) -> Any:
 
 
 class Accumulator:
-    """Whole-query ``$count/$sum/$avg/$min/$max``: per-row contributions kept in storage order."""
+    """Whole-query ``$count/$sum/$avg/$min/$max``: every matching row's contribution kept in storage
+    order (``inner``), and the aggregate in a :class:`~jarenlab.live.folds.Tally` as contributions
+    come and go (exact integer and float sums, the first extreme with its row's place); where the
+    tally cannot promise the engine's answer (mixed kinds, infinities, non-numbers), the engine
+    computes it from every contribution in storage order."""
 
     def __init__(self, plan: LivePlan, ev: RowEval, order: StorageOrder) -> None:
         self.name = plan.aggregate or "count"
@@ -317,12 +346,10 @@ class Accumulator:
             order,
             0,
             None,
+            listed=False,
         )
-        self.n = 0
-        self.total = 0
-        self.odd = 0  # contributions that are not ints (floats or non-numbers): re-add in storage order
+        self.tally = Tally(self.name)
         self.rows: list[Any] = []
-        self.extreme: list[Any] | None = None
 
     @property
     def size(self) -> int:
@@ -332,61 +359,33 @@ class Accumulator:
     def positions(self) -> Positions | None:
         return self.inner.positions
 
-    def _account(self, items: list[Any], sign: int) -> bool:
-        """Update running totals; True when a min/max must be recomputed."""
-        self.n += sign * len(items)
-        dirty = False
-        for x in items:
-            if type(x) is int:
-                self.total += sign * x
-            else:
-                self.odd += sign
-            if self.name in ("min", "max"):
-                ext = self.extreme
-                if (
-                    not ext
-                    or kind(x) != kind(ext[0])
-                    or kind(x) not in ("number", "string")
-                    or (sign < 0 and x == ext[0])
-                ):
-                    dirty = True
-                elif sign > 0:
-                    better = x < ext[0] if self.name == "min" else x > ext[0]
-                    if better:
-                        self.extreme = [x]
-                    elif x == ext[0]:
-                        dirty = True
-        return dirty
-
     def seed(self, pairs: list[tuple[Any, dict[str, Any]]]) -> None:
         self.apply(dict(pairs))
 
     def apply(self, changes: Changes, moved: Collection[Any] = ()) -> list[Op]:
-        entries = self.inner.entries
-        dirty = False
+        entries, tally = self.inner.entries, self.tally
         for key in changes:
             old = entries.items.get(key)
             if old is not None:
-                dirty |= self._account(old, -1)
+                tally.remove(old, entries.sort[key])
         self.inner.apply(changes, moved)
         for key in changes:
             new = entries.items.get(key)
             if new is not None:
-                dirty |= self._account(new, +1)
-        result: list[Any]
-        if self.name == "count":
-            result = [self.n]
-        elif self.name == "sum" and not self.odd:
-            result = [self.total]
-        elif self.name == "avg" and not self.odd:
-            result = [self.total / self.n] if self.n else []
-        elif self.name in ("min", "max") and not dirty and self.extreme is not None and self.n:
-            result = self.extreme
-        else:
-            result = self.fn([entries.slice_items(0, None)], "/")
-            self.extreme = result if self.name in ("min", "max") and result else None
-        ops, self.rows = diff_values(self.rows, result)
+                tally.add(new, entries.sort[key])
+        self.rows, ops = self.result()
         return ops
+
+    def result(self) -> tuple[list[Any], list[Op]]:
+        """The aggregate now (from the tally, else through the engine) and the ops to it."""
+        entries, tally = self.inner.entries, self.tally
+        if tally.needs_scan:
+            tally.found((st, entries.items[st[-1]]) for st in entries.order)
+        result = tally.value()
+        if result is None:
+            result = self.fn([entries.slice_items(0, None)], "/")
+        ops, rows = diff_values(self.rows, result)
+        return rows, ops
 
 
 class Groups:

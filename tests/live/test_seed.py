@@ -88,8 +88,11 @@ SEEDED: dict[str, tuple[Any, dict[str, Any], str]] = {
         "groups",
     ),
 }
-#: The maintainers built in bulk from the columns (:mod:`jarenlab.live.bulk`); the others row by row.
-BUILT = {"top10": "columnar", "groups": "columnar", "groups-where": "columnar"}
+#: The maintainers built in bulk from the columns (:mod:`jarenlab.live.bulk`, :mod:`jarenlab.live.stored`);
+#: the others row by row.
+BUILT = dict.fromkeys(
+    ["rows", "rows-member", "top10", "count", "sum-x", "groups", "groups-where"], "columnar"
+)
 #: The documents a text-keyed (insertion-ordered) collection seeds from the columns: every one but
 #: the windows, whose ties the live order breaks by key and the columns by storage order.
 UNORDERED = [name for name, (_, _, strategy) in SEEDED.items() if strategy != "window"]
