@@ -205,3 +205,13 @@ def encode(
         rest = rest // size
     per_key.reverse()
     return groups, per_key, count
+
+
+def point_ranks(values: pa.Array) -> np.ndarray:
+    """Each string's dense rank by code point among the present values, from 0 (UTF-8 bytes sort
+    as code points; a missing value's rank is past them all: mask it).
+
+    >>> point_ranks(pa.array(["b", None, "a", "é", "b"], type=pa.large_string())).tolist()
+    [1, 3, 0, 2, 1]
+    """
+    return pc.rank(values, tiebreaker="dense").to_numpy(zero_copy_only=False).astype(np.int64) - 1

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from jarenlab.query.columnar.columns import Column, Decline, bits, computed, taken, values_at
 from jarenlab.query.columnar.exact import levels
-from jarenlab.query.columnar.keys import encode, instants, member_codes
+from jarenlab.query.columnar.keys import encode, instants, member_codes, point_ranks
 from jarenlab.query.lang.dates import DAY
 from jarenlab.query.planner.preds import Field, Ranged, Ranking
 
@@ -220,14 +220,12 @@ def _extremes(
     if values.type == pa.int64():
         ranks, lookup = pc.fill_null(values, 0).to_numpy(zero_copy_only=False), None
     elif values.type == pa.large_string():
-        d = pc.dictionary_encode(values)
-        if not len(d.dictionary):
+        if not present.any():
             return computed(pa.nulls(len(lo), pa.large_string()))
-        by_point = pc.sort_indices(d.dictionary).to_numpy()  # UTF-8 bytes sort as code points
-        place = np.empty(len(by_point), dtype=np.int64)
-        place[by_point] = np.arange(len(by_point))
-        codes = pc.fill_null(d.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        ranks, lookup = place[codes], d.dictionary.take(pa.array(by_point))
+        ranks = point_ranks(values)
+        where = np.empty(int(ranks[present].max()) + 1, dtype=np.int64)  # a row holding each rank
+        where[ranks[present]] = np.flatnonzero(present)
+        lookup = values.take(pa.array(where))
     else:
         raise Decline(f"no columnar form for a rolling ${fn} of {values.type}")
     pick = np.minimum if fn == "min" else np.maximum

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.query.columnar.columns import Column, Decline, bits, computed, taken, values_at
-from jarenlab.query.columnar.keys import encode, member_codes
+from jarenlab.query.columnar.keys import encode, member_codes, point_ranks
 from jarenlab.query.columnar.series import over_ranges
 from jarenlab.query.planner.plan import Plan
 from jarenlab.query.planner.preds import Field, Framed, OrderKey, Ranking
@@ -88,7 +88,7 @@ def windowed(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> d
     else:
         codes = np.zeros(n, dtype=np.int64)
     keys = [_order_ranks(cols[k.field], rows, k) for k in ranking.order if k.field is not None]
-    order = np.lexsort((np.arange(n), *reversed(keys), codes))
+    order = _sorted(codes, keys)
     part = codes[order]
     sorted_keys = [k[order] for k in keys]
     at = rows[order]
@@ -114,6 +114,24 @@ def windowed(ranking: Ranking, cols: dict[Field, Column], rows: np.ndarray) -> d
             values = over_ranges(fn, got.field, cols, at, lo, hi)
         out[name] = taken(values, back)
     return out
+
+
+def _sorted(codes: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
+    """The rows' order by partition code, then each key (ranks from -1), then position: one stable
+    sort of a joint int64 key where the product of the ranges fits in it, else a lexicographic one.
+
+    >>> _sorted(np.array([1, 0, 1, 0]), [np.array([0, 2, -1, 2])]).tolist()
+    [1, 3, 2, 0]
+    """
+    if not len(codes):
+        return np.arange(0)
+    joint, span = codes, int(codes.max()) + 1
+    for k in keys:
+        width = int(k.max()) + 2
+        if span * width >= 2**62:
+            return np.lexsort((np.arange(len(codes)), *reversed(keys), codes))
+        joint, span = joint * width + (k + 1), span * width
+    return np.argsort(joint, kind="stable")
 
 
 def ranks(codes: np.ndarray, keys: list[np.ndarray]) -> tuple[list[int], list[int]]:
@@ -146,12 +164,8 @@ def _order_ranks(col: Column, rows: np.ndarray, k: OrderKey) -> np.ndarray:
     values = values_at(col, rows)
     present = bits(values.is_valid())
     if values.type == pa.large_string():
-        d = pc.dictionary_encode(values)
-        by_point = pc.sort_indices(d.dictionary).to_numpy()  # UTF-8 bytes sort as code points
-        place = np.empty(len(by_point), dtype=np.int64)
-        place[by_point] = np.arange(len(by_point))
-        codes = pc.fill_null(d.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        dense, size = (place[codes] if len(place) else codes), len(place)
+        dense = point_ranks(values)
+        size = int(dense[present].max()) + 1 if present.any() else 0
     elif values.type in (pa.int64(), pa.float64()):
         # (a number member's integers are held within 2^53 beside floats: exact as doubles, and
         # -0.0 ties 0.0 as the engine's equality finds them)
