@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jarenlab.query.columnar.exact import group_sums, int_sums
+from jarenlab.query.columnar.exact import group_levels, group_sums, int_sums
 from jarenlab.query.lang.functions import exact_sum
 
 FLOATS = st.one_of(
@@ -28,6 +29,39 @@ def test_group_sums_are_the_engines_sums(pairs: list[tuple[int, float]]) -> None
         items = [v for gg, v in pairs if gg == g]
         want = exact_sum(items, "") if items else 0.0
         assert repr(got[g]) == repr(want) or (math.isnan(got[g]) and math.isnan(want)), (g, items)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), FLOATS), max_size=60), st.integers(1, 9))
+def test_levels_worked_on_in_blocks_hold_each_groups_exact_sum(
+    pairs: list[tuple[int, float]], block: int
+) -> None:
+    """Blocks of any size give levels whose sums are each group's exact sum, and leave out the
+    groups one block gives."""
+    groups = np.array([g for g, _ in pairs], dtype=np.int64)
+    values = np.array([v for _, v in pairs], dtype=np.float64)
+    levels, slow = group_levels(values, groups, 4, block=block)
+    assert slow == group_levels(values, groups, 4, block=len(pairs) or 1)[1]
+    for g in range(4):
+        if g not in slow:
+            want = sum((Fraction(v) for gg, v in pairs if gg == g), Fraction(0))
+            assert sum((Fraction(float(level[g])) for level in levels), Fraction(0)) == want, g
+
+
+def test_blocks_of_different_spreads_sum_exactly() -> None:
+    """A million values in blocks whose magnitudes differ by block (one block needs more levels
+    than the others, one is spread too widely for any), grouped and whole."""
+    rng = np.random.default_rng(5)
+    values = rng.uniform(-1, 1, 1_000_000) * 1e6
+    values[40_000:41_000] *= 1e-9  # a block of small values: more levels there
+    values[900_000] = 1e-250  # too wide a spread for the levels: its group is left out
+    groups = rng.integers(0, 4, len(values))
+    got = group_sums(values, groups, 4)
+    assert got == [exact_sum(values[groups == g].tolist(), "") for g in range(4)]
+    whole, slow = group_levels(values[:900_000], None, 1)
+    assert not slow and math.fsum(float(level[0]) for level in whole) == exact_sum(
+        values[:900_000].tolist(), ""
+    )
 
 
 @settings(max_examples=200, deadline=None)
