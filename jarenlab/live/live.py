@@ -140,6 +140,8 @@ class LiveQuery:
         clock: Callable[[], float] = time.time,
         columns: bool | None = None,
     ) -> None:
+        if columns is not None and type(columns) is not bool:
+            raise StoreError("JD0006", f"columns must be True, False or None, not {columns!r}")
         store = collection.store
         self.collection = collection
         self.clock = clock
@@ -504,13 +506,22 @@ class LiveQuery:
         """Let ipywidgets controls drive externals: ``live.bind(o=dropdown)``; returns the query.
 
         When the query closes, its controls are released and disabled (a control that no longer
-        drives anything says so). Raises JD2127 on a closed query.
+        drives anything says so). Raises JD2127 on a closed query, JQ0005 for a name that is not
+        an external, JD0006 for a value that is not a control (no ``observe``); nothing is bound
+        then.
         """
         if self.closed:
             raise LiveError("JD2127", "the live query is closed", collection=self.collection.name)
         for name, control in controls.items():
             if name not in self._names:
                 raise QueryError("JQ0005", f"${name} is not an external of this query")
+            if not callable(getattr(control, "observe", None)):
+                raise StoreError(
+                    "JD0006",
+                    f"{name}= takes a control (an ipywidgets widget with a value), not {control!r}: "
+                    f"set a value with set_externals({name}=...)",
+                )
+        for name, control in controls.items():
 
             def changed(change: dict[str, Any], name: str = name) -> None:
                 if not self.closed:

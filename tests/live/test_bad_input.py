@@ -1,8 +1,4 @@
-"""Bad input to a live query's own calls: found by an outside trial, left for the live room.
-
-Each case is a strict xfail with the reason: the fix belongs in ``jarenlab/live/``, which other
-work holds now; when it lands the xfail turns into a failure and is removed.
-"""
+"""Bad input to a live query's own calls (found by an outside trial): a coded error."""
 
 from __future__ import annotations
 
@@ -25,26 +21,9 @@ def _columns_yes(items: Any) -> Any:
     return items.where(it.n > 0).live(columns="yes")
 
 
-def _reported(call: Callable[[Any], Any], reason: str) -> Any:
-    return pytest.param(call, marks=pytest.mark.xfail(strict=True, reason=reason), id=call.__name__)
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        _reported(
-            _bind_a_number,
-            "live.bind(lo=5) raises AttributeError ('int' object has no attribute 'observe'): bind() "
-            "should refuse a value that is not a control with a coded error (jarenlab/live/)",
-        ),
-        _reported(
-            _columns_yes,
-            "live(columns='yes') is accepted as true: columns= should be True, False or None, else "
-            "JD0006, as the store's options are (jarenlab/live/)",
-        ),
-    ],
-)
+@pytest.mark.parametrize("call", [_bind_a_number, _columns_yes])
 def test_bad_input_is_a_coded_error(open_store: Any, call: Callable[[Any], Any]) -> None:
     items = open_store(MODEL)["items"]
-    with pytest.raises(jl.JarenlabError):
+    with pytest.raises(jl.JarenlabError) as info:
         call(items)
+    assert info.value.code == "JD0006"

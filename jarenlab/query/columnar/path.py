@@ -305,7 +305,7 @@ class Columns:
         reopened store reads them): one Arrow IPC file per collection, stamped with the change-log
         record it reflects (:mod:`.persist`). Returns the files written. JD2162: no folder for a
         store without a file, or one that cannot be written."""
-        target = Path(folder) if folder is not None else self.folder
+        target = _folder(folder) if folder is not None else self.folder
         if target is None:
             raise StoreError(
                 "JD2162", "this store has no database file to save its columns beside: save(folder)"
@@ -325,9 +325,19 @@ class Columns:
 
     def load(self, folder: str | os.PathLike[str]) -> Columns:
         """Read saved columns from ``folder`` from now on (a PostgreSQL store's, or another folder):
-        each collection's table is read the next time a question needs it, if its stamp holds."""
+        each collection's table is read the next time a question needs it, if its stamp holds.
+        JD2162: ``folder`` is not a path, not a folder, or holds no saved columns of this store's
+        collections."""
+        target = _folder(folder)
+        if not target.is_dir():
+            raise StoreError("JD2162", f"there is no folder {target} to read saved columns from")
+        if not any((target / f"{name}.arrow").is_file() for name in self.store.collections):
+            raise StoreError(
+                "JD2162",
+                f"{target} holds no saved columns of this store's collections (save them there first)",
+            )
         with self.lock:
-            self.folder = Path(folder)
+            self.folder = target
             self.tables.clear()
         return self
 
@@ -483,3 +493,12 @@ class Columns:
             for r in s["held"]
         ]
         return "\n".join(lines)
+
+
+def _folder(folder: Any) -> Path:
+    """``folder`` as a path; JD2162 when it is not a ``str`` or ``os.PathLike``."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise StoreError(
+            "JD2162", f"a folder is a str or os.PathLike path, not {type(folder).__name__} {folder!r}"
+        )
+    return Path(folder)
