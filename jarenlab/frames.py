@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jarenlab.arguments import is_flag
 from jarenlab.errors import StoreError
 from jarenlab.lazy import Module
 from jarenlab.values import is_missing
@@ -78,6 +79,21 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
         ]
         return [{k: v for k, v in zip(names, row) if v is not None} for row in zip(*columns)]
     return _iterable(data)
+
+
+def check_flags(call: str, **flags: Any) -> None:
+    """Refuse an export switch that is not ``True`` or ``False`` (``JD2010`` naming the call and the
+    switch): ``to_pandas(flatten="x")`` would otherwise flatten on the string's truth.
+
+    >>> check_flags("to_pandas", flatten=False, keys=True)
+    >>> check_flags("to_pandas", flatten="x")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.StoreError: JD2010 invalid_argument: to_pandas() takes flatten=True or flatten=False, not 'x'
+    """
+    for name, value in flags.items():
+        if not is_flag(value):
+            raise StoreError("JD2010", f"{call}() takes {name}=True or {name}=False, not {value!r}")
 
 
 def _iterable(data: Any) -> list[Any]:

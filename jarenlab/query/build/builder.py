@@ -677,8 +677,9 @@ class Query:
         """
         import pandas as pd
 
-        from jarenlab.frames import arrow_to_frame, records_to_arrow, with_utc_columns
+        from jarenlab.frames import arrow_to_frame, check_flags, records_to_arrow, with_utc_columns
 
+        check_flags("to_pandas", flatten=flatten, keys=keys)
         if not keys:
             return arrow_to_frame(self.to_arrow(flatten=flatten, **externals))
         pairs = self.items(**externals)
@@ -708,8 +709,9 @@ class Query:
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pyarrow Table (non-dict results become a ``value`` column), built from
         :meth:`iter_batches`."""
-        from jarenlab.frames import concat_batches, flatten_table, with_utc_columns
+        from jarenlab.frames import check_flags, concat_batches, flatten_table, with_utc_columns
 
+        check_flags("to_arrow", flatten=flatten)
         table = concat_batches(self.iter_batches(**externals), self._columns())
         table = with_utc_columns(table, self._utc_names())
         return flatten_table(table) if flatten else table
