@@ -412,8 +412,22 @@ class GroupKey(Expr):
 
 
 def key(name: str) -> Expr:
-    """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``)."""
-    return GroupKey(param(name).document)
+    """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``).
+
+    >>> key("carrier").document
+    '$carrier'
+    >>> key(3)
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0004 bad_path: key() takes the name of a key group_by binds (group_by(expr) binds key('key'), group_by(carrier=expr) key('carrier')), not 3
+    """
+    if not isinstance(name, str) or not VAR_NAME.match(name) or name == "it":
+        raise QueryError(
+            "JQ0004",
+            "key() takes the name of a key group_by binds (group_by(expr) binds key('key'), "
+            f"group_by(carrier=expr) key('carrier')), not {name!r}",
+        )
+    return GroupKey("$" + name)
 
 
 class Aggregate(Expr):
