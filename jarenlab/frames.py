@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from jarenlab.arguments import is_flag
-from jarenlab.errors import StoreError
+from jarenlab.errors import StoreError, ValidationError
 from jarenlab.lazy import Module
-from jarenlab.values import is_missing
+from jarenlab.values import NO_SPAN, is_missing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,6 +146,14 @@ def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict
 
 
 def _column_values(column: pd.Series) -> list[Any]:
+    dtype = column.dtype
+    inner = dtype.categories.dtype if isinstance(dtype, pd.CategoricalDtype) else dtype
+    if isinstance(inner, pd.PeriodDtype | pd.IntervalDtype):
+        # Arrow hands these over as their storage (a Period's ordinal, an Interval's two ends).
+        what = "Period" if isinstance(inner, pd.PeriodDtype) else "Interval"
+        raise ValidationError(
+            "JD2008", f"column {column.name!r} holds pandas {what}s, which have no JSON form: {NO_SPAN}"
+        )
     if column.dtype == object:
         return [None if is_missing(v) else v for v in column.tolist()]
     try:
