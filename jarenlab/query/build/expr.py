@@ -187,6 +187,22 @@ class Expr:
     def __mod__(self, other: Any) -> Expr:
         return _op("mod", self, other)
 
+    def __pow__(self, other: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
+        )
+
+    def __rpow__(self, other: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
+        )
+
+    def __len__(self) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            "len() of an expression cannot be a query: a string's or array's length is it.x.length()",
+        )
+
     def __neg__(self) -> Expr:
         return _op("neg", self)
 
