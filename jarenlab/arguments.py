@@ -6,6 +6,8 @@ an ``int``: ``limit=True`` is a mistake, not 1.
 
 >>> is_count(3), is_count(True), is_count(-1), is_count(0, least=1)
 (True, False, False, False)
+>>> is_flag(True), is_flag("yes")
+(True, False)
 >>> is_seconds(0.5), is_seconds(float("inf")), is_seconds(float("nan"))
 (True, False, False)
 """
@@ -23,6 +25,16 @@ def is_count(value: Any, *, least: int = 0) -> bool:
     (True, False)
     """
     return type(value) is int and value >= least
+
+
+def is_flag(value: Any) -> bool:
+    """True for ``True`` or ``False`` only: a switch such as ``flatten=`` (``"x"``, ``1`` or ``None``
+    would pass Python's truth test and switch it silently).
+
+    >>> is_flag(False), is_flag(1), is_flag("no")
+    (True, False, False)
+    """
+    return type(value) is bool
 
 
 def is_seconds(value: Any) -> bool:

@@ -721,6 +721,7 @@ class Collection(Queryable):
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """Every document as a pyarrow Table (``flatten=True``: nested members as dotted columns)."""
+        frames.check_flags("to_arrow", flatten=flatten)
         _, texts = self.texts()
         return frames.texts_to_arrow(texts, self.spec.schema, flatten=flatten)
 
@@ -729,6 +730,7 @@ class Collection(Queryable):
         (integers stay integers; nested objects, lists and columns of mixed kinds are ``object``
         columns of the values themselves), read a page at a time. ``flatten=True``: nested members
         as dotted columns, through Arrow, which unifies the kinds of a column."""
+        frames.check_flags("to_pandas", flatten=flatten)
         if flatten:
             keys, texts = self.texts()
             frame = frames.texts_to_frame(texts, keys, self.spec.schema, flatten=True)

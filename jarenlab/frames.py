@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jarenlab.errors import StoreError
+from jarenlab.arguments import is_flag
+from jarenlab.errors import StoreError, ValidationError
 from jarenlab.lazy import Module
-from jarenlab.values import is_missing
+from jarenlab.values import NO_SPAN, is_missing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,6 +81,21 @@ def records_from(data: Any, *, index_as: str | None = None) -> list[Any]:
     return _iterable(data)
 
 
+def check_flags(call: str, **flags: Any) -> None:
+    """Refuse an export switch that is not ``True`` or ``False`` (``JD2010`` naming the call and the
+    switch): ``to_pandas(flatten="x")`` would otherwise flatten on the string's truth.
+
+    >>> check_flags("to_pandas", flatten=False, keys=True)
+    >>> check_flags("to_pandas", flatten="x")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.StoreError: JD2010 invalid_argument: to_pandas() takes flatten=True or flatten=False, not 'x'
+    """
+    for name, value in flags.items():
+        if not is_flag(value):
+            raise StoreError("JD2010", f"{call}() takes {name}=True or {name}=False, not {value!r}")
+
+
 def _iterable(data: Any) -> list[Any]:
     if isinstance(data, (dict, str | bytes)) or not isinstance(data, Iterable):
         raise StoreError(
@@ -130,6 +146,14 @@ def frame_records(frame: pd.DataFrame, index_as: str | None = None) -> list[dict
 
 
 def _column_values(column: pd.Series) -> list[Any]:
+    dtype = column.dtype
+    inner = dtype.categories.dtype if isinstance(dtype, pd.CategoricalDtype) else dtype
+    if isinstance(inner, pd.PeriodDtype | pd.IntervalDtype):
+        # Arrow hands these over as their storage (a Period's ordinal, an Interval's two ends).
+        what = "Period" if isinstance(inner, pd.PeriodDtype) else "Interval"
+        raise ValidationError(
+            "JD2008", f"column {column.name!r} holds pandas {what}s, which have no JSON form: {NO_SPAN}"
+        )
     if column.dtype == object:
         return [None if is_missing(v) else v for v in column.tolist()]
     try:

@@ -227,6 +227,7 @@ class OwnedCollection(Queryable):
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """This owner's records as a DataFrame indexed by key."""
+        frames.check_flags("to_pandas", flatten=flatten)
         keys, texts = self.texts()
         if flatten:
             frame = frames.texts_to_frame(texts, keys, self.collection.spec.schema, flatten=True)
@@ -236,6 +237,7 @@ class OwnedCollection(Queryable):
 
     def to_arrow(self, *, flatten: bool = False) -> pa.Table:
         """This owner's records as a pyarrow Table."""
+        frames.check_flags("to_arrow", flatten=flatten)
         return frames.texts_to_arrow(self.texts()[1], self.collection.spec.schema, flatten=flatten)
 
     def texts(self) -> tuple[list[Any], list[str]]:

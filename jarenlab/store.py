@@ -33,6 +33,7 @@ from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import MODEL_VERSION, Model, describe_at, first_difference, load_model, refuse_downgrade
 from jarenlab.query.columnar.budget import parse_budget
+from jarenlab.query.lang.engine import check_operators
 from jarenlab.query.planner.diagnose import check_switch
 from jarenlab.query.planner.profile import Profile
 from jarenlab.query.planner.source import PlannerState
@@ -613,11 +614,10 @@ def _check_options(
     for name, value in (("busy_timeout", busy_timeout), ("queue_timeout", queue_timeout)):
         if not is_seconds(value):
             refuse(f"{name} is a finite number of seconds >= 0, not {value!r}")
-    if operators is not None and (
-        not isinstance(operators, dict)
-        or not all(isinstance(k, str) and callable(v) for k, v in operators.items())
-    ):
-        refuse("operators is a dict of names to callables")
+    if operators is not None:
+        if not isinstance(operators, dict):
+            refuse(f"operators is a dict of names to callables, not {type(operators).__name__}")
+        check_operators(operators)
     if not is_count(statement_cache):
         refuse(f"statement_cache is an integer >= 0, not {statement_cache!r}")
     if profile is not None and not isinstance(profile, Profile):

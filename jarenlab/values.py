@@ -33,6 +33,11 @@ from jarenlab.errors import QueryError, ValidationError
 
 _PLAIN = (str, int, bool, type(None))
 
+#: What to write instead of a pandas ``Period`` or ``Interval`` (a value or a DataFrame column).
+NO_SPAN = (
+    "store its text (.astype(str), str(value)) or a Period's start (.dt.to_timestamp(), value.to_timestamp())"
+)
+
 
 def to_json(value: Any, path: str = "", *, absent: bool = False) -> Any:
     """Return ``value`` as JSON-safe Python data (the same object when nothing needs converting).
@@ -143,7 +148,8 @@ def _convert(value: Any, path: str, absent: bool = False) -> Any:
         if getattr(value, "ndim", None) == 1 and hasattr(value, "tolist"):
             # a Series, an Index, an extension array (pandas 3's .unique() of strings): a list
             return to_json(value.tolist(), path)
-        raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form", path)
+        span = f": {NO_SPAN}" if type(value).__name__ in ("Period", "Interval") else ""
+        raise _refuse(f"pandas {type(value).__name__} ({value!r}) has no JSON form{span}", path)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
             utc = value.astimezone(dt.UTC).replace(tzinfo=None)

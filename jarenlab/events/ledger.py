@@ -36,6 +36,7 @@ from jarenlab.events.modules import REPLAYING, Module
 from jarenlab.events.rebuild import Installer, RebuildPlan
 from jarenlab.events.signals import Signal, SignalHandler, Signals
 from jarenlab.events.stream import EventStream
+from jarenlab.frames import check_flags
 from jarenlab.model import summarize, validation_errors
 from jarenlab.reprs import table
 from jarenlab.values import to_json
@@ -486,6 +487,7 @@ class Events:
         datetime (events at or after it; naive means UTC); ``limit`` keeps the latest N.
         ``flatten=True`` spreads payload members into ``payload.<member>`` columns.
         """
+        check_flags("frame", flatten=flatten)
         types = self._types(type)
         at_ms: tuple[int, ...] = ()
         after = 0

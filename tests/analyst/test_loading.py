@@ -180,3 +180,24 @@ def test_arrow_tables_still_load(open_store: Any) -> None:
     rows = open_store(OPEN)["rows"]
     rows.insert_many(pa.table({"a": [1, None], "s": [{"x": 1, "y": None}, None]}))
     assert rows.to_list() == [{"a": 1, "s": {"x": 1}}, {}]
+
+
+def test_period_and_interval_columns_are_refused_and_categories_store_their_values(open_store: Any) -> None:
+    """A Period column was stored as integer ordinals and an Interval one as {left, right}: now JD2008."""
+    rows = open_store(OPEN)["rows"]
+    months = pd.period_range("2024-01", periods=3, freq="M")
+    for column in (months, pd.interval_range(0, 3), pd.Categorical(months)):
+        with pytest.raises(jl.JarenlabError) as info:
+            rows.insert_many(pd.DataFrame({"m": column}))
+        assert info.value.code == "JD2008" and "column 'm'" in info.value.reason
+        assert ".astype(str)" in info.value.reason
+    with pytest.raises(jl.JarenlabError) as info:
+        to_json(months[0])
+    assert info.value.code == "JD2008" and "to_timestamp()" in info.value.reason
+    assert rows.count() == 0
+    rows.insert_many(pd.DataFrame({"c": pd.Categorical(["a", "b", None]), "m": months.astype(str)}))
+    assert [{k: v for k, v in d.items()} for d in rows.to_list()] == [
+        {"c": "a", "m": "2024-01"},
+        {"c": "b", "m": "2024-02"},
+        {"m": "2024-03"},
+    ]

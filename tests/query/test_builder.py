@@ -212,3 +212,15 @@ def test_repr_and_query_source(src: Docs) -> None:
     assert "flights" in repr(q) and '"$where"' in repr(q)
     assert "<pre>" in q._repr_html_() and "&quot;$where&quot;" in q._repr_html_()
     assert src.query().where(it.flight == 1).to_list() == [FLIGHTS[0]]
+
+
+def test_power_and_len_of_an_expression_say_what_to_write() -> None:
+    """``it.x ** 2`` and ``len(it.x)`` were plain TypeErrors."""
+    for call, advice in (
+        (lambda: it.x**2, "it.x * it.x"),
+        (lambda: 2**it.x, "it.x * it.x"),
+        (lambda: len(it.x), "it.x.length()"),
+    ):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and advice in info.value.reason

@@ -58,6 +58,27 @@ def test_key_outside_a_group_by_names_what_key_is(notes: Any) -> None:
     assert sum(g["n"] for g in groups) == len(ROWS)
 
 
+def test_a_key_group_by_does_not_bind_names_the_keys_it_does(notes: Any) -> None:
+    """``key("zz")`` after ``group_by(it.tag)`` was JQ2006 "external $zz has no value"."""
+    for build, binds in (
+        (lambda: notes.group_by(it.tag).select({"t": key("zz"), "n": agg.count()}), "key('key')"),
+        (lambda: notes.group_by(t=it.tag).select({"t": key("key")}), "key('t')"),
+        (lambda: notes.group_by(t=it.tag, s=it.score).order_by(key("zz")), "key('t'), key('s')"),
+    ):
+        with pytest.raises(JarenlabError) as err:
+            build()
+        assert err.value.code == "JQ0006"
+        assert f"names no key this group_by binds: it binds {binds}" in err.value.reason
+    for name in ("", 3, "a.b", "$t", "it"):
+        with pytest.raises(JarenlabError) as err:
+            key(name)  # type: ignore[arg-type]
+        assert err.value.code == "JQ0004"
+        assert err.value.reason.startswith("key() takes the name of a key group_by binds")
+        assert err.value.reason.endswith(f"not {name!r}")
+    by_tag = notes.group_by(it.tag).select({"t": key("key"), "n": agg.count()}).order_by(it.n).to_list()
+    assert sum(g["n"] for g in by_tag) == len(ROWS)
+
+
 def test_contains_with_na_false_abs_and_round(notes: Any) -> None:
     frame = pd.DataFrame(ROWS)
     assert notes.where(it.tag.str.contains("re", na=False)).count() == int(

@@ -370,3 +370,29 @@ def test_schema_is_for_a_server(tmp_path: Any, model: dict[str, Any]) -> None:
     with pytest.raises(jl.JarenlabError) as info:
         jl.open("postgresql://127.0.0.1/lab", model, schema="no spaces")
     assert info.value.code == "JD0006"
+
+
+@pytest.mark.parametrize(
+    ("operators", "said"),
+    [
+        ({"add": abs}, "one of the language's own operators ($add)"),
+        ({"$twice": abs}, "without the $: 'twice'"),
+        ({"two words": abs}, "is not a name"),
+        ({"twice": 2}, "is not callable (int)"),
+    ],
+)
+def test_host_operators_no_query_could_call_are_refused_as_the_store_opens(
+    tmp_path: Any, model: dict[str, Any], operators: dict[str, Any], said: str
+) -> None:
+    """An operator named like a built-in one or with its ``$`` opened fine and failed at the first query."""
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(tmp_path / "a.db", model, operators=operators)
+    assert info.value.code == "JD0006" and said in info.value.reason
+    assert not (tmp_path / "a.db").exists()
+
+
+def test_an_unknown_option_is_refused_naming_the_known_ones(tmp_path: Any, model: dict[str, Any]) -> None:
+    with pytest.raises(jl.JarenlabError) as info:
+        jl.open(tmp_path / "a.db", model, operator={"twice": abs})
+    assert info.value.code == "JD0006" and "'operator'" in info.value.reason
+    assert "operators" in info.value.reason and "read_only" in info.value.reason

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from jarenlab.errors import QueryError
+from jarenlab.errors import JarenlabError, QueryError
 from jarenlab.query import agg, it, key
 
 MODEL = {
@@ -110,3 +110,27 @@ def test_a_stream_waits_on_the_server_and_fetches_a_batch_at_a_time(rows: Any) -
     stopped.close()  # the reader stops early
     assert _cursors(store) == []
     assert store.db.connection().info.transaction_status.name == "IDLE"
+
+
+def test_export_switches_take_only_true_or_false(rows: Any) -> None:
+    """``flatten="x"`` flattened on the string's truth, ``keys=1`` keyed the frame: now JD2010 naming both."""
+    q = rows.where(it.n < 3)
+    calls = {
+        "to_pandas(flatten='x')": lambda: rows.to_pandas(flatten="x"),
+        "to_arrow(flatten=1)": lambda: rows.to_arrow(flatten=1),
+        "query to_pandas(flatten='x')": lambda: q.to_pandas(flatten="x"),
+        "query to_pandas(keys=1)": lambda: q.to_pandas(keys=1),
+        "query to_arrow(flatten=None)": lambda: q.to_arrow(flatten=None),
+        "page to_pandas(flatten='x')": lambda: q.order_by(it.n).page(2).to_pandas(flatten="x"),
+        "load to_pandas(flatten='x')": lambda: rows.load({}).to_pandas(flatten="x"),
+        "events frame(flatten='x')": lambda: rows.store.events.frame(flatten="x"),
+    }
+    for what, call in calls.items():
+        with pytest.raises(JarenlabError) as info:
+            call()
+        assert info.value.code == "JD2010", what
+        assert "=True or " in info.value.reason, what
+    with pytest.raises(JarenlabError) as info:
+        list(q.iter_batches(True))
+    assert info.value.code == "JQ2010"
+    assert q.to_pandas(flatten=False, keys=True).index.name == "key"

@@ -154,19 +154,34 @@ def _directed(keys: tuple[Any, ...], ascending: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _no_group_keys(value: Any, what: str) -> None:
-    """Refuse ``key(...)`` where no ``group_by`` binds it (JQ0006), before it reads as an external."""
+def _group_keys(value: Any, what: str, bound: tuple[str, ...] = ()) -> None:
+    """Refuse ``key(...)`` naming no key the chain's ``group_by`` binds (``bound``: none without
+    one) with JQ0006, before it reads as an external without a value (JQ2006).
+
+    >>> _group_keys({"n": key("key")}, "select", ("key",))
+    >>> _group_keys({"c": key("zz")}, "select", ("key",))
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0006 bad_flwor: select(): key('zz') names no key this group_by binds: it binds key('key') (group_by(expr) binds key('key'), group_by(name=expr) key('name'))
+    """
     if isinstance(value, dict):
         for v in value.values():
-            _no_group_keys(v, what)
+            _group_keys(v, what, bound)
     elif isinstance(value, list | tuple):
         for v in value:
-            _no_group_keys(v, what)
-    elif isinstance(value, GroupKey):
+            _group_keys(v, what, bound)
+    elif isinstance(value, GroupKey) and value.name not in bound:
+        if not bound:
+            raise QueryError(
+                "JQ0006",
+                f"{what}(): key({value.name!r}) names a group-by key, and this chain has no group_by binding "
+                f"it: group_by({value.name}=...) first (param({value.name!r}) names an external value)",
+            )
         raise QueryError(
             "JQ0006",
-            f"{what}(): key({value.name!r}) names a group-by key, and this chain has no group_by binding "
-            f"it: group_by({value.name}=...) first (param({value.name!r}) names an external value)",
+            f"{what}(): key({value.name!r}) names no key this group_by binds: it binds "
+            f"{', '.join(f'key({b!r})' for b in bound)} (group_by(expr) binds key('key'), "
+            "group_by(name=expr) key('name'))",
         )
 
 
@@ -286,9 +301,11 @@ class Query:
         st = self._stage
         nests = st.ret is not None or st.post
         if nests or st.group is None:
-            _no_group_keys(keys, "order_by")
+            _group_keys(keys, "order_by")
             for k in keys:
                 refuse_item_aggregate(k, "order_by() without group_by")
+        else:
+            _group_keys(keys, "order_by", tuple(n for n, _ in st.group))
         q = self._nested() if nests else self
         return q._with(order=_order_specs(keys))
 
@@ -331,9 +348,11 @@ class Query:
         one_each = isinstance(value, dict | list) and all(op[0] == "window" for op in st.post)
         nests = st.ret is not None or (st.post and not one_each)
         if nests or st.group is None:
-            _no_group_keys(value, "select")
+            _group_keys(value, "select")
             if _aggregates(value):
                 return self._whole(value)
+        else:
+            _group_keys(value, "select", tuple(n for n, _ in st.group))
         q = self._nested() if nests else self
         return q._with(ret=select_doc(value))
 
@@ -677,8 +696,9 @@ class Query:
         """
         import pandas as pd
 
-        from jarenlab.frames import arrow_to_frame, records_to_arrow, with_utc_columns
+        from jarenlab.frames import arrow_to_frame, check_flags, records_to_arrow, with_utc_columns
 
+        check_flags("to_pandas", flatten=flatten, keys=keys)
         if not keys:
             return arrow_to_frame(self.to_arrow(flatten=flatten, **externals))
         pairs = self.items(**externals)
@@ -708,8 +728,9 @@ class Query:
     def to_arrow(self, *, flatten: bool = False, **externals: Any) -> Any:
         """The results as a pyarrow Table (non-dict results become a ``value`` column), built from
         :meth:`iter_batches`."""
-        from jarenlab.frames import concat_batches, flatten_table, with_utc_columns
+        from jarenlab.frames import check_flags, concat_batches, flatten_table, with_utc_columns
 
+        check_flags("to_arrow", flatten=flatten)
         table = concat_batches(self.iter_batches(**externals), self._columns())
         table = with_utc_columns(table, self._utc_names())
         return flatten_table(table) if flatten else table

@@ -187,6 +187,22 @@ class Expr:
     def __mod__(self, other: Any) -> Expr:
         return _op("mod", self, other)
 
+    def __pow__(self, other: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
+        )
+
+    def __rpow__(self, other: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
+        )
+
+    def __len__(self) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            "len() of an expression cannot be a query: a string's or array's length is it.x.length()",
+        )
+
     def __neg__(self) -> Expr:
         return _op("neg", self)
 
@@ -412,8 +428,22 @@ class GroupKey(Expr):
 
 
 def key(name: str) -> Expr:
-    """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``)."""
-    return GroupKey(param(name).document)
+    """A group key bound by ``group_by(name=...)`` (``group_by(expr)`` names it ``key``).
+
+    >>> key("carrier").document
+    '$carrier'
+    >>> key(3)
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0004 bad_path: key() takes the name of a key group_by binds (group_by(expr) binds key('key'), group_by(carrier=expr) key('carrier')), not 3
+    """
+    if not isinstance(name, str) or not VAR_NAME.match(name) or name == "it":
+        raise QueryError(
+            "JQ0004",
+            "key() takes the name of a key group_by binds (group_by(expr) binds key('key'), "
+            f"group_by(carrier=expr) key('carrier')), not {name!r}",
+        )
+    return GroupKey("$" + name)
 
 
 class Aggregate(Expr):

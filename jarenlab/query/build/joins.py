@@ -239,14 +239,16 @@ class JoinQuery:
 
     def to_pandas(self, *, flatten: bool = True, **externals: Any) -> Any:
         """The results as a DataFrame, nested members as dotted columns (``flights.carrier``)."""
-        from jarenlab.frames import records_to_frame
+        from jarenlab.frames import check_flags, records_to_frame
 
+        check_flags("to_pandas", flatten=flatten)
         return records_to_frame(self.to_list(**externals), flatten=flatten)
 
     def to_arrow(self, *, flatten: bool = True, **externals: Any) -> Any:
         """The results as a pyarrow Table, nested members as dotted columns."""
-        from jarenlab.frames import records_to_arrow
+        from jarenlab.frames import check_flags, records_to_arrow
 
+        check_flags("to_arrow", flatten=flatten)
         return records_to_arrow(self.to_list(**externals), flatten=flatten)
 
     def explain(self, *, analyze: bool = False, **externals: Any) -> Any:

@@ -405,6 +405,33 @@ class Compiler:
         return run
 
 
+def check_operators(operators: Mapping[Any, Any]) -> None:
+    """Refuse host operators (``JD0006``) a query could never call: a name that is not a name
+    (``"$f"``, ``"a b"``), one of the language's own operators, or a value that is not callable.
+    ``jl.open(..., operators=...)`` asks it as the store opens, the compiler again for a direct call.
+
+    >>> check_operators({"twice": lambda x: 2 * x})
+    >>> check_operators({"add": abs})
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.StoreError: JD0006 invalid_option: host operator 'add' is one of the language's own operators ($add); give it another name
+    """
+    for name, fn in operators.items():
+        if type(name) is not str or not VAR_NAME.match(name.replace("-", "_")):
+            hint = f" (without the $: {name[1:]!r})" if type(name) is str and name.startswith("$") else ""
+            raise StoreError(
+                "JD0006",
+                f"host operator name {name!r} is not a name{hint}: letters, digits, _ and -, called as {{'$name': [...]}}",
+            )
+        if name in ARITY:
+            raise StoreError(
+                "JD0006",
+                f"host operator {name!r} is one of the language's own operators (${name}); give it another name",
+            )
+        if not callable(fn):
+            raise StoreError("JD0006", f"host operator {name!r} is not callable ({type(fn).__name__})")
+
+
 class CompiledQuery:
     """A checked, compiled document; run it over any root as often as needed.
 
@@ -422,11 +449,7 @@ class CompiledQuery:
         allowed_externals: frozenset[str] | None = None,
     ) -> None:
         ops = dict(operators or {})
-        for name, fn in ops.items():
-            if type(name) is not str or not VAR_NAME.match(name.replace("-", "_")) or name in ARITY:
-                raise StoreError("JD0006", f"{name!r} cannot be a host operator name (invalid or built in)")
-            if not callable(fn):
-                raise StoreError("JD0006", f"host operator {name!r} is not callable")
+        check_operators(ops)
         lim = dict(limits or {})
         for k, v in lim.items():
             if k not in LIMIT_KEYS or not is_count(v):

@@ -350,22 +350,27 @@ def _numbers(seq: list[Any], where: str, what: str) -> list[Any]:
 
 def _median(args: Seqs, where: str) -> list[Any]:
     """``$median``: the middle item of the sorted numbers, or the mean of the two middle ones, as a
-    float (the float nearest the exact value; empty for no items).
+    float (the float nearest the exact value; empty for no items). ``JQ2010`` when that value is
+    beyond the largest float (an integer of more than 309 digits), as ``$avg`` of one is.
 
     >>> _median([[3, 1, 2]], "/"), _median([[1, 2, 4, 8]], "/"), _median([[]], "/")
     ([2.0], [3.0], [])
+    >>> _median([[10**400, -(10**400)]], "/"), _median([[float("inf"), 10**400]], "/")
+    ([0.0], [inf])
     """
     seq = _numbers(args[0], where, "$median")
     if not seq:
         return []
     s = sorted(seq, key=order_key(seq, where))
     mid = len(s) // 2
-    if len(s) % 2:
-        return [float(s[mid])]
-    a, b = s[mid - 1], s[mid]
-    if not (math.isfinite(a) and math.isfinite(b)):
-        return [(a + b) / 2]
-    return [float((Fraction(a) + Fraction(b)) / 2)]
+    middle = s[mid : mid + 1] if len(s) % 2 else s[mid - 1 : mid + 1]
+    special = [x for x in middle if type(x) is float and not math.isfinite(x)]
+    if special:  # inf, -inf or NaN decide it, whatever the other middle item
+        return [sum(special) / len(special)]
+    try:
+        return [float(sum(Fraction(x) for x in middle) / len(middle))]
+    except OverflowError:
+        raise QueryError("JQ2010", "$median result is out of range", doc_path=where) from None
 
 
 def _stddev(args: Seqs, where: str) -> list[Any]:
@@ -384,7 +389,7 @@ def _stddev(args: Seqs, where: str) -> list[Any]:
     n = len(seq)
     if n <= ddof:
         return []
-    if not all(math.isfinite(x) for x in seq):
+    if any(type(x) is float and not math.isfinite(x) for x in seq):  # (an int is finite, of any size)
         return [math.nan]
     ratios = [x.as_integer_ratio() for x in seq]
     scale = max(q for _, q in ratios)  # a power of two: every item is an integer count of 1/scale

@@ -138,8 +138,9 @@ class Loaded(list[dict[str, Any]]):
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """One row per root document, includes as columns (nested values; see the class docstring)."""
-        from jarenlab.frames import records_to_frame
+        from jarenlab.frames import check_flags, records_to_frame
 
+        check_flags("to_pandas", flatten=flatten)
         return records_to_frame(list(self), flatten=flatten)
 
     def to_arrow(self) -> pa.Table:

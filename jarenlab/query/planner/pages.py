@@ -93,8 +93,9 @@ class Page:
 
     def to_pandas(self, *, flatten: bool = False) -> pd.DataFrame:
         """The page's items as a DataFrame (non-dict items become a ``value`` column)."""
-        from jarenlab.frames import records_to_frame
+        from jarenlab.frames import check_flags, records_to_frame
 
+        check_flags("to_pandas", flatten=flatten)
         return records_to_frame(self.items, flatten=flatten)
 
     def _repr_html_(self) -> str:
