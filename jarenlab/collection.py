@@ -163,11 +163,17 @@ class Collection(Queryable):
                     ),
                     position,
                 )
+            try:
+                self._storable_key(key)
+            except ValidationError as err:
+                raise _at(err, position) from None
         try:
             text = orjson.dumps(doc).decode()
         except TypeError as exc:  # an integer beyond 64 bits, or nesting deeper than 255 levels
             why = (
-                "the document is nested too deeply" if "ecursion" in str(exc) else f"{exc} (at most 64 bits)"
+                "the document is nested too deeply"
+                if "ecursion" in str(exc)
+                else "an integer beyond 64 bits: a document's integers run from -2^63 to 2^64 - 1"
             )
             raise _at(ValidationError("JD2008", why, collection=self.name), position) from exc
         if "\\u0000" in text:
@@ -190,9 +196,22 @@ class Collection(Queryable):
                 collection=self.name,
                 key=key,
             )
-        if type(key) is str and "\x00" in key:  # (PostgreSQL's driver refuses it, SQLite would find nothing)
+        return self._storable_key(key)
+
+    def _storable_key(self, key: Any) -> Any:
+        """``key`` when every backend can store it, else JD2008: the same refusal on each (PostgreSQL
+        compares a wider integer with its ``bigint`` keys and finds nothing, SQLite cannot bind it;
+        PostgreSQL's driver refuses U+0000, SQLite would find nothing)."""
+        if type(key) is str and "\x00" in key:
             raise ValidationError(
                 "JD2008", "a key holding U+0000 cannot be stored, so none is", collection=self.name, key=key
+            )
+        if type(key) is int and not -(2**63) <= key < 2**63:
+            raise ValidationError(
+                "JD2008",
+                "an integer key beyond 64 bits (keys run from -2^63 to 2^63 - 1) cannot be stored, so none is",
+                collection=self.name,
+                key=key,
             )
         return key
 

@@ -132,7 +132,8 @@ CODES: dict[str, tuple[str, str]] = {
     "JD2008": (
         "unrepresentable_value",
         "A value JSON or the database cannot hold (NaN, infinity, bytes, a string with a lone surrogate, an "
-        "integer beyond the database's, a document nested too deeply) was written or passed as a key or parameter.",
+        "integer in a document below -2^63 or above 2^64 - 1, an integer key beyond the database's -2^63 to "
+        "2^63 - 1, a document nested too deeply) was written or passed as a key or parameter.",
     ),
     "JD2009": (
         "invalid_patch",

@@ -136,6 +136,46 @@ def test_values_json_cannot_hold_are_refused(store: Any, value: Any) -> None:
     assert store["auto"].count() == 0
 
 
+INTEGER_KEYED = {
+    "$model": "0.1",
+    "collections": {
+        "k": {
+            "schema": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}},
+            "key": "/n",
+        }
+    },
+}
+
+
+def test_documents_hold_integers_of_64_bits_signed_or_unsigned_and_keys_signed(
+    store: Any, open_store: Any
+) -> None:
+    """A document's integers run from -2^63 to 2^64 - 1 (what the JSON writer takes), on every
+    backend; beyond that, and for an integer key beyond the database's signed 64 bits, JD2008."""
+    auto = store["auto"]
+    edges = [-(2**63), 2**63 - 1, 2**63, 2**64 - 1]
+    key = auto.insert({"v": edges, "o": {"n": 2**64 - 1}})
+    assert auto.get(key) == {"v": edges, "o": {"n": 2**64 - 1}}
+    assert [type(v) for v in auto.get(key)["v"]] == [int] * 4
+    for beyond in (2**64, -(2**63) - 1, 2**100):
+        with pytest.raises(jl.JarenlabError) as info:
+            auto.insert({"o": {"n": beyond}})
+        assert info.value.code == "JD2008" and "-2^63 to 2^64 - 1" in str(info.value), info.value
+    assert auto.count() == 1
+    keyed = open_store(INTEGER_KEYED, name="keyed")["k"]
+    assert keyed.insert({"n": 2**63 - 1}) == 2**63 - 1 and keyed.insert({"n": -(2**63)}) == -(2**63)
+    for beyond in (2**63, -(2**63) - 1):
+        calls = [lambda c=c, b=beyond: c.get(b) for c in (auto, keyed)]
+        calls += [lambda c=c, b=beyond: c.delete(b) for c in (auto, keyed)]
+        calls += [
+            lambda b=beyond: auto.put({"v": 1}, key=b),
+            lambda b=beyond: keyed.insert({"n": b}),
+            lambda b=beyond: keyed.put({"n": b}),
+        ]
+        assert [code_of(call) for call in calls] == ["JD2008"] * 7
+    assert auto.count() == 1 and keyed.count() == 2
+
+
 def test_non_string_keys_are_refused(store: Any) -> None:
     assert code_of(lambda: store["auto"].insert({1: "x"})) == "JD2008"
 

@@ -237,7 +237,10 @@ def _projected(output: Out, layout: Layout, rows: list[tuple[Any, ...]], dialect
 
 _READS = {"string": 0, "number": 1, "pair": 2}
 _BEYOND = "an integer beyond the database's integer range"
-_REALS = "real values in an integer-typed path, or members of 2^53 or more averaged"
+_REALS = (
+    "real values in an integer-typed path, members of 2^53 or more averaged, or integers at the"
+    " database's limit or beyond grouped or counted distinct"
+)
 _AVERAGE = "a sum of 2^53 or more: its average in SQL (to order or filter by) may differ"
 
 

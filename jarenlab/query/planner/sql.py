@@ -599,20 +599,33 @@ def _having(
     return d.having(d.any_of([d.all_of(terms), *passes]) if passes else d.all_of(terms))
 
 
-def _beyond(e: Emitter, f: Field) -> str:
-    """Some member of an integer-typed path is 2^53 or more in magnitude (the database may read it
-    otherwise than the engine, see :attr:`~jarenlab.backends.base.Dialect.typed_integers_exact`)."""
+def _beyond(e: Emitter, f: Field, limit: int = 2**53) -> str:
+    """Some member of an integer-typed path is ``limit`` or more in magnitude: 2^53 where the
+    database may read it otherwise than the engine (see
+    :attr:`~jarenlab.backends.base.Dialect.typed_integers_exact`), the dialect's ``integer_limit``
+    where it may read distinct integers as one number (SQLite reads an integer beyond 64 bits as a
+    rounded real; -2^63 itself cannot be told from a smaller integer read so, and is flagged too).
+    Bound as ``limit - 1``, which every dialect binds as an integer."""
     d = e.dialect
     v = e.value(f, "number")
-    high = d.compare(e.aggregate("max", v), "ge", e.literal(2**53))
-    return d.any_of([high, d.compare(e.aggregate("min", v), "le", e.literal(-(2**53)))])
+    high = d.compare(e.aggregate("max", v), "gt", e.literal(limit - 1))
+    return d.any_of([high, d.compare(e.aggregate("min", v), "lt", e.literal(1 - limit))])
 
 
-def _real_flags(e: Emitter, checks: tuple[Field, ...], aggs: list[AggOut]) -> list[str]:
-    """The flags that send a run to the engine: floats in integer paths (``checks``), and, where
-    the dialect's integers are not exact, members of 2^53 or more in the integer paths averaged."""
-    flags = [e.any_row(e.dialect.written_float(e.path(f))) for f in checks]
-    if not e.dialect.typed_integers_exact:
+def _real_flags(
+    e: Emitter, checks: tuple[Field, ...], aggs: list[AggOut], keys: tuple[GroupKey, ...] = ()
+) -> list[str]:
+    """The flags that send a run to the engine: floats in integer paths (``checks``); integers at
+    the dialect's ``integer_limit`` or beyond in an integer path whose values are told apart (a
+    group key, a count of distinct values), where the database may read two of them as one; and,
+    where the dialect's integers are not exact, members of 2^53 or more in the integer paths
+    averaged."""
+    d = e.dialect
+    flags = [e.any_row(d.written_float(e.path(f))) for f in checks]
+    told_apart = [k for k in keys if isinstance(k, Field) and k.family == "integer"]
+    told_apart += [a.field for a in aggs if a.fn == "count-distinct" and a.field is not None]
+    flags += [_beyond(e, f, d.integer_limit) for f in dict.fromkeys(told_apart) if f.family == "integer"]
+    if not d.typed_integers_exact:
         averaged = [
             a.field for a in aggs if a.fn == "avg" and a.field is not None and a.field.family == "integer"
         ]
@@ -686,7 +699,7 @@ def select_groups(
         raw = list(dict.fromkeys(k if isinstance(k, Field) else k.field for k in keys))
         e.keyed = {f: f"jl_k{i}" for i, f in enumerate(raw)}
         e.partials = {}
-    flags = _real_flags(e, checks, aggs) + [e.date_flag(f) for f in dates]
+    flags = _real_flags(e, checks, aggs, keys) + [e.date_flag(f) for f in dates]
     cols = [e.group_key(k) for k in keys] + [c for a in aggs for c in _agg_columns(e, a)] + flags
     # No keys: a whole-query aggregate, one row even over no rows (nothing to group or order).
     tail = d.group_by_leading(len(keys)) + _having(e, keys, having, flags) if keys else ""
