@@ -709,6 +709,13 @@ class Dialect(Protocol):
         """The member's SQL value, NULL when missing: ``?`` -> ``json_extract(doc, ?)``."""
         ...
 
+    def written_number(self, member: str, steps: Sequence[str | int]) -> str:
+        """A number member (from :meth:`member`, at ``steps``) as the document writes it, NULL when
+        missing, for the columns to read as the engine reads the document: its integers and floats
+        kept apart (SQLite's :meth:`json_value`; PostgreSQL's ``jsonb`` text, or ``doc``'s where
+        ``jsonb`` writes a float as the digits of the integer it equals)."""
+        ...
+
     def member_value(
         self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
     ) -> str:

@@ -213,6 +213,11 @@ class SQLiteDialect(StandardSQL):
         """The SQL value of the member at ``path``: ``?`` -> ``json_extract(doc, ?)``."""
         return f"json_extract({self.document()}, {path})"
 
+    def written_number(self, member: str, steps: Sequence[str | int]) -> str:
+        """A number member's value: ``json_extract`` reads ``2.0`` and ``1e16`` as REALs, ``2`` as an
+        INTEGER (one beyond 64 bits as a REAL, which the columns check for)."""
+        return self.json_value(member)
+
     def member_value(
         self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None
     ) -> str:

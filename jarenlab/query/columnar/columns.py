@@ -246,8 +246,8 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
 
     A backend that hands numbers over as the database read them (SQLite's ``json_extract``) reads
     an integer beyond 64 bits as a rounded real: a real at the dialect's ``limit`` or beyond may be
-    one, so the column cannot answer. One that hands over the JSON text (PostgreSQL's ``jsonb``) is
-    read here as the engine reads it."""
+    one, so the column cannot answer. One that hands over the JSON text as the document writes it
+    (PostgreSQL) is read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
     texts = any(type(c) is str for c in cells)

@@ -881,8 +881,8 @@ def select_members(
 ) -> Statement:
     """``(storage position, key, member value per field)`` rows in storage order: what the columnar
     path copies (:mod:`jarenlab.query.columnar`). A string-typed member reads as its text, a number
-    as the document holds it (``2.0`` stays a float: SQLite's ``json_extract``, PostgreSQL's
-    ``jsonb``); NULL when missing. ``keyed`` (the keys' family, ``string`` or ``integer``): only the
+    as the document writes it (``2.0`` and ``1e16`` stay floats: :meth:`~Dialect.written_number`);
+    NULL when missing. ``keyed`` (the keys' family, ``string`` or ``integer``): only the
     rows whose key is one of the external ``keys`` (a list of the store's own keys, bound as one
     JSON parameter). ``probe``: a one-row query (the change log's newest record) read in the same
     statement, its value first in every row (one row with NULLs for the rest when none matched).
@@ -890,7 +890,9 @@ def select_members(
     e = Emitter(dialect)
     cols = [dialect.storage_order(), dialect.key()]
     for f in fields:
-        cols.append(e.value(f, "string") if f.family == "string" else dialect.json_value(e.path(f)))
+        cols.append(
+            e.value(f, "string") if f.family == "string" else dialect.written_number(e.path(f), f.steps)
+        )
     text = dialect.select(cols, table)
     if keyed is not None:
         text += dialect.where(dialect.in_list(dialect.key(), e.bind(Slot("list-external", "keys")), keyed))
