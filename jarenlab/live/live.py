@@ -32,7 +32,7 @@ from jarenlab.live.capture import Record
 from jarenlab.live.seed import Build, how_built, matching_rows, seeded, unkeyed
 from jarenlab.live.strategies import Accumulator, Groups, Positions, Sorted, make_maintainer
 from jarenlab.live.window import Op, diff_values, same
-from jarenlab.query.lang.engine import compile_query
+from jarenlab.query.lang.engine import compile_query, unbound_external
 from jarenlab.query.lang.values import check_json
 from jarenlab.query.planner.run import ColumnSeed, columnar_seed, external_value, narrowed_rows, run_query
 from jarenlab.query.planner.temporal import Alignment, align
@@ -182,7 +182,7 @@ class LiveQuery:
         numpy or pandas value) and compared with dates as the schema declares them."""
         for name in sorted(names):
             if name not in given:
-                raise QueryError("JQ2006", f"external ${name} has no value")
+                raise unbound_external(name)
         values = {k: external_value(k, given[k]) for k in sorted(names)}
         for name, value in values.items():
             why = check_json(value)

@@ -224,3 +224,35 @@ def test_power_and_len_of_an_expression_say_what_to_write() -> None:
         with pytest.raises(QueryError) as info:
             call()
         assert info.value.code == "JQ0034" and advice in info.value.reason
+
+
+def test_pandas_string_and_date_habits_say_what_to_write(src: Docs) -> None:
+    """``it.x.str[0]`` was a TypeError, ``.dt.strftime``/``.dt.date``/``.dt.floor`` AttributeErrors,
+    and ``it.t.dt.year()`` named a garbled method: each is JQ0034 with what to write instead. An
+    external without a value says how to give one and that a stray key() reads as one."""
+    for call, advice in (
+        (lambda: it.carrier.str[0], "$substring"),
+        (lambda: it.carrier.str[1:3], "$substring"),
+        (lambda: it.time_hour.dt.strftime("%Y"), "q.to_pandas()"),
+        (lambda: it.time_hour.dt.date, ".dt.trunc('day')"),
+        (lambda: it.time_hour.dt.floor("D"), ".dt.bucket('PT15M')"),
+        (lambda: it.time_hour.dt.dayofweek, ".dt.weekday"),
+        (lambda: it.time_hour.dt.nanosecond, "epoch, part, trunc"),
+        (lambda: it.time_hour.dt.year(), "drop the ()"),
+    ):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and advice in info.value.reason, info.value.reason
+    assert "it.time_hour.dt.strftime" in _reason(lambda: it.time_hour.dt.strftime("%Y"))
+    with pytest.raises(QueryError) as info:
+        src.where(key("zz") == 1).to_list()
+    assert info.value.code == "JQ2006" and "q.to_list(zz=...)" in info.value.reason
+    assert "key('zz')" in info.value.reason
+    want = sum(f.get("carrier") == "AA" for f in FLIGHTS)
+    assert want and src.where(it.carrier == param("zz")).count(zz="AA") == want  # given, it runs
+
+
+def _reason(call: Any) -> str:
+    with pytest.raises(QueryError) as info:
+        call()
+    return str(info.value.reason)

@@ -51,6 +51,29 @@ def _arg(value: Any) -> Any:
     raise QueryError("JQ2010", f"a date argument is a string, a timedelta or an expression, not {value!r}")
 
 
+_TRUNC = "the start of a day, hour, ... is .dt.trunc('day') (on a wall clock: .dt.trunc('day', tz='Europe/Paris'))"
+#: pandas ``.dt`` names the language spells another way, with what to write instead.
+PANDAS: dict[str, str] = {
+    "date": _TRUNC,
+    "floor": _TRUNC + ", a fixed width from an origin .dt.bucket('PT15M')",
+    "normalize": _TRUNC,
+    "to_period": _TRUNC,
+    "ceil": "the end of a unit is .dt.trunc(unit) + a duration ('P1D')",
+    "round": "round to a unit with .dt.bucket(width) after adding half of it (.dt.add('PT30M'))",
+    "strftime": "dates are RFC 3339 text already: parts are .dt.year, .dt.month, ...; other formats: "
+    "run the query into pandas (q.to_pandas()) and format there",
+    "tz_convert": "a wall clock's day or hour is .dt.trunc(unit, tz='Europe/Paris'); parts are UTC",
+    "tz_localize": "date-times are stored with their offset (RFC 3339): .dt.trunc(unit, tz=...) reads a wall clock",
+    "dayofweek": "the day of the week is .dt.weekday (ISO: Monday 1 to Sunday 7; pandas counts Monday 0)",
+    "day_of_week": "the day of the week is .dt.weekday (ISO: Monday 1 to Sunday 7; pandas counts Monday 0)",
+    "dayofyear": "the day of the year is .dt.doy",
+    "day_of_year": "the day of the year is .dt.doy",
+    "isocalendar": "the ISO week is .dt.week, the ISO weekday .dt.weekday",
+    "days_in_month": "run the query into pandas (q.to_pandas()) for the month's length",
+    "total_seconds": "the time between two date-times is .dt.diff(other, 'second')",
+}
+
+
 class DateAccessor:
     """Date functions of one expression (``expr.dt``); each returns a new expression.
 
@@ -59,10 +82,11 @@ class DateAccessor:
     Monday 1), ``hour``, ``minute``, ``second``, ``millisecond``) and ``epoch`` (milliseconds).
     """
 
-    __slots__ = ("_expr",)
+    __slots__ = ("_expr", "_shown")
 
-    def __init__(self, expr: Any) -> None:
+    def __init__(self, expr: Any, shown: str = "it.x") -> None:
         self._expr = expr
+        self._shown = shown
 
     def _make(self, name: str, *args: Any) -> Any:
         return type(self._expr)({f"${name}": [self._expr.document, *(_arg(a) for a in args)]})
@@ -161,6 +185,12 @@ class DateAccessor:
         if unit not in UNITS:
             raise QueryError("JQ0020", f"a date unit is one of {', '.join(UNITS)}, not {unit!r}")
         return self._make("date-diff", other, unit)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        advice = PANDAS.get(name, f"the date functions here are {', '.join(PARTS)}, epoch, part, trunc, bucket, add, diff")
+        raise QueryError("JQ0034", f"{self._shown}.dt.{name}: {advice}")
 
     def __add__(self, duration: Any) -> Any:
         return self.add(duration)

@@ -300,7 +300,7 @@ class Expr:
         """Date functions of a date-time member: ``it.t.dt.hour``, ``it.t.dt.trunc("day")``,
         ``it.t.dt + "PT30M"`` (:class:`jarenlab.query.build.date_accessor.DateAccessor`). A member named ``dt`` is
         ``it["dt"]``."""
-        return DateAccessor(self)
+        return DateAccessor(self, self._shown())
 
     def _items(self) -> Any:
         doc = self._doc

@@ -97,7 +97,19 @@ def on_attribute(expr: Textual, name: str, shown: str) -> Any:
 
 
 def not_callable(shown: str) -> NoReturn:
-    """``it.x.count()``: the last member was taken for a method (``JQ0034``)."""
+    """``it.x.count()``: the last member was taken for a method (``JQ0034``); ``it.t.dt.year()``:
+    a value (shown as its document) was called.
+
+    >>> not_callable('{"$date-part": ["$it.t", "year"]}')
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0034 builder_habit: {"$date-part": ["$it.t", "year"]} is a value, not a method: drop the () (date parts such as it.t.dt.year are properties)
+    """
+    if not shown.startswith("it"):
+        raise QueryError(
+            "JQ0034",
+            f"{shown} is a value, not a method: drop the () (date parts such as it.t.dt.year are properties)",
+        )
     name = shown.rpartition(".")[2]
     raise QueryError(
         "JQ0034",
@@ -191,6 +203,13 @@ class StrAccessor(Generic[E]):
     def fullmatch(self, pattern: str) -> E:
         """``$match``: the whole string matches the I-Regexp pattern."""
         return self._expr.matches(pattern)
+
+    def __getitem__(self, index: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            f"{self._shown}.str[{index!r}]: characters by position are the document phrase "
+            "{'$substring': ['$it.x', start, length]}",
+        )
 
     def __getattr__(self, name: str) -> NoReturn:
         if name.startswith("_"):

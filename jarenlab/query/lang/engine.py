@@ -62,6 +62,21 @@ LIMIT_KEYS = ("sequence_items", "result_items", "steps", "depth")
 RANGE_ITEMS = 10_000_000
 
 
+def unbound_external(name: str) -> QueryError:
+    """``JQ2006`` for the external ``$name`` a run was given no value for, saying how to give one,
+    and that a group key read outside its group_by reads as such an external.
+
+    >>> print(unbound_external("zz"))
+    JQ2006 unbound_external: external $zz has no value: give it when running (q.to_list(zz=...)); key('zz') outside the select or order_by of the group_by binding it reads as such a value
+    """
+    return QueryError(
+        "JQ2006",
+        f"external ${name} has no value: give it when running (q.to_list({name}=...)); key({name!r}) "
+        "outside the select or order_by of the group_by binding it reads as such a value",
+        doc_path=None,
+    )
+
+
 class State:
     """Per-run counters for the engine limits."""
 
@@ -472,7 +487,7 @@ class CompiledQuery:
         given = externals or {}
         for name in self.externals:
             if name not in given:
-                raise QueryError("JQ2006", f"external ${name} has no value", doc_path=None)
+                raise unbound_external(name)
             value = given[name]
             why = check_json(value)
             if why:
