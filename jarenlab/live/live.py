@@ -219,9 +219,11 @@ class LiveQuery:
                 err = closed
             self._fail(err)
             return
-        ops, _ = diff_values(self.rows, fresh)
+        # Ops only for a seed that tells its subscribers (a registration's first seed has none to
+        # tell: an "add" op per row was most of a large seed's time).
+        ops = diff_values(self.rows, fresh)[0] if emit else []
         self.rows, self.seq = fresh, max(seq, self.seq)
-        if emit and ops:
+        if ops:
             self._emit(ops)
 
     def _fresh_rows(self) -> list[Any]:
