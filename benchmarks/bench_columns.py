@@ -271,6 +271,32 @@ def questions(
             ["cat", "city"],
         )
     )
+    q_ext = t.group_by(city=it.city).select(
+        {"city": key("city"), "low": agg.min(it.price), "high": agg.max(it.value)}
+    )
+    out.append(
+        (
+            "least and greatest per group (float)",
+            q_ext,
+            {
+                "pandas": lambda: (
+                    frame.groupby("city", sort=False)
+                    .agg(low=("price", "min"), high=("value", "max"))
+                    .reset_index()
+                ),
+                "duckdb": lambda: duck.execute(
+                    "SELECT city, min(price) AS low, max(value) AS high FROM frame GROUP BY city"
+                ).df(),
+                "pyarrow": lambda: (
+                    table.group_by("city", use_threads=False)
+                    .aggregate([("price", "min"), ("value", "max")])
+                    .rename_columns({"price_min": "low", "value_max": "high"})
+                    .to_pandas()
+                ),
+            },
+            ["city"],
+        )
+    )
     q7 = t.group_by(city=it.city).select({"city": key("city"), "median": agg.median(it.price)})
     out.append(
         (

@@ -603,6 +603,11 @@ class Dialect(Protocol):
     date_parts: frozenset[str]
     #: Whether :meth:`float_sum` sums numbers as the engine's ``$sum`` does (correctly rounded).
     sums_floats_exactly: bool
+    #: Whether ``$min``/``$max`` of a number-typed member is the engine's: the least or greatest by
+    #: value, the first in storage order of equal ones (``2`` or ``2.0``, ``0`` or ``-0.0``, kind
+    #: and sign kept). False for SQL (its ``min`` neither keeps a number's kind nor picks the first
+    #: of equal values): they run in the engine there (the columnar path computes them).
+    number_extremes: bool
     #: True when an integer-typed member's typed value is the engine's number exactly whenever it is
     #: an integer (a member written ``2.0`` reads as the integer 2) and a float otherwise, so a SQL
     #: ``sum`` of them that comes back an integer is the exact sum of the engine's values: an average

@@ -131,6 +131,9 @@ class PostgresDialect(StandardSQL):
     #: numeric sums the decimals as written, the engine the floats they are read as: float sums stay
     #: in the engine.
     sums_floats_exactly = False
+    #: ``min``/``max`` of a number member pick no particular one of equal values (``2`` or ``2.0``):
+    #: they run in the engine.
+    number_extremes = False
     #: An integer-typed member reads as the ``numeric`` of its text: ``1e23`` is 10^23 exactly, not
     #: the float the engine reads, so an average checks that its members are below 2^53.
     typed_integers_exact = False
@@ -261,19 +264,20 @@ class PostgresDialect(StandardSQL):
 
     def written_number(self, member: str, steps: Sequence[str | int]) -> str:
         """A number member's JSON text as the document writes it: ``jsonb``'s, which keeps ``2.0``
-        apart from ``2`` but writes an exponent in digits (``1e+16`` as 10000000000000000, the kind
-        lost). The store writes a float with a positive exponent (``e+``) exactly from 1e16 up, so in
-        a document whose text holds ``e+`` the member's text is read from ``doc``, which ``json``
-        keeps as written (a string holding ``e+`` only sends its row there too). Finding ``e+`` in
-        the text costs about a tenth of the statement per member; parsing only those rows' documents
-        keeps the rest at ``jsonb``'s speed. (``-0.0``, which ``jsonb`` reads as ``0.0``, is not looked
-        for: a second search of every document doubled that cost, measured.)
+        apart from ``2`` but loses two things the engine reads: an exponent is written in digits
+        (``1e+16`` as 10000000000000000, a float read as an integer) and a negative zero has no sign
+        (``-0.0`` as ``0.0``). The store writes a positive exponent (``e+``) only in floats from 1e16
+        up, and ``-0.0`` only in a negative zero or a float from -0.1 to 0 (``-0.05``), so in a
+        document whose text holds either the member's text is read from ``doc``, which ``json``
+        keeps as written; every other row keeps ``jsonb``'s speed. The two searches cost about a
+        fifth of the statement per member (``docs/benchmarks.md``).
 
         >>> print(PostgresDialect().written_number("body->'n'", ("n",)))
-        (CASE WHEN strpos(doc::text, 'e+') > 0 THEN (doc->'n')::text ELSE (body->'n')::text END)
+        (CASE WHEN strpos(doc::text, 'e+') > 0 OR strpos(doc::text, '-0.0') > 0 THEN (doc->'n')::text ELSE (body->'n')::text END)
         """
         written = _text(ddl.member(tuple(steps), "doc"))
-        return f"(CASE WHEN strpos(doc::text, 'e+') > 0 THEN ({written})::text ELSE ({member})::text END)"
+        lost = "strpos(doc::text, 'e+') > 0 OR strpos(doc::text, '-0.0') > 0"
+        return f"(CASE WHEN {lost} THEN ({written})::text ELSE ({member})::text END)"
 
     def member_value(
         self, member: str, steps: Sequence[str | int], family: str, typed: bool, column: str | None

@@ -102,6 +102,9 @@ class SQLiteDialect(StandardSQL):
     #: Float sums run as ``jl_fsum``, an aggregate registered on the connection that applies the
     #: engine's own ``$sum`` (correctly rounded, so the order SQLite feeds the rows in is irrelevant).
     sums_floats_exactly = True
+    #: ``min``/``max`` of a number member pick no particular one of equal values (``2`` or ``2.0``):
+    #: they run in the engine.
+    number_extremes = False
     #: An integer-typed member's typed column (``INTEGER`` in a ``STRICT`` table) holds a float
     #: written ``2.0`` as the integer 2 (every integral float below 2^63 converts exactly) and
     #: anything else as a REAL, and ``sum`` of a REAL is a REAL: an integer sum is exact.

@@ -3,8 +3,9 @@
 A group-by's rows are numbered by their keys' codes (:mod:`.keys`: groups in the order of their
 first row); every aggregate the plan needs (in its output, its ordering, its ``HAVING``) is computed
 for all groups in one vectorized pass (:func:`aggregate`: integer sums exactly, float sums
-correctly rounded by :mod:`.exact`, medians and deviations by :mod:`.spread`, strings' least and
-greatest by code point, distinct counts from dictionary codes). Groups are then kept by the
+correctly rounded by :mod:`.exact`, medians and deviations by :mod:`.spread`, numbers' least and
+greatest as the engine picks them (:func:`~.whole.extremes`), strings' by code point, distinct
+counts from dictionary codes). Groups are then kept by the
 ``HAVING``, ordered as the engine orders them (missing values where it puts them, ties by first
 row), windowed, and assembled (:mod:`.items`). A whole-query aggregate is one group of every row
 kept: one result even over no rows.
@@ -24,7 +25,7 @@ from jarenlab.query.columnar.keys import date_codes, encode, member_codes
 from jarenlab.query.columnar.whole import (
     BEYOND_INTEGERS,
     DISTINCT_KINDS,
-    FLOAT_EXTREMES,
+    extremes,
     ratio,
     spread,
     whole,
@@ -59,21 +60,23 @@ def aggregate(
     present = sizes if valid is None else np.bincount(g, minlength=count)
     if a.fn == "count":
         return [[int(x)] for x in present]
-    if a.fn in ("min", "max"):
-        return _extremes(a.fn, values, g, count)
+    if a.fn in ("min", "max") and values.type == pa.large_string():
+        return _string_extremes(a.fn, values, g, count)
     raw = values.to_numpy(zero_copy_only=False)
     if a.fn in ("median", "stddev", "stddev-pop"):
         return spread(a.fn, raw, g, count)
+    ints = None  # (None: every value of a float column written as a float)
+    if col.ints is not None:
+        ints = col.ints if rows is None else col.ints[rows]
+        if valid is not None:
+            ints = ints[valid]
+    if a.fn in ("min", "max"):
+        return extremes(a.fn, raw, ints, g, count)
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:
-        if col.ints is None:  # every value written as a float
-            floats = present > 0
-        else:
-            ints = col.ints if rows is None else col.ints[rows]
-            if valid is not None:
-                ints = ints[valid]
-            floats = np.bincount(g, weights=~ints, minlength=count) > 0  # a group holding a float
+        # A group holding a float (every value is one when no integer is marked).
+        floats = present > 0 if ints is None else np.bincount(g, weights=~ints, minlength=count) > 0
         sums = group_sums(raw, g, count)
         totals = [s if floats[i] else int(s) for i, s in enumerate(sums)]
         if any(not floats[i] and present[i] and abs(totals[i]) >= 2**53 for i in range(count)):
@@ -85,17 +88,8 @@ def aggregate(
     raise Decline(f"no columnar form for ${a.fn}")
 
 
-def _extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
-    """Each group's least or greatest value (strings by code point; none for an empty group)."""
-    if values.type == pa.int64():
-        raw = values.to_numpy(zero_copy_only=False)
-        top = np.iinfo(np.int64)
-        acc = np.full(count, top.max if fn == "min" else top.min, dtype=np.int64)
-        (np.minimum if fn == "min" else np.maximum).at(acc, groups, raw)
-        seen = np.bincount(groups, minlength=count) > 0
-        return [[int(v)] if seen[i] else [] for i, v in enumerate(acc.tolist())]
-    if values.type != pa.large_string():
-        raise Decline(FLOAT_EXTREMES)
+def _string_extremes(fn: str, values: pa.Array, groups: np.ndarray, count: int) -> list[list[Any]]:
+    """Each group's least or greatest string by code point (none for an empty group)."""
     t = pa.table({"g": pa.array(groups), "v": values})
     got = t.group_by("g", use_threads=False).aggregate([("v", fn)])
     out: list[list[Any]] = [[] for _ in range(count)]

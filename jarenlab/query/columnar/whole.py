@@ -6,7 +6,7 @@ A whole-query aggregate (``q.avg(it.x)``, or the builder's ``select`` of aggrega
 the column's values at the kept rows once (:func:`~.columns.numbers`: a view of the Arrow buffer,
 kept per version of the column) and computes its one value: a count, an exact integer sum
 (:func:`~.exact.int_total`), the correctly rounded float sum (:func:`~.exact.total`), a minimum or
-maximum, a median or a standard deviation (:mod:`.spread`, one group), a count of distinct values
+maximum (:func:`extremes`: the first of equal values, ``2`` or ``2.0``), a median or a standard deviation (:mod:`.spread`, one group), a count of distinct values
 (the column's dictionary codes). Each is the engine's, bit for bit, as the general pass gives it:
 integers stay integers, a sum of only integers written in a number member is an integer, missing
 members are skipped, and over no rows the engine's empty answers (counts and sums 0, no item for
@@ -40,7 +40,6 @@ from jarenlab.query.columnar.spread import medians, stddevs
 from jarenlab.query.planner.preds import AggOut, Field
 
 #: Why the columns leave an aggregate to SQL or the engine (the general pass says the same).
-FLOAT_EXTREMES = "a minimum or maximum of a float member runs in SQL"
 DISTINCT_KINDS = "a count of distinct values other than a string or integer member runs in SQL"
 BEYOND_INTEGERS = "an integer sum of 2^53 or more beside floats"
 DEVIATION_BEYOND = "a standard deviation beyond the largest float"
@@ -94,9 +93,7 @@ def whole(a: AggOut, cols: dict[Field, Column], rows: np.ndarray | None, n: int)
     if a.fn == "count":
         return [count]
     if a.fn in ("min", "max"):
-        if kind != pa.int64():
-            raise Decline(FLOAT_EXTREMES)
-        return [int(data.min() if a.fn == "min" else data.max())] if count else []
+        return extremes(a.fn, data, ints)[0]
     if a.fn in ("median", "stddev", "stddev-pop"):
         return spread(a.fn, data, np.zeros(count, dtype=np.int64), 1)[0]
     if kind == pa.int64():
@@ -113,6 +110,65 @@ def whole(a: AggOut, cols: dict[Field, Column], rows: np.ndarray | None, n: int)
     if a.fn == "avg":
         return [ratio(got, count)] if count else []
     raise Decline(f"no columnar form for ${a.fn}")
+
+
+def extremes(
+    fn: str, data: np.ndarray, ints: np.ndarray | None, groups: np.ndarray | None = None, count: int = 1
+) -> list[list[Any]]:
+    """Each group's ``$min`` or ``$max`` (``fn``) of numbers as the engine picks it (``[]`` for an
+    empty group): ``data`` int64, or float64 with ``ints`` marking the values written as integers
+    (None: none was), in row order; ``groups`` each value's group of ``count`` (None: one group of
+    them all, no codes). The least or greatest by value, and of equal values the first, as Python's
+    ``min``/``max`` return it: ``2`` or ``2.0``, ``0.0`` or ``-0.0`` or ``0``, kind and sign kept.
+    Comparing the doubles is exact: a float64 column holds only integers a double holds exactly
+    (one it cannot makes the column inexact, :mod:`.columns`, and the columns decline), and no NaN
+    (a store keeps none). Only a group whose extreme could be written another way (a zero, or a
+    whole number where integers are marked) looks up which of its equal values comes first.
+
+    >>> data = np.array([2.0, -0.0, 2.0, 0.0, 2.5])
+    >>> ints = np.array([True, False, False, True, False])
+    >>> extremes("max", data[:4], ints[:4]), extremes("min", data[1:4], ints[1:4])
+    ([[2]], [[-0.0]])
+    >>> extremes("min", data, ints, np.array([0, 1, 1, 1, 2]), 4), extremes("max", data, None, np.array([2, 1, 1, 1, 0]), 3)
+    ([[2], [-0.0], [2.5], []], [[2.5], [2.0], [2.0]])
+    """
+    pick = np.minimum if fn == "min" else np.maximum
+    if groups is None:
+        if not len(data):
+            return [[]]
+        best = pick.reduce(data, keepdims=True)
+        seen = np.ones(1, dtype=bool)
+    else:
+        best = np.full(count, _START[data.dtype.kind][fn], dtype=data.dtype)
+        pick.at(best, groups, data)
+        seen = np.bincount(groups, minlength=count) > 0
+    out = best.tolist()
+    if data.dtype.kind == "f":
+        doubtful = seen & ((best == 0) if ints is None else (best == np.floor(best)))
+        for g, i in _firsts(data, best, doubtful, groups):
+            out[g] = int(data[i]) if ints is not None and ints[i] else float(data[i])
+    return [[v] if s else [] for v, s in zip(out, seen.tolist())]
+
+
+#: Where a group's running least (``min``) or greatest (``max``) starts, per numpy kind.
+_START: dict[str, dict[str, Any]] = {
+    "i": {"min": np.iinfo(np.int64).max, "max": np.iinfo(np.int64).min},
+    "f": {"min": np.inf, "max": -np.inf},
+}
+
+
+def _firsts(
+    data: np.ndarray, best: np.ndarray, doubtful: np.ndarray, groups: np.ndarray | None
+) -> list[tuple[int, int]]:
+    """(group, the position of its first value equal to its ``best``) for each ``doubtful`` group."""
+    if not doubtful.any():
+        return []
+    if groups is None:
+        return [(0, int(np.argmax(data == best[0])))]  # (argmax: the first True)
+    hit = np.flatnonzero((data == best[groups]) & doubtful[groups])
+    first = np.full(len(best), len(data), dtype=np.int64)
+    np.minimum.at(first, groups[hit], hit)
+    return [(g, int(first[g])) for g in np.flatnonzero(doubtful).tolist()]
 
 
 #: What an integer member's every row gives from Arrow's own kernels (nulls skipped, no copy).

@@ -139,7 +139,7 @@ class ColumnTraits:
     """What the columnar path computes exactly, in the capability names of a dialect, so
     :func:`analyze` plans for it as for a database (:func:`column_traits`). Its columns keep a
     number's kind (``2.0`` apart from ``2``), hold 64-bit integers exactly, sum floats correctly
-    rounded, compute every date part, medians and standard deviations, and conditions over values
+    rounded, pick a number member's least and greatest as the engine does, compute every date part, medians and standard deviations, and conditions over values
     computed from members (arithmetic, lengths, date parts); it calls no host function. What the
     columns are read through (a dialect's string reads) sets the two U+0000 capabilities."""
 
@@ -153,6 +153,7 @@ class ColumnTraits:
     exact_float: None = None
     date_parts: frozenset[str] = frozenset(PARTS)
     sums_floats_exactly: bool = True
+    number_extremes: bool = True
     typed_integers_exact: bool = True
     indexes_cover: bool = False
     keeps_window_order: bool = True
@@ -405,6 +406,25 @@ def _sums(f: Field, ctx: Context) -> bool:
     return f.family == "integer" or (f.family == "number" and ctx.dialect.sums_floats_exactly)
 
 
+def _computes(fn: str, f: Field, ctx: Context) -> bool:
+    """Whether the dialect computes ``$fn`` (``count sum avg min max``) of the typed member ``f`` as
+    the engine does: a count always, a sum or an average as :func:`_sums` says, a minimum or maximum
+    of a string or an integer, and of a number where the dialect picks the engine's one of equal
+    values (:attr:`~jarenlab.backends.base.Dialect.number_extremes`: the columns).
+
+    >>> from jarenlab.backends.sqlite.dialect import SQLiteDialect
+    >>> n = Field(("n",), "number", None)
+    >>> sql, columns = (Context("it", {}, {}, {}, dialect=d) for d in (SQLiteDialect(), column_traits(SQLiteDialect())))
+    >>> _computes("max", n, sql), _computes("max", n, columns), _computes("count", n, sql)
+    (False, True, True)
+    """
+    if fn in ("sum", "avg"):
+        return _sums(f, ctx)
+    if fn in ("min", "max"):
+        return f.family in ("string", "integer") or (f.family == "number" and ctx.dialect.number_extremes)
+    return fn == "count"
+
+
 def _group_output(node: Node, kvars: Mapping[str, int], ctx: Context) -> Out | None:
     if isinstance(node, Lit):
         return LitOut(node.value)
@@ -450,8 +470,7 @@ def _agg_out(fn: str, arg: Node, ctx: Context) -> AggOut | None:
     if fn in HOLISTIC:
         spread = fn in ctx.dialect.holistic and f.family in ("integer", "number")
         return AggOut(fn, f) if spread else None
-    ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
-    return AggOut(fn, f) if ok.get(fn, f.family in ("string", "integer")) else None
+    return AggOut(fn, f) if _computes(fn, f, ctx) else None
 
 
 def _order(flwor: Flwor, ctx: Context, kvars: Mapping[str, int] | None) -> tuple[OrderKey, ...] | Reason:
@@ -1286,11 +1305,9 @@ def _aggregate(common: Plan, set_plan: Plan, fn: str, ret: Node, ctx: Context) -
             return replace(common, mode="native", aggregate=(fn, agg.field), order=())
         why = _HOLISTIC if not ctx.dialect.holistic else "the items are not a schema-typed number path"
         return replace(set_plan, reasons=(Reason(f"${fn.partition('-')[0]}", why),))
-    if isinstance(f, Field):
-        ok = dict.fromkeys(("sum", "avg"), _sums(f, ctx)) | {"count": True}
-        if ok.get(fn, f.family in ("string", "integer")):
-            checks = _real_checks(AggOut(fn, f))
-            return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
+    if isinstance(f, Field) and _computes(fn, f, ctx):
+        checks = _real_checks(AggOut(fn, f))
+        return replace(common, mode="native", aggregate=(fn, f), order=(), real_checks=checks)
     if fn in ("sum", "avg") and isinstance(f, Field) and f.family == "number":
         return replace(set_plan, reasons=(Reason(f"${fn}", _FLOAT_SUM),))
     why = "the aggregated items are not a schema-typed path (integers for $sum/$avg)"
