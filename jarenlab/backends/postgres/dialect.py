@@ -270,7 +270,7 @@ class PostgresDialect(StandardSQL):
         up, and ``-0.0`` only in a negative zero or a float from -0.1 to 0 (``-0.05``), so in a
         document whose text holds either the member's text is read from ``doc``, which ``json``
         keeps as written; every other row keeps ``jsonb``'s speed. The two searches cost about a
-        fifth of the statement per member (``docs/benchmarks.md``).
+        quarter of the statement per member (``docs/benchmarks.md``).
 
         >>> print(PostgresDialect().written_number("body->'n'", ("n",)))
         (CASE WHEN strpos(doc::text, 'e+') > 0 OR strpos(doc::text, '-0.0') > 0 THEN (doc->'n')::text ELSE (body->'n')::text END)
