@@ -201,3 +201,23 @@ def test_period_and_interval_columns_are_refused_and_categories_store_their_valu
         {"c": "b", "m": "2024-02"},
         {"m": "2024-03"},
     ]
+
+
+def test_arrow_extension_columns_are_refused(open_store: Any) -> None:
+    """``pa.Table.from_pandas`` of a Period column makes an extension type whose values read as
+    int64 ordinals: it was stored as those; now JD2008 naming the column and its type, and nothing
+    of the table is stored. A plain Arrow table of the same frame converted first loads."""
+    rows = open_store(OPEN)["rows"]
+    months = pd.period_range("2024-01", periods=3, freq="M")
+    frame = pd.DataFrame({"n": [1, 2, 3], "m": months})
+    for table in (
+        pa.Table.from_pandas(frame),
+        pa.Table.from_pandas(pd.DataFrame({"i": pd.interval_range(0, 3)})),
+    ):
+        with pytest.raises(jl.JarenlabError) as info:
+            rows.insert_many(table)
+        assert info.value.code == "JD2008" and "extension type pandas." in info.value.reason
+        assert ".astype(str)" in info.value.reason
+    assert rows.count() == 0
+    rows.insert_many(pa.Table.from_pandas(frame.assign(m=frame["m"].astype(str))))
+    assert [d["m"] for d in rows.to_list()] == ["2024-01", "2024-02", "2024-03"]
