@@ -84,7 +84,7 @@ class DateAccessor:
 
     __slots__ = ("_expr", "_shown")
 
-    def __init__(self, expr: Any, shown: str = "it.x") -> None:
+    def __init__(self, expr: Any, shown: str) -> None:
         self._expr = expr
         self._shown = shown
 
