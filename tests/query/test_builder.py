@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jarenlab.errors import QueryError
-from jarenlab.query import Query, Queryable, agg, evaluate, it, key, param
+from jarenlab.query import Query, Queryable, agg, evaluate, it, key, param, win
 
 
 class Docs(Queryable):
@@ -250,6 +250,27 @@ def test_pandas_string_and_date_habits_say_what_to_write(src: Docs) -> None:
     assert "key('zz')" in info.value.reason
     want = sum(f.get("carrier") == "AA" for f in FLIGHTS)
     assert want and src.where(it.carrier == param("zz")).count(zz="AA") == want  # given, it runs
+
+
+def test_a_name_agg_or_win_does_not_have_is_coded_with_what_to_write() -> None:
+    """``agg.mean(it.x)`` and ``win.ntile(4)`` were Python's AttributeError ("type object 'agg' has
+    no attribute 'mean'"): each is JQ0034 naming what to write and listing what there is; names
+    with an underscore stay AttributeErrors (Python and IPython probe those)."""
+    for call, advice in (
+        (lambda: agg.mean(it.x), "agg.avg(it.x)"),
+        (lambda: agg.nunique(it.x), "agg.count_distinct(it.x)"),
+        (lambda: agg.size(), "agg.count()"),
+        (lambda: agg.quantile(it.x, 0.9), "agg.median(it.x)"),
+        (lambda: agg.mode(it.x), "agg.count, count_distinct, sum"),
+        (lambda: win.shift(it.x, 1), "win.lag(it.x, n)"),
+        (lambda: win.ntile(4), "win.row_number, rank"),
+    ):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and advice in info.value.reason, info.value.reason
+    with pytest.raises(AttributeError):
+        agg._repr_html_  # noqa: B018
+    assert agg.avg(it.x).document == {"$avg": ["$it.x"]}
 
 
 def _reason(call: Any) -> str:

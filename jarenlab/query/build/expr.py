@@ -478,11 +478,21 @@ def refuse_item_aggregate(value: Any, what: str) -> None:
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "median", "stddev"})
 
 
+class _Namespace(type):
+    """The class of ``agg`` and ``win``: a name they do not have (``agg.mean``) is ``JQ0034`` with
+    what to write instead, as ``it.x.mean()`` is."""
+
+    def __getattr__(cls, name: str) -> NoReturn:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        habits.refuse_namespace(cls.__name__, name)
+
+
 def _aggregate(name: str, *args: Any) -> Aggregate:
     return Aggregate({f"${name}": [lit(a) for a in args]})
 
 
-class agg:
+class agg(metaclass=_Namespace):
     """Aggregates over the current group (after ``group_by``), e.g. ``agg.avg(it.dep_delay)``;
     without ``group_by``, ``select`` aggregates every item into one row."""
 
@@ -528,7 +538,7 @@ class agg:
         return _aggregate("stddev", expr, ddof)
 
 
-class win:
+class win(metaclass=_Namespace):
     """Window functions for :meth:`jarenlab.query.build.builder.Query.window`, e.g. ``rank=win.rank()``.
 
     >>> win.lag(it.d, 2).document, win.sum(it.d, frame=(-2, 0)).document
