@@ -273,6 +273,17 @@ def test_a_name_agg_or_win_does_not_have_is_coded_with_what_to_write() -> None:
     assert agg.avg(it.x).document == {"$avg": ["$it.x"]}
 
 
+@pytest.mark.parametrize("flag", ["case", "regex"])
+def test_str_contains_takes_case_and_regex_as_booleans(src: Docs, flag: str) -> None:
+    """``str.contains("aa", case="no")`` was read as case=True (any non-empty text is truthy) and
+    matched case-sensitively without a word: ``case`` and ``regex`` are True or False, else JQ2010."""
+    for given in ("no", 0, None):
+        with pytest.raises(QueryError) as info:
+            it.carrier.str.contains("aa", **{flag: given})
+        assert info.value.code == "JQ2010" and f"{flag}=" in info.value.reason
+    assert src.where(it.carrier.str.contains("aa", case=False)).count() == 3
+
+
 def _reason(call: Any) -> str:
     with pytest.raises(QueryError) as info:
         call()

@@ -201,6 +201,11 @@ class StrAccessor(Generic[E]):
         never contains anything here, so ``na=False`` (and ``None``) is what the language does;
         ``na=True`` is refused with what to write.
         """
+        for flag, given in (("case", case), ("regex", regex)):
+            if not isinstance(given, bool):
+                raise QueryError(
+                    "JQ2010", f"{self._shown}.str.contains({flag}=...) takes True or False, not {given!r}"
+                )
         if na is True:
             why = f"na=True: write ({self._shown}.is_empty() | {self._shown}.str.contains(...))"
             refuse(self._shown + ".str", "contains", why, member=False)
