@@ -94,6 +94,32 @@ def test_python_logic_refused() -> None:
             pass
 
 
+def test_and_or_take_conditions_and_there_is_no_xor(src: Docs) -> None:
+    """``(it.dep_delay > 10) & 5`` kept every row with dep_delay > 10 (5 is a true value), and in
+    ``~5 & (...)`` Python had made ~5 into -6 before the builder saw it: a Python value beside & or
+    | that is not True/False is JQ0008 saying to compare it. ``a ^ b`` was Python's TypeError
+    (unsupported operand): JQ0034 saying to write ``a != b``."""
+    late = it.dep_delay > 10
+    for bad in (
+        lambda: late & 5,
+        lambda: late | "AA",
+        lambda: 5 & late,
+        lambda: ~5 & late,
+        lambda: None | late,
+        lambda: late & [1],
+    ):
+        with pytest.raises(QueryError) as info:
+            bad()
+        assert info.value.code == "JQ0008" and "combines conditions" in info.value.reason
+    assert src.where(late & True).count() == src.where(True & late).count() == 4
+    assert src.where(False | late).count() == 4
+    for bad in (lambda: late ^ (it.origin == "JFK"), lambda: True ^ late):
+        with pytest.raises(QueryError) as info:
+            bad()
+        assert info.value.code == "JQ0034" and "!=" in info.value.reason
+    assert src.where(late != (it.origin == "JFK")).count() == 2
+
+
 def test_expressions() -> None:
     assert (~(it.a == 1)).document == {"$not": [{"$eq": ["$it.a", 1]}]}
     assert ((it.a == 1) | (it.b == 2) | (it.c == 3)).document == {
