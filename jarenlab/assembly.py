@@ -78,6 +78,11 @@ def open(
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise StoreError("JD0006", f"unknown option {unknown[0]!r} (options: {', '.join(OPTIONS)})")
+    if modules is not None and not (isinstance(modules, Sequence) and not isinstance(modules, str)):
+        shown = f"Module {modules.name!r}" if isinstance(modules, Module) else repr(modules)
+        raise StoreError(
+            "JD0006", f"modules is a list of jarenlab.events.Module (modules=[flights, ...]), not {shown}"
+        )
     store = Store(path, model, subsystems=SUBSYSTEMS, **options)
     if modules:
         try:

@@ -296,6 +296,7 @@ class Collection(Queryable):
         error names its position (``err.position``). A progress bar shows for long batches
         (``progress=None``: from 50,000 documents).
         """
+        _progress(progress)
         records, keys = self._records(docs, key_from_index)
         return self._write_many(records, keys, progress, upsert=False)
 
@@ -312,6 +313,7 @@ class Collection(Queryable):
         (a key pointer) or, for an identity collection, from a DataFrame's index
         (``key_from_index=True``). Validation, positions and progress as in :meth:`insert_many`.
         """
+        _progress(progress)
         records, keys = self._records(docs, key_from_index)
         if keys is None and self.spec.key is None:
             raise StoreError(
@@ -942,6 +944,16 @@ def _flags(**flags: Any) -> None:
     for name, value in flags.items():
         if type(value) is not bool:
             raise StoreError("JD0006", f"{name} must be True or False, not {value!r}")
+
+
+def _progress(progress: Any) -> None:
+    """Refuse a ``progress=`` that is not True, False or None (``"yes"`` would quietly show no bar)."""
+    if progress is not None and type(progress) is not bool:
+        raise StoreError(
+            "JD0006",
+            f"progress must be True (always a bar), False (never) or None (from {_PROGRESS_FROM:,} "
+            f"documents), not {progress!r}",
+        )
 
 
 def _refuse_nul(value: Any, collection: str, position: int | None, path: str = "") -> None:

@@ -509,8 +509,10 @@ class Store:
         running after the grace period (JD2062, naming the jobs) and a WAL checkpoint another
         connection kept busy (JD2120). Each is a ``RuntimeWarning``; with ``strict=True`` the first
         is raised instead (the rest as notes). A second call does nothing; any other call
-        afterwards raises JD2063.
+        afterwards raises JD2063. JD0006: ``strict`` is not True or False (nothing is closed).
         """
+        if type(strict) is not bool:  # (strict="no" would count as true)
+            raise StoreError("JD0006", f"strict must be True or False, not {strict!r}")
         problems: list[Exception] = []
         with self._close_lock:
             if self.db.closed:

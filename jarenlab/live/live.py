@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Callable
@@ -150,6 +151,9 @@ class LiveQuery:
         self._aligned = align(document, spec.schema) if spec is not None else Alignment(document)
         self.document = document = self._aligned.document
         compiled = compile_query(document, operators=store.operators)
+        for name in sorted(externals):
+            if name not in compiled.externals:  # (as set_externals and bind refuse it)
+                raise QueryError("JQ0005", f"${name} is not an external of this query")
         self.externals = self._checked(compiled.externals, externals)
         self._names = compiled.externals
         self._plan = plan_live(document, frozenset(store.operators))
@@ -450,12 +454,13 @@ class LiveQuery:
                 f"subscribe takes callables fn(patch, seq) and on_error(err), not {type(bad).__name__}",
                 collection=self.collection.name,
             )
-        if on_state is not None and not callable(on_state):
-            raise StoreError(
-                "JD2010",
-                f"subscribe takes a callable on_state(state), not {type(on_state).__name__}",
-                collection=self.collection.name,
-            )
+        for what, given in (("on_state(state)", on_state), ("on_close()", on_close)):
+            if given is not None and not callable(given):
+                raise StoreError(
+                    "JD2010",
+                    f"subscribe takes a callable {what}, not {type(given).__name__}",
+                    collection=self.collection.name,
+                )
         entry = (fn, on_error)
         self._subscribers.append(entry)
         if on_close is not None:
@@ -554,6 +559,14 @@ class LiveQuery:
         require_anywidget()
         from jarenlab.widgets.live import LiveTable
 
+        known = [p for p in inspect.signature(LiveTable).parameters if p != "live"]
+        for name in options:
+            if name not in known:
+                raise StoreError(
+                    "JD0006",
+                    f"widget() takes min_interval= and static_interval= (seconds), not {name}=",
+                    collection=self.collection.name,
+                )
         return LiveTable(self, **options)
 
     def close(self) -> None:

@@ -37,3 +37,32 @@ def test_load_refuses_a_folder_without_this_stores_columns_and_keeps_its_own(
         columns.load(tmp_path)
     assert info.value.code == "JD2162" and "holds no saved columns" in str(info.value)
     assert columns.folder == before
+
+
+def test_warm_refuses_members_that_are_not_names(open_store: Any) -> None:
+    """``warm("items", 5)`` was a TypeError ('int' object is not iterable) and ``warm("items", [5])``
+    an AttributeError ('int' object has no attribute 'startswith'): each is JD2010 saying members
+    are a name or a list of names; nothing is built."""
+    columns = open_store(MODEL).columns
+    for members in (5, [5], [None], ["x", 2.5], {"x": 1}.items()):
+        with pytest.raises(jl.JarenlabError) as info:
+            columns.warm("items", members)
+        assert info.value.code == "JD2010" and "a list of names" in info.value.reason, members
+    assert columns.held() == []
+    columns.warm("items", (m for m in ["x", "/g"]))  # any iterable of names
+    assert {row["member"] for row in columns.held()} == {"/x", "/g"}
+
+
+def test_drop_refuses_a_collection_the_model_does_not_declare(open_store: Any) -> None:
+    """``drop("itmes")`` (a typo) let go of nothing without a word, and ``drop(["items"])`` was a
+    TypeError (unhashable type: 'list'): each is JD2004, as ``warm`` of such a name is, and the
+    columns held stay."""
+    columns = open_store(MODEL).columns
+    columns.warm("items", ["x"])
+    for name in ("itmes", 5, ["items"]):
+        with pytest.raises(jl.JarenlabError) as info:
+            columns.drop(name)  # type: ignore[arg-type]
+        assert info.value.code == "JD2004", name
+    assert len(columns.held()) == 1
+    columns.drop("items")
+    assert columns.held() == []

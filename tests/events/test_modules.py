@@ -208,3 +208,19 @@ def test_open_installs_modules_and_refuses_a_graph_that_does_not_match(
     assert err.value.code == "JD2212" and "'billing'" in err.value.reason
     again = open_store.reopen(store, modules=[_noop("flight"), _noop("billing")])
     assert again.events.emit("billing.charged", {"flight": 2}).seq == 2
+
+
+def test_open_refuses_modules_that_are_not_a_list_before_making_a_file(
+    tmp_path: Any, model: dict[str, Any]
+) -> None:
+    """``jl.open(path, model, modules=flights)`` (one module, not a list) and ``modules=5`` were
+    TypeErrors (argument after * must be an iterable) raised after the file was made, and
+    ``modules="flight"`` was refused for its first letter 'f': each is JD0006 saying modules is a
+    list, and no file is made."""
+    path = tmp_path / "lab.db"
+    for given, shown in ((_noop("flight"), "Module 'flight'"), (5, "not 5"), ("flight", "'flight'")):
+        with pytest.raises(jl.JarenlabError) as info:
+            jl.open(str(path), _model(model), modules=given)
+        assert info.value.code == "JD0006" and "modules is a list" in info.value.reason
+        assert shown in info.value.reason
+    assert not path.exists()

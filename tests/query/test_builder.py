@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jarenlab.errors import QueryError
-from jarenlab.query import Query, Queryable, agg, evaluate, it, key, param
+from jarenlab.query import Query, Queryable, agg, evaluate, it, key, param, win
 
 
 class Docs(Queryable):
@@ -92,6 +92,32 @@ def test_python_logic_refused() -> None:
     with pytest.raises(QueryError, match=r"& \| ~"):
         if it.a > 1:
             pass
+
+
+def test_and_or_take_conditions_and_there_is_no_xor(src: Docs) -> None:
+    """``(it.dep_delay > 10) & 5`` kept every row with dep_delay > 10 (5 is a true value), and in
+    ``~5 & (...)`` Python had made ~5 into -6 before the builder saw it: a Python value beside & or
+    | that is not True/False is JQ0008 saying to compare it. ``a ^ b`` was Python's TypeError
+    (unsupported operand): JQ0034 saying to write ``a != b``."""
+    late = it.dep_delay > 10
+    for bad in (
+        lambda: late & 5,
+        lambda: late | "AA",
+        lambda: 5 & late,
+        lambda: ~5 & late,
+        lambda: None | late,
+        lambda: late & [1],
+    ):
+        with pytest.raises(QueryError) as info:
+            bad()
+        assert info.value.code == "JQ0008" and "combines conditions" in info.value.reason
+    assert src.where(late & True).count() == src.where(True & late).count() == 4
+    assert src.where(False | late).count() == 4
+    for bad in (lambda: late ^ (it.origin == "JFK"), lambda: True ^ late):
+        with pytest.raises(QueryError) as info:
+            bad()
+        assert info.value.code == "JQ0034" and "!=" in info.value.reason
+    assert src.where(late != (it.origin == "JFK")).count() == 2
 
 
 def test_expressions() -> None:
@@ -250,6 +276,38 @@ def test_pandas_string_and_date_habits_say_what_to_write(src: Docs) -> None:
     assert "key('zz')" in info.value.reason
     want = sum(f.get("carrier") == "AA" for f in FLIGHTS)
     assert want and src.where(it.carrier == param("zz")).count(zz="AA") == want  # given, it runs
+
+
+def test_a_name_agg_or_win_does_not_have_is_coded_with_what_to_write() -> None:
+    """``agg.mean(it.x)`` and ``win.ntile(4)`` were Python's AttributeError ("type object 'agg' has
+    no attribute 'mean'"): each is JQ0034 naming what to write and listing what there is; names
+    with an underscore stay AttributeErrors (Python and IPython probe those)."""
+    for call, advice in (
+        (lambda: agg.mean(it.x), "agg.avg(it.x)"),
+        (lambda: agg.nunique(it.x), "agg.count_distinct(it.x)"),
+        (lambda: agg.size(), "agg.count()"),
+        (lambda: agg.quantile(it.x, 0.9), "agg.median(it.x)"),
+        (lambda: agg.mode(it.x), "agg.count, count_distinct, sum"),
+        (lambda: win.shift(it.x, 1), "win.lag(it.x, n)"),
+        (lambda: win.ntile(4), "win.row_number, rank"),
+    ):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and advice in info.value.reason, info.value.reason
+    with pytest.raises(AttributeError):
+        agg._repr_html_  # noqa: B018
+    assert agg.avg(it.x).document == {"$avg": ["$it.x"]}
+
+
+@pytest.mark.parametrize("flag", ["case", "regex"])
+def test_str_contains_takes_case_and_regex_as_booleans(src: Docs, flag: str) -> None:
+    """``str.contains("aa", case="no")`` was read as case=True (any non-empty text is truthy) and
+    matched case-sensitively without a word: ``case`` and ``regex`` are True or False, else JQ2010."""
+    for given in ("no", 0, None):
+        with pytest.raises(QueryError) as info:
+            it.carrier.str.contains("aa", **{flag: given})
+        assert info.value.code == "JQ2010" and f"{flag}=" in info.value.reason
+    assert src.where(it.carrier.str.contains("aa", case=False)).count() == 3
 
 
 def _reason(call: Any) -> str:

@@ -38,6 +38,18 @@ def test_close_is_idempotent_and_later_calls_are_coded(store: Any) -> None:
         assert info.value.code == "JD2063"
 
 
+def test_close_refuses_a_strict_that_is_not_a_bool(store: Any) -> None:
+    """``close(strict="no")`` closed strictly (any non-empty text is true): strict other than True
+    or False is JD0006, and the store stays open."""
+    for given in ("no", 1, None):
+        with pytest.raises(jl.JarenlabError) as info:
+            store.close(strict=given)
+        assert info.value.code == "JD0006" and "strict must be True or False" in info.value.reason
+    assert not store.closed
+    store.close(strict=False)
+    assert store.closed
+
+
 def test_context_manager_closes(open_store: Any, model: dict[str, Any]) -> None:
     where = open_store.target("a")
     with jl.open(where.pop("path"), model, **where) as store:

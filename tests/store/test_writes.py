@@ -65,6 +65,19 @@ def test_a_failed_batch_writes_nothing_and_names_the_position(store: Any) -> Non
     assert notes.count() == 0
 
 
+def test_progress_is_true_false_or_none(store: Any) -> None:
+    """``insert_many(docs, progress="yes")`` wrote without a bar and without a word (only True
+    showed one): progress other than True, False or None is JD0006, before anything is written."""
+    notes = store["notes"]
+    for call in (notes.insert_many, notes.put_many):
+        for given in ("yes", 1, 0):
+            with pytest.raises(jl.JarenlabError) as info:
+                call([{"id": "a"}], progress=given)
+            assert info.value.code == "JD0006" and "progress must be True" in info.value.reason
+    assert notes.count() == 0
+    assert notes.insert_many([{"id": "a"}], progress=False) == 1
+
+
 def test_insert_many_from_dataframe_and_arrow(store: Any) -> None:
     notes = store["notes"]
     frame = pd.DataFrame({"id": ["a", "b"], "score": pd.array([1, None], dtype="Int64"), "tag": ["t", None]})

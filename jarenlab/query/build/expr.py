@@ -131,6 +131,7 @@ class Expr:
         return _op("ge", self, other)
 
     def _logic(self, name: str, other: Any) -> Expr:
+        _condition(other, "&" if name == "and" else "|")
         parts: list[Any] = []
         for e in (self, other):
             doc = lit(e)
@@ -146,16 +147,27 @@ class Expr:
         return self._logic("and", other)
 
     def __rand__(self, other: Any) -> Expr:
+        _condition(other, "&")
         return Expr(lit(other))._logic("and", self)
 
     def __or__(self, other: Any) -> Expr:
         return self._logic("or", other)
 
     def __ror__(self, other: Any) -> Expr:
+        _condition(other, "|")
         return Expr(lit(other))._logic("or", self)
 
     def __invert__(self) -> Expr:
         return _op("not", self)
+
+    def __xor__(self, other: Any) -> NoReturn:
+        raise QueryError(
+            "JQ0034",
+            "the builder has no ^ (exclusive or): for two conditions write (a) != (b), "
+            "or (a & ~b) | (~a & b)",
+        )
+
+    __rxor__ = __xor__
 
     def __add__(self, other: Any) -> Expr:
         return _op("add", self, other)
@@ -379,6 +391,26 @@ class _Member(Expr):
         habits.not_callable(self._shown())
 
 
+def _condition(other: Any, sign: str) -> None:
+    """Refuse a Python value beside ``&`` or ``|`` that is not a condition (``JQ0008``):
+    ``(it.x > 1) & 5`` would be true wherever it.x > 1 (5 is a true value), and in
+    ``~5 & (it.x > 1)`` Python computes ~5, -6, before the builder sees it.
+
+    >>> _condition(it.x > 1, "&"), _condition(True, "|")
+    (None, None)
+    >>> _condition(5, "&")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0008 unsupported: & combines conditions such as (it.x > 1) & (it.g == 'a'), or True/False, not 5: compare it (it.y == 5)
+    """
+    if not isinstance(other, Expr | bool) and getattr(other, "dtype", None) != bool:  # (numpy's bool too)
+        raise QueryError(
+            "JQ0008",
+            f"{sign} combines conditions such as (it.x > 1) {sign} (it.g == 'a'), or True/False, "
+            f"not {other!r}: compare it (it.y == {other!r})",
+        )
+
+
 @dataclass(frozen=True)
 class OrderKey:
     """An ``$orderby`` spec made by :meth:`Expr.asc` / :meth:`Expr.desc`."""
@@ -478,11 +510,21 @@ def refuse_item_aggregate(value: Any, what: str) -> None:
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "median", "stddev"})
 
 
+class _Namespace(type):
+    """The class of ``agg`` and ``win``: a name they do not have (``agg.mean``) is ``JQ0034`` with
+    what to write instead, as ``it.x.mean()`` is."""
+
+    def __getattr__(cls, name: str) -> NoReturn:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        habits.refuse_namespace(cls.__name__, name)
+
+
 def _aggregate(name: str, *args: Any) -> Aggregate:
     return Aggregate({f"${name}": [lit(a) for a in args]})
 
 
-class agg:
+class agg(metaclass=_Namespace):
     """Aggregates over the current group (after ``group_by``), e.g. ``agg.avg(it.dep_delay)``;
     without ``group_by``, ``select`` aggregates every item into one row."""
 
@@ -528,7 +570,7 @@ class agg:
         return _aggregate("stddev", expr, ddof)
 
 
-class win:
+class win(metaclass=_Namespace):
     """Window functions for :meth:`jarenlab.query.build.builder.Query.window`, e.g. ``rank=win.rank()``.
 
     >>> win.lag(it.d, 2).document, win.sum(it.d, frame=(-2, 0)).document

@@ -81,6 +81,43 @@ REFUSED: dict[str, str] = {
 }
 
 
+_AGG_LIST = "the aggregates are agg.count, count_distinct, sum, avg, min, max, median, std"
+_WIN_LIST = "the window functions are win.row_number, rank, dense_rank, lag, lead, count, sum, avg, min, max"
+
+#: pandas and SQL names that are not aggregates of ``agg``, with what to write instead.
+AGG_REFUSED: dict[str, str] = {
+    "mean": "the mean is agg.avg(it.x)",
+    "average": "the mean is agg.avg(it.x)",
+    "nunique": "the number of distinct values is agg.count_distinct(it.x)",
+    "size": "the number of items is agg.count()",
+    "var": "the variance is agg.std(it.x) ** 2",
+    "stddev": "the standard deviation is agg.std(it.x) (ddof=1, as pandas)",
+    "quantile": f"the median is agg.median(it.x); for other quantiles {_TO_PANDAS}",
+}
+
+#: pandas and SQL names that are not window functions of ``win``, with what to write instead.
+WIN_REFUSED: dict[str, str] = {
+    "shift": "pandas' shift(n) is win.lag(it.x, n), shift(-n) win.lead(it.x, n)",
+    "mean": "the mean over the frame is win.avg(it.x)",
+    "cumsum": "a running sum is win.sum(it.x) in an ordered window",
+    "cumcount": "positions from 0 are win.row_number() - 1",
+}
+
+
+def refuse_namespace(shown: str, name: str) -> NoReturn:
+    """``agg.mean`` or ``win.ntile``: a name the namespace does not have (``JQ0034``), with what to
+    write instead (never Python's ``type object 'agg' has no attribute 'mean'``).
+
+    >>> refuse_namespace("agg", "mean")
+    Traceback (most recent call last):
+    ...
+    jarenlab.errors.QueryError: JQ0034 builder_habit: agg.mean: the mean is agg.avg(it.x); the aggregates are agg.count, count_distinct, sum, avg, min, max, median, std
+    """
+    table, listed = (AGG_REFUSED, _AGG_LIST) if shown == "agg" else (WIN_REFUSED, _WIN_LIST)
+    advice = table.get(name, f"there is no {shown}.{name}")
+    refuse(shown, name, f"{advice}; {listed}", member=False)
+
+
 def refuse(shown: str, name: str, advice: str, *, member: bool = True) -> NoReturn:
     """Raise the builder's ``JQ0034`` for ``shown.name`` (``member``: say how to reach such a member)."""
     tail = f" (a member named {name!r} is {shown}[{name!r}])" if member else ""
@@ -164,6 +201,11 @@ class StrAccessor(Generic[E]):
         never contains anything here, so ``na=False`` (and ``None``) is what the language does;
         ``na=True`` is refused with what to write.
         """
+        for flag, given in (("case", case), ("regex", regex)):
+            if not isinstance(given, bool):
+                raise QueryError(
+                    "JQ2010", f"{self._shown}.str.contains({flag}=...) takes True or False, not {given!r}"
+                )
         if na is True:
             why = f"na=True: write ({self._shown}.is_empty() | {self._shown}.str.contains(...))"
             refuse(self._shown + ".str", "contains", why, member=False)

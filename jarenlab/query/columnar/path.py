@@ -419,8 +419,19 @@ class Columns:
     # -- what a user calls -----------------------------------------------------------------------
     def warm(self, collection: str, members: Iterable[str] | None = None) -> Columns:
         """Build the columns of ``members`` (names or JSON pointers of schema-typed members; all of
-        the collection's top-level typed members when None) now, so the first question is warm."""
+        the collection's top-level typed members when None) now, so the first question is warm.
+        JD2010: ``members`` is not a name or a list of names."""
         coll = self.store[collection]
+        if members is not None and not isinstance(members, str):
+            given = members
+            members = list(given) if isinstance(given, Iterable) else [given]
+            if not all(isinstance(m, str) for m in members):
+                raise StoreError(
+                    "JD2010",
+                    "warm() takes members as a name or a list of names such as ['price', '/when'], "
+                    f"not {given!r}",
+                    collection=coll.name,
+                )
         from jarenlab.query.columnar.columns import typed_fields
 
         fields = typed_fields(coll.spec.schema, members, coll.name)
@@ -431,7 +442,10 @@ class Columns:
         return self
 
     def drop(self, collection: str | None = None) -> None:
-        """Let go of the columns of ``collection`` (all when None); the next question rebuilds them."""
+        """Let go of the columns of ``collection`` (all when None); the next question rebuilds them.
+        JD2004: the model declares no such collection."""
+        if collection is not None:
+            self.store.collection(collection)
         with self.lock:
             if collection is None:
                 self.tables.clear()
