@@ -52,7 +52,7 @@ REFUSED: dict[str, str] = {
     "mean": "the mean is q.avg(it.x), or agg.avg(it.x) per group",
     "median": "the median is q.median(it.x), or agg.median(it.x) per group",
     "std": "the standard deviation is q.std(it.x), or agg.std(it.x) per group",
-    "var": "the variance is q.std(it.x) ** 2, or agg.std(it.x) ** 2 per group",
+    "var": "the variance is q.std(it.x) squared, or agg.std(it.x) * agg.std(it.x) per group",
     "unique": "distinct values are q.select(it.x).distinct()",
     "nunique": "the number of distinct values is agg.count_distinct(it.x) per group, or q.select(it.x).distinct().count()",
     "value_counts": "counts per value are q.group_by(it.x).select({'x': key('key'), 'n': agg.count()})",
@@ -90,7 +90,7 @@ AGG_REFUSED: dict[str, str] = {
     "average": "the mean is agg.avg(it.x)",
     "nunique": "the number of distinct values is agg.count_distinct(it.x)",
     "size": "the number of items is agg.count()",
-    "var": "the variance is agg.std(it.x) ** 2",
+    "var": "the variance is agg.std(it.x) * agg.std(it.x)",
     "stddev": "the standard deviation is agg.std(it.x) (ddof=1, as pandas)",
     "quantile": f"the median is agg.median(it.x); for other quantiles {_TO_PANDAS}",
 }
