@@ -314,3 +314,24 @@ def _reason(call: Any) -> str:
     with pytest.raises(QueryError) as info:
         call()
     return str(info.value.reason)
+
+
+def test_python_conversions_and_operators_of_an_expression_are_coded() -> None:
+    """``int(it.x)``, ``float(it.x)``, ``divmod``, ``@``, ``<<`` and ``>>`` were Python TypeErrors,
+    and ``win.lag(it.x, True)`` read as one row: each is now coded, saying what to write."""
+    for call, advice in (
+        (lambda: int(it.x), "{'$number': '$it.x'}"),
+        (lambda: float(it.x), "{'$number': '$it.x'}"),
+        (lambda: divmod(it.x, 2), "it.x // n and it.x % n"),
+        (lambda: divmod(7, it.x), "n // it.x and n % it.x"),
+        (lambda: it.x @ it.y, "no matrix product"),
+        (lambda: it.x << 1, "no bit shifts"),
+        (lambda: 1 >> it.x, "no bit shifts"),
+    ):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and advice in info.value.reason, info.value.reason
+    with pytest.raises(QueryError) as info:
+        win.lag(it.x, True)
+    assert info.value.code == "JQ2010" and "offset" in info.value.reason
+    assert win.lag(it.x, 2).document == {"$lag": ["$it.x", 2]}

@@ -24,6 +24,12 @@ from jarenlab.values import query_value
 _LOGIC_HINT = "use & | ~ (with parentheses) instead of and / or / not, which Python cannot overload"
 
 
+def _python_only(expr: Expr, what: str, advice: str) -> QueryError:
+    """JQ0034 for a Python operation an expression cannot be part of (a query runs later, in the
+    store), with what to write instead."""
+    return QueryError("JQ0034", f"{what} of {expr._shown()} cannot build a query: {advice}")
+
+
 def lit(value: Any) -> Any:
     """The document form of a Python value or :class:`Expr`.
 
@@ -208,6 +214,28 @@ class Expr:
         raise QueryError(
             "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
         )
+
+    def __int__(self) -> NoReturn:
+        raise _python_only(self, "int()", "a query's number is it.x itself; a cast is {'$number': '$it.x'}")
+
+    def __float__(self) -> NoReturn:
+        raise _python_only(self, "float()", "a query's number is it.x itself; a cast is {'$number': '$it.x'}")
+
+    def __divmod__(self, other: Any) -> NoReturn:
+        raise _python_only(self, "divmod()", "write it.x // n and it.x % n")
+
+    def __rdivmod__(self, other: Any) -> NoReturn:
+        raise _python_only(self, "divmod()", "write n // it.x and n % it.x")
+
+    def __matmul__(self, other: Any) -> NoReturn:
+        raise _python_only(self, "@", "the language has no matrix product")
+
+    __rmatmul__ = __matmul__
+
+    def __lshift__(self, other: Any) -> NoReturn:
+        raise _python_only(self, "<< and >>", "the language has no bit shifts: multiply or divide by a power of 2")
+
+    __rlshift__ = __rshift__ = __rrshift__ = __lshift__
 
     def __len__(self) -> NoReturn:
         raise QueryError(
@@ -594,6 +622,8 @@ class win(metaclass=_Namespace):
 
     @staticmethod
     def _offset(fn: str, expr: Any, offset: int, default: Any) -> Expr:
+        if isinstance(offset, bool):  # (True == 1: it would read as one row)
+            raise QueryError("JQ2010", f"win.{fn}() takes a number of rows as its offset, not {offset!r}")
         args = [lit(expr)] + ([offset] if offset != 1 or default is not None else [])
         return Expr({f"${fn}": args + ([lit(default)] if default is not None else [])})
 
