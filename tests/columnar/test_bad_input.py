@@ -66,3 +66,26 @@ def test_drop_refuses_a_collection_the_model_does_not_declare(open_store: Any) -
     assert len(columns.held()) == 1
     columns.drop("items")
     assert columns.held() == []
+
+
+def test_budget_and_progress_take_what_open_takes(open_store: Any) -> None:
+    """``store.columns.budget = "lots"`` and ``progress = "no"`` were kept, and failed later (a
+    TypeError at the next build) or read as true: now JD0006, the setting unchanged. A budget is
+    set as ``jl.open``'s ``columns=``: a size, bytes, True or False."""
+    columns = open_store(MODEL).columns
+    before = columns.budget
+    for value in ("lots", -5, 2.5, [1]):
+        with pytest.raises(jl.JarenlabError) as info:
+            columns.budget = value  # type: ignore[assignment]
+        assert info.value.code == "JD0006" and columns.budget == before
+    for flag in ("no", 1, 0):
+        with pytest.raises(jl.JarenlabError) as info:
+            columns.progress = flag  # type: ignore[assignment]
+        assert info.value.code == "JD0006" and columns.progress is None
+    columns.budget = "2GB"
+    assert columns.budget == 2_000_000_000
+    columns.budget = False
+    assert columns.budget is None
+    columns.budget = True
+    columns.progress = False
+    assert columns.budget == 1_000_000_000 and columns.progress is False

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jarenlab.errors import StoreError
-from jarenlab.query.columnar.budget import DEFAULT_BUDGET
+from jarenlab.query.columnar.budget import DEFAULT_BUDGET, parse_budget
 from jarenlab.query.columnar.fresh import OwnCommits, catch_up, probe
 from jarenlab.query.columnar.reads import member, needs
 from jarenlab.query.planner.plan import conjoin
@@ -97,8 +97,7 @@ class Columns:
 
     def __init__(self, store: Any, budget: int | None = DEFAULT_BUDGET) -> None:
         self.store = store
-        #: Bytes the columns may hold (None: the columnar path is off).
-        self.budget = budget
+        self._budget = budget
         self.tables: dict[str, Table] = {}
         self.lock = threading.RLock()
         self.counters = {
@@ -112,9 +111,7 @@ class Columns:
         )
         #: Per collection, what became of its saved columns (read, or rebuilt and why).
         self.restored: dict[str, str] = {}
-        #: A progress bar on builds: None shows one for builds of :data:`PROGRESS_ROWS` rows or more
-        #: (a notebook widget in Jupyter), True on every build, False never.
-        self.progress: bool | None = None
+        self._progress: bool | None = None
         #: The keys this store's own commits changed (:mod:`.fresh`): no log read after them.
         self.own = OwnCommits()
         #: The change hub (the change log's newest record is the freshness check).
@@ -125,6 +122,33 @@ class Columns:
         #: every run, so a repeated question finds its reads here instead of walking the plan.
         self.reads: dict[int, tuple[Plan, list[Field] | Reason, list[str]]] = {}
         store.on_model(lambda old, new: self.drop())
+
+    @property
+    def budget(self) -> int | None:
+        """Bytes the columns may hold (None: the columnar path is off). Set as ``jl.open``'s
+        ``columns=``: a size (``"2GB"``), a number of bytes, True (the default) or False (off);
+        anything else is JD0006."""
+        return self._budget
+
+    @budget.setter
+    def budget(self, value: int | str | bool | None) -> None:
+        self._budget = None if value is None or value is False else parse_budget(value)
+
+    @property
+    def progress(self) -> bool | None:
+        """A progress bar on builds: None shows one for builds of :data:`PROGRESS_ROWS` rows or more
+        (a notebook widget in Jupyter), True on every build, False never; anything else is JD0006."""
+        return self._progress
+
+    @progress.setter
+    def progress(self, value: bool | None) -> None:
+        if value is not None and type(value) is not bool:
+            raise StoreError(
+                "JD0006",
+                f"store.columns.progress is True (a bar on every build), False (never) or None (builds "
+                f"of {PROGRESS_ROWS:,} rows or more), not {value!r}",
+            )
+        self._progress = value
 
     def _own_commit(self, seq: int, changes: list[Any] | None) -> None:
         if self.tables:  # (nothing held: nothing to keep current)
