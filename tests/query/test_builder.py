@@ -335,3 +335,14 @@ def test_python_conversions_and_operators_of_an_expression_are_coded() -> None:
         win.lag(it.x, True)
     assert info.value.code == "JQ2010" and "offset" in info.value.reason
     assert win.lag(it.x, 2).document == {"$lag": ["$it.x", 2]}
+
+
+def test_an_aggregate_of_a_member_name_says_its_own_name(src: Docs) -> None:
+    """``q.sum("flight")`` said ``select() takes an expression``: it names sum() now."""
+    calls = ((lambda: src.sum("flight"), "sum"), (lambda: src.query().std("flight"), "std"))
+    for call, name in calls:
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ2010" and info.value.reason.startswith(f"{name}() takes")
+        assert f"{name}(it['flight'])" in info.value.reason
+    assert src.sum(it.flight) == sum(f["flight"] for f in FLIGHTS)

@@ -565,6 +565,11 @@ class Query:
         return self._stored("page")._page(self.document, limit, after, externals)
 
     def _aggregate(self, name: str, expr: Any, externals: dict[str, Any], *more: Any) -> Any:
+        if isinstance(expr, str):  # (pandas' df["x"].sum(): select() would say its own name)
+            method = "std" if name == "stddev" else name
+            raise QueryError(
+                "JQ2010", f"{method}() takes an expression, not the text {expr!r}: {method}(it[{expr!r}])"
+            )
         q = self if expr is None else self.select(expr)
         out = self._run({f"${name}": [q._expr(), *more]}, externals)
         return out[0] if out else None
