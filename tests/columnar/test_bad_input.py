@@ -1,4 +1,4 @@
-"""Bad input to ``store.columns`` (found by an outside trial): a coded error, nothing changed."""
+"""Bad input to ``store.columns``: a coded error, nothing changed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input to a live query's own calls (found by an outside trial): a coded error."""
+"""Bad input to a live query's own calls: a coded error."""
 
 from __future__ import annotations
 
