@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 import jarenlab.backends as backends
-from jarenlab.arguments import is_count, is_seconds
+from jarenlab.arguments import is_count, is_flag, is_seconds
 from jarenlab.collection import Collection
 from jarenlab.database import Change, Database
 from jarenlab.errors import ModelError, StoreError
 from jarenlab.model import MODEL_VERSION, Model, describe_at, first_difference, load_model, refuse_downgrade
-from jarenlab.query.columnar.budget import parse_budget
+from jarenlab.query.columnar.budget import budget_of
 from jarenlab.query.lang.engine import check_operators
 from jarenlab.query.planner.diagnose import check_switch
 from jarenlab.query.planner.profile import Profile
@@ -110,7 +110,7 @@ class Store:
         self.planner.checks = check_switch(checks)
         #: Bytes the columnar path may hold (``columns=``: a budget such as ``"2GB"``, True for the
         #: default, False for none: :mod:`jarenlab.query.columnar`); None when it is off.
-        self.column_budget: int | None = None if columns is False else parse_budget(columns)
+        self.column_budget: int | None = budget_of(columns)
         self._temp_dir: str | None = None
         if path is not None:
             # What the target names (SQLite: ":memory:" and file: URIs are a fresh store in a
@@ -511,7 +511,7 @@ class Store:
         is raised instead (the rest as notes). A second call does nothing; any other call
         afterwards raises JD2063. JD0006: ``strict`` is not True or False (nothing is closed).
         """
-        if type(strict) is not bool:  # (strict="no" would count as true)
+        if not is_flag(strict):  # (strict="no" would count as true)
             raise StoreError("JD0006", f"strict must be True or False, not {strict!r}")
         problems: list[Exception] = []
         with self._close_lock:

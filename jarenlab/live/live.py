@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from jarenlab.arguments import is_flag
 from jarenlab.errors import JarenlabError, LiveError, QueryError, StoreError
 from jarenlab.live.analyze import plan_live
 from jarenlab.live.capture import Record
@@ -141,7 +142,7 @@ class LiveQuery:
         clock: Callable[[], float] = time.time,
         columns: bool | None = None,
     ) -> None:
-        if columns is not None and type(columns) is not bool:
+        if columns is not None and not is_flag(columns):
             raise StoreError("JD0006", f"columns must be True, False or None, not {columns!r}")
         store = collection.store
         self.collection = collection

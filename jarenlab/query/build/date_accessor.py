@@ -52,6 +52,7 @@ def _arg(value: Any) -> Any:
 
 
 _TRUNC = "the start of a day, hour, ... is .dt.trunc('day') (on a wall clock: .dt.trunc('day', tz='Europe/Paris'))"
+_WEEKDAY = "the day of the week is .dt.weekday (ISO: Monday 1 to Sunday 7; pandas counts Monday 0)"
 #: pandas ``.dt`` names the language spells another way, with what to write instead.
 PANDAS: dict[str, str] = {
     "date": _TRUNC,
@@ -64,8 +65,8 @@ PANDAS: dict[str, str] = {
     "run the query into pandas (q.to_pandas()) and format there",
     "tz_convert": "a wall clock's day or hour is .dt.trunc(unit, tz='Europe/Paris'); parts are UTC",
     "tz_localize": "date-times are stored with their offset (RFC 3339): .dt.trunc(unit, tz=...) reads a wall clock",
-    "dayofweek": "the day of the week is .dt.weekday (ISO: Monday 1 to Sunday 7; pandas counts Monday 0)",
-    "day_of_week": "the day of the week is .dt.weekday (ISO: Monday 1 to Sunday 7; pandas counts Monday 0)",
+    "dayofweek": _WEEKDAY,
+    "day_of_week": _WEEKDAY,
     "dayofyear": "the day of the year is .dt.doy",
     "day_of_year": "the day of the year is .dt.doy",
     "isocalendar": "the ISO week is .dt.week, the ISO weekday .dt.weekday",

@@ -24,6 +24,10 @@ from jarenlab.values import query_value
 _LOGIC_HINT = "use & | ~ (with parentheses) instead of and / or / not, which Python cannot overload"
 
 
+#: What ``int(it.x)`` and ``float(it.x)`` say to write instead.
+_CAST = "a query's number is it.x itself; a cast is {'$number': '$it.x'}"
+
+
 def _python_only(expr: Expr, what: str, advice: str) -> QueryError:
     """JQ0034 for a Python operation an expression cannot be part of (a query runs later, in the
     store), with what to write instead."""
@@ -167,10 +171,8 @@ class Expr:
         return _op("not", self)
 
     def __xor__(self, other: Any) -> NoReturn:
-        raise QueryError(
-            "JQ0034",
-            "the builder has no ^ (exclusive or): for two conditions write (a) != (b), "
-            "or (a & ~b) | (~a & b)",
+        raise _python_only(
+            self, "^", "the builder has no exclusive or: for two conditions write (a) != (b), or (a & ~b) | (~a & b)"
         )
 
     __rxor__ = __xor__
@@ -206,20 +208,15 @@ class Expr:
         return _op("mod", self, other)
 
     def __pow__(self, other: Any) -> NoReturn:
-        raise QueryError(
-            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
-        )
+        raise _python_only(self, "**", "the language has no power: write it.x * it.x for a square")
 
-    def __rpow__(self, other: Any) -> NoReturn:
-        raise QueryError(
-            "JQ0034", "the builder has no ** (the language has no power): write it.x * it.x for a square"
-        )
+    __rpow__ = __pow__
 
     def __int__(self) -> NoReturn:
-        raise _python_only(self, "int()", "a query's number is it.x itself; a cast is {'$number': '$it.x'}")
+        raise _python_only(self, "int()", _CAST)
 
     def __float__(self) -> NoReturn:
-        raise _python_only(self, "float()", "a query's number is it.x itself; a cast is {'$number': '$it.x'}")
+        raise _python_only(self, "float()", _CAST)
 
     def __divmod__(self, other: Any) -> NoReturn:
         raise _python_only(self, "divmod()", "write it.x // n and it.x % n")
@@ -238,10 +235,7 @@ class Expr:
     __rlshift__ = __rshift__ = __rrshift__ = __lshift__
 
     def __len__(self) -> NoReturn:
-        raise QueryError(
-            "JQ0034",
-            "len() of an expression cannot be a query: a string's or array's length is it.x.length()",
-        )
+        raise _python_only(self, "len()", "a string's or array's length is it.x.length()")
 
     def __neg__(self) -> Expr:
         return _op("neg", self)

@@ -30,3 +30,12 @@ def parse_budget(value: Any) -> int:
     raise StoreError(
         "JD0006", f"columns is a budget of bytes such as '2GB' or 500_000_000, True or False, not {value!r}"
     )
+
+
+def budget_of(value: Any) -> int | None:
+    """What ``columns=`` says: None (the columnar path off) for False, else :func:`parse_budget`.
+
+    >>> budget_of(False), budget_of("1KB")
+    (None, 1000)
+    """
+    return None if value is False else parse_budget(value)

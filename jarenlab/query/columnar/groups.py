@@ -5,10 +5,10 @@ first row); every aggregate the plan needs (in its output, its ordering, its ``H
 for all groups in one vectorized pass (:func:`aggregate`: integer sums exactly, float sums
 correctly rounded by :mod:`.exact`, medians and deviations by :mod:`.spread`, numbers' least and
 greatest as the engine picks them (:func:`~.whole.extremes`), strings' by code point, distinct
-counts from dictionary codes). Groups are then kept by the
-``HAVING``, ordered as the engine orders them (missing values where it puts them, ties by first
-row), windowed, and assembled (:mod:`.items`). A whole-query aggregate is one group of every row
-kept: one result even over no rows.
+counts from dictionary codes). Groups are then kept by the ``HAVING``, ordered as the engine
+orders them (missing values where it puts them, ties by first row), windowed, and assembled
+(:mod:`.items`). A whole-query aggregate is one group of every row kept: one result even over no
+rows.
 """
 
 from __future__ import annotations

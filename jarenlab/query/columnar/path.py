@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jarenlab.arguments import is_flag
 from jarenlab.errors import StoreError
-from jarenlab.query.columnar.budget import DEFAULT_BUDGET, parse_budget
+from jarenlab.query.columnar.budget import DEFAULT_BUDGET, budget_of
 from jarenlab.query.columnar.fresh import OwnCommits, catch_up, probe
 from jarenlab.query.columnar.reads import member, needs
 from jarenlab.query.planner.plan import conjoin
@@ -132,7 +133,7 @@ class Columns:
 
     @budget.setter
     def budget(self, value: int | str | bool | None) -> None:
-        self._budget = None if value is None or value is False else parse_budget(value)
+        self._budget = None if value is None else budget_of(value)
 
     @property
     def progress(self) -> bool | None:
@@ -142,7 +143,7 @@ class Columns:
 
     @progress.setter
     def progress(self, value: bool | None) -> None:
-        if value is not None and type(value) is not bool:
+        if value is not None and not is_flag(value):
             raise StoreError(
                 "JD0006",
                 f"store.columns.progress is True (a bar on every build), False (never) or None (builds "
@@ -309,11 +310,11 @@ class Columns:
     def _restore(self, coll: Readable) -> Table | None:
         """The collection's saved table, if one is there and its stamp holds (inside the snapshot);
         else None, and :attr:`restored` says why it was not used."""
-        if self.folder is None or not (self.folder / f"{coll.name}.arrow").is_file():
-            return None
         from jarenlab.query.columnar import persist
 
-        path = self.folder / f"{coll.name}.arrow"
+        path = None if self.folder is None else persist.saved_file(self.folder, coll.name)
+        if path is None or not path.is_file():
+            return None
         try:
             table = persist.load(path, lambda seq: persist.stamp(self.store, coll.name, seq))
         except persist.Untrusted as why:
@@ -352,10 +353,12 @@ class Columns:
         each collection's table is read the next time a question needs it, if its stamp holds.
         JD2162: ``folder`` is not a path, not a folder, or holds no saved columns of this store's
         collections."""
+        from jarenlab.query.columnar import persist
+
         target = _folder(folder)
         if not target.is_dir():
             raise StoreError("JD2162", f"there is no folder {target} to read saved columns from")
-        if not any((target / f"{name}.arrow").is_file() for name in self.store.collections):
+        if not any(persist.saved_file(target, name).is_file() for name in self.store.collections):
             raise StoreError(
                 "JD2162",
                 f"{target} holds no saved columns of this store's collections (save them there first)",

@@ -63,6 +63,11 @@ def _name(f: Field) -> str:
     return orjson.dumps([list(f.steps), f.family]).decode()
 
 
+def saved_file(folder: Path, collection: str) -> Path:
+    """Where ``collection``'s table is saved in ``folder``: ``<collection>.arrow``."""
+    return folder / f"{collection}.arrow"
+
+
 def save(table: Table, folder: Path, stamped: dict[str, Any]) -> Path:
     """Write ``table`` to ``folder/<collection>.arrow`` (whole, then renamed into place)."""
     arrays: list[pa.Array] = [pa.array(table.pos)]
@@ -82,8 +87,8 @@ def save(table: Table, folder: Path, stamped: dict[str, Any]) -> Path:
     batch = pa.RecordBatch.from_arrays(arrays, names=names)
     schema = batch.schema.with_metadata({_STAMP: orjson.dumps(meta)})
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{table.name}.arrow"
-    temporary = folder / f".{table.name}.arrow.{os.getpid()}.tmp"
+    path = saved_file(folder, table.name)
+    temporary = folder / f".{path.name}.{os.getpid()}.tmp"
     try:
         with pa.OSFile(str(temporary), "wb") as sink, ipc.new_file(sink, schema) as writer:
             writer.write_batch(batch.replace_schema_metadata(schema.metadata))

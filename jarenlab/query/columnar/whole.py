@@ -6,11 +6,12 @@ A whole-query aggregate (``q.avg(it.x)``, or the builder's ``select`` of aggrega
 the column's values at the kept rows once (:func:`~.columns.numbers`: a view of the Arrow buffer,
 kept per version of the column) and computes its one value: a count, an exact integer sum
 (:func:`~.exact.int_total`), the correctly rounded float sum (:func:`~.exact.total`), a minimum or
-maximum (:func:`extremes`: the first of equal values, ``2`` or ``2.0``), a median or a standard deviation (:mod:`.spread`, one group), a count of distinct values
-(the column's dictionary codes). Each is the engine's, bit for bit, as the general pass gives it:
-integers stay integers, a sum of only integers written in a number member is an integer, missing
-members are skipped, and over no rows the engine's empty answers (counts and sums 0, no item for
-an average, an extreme, a median or a deviation). What the general pass declines, this declines
+maximum (:func:`extremes`: the first of equal values, ``2`` or ``2.0``), a median or a standard
+deviation (:mod:`.spread`, one group), a count of distinct values (the column's dictionary
+codes). Each is the engine's, bit for bit, as the general pass gives it: integers stay integers, a
+sum of only integers written in a number member is an integer, missing members are skipped, and
+over no rows the engine's empty answers (counts and sums 0, no item for an average, an extreme, a
+median or a deviation). What the general pass declines, this declines
 with the same reason.
 
 >>> import pyarrow as pa

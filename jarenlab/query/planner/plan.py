@@ -139,9 +139,10 @@ class ColumnTraits:
     """What the columnar path computes exactly, in the capability names of a dialect, so
     :func:`analyze` plans for it as for a database (:func:`column_traits`). Its columns keep a
     number's kind (``2.0`` apart from ``2``), hold 64-bit integers exactly, sum floats correctly
-    rounded, pick a number member's least and greatest as the engine does, compute every date part, medians and standard deviations, and conditions over values
-    computed from members (arithmetic, lengths, date parts); it calls no host function. What the
-    columns are read through (a dialect's string reads) sets the two U+0000 capabilities."""
+    rounded, pick a number member's least and greatest as the engine does, compute every date
+    part, medians and standard deviations, and conditions over values computed from members
+    (arithmetic, lengths, date parts); it calls no host function. What the columns are read
+    through (a dialect's string reads) sets the two U+0000 capabilities."""
 
     strings_hold_nul: bool
     binds_nul: bool
