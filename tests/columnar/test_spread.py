@@ -212,3 +212,59 @@ def test_large_groups_select_their_middles_as_the_engine(seed: int) -> None:
         for g in range(count):
             members = [v for v, k in zip(values, groups.tolist()) if k == g]
             assert same(deviations[g], engine("stddev", members, ddof)), g
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_narrow_integers_are_counted_to_their_middles(seed: int) -> None:
+    """Integers of a narrow range (every group's counts of each value, no sort), odd and even
+    groups, empty groups, a single value, negative values: the engine's medians."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 9))
+    n = int(rng.integers(1, 4000))
+    low = int(rng.integers(-(2**40), 2**40)) if seed % 2 else -3
+    ints = rng.integers(low, low + int(rng.integers(1, max(2, n // count))), n)
+    groups = rng.integers(0, count, n)  # (group `count` is never used: an empty group)
+    got = medians(ints, groups, count + 1)
+    assert got[count] == []
+    for g in range(count):
+        assert same(got[g], engine("median", ints[groups == g].tolist())), g
+
+
+DISTRIBUTIONS = {
+    "gauss": lambda rng, n: rng.normal(100, 30, n),
+    "cents": lambda rng, n: np.round(rng.uniform(1, 500, n), 2),
+    "offset": lambda rng, n: 1e8 + rng.normal(0, 1e-3, n),  # (the mean's square all but cancels)
+    "wide": lambda rng, n: rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-8, 8, n),
+    "constant": lambda rng, n: np.full(n, 0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_deviations_settled_from_bounded_sums_are_the_engines(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of values per group: each deviation, settled from sums within their bounds or
+    added exactly where those cannot settle it, is the engine's, bit for bit; the bounds settle
+    every group but the constant ones (all or none: a variance of zero is settled only when
+    the shift leaves nothing to bound)."""
+    from jarenlab.query.columnar import spread
+
+    outcomes: list[bool] = []
+    settle = spread._settled
+
+    def counted(*args: Any) -> float | None:
+        got = settle(*args)
+        outcomes.append(got is not None)
+        return got
+
+    monkeypatch.setattr(spread, "_settled", counted)
+    rng = np.random.default_rng(11)
+    count = 12
+    values = DISTRIBUTIONS[name](rng, 60_000)
+    groups = rng.integers(0, count, len(values))
+    for ddof in (0, 1):
+        got = stddevs(values, groups, count, ddof)
+        for g in range(count):
+            assert same(got[g], engine("stddev", values[groups == g].tolist(), ddof)), (g, ddof)
+    assert len(outcomes) == 2 * count
+    assert sum(outcomes) in ((0, 2 * count) if name == "constant" else (2 * count,))

@@ -57,6 +57,62 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
     return out
 
 
+#: The unit roundoff of doubles.
+_U = 2.0**-53
+
+
+class Bounded:
+    """Each group's sum of doubles to within a bound, added a block at a time in one pass (the
+    caller's blocks, whose scratch stays in cache): after :meth:`add` of every value,
+    ``head[g] + tail[g]`` (exact reals) is within :meth:`bound` of group ``g``'s exact sum.
+
+    ``head`` is the group's sum of the first extraction level (:func:`group_levels`, with
+    ``sigma`` set by ``top``, the largest magnitude of the ``size`` values to come), exact; every
+    remainder is at most ``rho``, half the level's unit, and ``tail`` is their float sum, whose
+    error in any order of adding is at most ``gamma(m - 1)`` times the sum of their magnitudes,
+    ``m * rho`` (Higham, *Accuracy and Stability of Numerical Algorithms*, 4.2), ``m`` the
+    group's number of values. Values too small for the extraction leave the bound infinite.
+
+    >>> from fractions import Fraction
+    >>> x = np.array([0.1, 0.2, 0.3])
+    >>> s = Bounded(0.3, 3, 1)
+    >>> s.add(x, np.zeros(3, dtype=np.int64))
+    >>> bound = s.bound(np.array([3]))
+    >>> abs(Fraction(s.head[0]) + Fraction(s.tail[0]) - sum(map(Fraction, x.tolist()))) <= bound[0]
+    True
+    """
+
+    def __init__(self, top: float, size: int, count: int) -> None:
+        self.head, self.tail = np.zeros(count), np.zeros(count)
+        self.top = top
+        self.exponent = math.frexp(top)[1] + int(size).bit_length() + 1
+        self.usable = top > 0.0 and self.exponent <= 1023 and self.exponent - 53 >= _LOWEST
+        self.sigma = 2.0**self.exponent if self.usable else 0.0
+        self.q = np.empty(min(BLOCK, size))
+        self.r = np.empty_like(self.q)
+
+    def add(self, part: np.ndarray, groups: np.ndarray) -> None:
+        """Add one block of values (at most :data:`BLOCK`, each at most ``top`` in magnitude)."""
+        if not self.usable:
+            return
+        q, r = self.q[: part.size], self.r[: part.size]
+        np.add(part, self.sigma, out=q)
+        np.subtract(q, self.sigma, out=q)
+        np.subtract(part, q, out=r)
+        count = len(self.head)
+        self.head += np.bincount(groups, weights=q, minlength=count)
+        self.tail += np.bincount(groups, weights=r, minlength=count)
+
+    def bound(self, sizes: np.ndarray) -> np.ndarray:
+        """Each group's bound, ``sizes[g]`` its number of values added."""
+        if not self.usable:  # (no value but zeros: the sums are exact)
+            return np.full(len(self.head), 0.0 if self.top == 0.0 else np.inf)
+        m = sizes.astype(np.float64)
+        gamma = (m - 1) * _U / (1 - (m - 1) * _U)
+        bound: np.ndarray = gamma * m * 2.0 ** (self.exponent - 53) * (1 + 2.0**-40)
+        return bound
+
+
 def group_levels(
     values: np.ndarray, groups: np.ndarray | None, count: int, *, block: int = BLOCK
 ) -> tuple[list[np.ndarray], set[int]]:

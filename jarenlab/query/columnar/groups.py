@@ -71,7 +71,7 @@ def aggregate(
         if valid is not None:
             ints = ints[valid]
     if a.fn in ("min", "max"):
-        return extremes(a.fn, raw, ints, g, count)
+        return extremes(a.fn, raw, ints, g, count, present)
     if raw.dtype == np.int64:
         totals: list[Any] = int_sums(raw, g, count)
     else:

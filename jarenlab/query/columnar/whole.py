@@ -114,13 +114,19 @@ def whole(a: AggOut, cols: dict[Field, Column], rows: np.ndarray | None, n: int)
 
 
 def extremes(
-    fn: str, data: np.ndarray, ints: np.ndarray | None, groups: np.ndarray | None = None, count: int = 1
+    fn: str,
+    data: np.ndarray,
+    ints: np.ndarray | None,
+    groups: np.ndarray | None = None,
+    count: int = 1,
+    held: np.ndarray | None = None,
 ) -> list[list[Any]]:
     """Each group's ``$min`` or ``$max`` (``fn``) of numbers as the engine picks it (``[]`` for an
     empty group): ``data`` int64, or float64 with ``ints`` marking the values written as integers
     (None: none was), in row order; ``groups`` each value's group of ``count`` (None: one group of
-    them all, no codes). The least or greatest by value, and of equal values the first, as Python's
-    ``min``/``max`` return it: ``2`` or ``2.0``, ``0.0`` or ``-0.0`` or ``0``, kind and sign kept.
+    them all, no codes), ``held`` each group's number of values when known. The least or greatest
+    by value, and of equal values the first, as Python's ``min``/``max`` return it: ``2`` or
+    ``2.0``, ``0.0`` or ``-0.0`` or ``0``, kind and sign kept.
     Comparing the doubles is exact: a float64 column holds only integers a double holds exactly
     (one it cannot makes the column inexact, :mod:`.columns`, and the columns decline), and no NaN
     (a store keeps none). Only a group whose extreme could be written another way (a zero, or a
@@ -142,7 +148,7 @@ def extremes(
     else:
         best = np.full(count, _START[data.dtype.kind][fn], dtype=data.dtype)
         pick.at(best, groups, data)
-        seen = np.bincount(groups, minlength=count) > 0
+        seen = (np.bincount(groups, minlength=count) if held is None else held) > 0
     out = best.tolist()
     if data.dtype.kind == "f":
         doubtful = seen & ((best == 0) if ints is None else (best == np.floor(best)))
