@@ -87,6 +87,15 @@ def test_install_is_checked_before_any_write(store: jl.Store) -> None:
         store.events.install("flight")  # type: ignore[arg-type]
     with store.transaction(), pytest.raises(EventError, match=r"JD2210.*transaction of its own"):
         store.events.install(Module("flight"))
+    for bad in (
+        {"progress": "no"},
+        {"dry_run": "yes"},
+        {"dry_run": None},
+        {"retire": "flight"},
+        {"retire": [1]},
+    ):
+        with pytest.raises(EventError, match="JD0006"):  # ("no" would show a bar, "yes" would write)
+            store.events.install(Module("flight"), **bad)
     assert store.events.modules() == ()
 
 

@@ -346,3 +346,36 @@ def test_an_aggregate_of_a_member_name_says_its_own_name(src: Docs) -> None:
         assert info.value.code == "JQ2010" and info.value.reason.startswith(f"{name}() takes")
         assert f"{name}(it['flight'])" in info.value.reason
     assert src.sum(it.flight) == sum(f["flight"] for f in FLIGHTS)
+
+
+def test_a_keyword_the_query_reads_as_no_external_is_refused() -> None:
+    """``q.explain(analyse=True)``, ``q.count(min_dela=30)``, ``q.to_pandas(flaten=True)`` were
+    ignored (every keyword is an external, and an external the query does not read was dropped):
+    each is JQ0005 naming it and the externals the query reads, and nothing runs or is deleted."""
+    import jarenlab as jl
+
+    model = {
+        "$model": "0.1",
+        "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+    }
+    with jl.open(model=model) as store:
+        c = store["t"]
+        c.insert_many([{"x": 1}, {"x": 2}])
+        q = c.where(it.x > param("lo"))
+        assert q.count(lo=1) == 1 and q.keys(lo=0) == [1, 2] and len(q.to_pandas(lo=0)) == 2
+        calls = (
+            lambda: q.explain(analyse=True, lo=1),
+            lambda: q.count(lo=1, min_dela=30),
+            lambda: q.to_list(lox=1),
+            lambda: q.to_pandas(flaten=True, lo=1),
+            lambda: list(q.iter_batches(lo=1, hi=2)),
+            lambda: q.page(1, lo=1, after_=None),
+            lambda: q.keys(l=1),
+            lambda: q.delete(lo=0, everything=True),
+        )
+        for call in calls:
+            with pytest.raises(QueryError) as info:
+                call()
+            assert info.value.code == "JQ0005" and "(it reads $lo)" in info.value.reason, info.value.reason
+        assert "(it reads none)" in _reason(lambda: c.where(it.x > 0).count(lo=1))
+        assert c.count() == 2

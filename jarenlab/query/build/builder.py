@@ -540,6 +540,7 @@ class Query:
         return [self._expr()]
 
     def _run(self, document: Any, externals: dict[str, Any]) -> list[Any]:
+        _read(document, externals)
         return self._source._run_query(document, externals)
 
     def to_list(self, **externals: Any) -> list[Any]:
@@ -562,6 +563,7 @@ class Query:
         Pages stay correct while others write; see :mod:`jarenlab.query.planner.pages`. JD0032 beside
         ``take``/``skip``, JD0035 for a continuation of another ordering or an altered one.
         """
+        _read(self.document, externals)
         return self._stored("page")._page(self.document, limit, after, externals)
 
     def _aggregate(self, name: str, expr: Any, externals: dict[str, Any], *more: Any) -> Any:
@@ -627,11 +629,13 @@ class Query:
 
     def keys(self, **externals: Any) -> list[Any]:
         """The keys of the stored documents this ``where`` chain keeps, in storage order."""
+        _read(self.document, externals)
         return [k for k, _ in self._stored("keys")._matching(self._where_only("keys"), externals)]
 
     def items(self, **externals: Any) -> list[tuple[Any, Any]]:
         """``(key, document)`` pairs of the stored documents this ``where`` chain keeps (an
         identity-keyed collection's keys are not members of its documents: here they are)."""
+        _read(self.document, externals)
         return self._stored("items")._matching(self._where_only("items"), externals)
 
     def update(self, ops: Any = None, *, set: dict[str, Any] | None = None, **externals: Any) -> int:  # noqa: A002
@@ -656,6 +660,7 @@ class Query:
 
     def delete(self, **externals: Any) -> int:
         """Delete every document this ``where`` chain keeps, in ONE transaction; return how many."""
+        _read(self.document, externals)
         return self._stored("delete")._delete_where(self._where_only("delete"), externals)
 
     def _columns(self) -> list[str] | None:
@@ -684,6 +689,7 @@ class Query:
         columns = self._columns()
         stream = getattr(self._source, "_stream_batches", None)
         if stream is not None:
+            _read(self.document, externals)
             yield from stream(self.document, externals, size, columns)
             return
         rows = self.to_list(**externals)
@@ -748,6 +754,7 @@ class Query:
         planned = getattr(self._source, "explain", None)
         if planned is None:
             raise QueryError("JQ0008", f"{type(self._source).__name__} has no planner to explain")
+        _read(self.document, externals)
         return planned(self.document, externals, analyze=analyze)
 
     def live(self, *, columns: bool | None = None, **externals: Any) -> Any:
@@ -941,3 +948,20 @@ class _Docs(Queryable):
         from jarenlab.query.lang.engine import evaluate
 
         return evaluate(document, self.docs, externals)
+
+
+def _read(document: Any, externals: dict[str, Any]) -> None:
+    """Refuse (JQ0005) a keyword given to a run that the query reads as no external: a typo such
+    as ``explain(analyse=True)`` or ``count(min_dela=30)`` would otherwise be ignored."""
+    if not externals:
+        return
+    from jarenlab.query.lang.document import parse
+
+    names = parse(document).externals
+    extra = sorted(set(externals) - names)
+    if extra:
+        known = ", ".join(f"${n}" for n in sorted(names)) or "none"
+        raise QueryError(
+            "JQ0005", f"{extra[0]}= is not an external of this query (it reads {known}) nor an option of "
+            "this call: check its spelling",
+        )  # fmt: skip
