@@ -379,3 +379,13 @@ def test_a_keyword_the_query_reads_as_no_external_is_refused() -> None:
             assert info.value.code == "JQ0005" and "(it reads $lo)" in info.value.reason, info.value.reason
         assert "(it reads none)" in _reason(lambda: c.where(it.x > 0).count(lo=1))
         assert c.count() == 2
+
+
+def test_an_ordering_key_given_a_second_direction_says_to_give_one() -> None:
+    """``it.x.desc().desc()`` was a TypeError ('bool' object is not callable) and
+    ``.desc().asc()`` an AttributeError."""
+    for call in (lambda: it.x.desc().desc(), lambda: it.x.desc().asc(), lambda: agg.count().asc().desc()):
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0034" and "takes one direction" in info.value.reason
+    assert it.x.desc(empty="greatest").spec() == {"$key": "$it.x", "$dir": "desc", "$empty": "greatest"}

@@ -438,7 +438,7 @@ class OrderKey:
     """An ``$orderby`` spec made by :meth:`Expr.asc` / :meth:`Expr.desc`."""
 
     key: Any
-    desc: bool
+    descending: bool
     empty: str = "least"
     #: Whether the key is an aggregate (``agg.count().desc()``): it orders groups, not items.
     aggregate: bool = False
@@ -448,11 +448,32 @@ class OrderKey:
         if self.empty not in ("least", "greatest"):
             raise QueryError("JQ0007", "empty= is 'least' or 'greatest'")
         out: dict[str, Any] = {"$key": self.key}
-        if self.desc:
+        if self.descending:
             out["$dir"] = "desc"
         if self.empty == "greatest":
             out["$empty"] = "greatest"
         return out
+
+    def asc(self, **_: Any) -> NoReturn:
+        """Refused (JQ0034): the key is ordered already."""
+        raise self._again("asc")
+
+    def desc(self, **_: Any) -> NoReturn:
+        """Refused (JQ0034): the key is ordered already.
+
+        >>> it.x.desc().desc()
+        Traceback (most recent call last):
+        ...
+        jarenlab.errors.QueryError: JQ0034 builder_habit: it.x.desc().desc(): an ordering key takes one direction: write it.x.desc() or it.x.asc() once
+        """
+        raise self._again("desc")
+
+    def _again(self, name: str) -> QueryError:
+        shown = f"{Expr(self.key)._shown()}.{'desc' if self.descending else 'asc'}()"
+        return QueryError(
+            "JQ0034", f"{shown}.{name}(): an ordering key takes one direction: write "
+            f"{Expr(self.key)._shown()}.desc() or {Expr(self.key)._shown()}.asc() once",
+        )  # fmt: skip
 
 
 it = Expr("$it")
