@@ -389,3 +389,27 @@ def test_an_ordering_key_given_a_second_direction_says_to_give_one() -> None:
             call()
         assert info.value.code == "JQ0034" and "takes one direction" in info.value.reason
     assert it.x.desc(empty="greatest").spec() == {"$key": "$it.x", "$dir": "desc", "$empty": "greatest"}
+
+
+def test_isin_of_a_param_bound_to_one_value_says_to_give_a_list() -> None:
+    """``isin(param("xs"))`` run with ``xs=5`` read ``$xs[*]``, the items of a number: none, so it
+    matched nothing, silently. A value that is no list is JQ2010; lists, tuples and arrays match."""
+    import datetime as dt
+
+    import numpy as np
+
+    import jarenlab as jl
+
+    model = {
+        "$model": "0.1",
+        "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
+    }
+    with jl.open(model=model) as store:
+        c = store["t"]
+        c.insert_many([{"x": 1}, {"x": 2}])
+        q = c.where(it.x.isin(param("xs")))
+        assert (q.count(xs=[1]), q.count(xs=(1, 2)), q.count(xs=np.array([2]))) == (1, 2, 1)
+        for value in (5, "ab", None, True, {"a": 1}, dt.date(2024, 1, 1)):
+            with pytest.raises(QueryError) as info:
+                q.count(xs=value)
+            assert info.value.code == "JQ2010" and "xs=[" in info.value.reason

@@ -952,9 +952,18 @@ class _Docs(Queryable):
 
 def _read(document: Any, externals: dict[str, Any]) -> None:
     """Refuse (JQ0005) a keyword given to a run that the query reads as no external: a typo such
-    as ``explain(analyse=True)`` or ``count(min_dela=30)`` would otherwise be ignored."""
+    as ``explain(analyse=True)`` or ``count(min_dela=30)`` would otherwise be ignored; and
+    (JQ2010) a value that is not a list for an external ``isin(param(...))`` reads item by item
+    (``$xs[*]`` of ``xs=5`` is no item at all: it would match nothing, silently)."""
     if not externals:
         return
+    for name, value in externals.items():
+        if not isinstance(value, list | tuple | set | frozenset) and not hasattr(value, "__array__"):
+            if _reads_items(document, f"${name}[*]"):
+                raise QueryError(
+                    "JQ2010", f"{name}= is a list of the values isin(param({name!r})) matches, not "
+                    f"{value!r}: {name}=[{value!r}] for one",
+                )  # fmt: skip
     from jarenlab.query.lang.document import parse
 
     names = parse(document).externals
@@ -965,3 +974,14 @@ def _read(document: Any, externals: dict[str, Any]) -> None:
             "JQ0005", f"{extra[0]}= is not an external of this query (it reads {known}) nor an option of "
             "this call: check its spelling",
         )  # fmt: skip
+
+
+def _reads_items(doc: Any, path: str) -> bool:
+    """Whether a document reads ``path`` (``$xs[*]``: an external's items) anywhere."""
+    if isinstance(doc, str):
+        return doc == path
+    if isinstance(doc, list):
+        return any(_reads_items(d, path) for d in doc)
+    if isinstance(doc, dict):
+        return "$const" not in doc and any(_reads_items(v, path) for v in doc.values())
+    return False
