@@ -413,3 +413,17 @@ def test_isin_of_a_param_bound_to_one_value_says_to_give_a_list() -> None:
             with pytest.raises(QueryError) as info:
                 q.count(xs=value)
             assert info.value.code == "JQ2010" and "xs=[" in info.value.reason
+
+
+def test_the_text_of_an_expression_is_refused_where_it_would_be_a_constant(src: Docs) -> None:
+    """``select({"s": str(it.x)})`` and ``f"{it.x} km"`` gave every row the constant text
+    'Expr("$it.x")': JQ0034 naming $string."""
+    for call in (
+        lambda: src.select({"s": str(it.carrier)}),
+        lambda: src.select({"s": f"{it.carrier} km"}),
+        lambda: src.where(it.carrier == str(it.origin)),
+    ):
+        with pytest.raises(QueryError) as info:
+            call().to_list()
+        assert info.value.code == "JQ0034" and "$string" in info.value.reason
+    assert src.select({"s": "Expr is a word"}).take(1).to_list() == [{"s": "Expr is a word"}]

@@ -46,6 +46,12 @@ def lit(value: Any) -> Any:
         raise QueryError("JQ0034", "it.x.str is an accessor, not a value: call one of its methods")
     value = query_value(value, "JQ0010", f"cannot use {value!r} in a query")
     if isinstance(value, str):
+        if 'Expr("$' in value or "Expr({" in value:
+            raise QueryError(
+                "JQ0034", f"{value!r} is Python's text of an expression (str(it.x), or an f-string of "
+                "one), which would be a constant: an expression's value as text is the document phrase "
+                "$string ({'$string': '$it.x'}), texts joined $concat",
+            )  # fmt: skip
         return "$" + value if value.startswith("$") else value
     if isinstance(value, list | dict):
         return {"$const": value}
