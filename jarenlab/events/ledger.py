@@ -269,12 +269,12 @@ class Events:
         >>> # plan = store.events.install(flights, dry_run=True); plan   # what it would rebuild
         """
         if not is_flag(dry_run) or (progress is not None and not is_flag(progress)):
-            raise EventError(
+            raise StoreError(
                 "JD0006", f"install() takes dry_run=True or False and progress=True, False or None, not "
                 f"dry_run={dry_run!r}, progress={progress!r}",
             )  # fmt: skip
         if isinstance(retire, str) or not all(isinstance(name, str) for name in retire):
-            raise EventError("JD0006", f"install(retire=...) takes a list of module names, not {retire!r}")
+            raise StoreError("JD0006", f"install(retire=...) takes a list of module names, not {retire!r}")
         return self.graph.install(modules, dry_run=dry_run, progress=progress, retire=retire)
 
     def modules(self) -> tuple[str, ...]:

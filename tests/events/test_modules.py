@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import jarenlab as jl
-from jarenlab.errors import EventError
+from jarenlab.errors import EventError, StoreError
 from jarenlab.events import Module
 
 
@@ -94,7 +94,7 @@ def test_install_is_checked_before_any_write(store: jl.Store) -> None:
         {"retire": "flight"},
         {"retire": [1]},
     ):
-        with pytest.raises(EventError, match="JD0006"):  # ("no" would show a bar, "yes" would write)
+        with pytest.raises(StoreError, match="JD0006"):  # ("no" would show a bar, "yes" would write)
             store.events.install(Module("flight"), **bad)
     assert store.events.modules() == ()
 

@@ -71,7 +71,7 @@ def test_count_distinct_is_pandas_nunique_whole_and_per_group(store: Any) -> Non
     assert whole == [{"d": int(frame.score.nunique()), "n": len(rows)}]
     for columns in (None, True, False):
         q = notes.group_by(t=it.tag).select({"t": param("t"), "d": agg.count_distinct(it.score)})
-        assert {g["t"]: g["d"] for g in q.to_list(columns=columns)} == per_tag.to_dict()
+        assert {g["t"]: g["d"] for g in notes.execute(q.document, columns=columns)} == per_tag.to_dict()
     ordered = notes.group_by(t=it.tag).order_by(agg.count_distinct(it.score).desc(), param("t"))
     expected = sorted(per_tag.to_dict(), key=lambda t: (-per_tag[t], t))
     assert [g["t"] for g in ordered.select({"t": param("t")}).to_list()] == expected
