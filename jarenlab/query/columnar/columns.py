@@ -210,7 +210,9 @@ def read_rows(
     """Storage positions, keys and a column per field of every row (``keyed``: of those keys);
     ``bar`` (a progress bar) is told each batch's rows."""
     dialect = coll.store.backend.dialect
-    stmt = select_members(dialect, coll.name, fields, None if keyed is None else keyed[0])
+    stmt = select_members(
+        dialect, coll.name, fields, None if keyed is None else keyed[0], positioned=positioned(coll)
+    )
     params = stmt.bind({} if keyed is None else {"keys": keyed[1]})
     db = coll.store.db
     batches = db.stream(stmt.sql, params, BATCH) if keyed is None else iter([db.query(stmt.sql, params)])
@@ -220,8 +222,11 @@ def read_rows(
 def decode_rows(
     coll: Readable, fields: tuple[Field, ...], batches: Iterable[Sequence[Any]], bar: Any = None
 ) -> tuple[np.ndarray, pa.Array, list[Column]]:
-    """Positions, keys and a column per field from batches of ``select_members`` rows."""
+    """Positions, keys and a column per field from batches of ``select_members`` rows (of
+    :func:`positioned` form where the collection's keys are their own positions)."""
     dialect = coll.store.backend.dialect
+    own = positioned(coll)
+    first = 1 if own else 2  # (the first member's cell)
     positions: list[np.ndarray] = []
     keys: list[pa.Array] = []
     parts: list[list[tuple[pa.Array, np.ndarray | None, str | None]]] = [[] for _ in fields]
@@ -231,14 +236,24 @@ def decode_rows(
             continue
         cells = list(zip(*rows))
         positions.append(np.asarray(cells[0], dtype=np.int64))
-        keys.append(pa.array(cells[1], type=key_type))
+        if not own:
+            keys.append(pa.array(cells[1], type=key_type))
         for i, f in enumerate(fields):
-            parts[i].append(_cells(f, cells[2 + i], dialect.integer_limit))
+            parts[i].append(_cells(f, cells[first + i], dialect.integer_limit))
         if bar is not None:
             bar.update(len(rows))
     pos = np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)
-    key_array = pa.concat_arrays(keys) if keys else pa.array([], type=key_type)
+    if own:
+        key_array = pa.array(pos, type=key_type)
+    else:
+        key_array = pa.concat_arrays(keys) if keys else pa.array([], type=key_type)
     return pos, key_array, [_joined(f, p) for f, p in zip(fields, parts)]
+
+
+def positioned(coll: Readable) -> bool:
+    """Whether the collection's keys are their own storage positions (integer keys, on both
+    backends): its rows are read with the key once (:func:`select_members`' ``positioned``)."""
+    return bool(coll.store.backend.storage_order(coll.spec.key_type) == "key")
 
 
 def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.ndarray | None, str | None]:
@@ -250,8 +265,9 @@ def _cells(f: Field, cells: Sequence[Any], limit: int) -> tuple[pa.Array, np.nda
     (PostgreSQL) is read here as the engine reads it."""
     if f.family == "string":
         return pa.array(cells, type=pa.large_string()), None, None
-    texts = any(type(c) is str for c in cells)
-    if texts:  # a backend that hands JSON over as its text (jsonb)
+    # A backend hands over every number as its text (jsonb) or none: the first present one says.
+    texts = next((type(c) is str for c in cells if c is not None), False)
+    if texts:
         cells = _numbers(cells)
     try:
         arr = pa.array(cells)

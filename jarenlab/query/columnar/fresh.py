@@ -109,7 +109,7 @@ def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, An
     """The change log's newest record and the rows of ``keys`` with ``table``'s columns (as
     :func:`~jarenlab.query.columnar.columns.read_rows` gives them), read by one statement, so in
     one snapshot: the rows are as of that record. The statement is made once per set of columns."""
-    from jarenlab.query.columnar.columns import decode_rows
+    from jarenlab.query.columnar.columns import decode_rows, positioned
     from jarenlab.query.planner.sql import select_members
 
     db = coll.store.db
@@ -117,7 +117,10 @@ def read_changed(coll: Readable, table: Table, keys: list[Any]) -> tuple[int, An
     if table.reader is None or table.reader[0] != fields:
         newest = db.backend.catalogue("live").text("high_watermark", quote=db.backend.quote)
         family = "integer" if coll.spec.key_type is int else "string"
-        table.reader = (fields, select_members(db.backend.dialect, coll.name, fields, family, probe=newest))
+        stmt = select_members(
+            db.backend.dialect, coll.name, fields, family, probe=newest, positioned=positioned(coll)
+        )
+        table.reader = (fields, stmt)
     stmt = table.reader[1]
     rows = db.query(stmt.sql, stmt.bind({"keys": keys}))
     return int(rows[0][0]), decode_rows(coll, fields, [[r[1:] for r in rows if r[1] is not None]])

@@ -877,10 +877,17 @@ def select_keyed(dialect: Dialect, table: str, where: Pred) -> Statement:
 
 
 def select_members(
-    dialect: Dialect, table: str, fields: Sequence[Field], keyed: str | None = None, probe: str | None = None
+    dialect: Dialect,
+    table: str,
+    fields: Sequence[Field],
+    keyed: str | None = None,
+    probe: str | None = None,
+    *,
+    positioned: bool = False,
 ) -> Statement:
     """``(storage position, key, member value per field)`` rows in storage order: what the columnar
-    path copies (:mod:`jarenlab.query.columnar`). A string-typed member reads as its text, a number
+    path copies (:mod:`jarenlab.query.columnar`); ``positioned`` (a key that is its own storage
+    position, as integer keys are): ``(key, member value per field)``, the key read once. A string-typed member reads as its text, a number
     as the document writes it (``2.0`` and ``1e16`` stay floats: :meth:`~Dialect.written_number`);
     NULL when missing. ``keyed`` (the keys' family, ``string`` or ``integer``): only the
     rows whose key is one of the external ``keys`` (a list of the store's own keys, bound as one
@@ -888,7 +895,7 @@ def select_members(
     statement, its value first in every row (one row with NULLs for the rest when none matched).
     """
     e = Emitter(dialect)
-    cols = [dialect.storage_order(), dialect.key()]
+    cols = [dialect.key()] if positioned else [dialect.storage_order(), dialect.key()]
     for f in fields:
         cols.append(
             e.value(f, "string") if f.family == "string" else dialect.written_number(e.path(f), f.steps)
