@@ -198,6 +198,31 @@ def test_a_live_whole_query_aggregate_from_warm_columns_follows_writes(open_stor
         live.close()
 
 
+def test_a_long_integer_columns_kept_range_follows_appends_and_updates(open_store: Any) -> None:
+    """Every row's least and greatest integer (which bound an Arrow sum) are kept with the column:
+    an insert beyond them grows them, an update or a delete of the extreme computes them again.
+    After each write the columns' answers are the engine's."""
+    with open_store(MODEL) as s:
+        t = s["w"]
+        n = ARROW_ROWS + 10
+        t.insert_many([{"i": k % 1000} if k % 7 else {"g": "a"} for k in range(n)], progress=False)
+        s.columns.warm("w")
+        q = t.select({"lo": agg.min(it.i), "hi": agg.max(it.i), "s": agg.sum(it.i), "a": agg.avg(it.i)})
+        key = t.insert({"i": 5000})
+        writes = [
+            lambda: None,
+            lambda: t.insert({"i": -(2**62)}),  # (the sum bound now takes the exact total)
+            lambda: t.patch(key, {"i": 3}),
+            lambda: t.delete(t.where(it.i == -(2**62)).keys()[0]),
+            lambda: t.insert({"i": 2**40}),
+        ]
+        for step, write in enumerate(writes):
+            write()
+            got = t.execute(q.document, columns=True)
+            assert got == t.execute(q.document, columns=False), step
+            assert t.explain(q.document).mode == "columnar", step
+
+
 def test_a_whole_query_average_over_a_large_sum_says_why_sql_left_it(open_store: Any) -> None:
     """SQL's whole-query average over a sum of 2^53 or more goes to the engine with its own reason
     (nothing orders or filters by it); a group's average keeps the group-by's reason."""

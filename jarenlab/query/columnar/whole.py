@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jarenlab.errors import JarenlabError
-from jarenlab.query.columnar.columns import Column, Decline, numbers, values_at
+from jarenlab.query.columnar.columns import Column, Decline, Kept, numbers, values_at
 from jarenlab.query.columnar.exact import int_total, total
 from jarenlab.query.columnar.keys import member_codes
 from jarenlab.query.columnar.spread import medians, stddevs
@@ -195,8 +195,7 @@ def _ints(fn: str, col: Column) -> list[Any]:
         return [count]
     if not count:
         return [0] if fn == "sum" else []
-    extremes = pc.min_max(values)
-    low, high = extremes["min"].as_py(), extremes["max"].as_py()
+    low, high = _range(col)
     if fn in ("min", "max"):
         return [low if fn == "min" else high]
     if max(-low, high) * count < 2**63:
@@ -205,6 +204,31 @@ def _ints(fn: str, col: Column) -> list[Any]:
         data, present = numbers(col)
         got = int_total(data if present is None else data[present])
     return [got] if fn == "sum" else [ratio(got, count)]
+
+
+def _range(col: Column) -> tuple[Any, Any]:
+    """An int64 column's least and greatest value (None, None: no value), kept per version of
+    its values and grown when rows are appended (a question over every row reads no pass for
+    them again)."""
+    got = col.derived.get("range")
+    if got is None:
+        got = col.derived["range"] = Kept(_min_max(col.values), _grown_range)
+    low, high = got.value
+    return low, high
+
+
+def _min_max(values: pa.Array) -> tuple[Any, Any]:
+    got = pc.min_max(values)
+    return got["min"].as_py(), got["max"].as_py()
+
+
+def _grown_range(old: tuple[Any, Any], part: Column) -> tuple[Any, Any]:
+    low, high = _min_max(part.values)
+    if low is None:
+        return old
+    if old[0] is None:
+        return low, high
+    return min(old[0], low), max(old[1], high)
 
 
 def _strings(fn: str, values: pa.Array) -> list[Any]:
