@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -348,10 +349,9 @@ def test_an_aggregate_of_a_member_name_says_its_own_name(src: Docs) -> None:
     assert src.sum(it.flight) == sum(f["flight"] for f in FLIGHTS)
 
 
-def test_a_keyword_the_query_reads_as_no_external_is_refused() -> None:
-    """``q.explain(analyse=True)``, ``q.count(min_dela=30)``, ``q.to_pandas(flaten=True)`` were
-    ignored (every keyword is an external, and an external the query does not read was dropped):
-    each is JQ0005 naming it and the externals the query reads, and nothing runs or is deleted."""
+@pytest.fixture
+def stored() -> Iterator[Any]:
+    """A collection of two stored documents, ``{"x": 1}`` and ``{"x": 2}``."""
     import jarenlab as jl
 
     model = {
@@ -359,26 +359,32 @@ def test_a_keyword_the_query_reads_as_no_external_is_refused() -> None:
         "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
     }
     with jl.open(model=model) as store:
-        c = store["t"]
-        c.insert_many([{"x": 1}, {"x": 2}])
-        q = c.where(it.x > param("lo"))
-        assert q.count(lo=1) == 1 and q.keys(lo=0) == [1, 2] and len(q.to_pandas(lo=0)) == 2
-        calls = (
-            lambda: q.explain(analyse=True, lo=1),
-            lambda: q.count(lo=1, min_dela=30),
-            lambda: q.to_list(lox=1),
-            lambda: q.to_pandas(flaten=True, lo=1),
-            lambda: list(q.iter_batches(lo=1, hi=2)),
-            lambda: q.page(1, lo=1, after_=None),
-            lambda: q.keys(l=1),
-            lambda: q.delete(lo=0, everything=True),
-        )
-        for call in calls:
-            with pytest.raises(QueryError) as info:
-                call()
-            assert info.value.code == "JQ0005" and "(it reads $lo)" in info.value.reason, info.value.reason
-        assert "(it reads none)" in _reason(lambda: c.where(it.x > 0).count(lo=1))
-        assert c.count() == 2
+        store["t"].insert_many([{"x": 1}, {"x": 2}])
+        yield store["t"]
+
+
+def test_a_keyword_the_query_reads_as_no_external_is_refused(stored: Any) -> None:
+    """``q.explain(analyse=True)``, ``q.count(min_dela=30)``, ``q.to_pandas(flaten=True)`` were
+    ignored (every keyword is an external, and an external the query does not read was dropped):
+    each is JQ0005 naming it and the externals the query reads, and nothing runs or is deleted."""
+    q = stored.where(it.x > param("lo"))
+    assert q.count(lo=1) == 1 and q.keys(lo=0) == [1, 2] and len(q.to_pandas(lo=0)) == 2
+    calls = (
+        lambda: q.explain(analyse=True, lo=1),
+        lambda: q.count(lo=1, min_dela=30),
+        lambda: q.to_list(lox=1),
+        lambda: q.to_pandas(flaten=True, lo=1),
+        lambda: list(q.iter_batches(lo=1, hi=2)),
+        lambda: q.page(1, lo=1, after_=None),
+        lambda: q.keys(l=1),
+        lambda: q.delete(lo=0, everything=True),
+    )
+    for call in calls:
+        with pytest.raises(QueryError) as info:
+            call()
+        assert info.value.code == "JQ0005" and "(it reads $lo)" in info.value.reason, info.value.reason
+    assert "(it reads none)" in _reason(lambda: stored.where(it.x > 0).count(lo=1))
+    assert stored.count() == 2
 
 
 def test_an_ordering_key_given_a_second_direction_says_to_give_one() -> None:
@@ -391,28 +397,19 @@ def test_an_ordering_key_given_a_second_direction_says_to_give_one() -> None:
     assert it.x.desc(empty="greatest").spec() == {"$key": "$it.x", "$dir": "desc", "$empty": "greatest"}
 
 
-def test_isin_of_a_param_bound_to_one_value_says_to_give_a_list() -> None:
+def test_isin_of_a_param_bound_to_one_value_says_to_give_a_list(stored: Any) -> None:
     """``isin(param("xs"))`` run with ``xs=5`` read ``$xs[*]``, the items of a number: none, so it
     matched nothing, silently. A value that is no list is JQ2010; lists, tuples and arrays match."""
     import datetime as dt
 
     import numpy as np
 
-    import jarenlab as jl
-
-    model = {
-        "$model": "0.1",
-        "collections": {"t": {"schema": {"type": "object"}, "key": None, "identity": "integer"}},
-    }
-    with jl.open(model=model) as store:
-        c = store["t"]
-        c.insert_many([{"x": 1}, {"x": 2}])
-        q = c.where(it.x.isin(param("xs")))
-        assert (q.count(xs=[1]), q.count(xs=(1, 2)), q.count(xs=np.array([2]))) == (1, 2, 1)
-        for value in (5, "ab", None, True, {"a": 1}, dt.date(2024, 1, 1)):
-            with pytest.raises(QueryError) as info:
-                q.count(xs=value)
-            assert info.value.code == "JQ2010" and "xs=[" in info.value.reason
+    q = stored.where(it.x.isin(param("xs")))
+    assert (q.count(xs=[1]), q.count(xs=(1, 2)), q.count(xs=np.array([2]))) == (1, 2, 1)
+    for value in (5, "ab", None, True, {"a": 1}, dt.date(2024, 1, 1)):
+        with pytest.raises(QueryError) as info:
+            q.count(xs=value)
+        assert info.value.code == "JQ2010" and "xs=[" in info.value.reason
 
 
 def test_the_text_of_an_expression_is_refused_where_it_would_be_a_constant(src: Docs) -> None:
