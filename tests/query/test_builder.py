@@ -378,13 +378,15 @@ def test_a_keyword_the_query_reads_as_no_external_is_refused(stored: Any) -> Non
         lambda: q.page(1, lo=1, after_=None),
         lambda: q.keys(l=1),
         lambda: q.delete(lo=0, everything=True),
+        lambda: q.update(set={"y": param("v")}, lo=0, w=1),
     )
     for call in calls:
         with pytest.raises(QueryError) as info:
             call()
-        assert info.value.code == "JQ0005" and "(it reads $lo)" in info.value.reason, info.value.reason
+        assert info.value.code == "JQ0005" and "(it reads $lo" in info.value.reason, info.value.reason
     assert "(it reads none)" in _reason(lambda: stored.where(it.x > 0).count(lo=1))
-    assert stored.count() == 2
+    assert stored.count() == 2 and q.update(set={"y": param("v")}, lo=1, v=7) == 1
+    assert stored.where(it.y == 7).count() == 1
 
 
 def test_an_ordering_key_given_a_second_direction_says_to_give_one() -> None:

@@ -656,6 +656,7 @@ class Query:
                 (m if not isinstance(m, str) or m.startswith("/") else pointer.join("", m)): lit(v)
                 for m, v in set.items()
             }
+        _read([self.document, *(assign or {}).values()], externals)  # (the set= values may read them)
         return self._stored("update")._update_where(self._where_only("update"), ops, externals, assign)
 
     def delete(self, **externals: Any) -> int:
