@@ -37,6 +37,16 @@ def is_flag(value: Any) -> bool:
     return type(value) is bool
 
 
+def is_progress(value: Any) -> bool:
+    """True for ``True``, ``False`` or ``None``: a ``progress=`` (None: a bar from the call's own
+    threshold; ``"no"`` would pass as true).
+
+    >>> is_progress(None), is_progress(False), is_progress("no")
+    (True, True, False)
+    """
+    return value is None or is_flag(value)
+
+
 def is_seconds(value: Any) -> bool:
     """True for a finite ``int`` or ``float`` (not a ``bool``) >= 0: a timeout, a poll interval.
 

@@ -12,7 +12,7 @@ import jsonschema_rs
 import orjson
 
 from jarenlab import frames
-from jarenlab.arguments import is_flag
+from jarenlab.arguments import is_progress
 from jarenlab.errors import StoreError, ValidationError
 from jarenlab.intervals import Refusal, WriteCheck, WriteLock
 from jarenlab.intervals import refusal as interval_refusal
@@ -949,7 +949,7 @@ def _flags(**flags: Any) -> None:
 
 def _progress(progress: Any) -> None:
     """Refuse a ``progress=`` that is not True, False or None (``"yes"`` would quietly show no bar)."""
-    if progress is not None and not is_flag(progress):
+    if not is_progress(progress):
         raise StoreError(
             "JD0006",
             f"progress must be True (always a bar), False (never) or None (from {_PROGRESS_FROM:,} "

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 import orjson
 
-from jarenlab.arguments import is_count, is_flag, is_seconds
+from jarenlab.arguments import is_count, is_flag, is_progress, is_seconds
 from jarenlab.causation import acting, current_event
 from jarenlab.errors import EventError, JarenlabError, StoreError, unreachable
 from jarenlab.events.event import Event, decode_cursor, encode_cursor, from_ms, from_row
@@ -268,7 +268,7 @@ class Events:
 
         >>> # plan = store.events.install(flights, dry_run=True); plan   # what it would rebuild
         """
-        if not is_flag(dry_run) or (progress is not None and not is_flag(progress)):
+        if not is_flag(dry_run) or not is_progress(progress):
             raise StoreError(
                 "JD0006", f"install() takes dry_run=True or False and progress=True, False or None, not "
                 f"dry_run={dry_run!r}, progress={progress!r}",

@@ -219,15 +219,19 @@ def _each_row(arg: Any) -> Any:
 
 def _reads_it(doc: Any) -> bool:
     """Whether a document reads ``$it`` outside the aggregates' own FLWORs."""
+    return any(s == "$it" or s.startswith(("$it.", "$it[", "$it'")) for s in _strings(doc, ("$for", "$const")))
+
+
+def _strings(doc: Any, skip: tuple[str, ...]) -> Iterator[str]:
+    """Every string of a document, outside the objects holding one of the ``skip`` keys."""
     if isinstance(doc, str):
-        return doc == "$it" or doc.startswith(("$it.", "$it[", "$it'"))
-    if isinstance(doc, list):
-        return any(_reads_it(d) for d in doc)
-    if isinstance(doc, dict):
-        if "$for" in doc or "$const" in doc:
-            return False
-        return any(_reads_it(v) for v in doc.values())
-    return False
+        yield doc
+    elif isinstance(doc, list):
+        for d in doc:
+            yield from _strings(d, skip)
+    elif isinstance(doc, dict) and not any(k in doc for k in skip):
+        for v in doc.values():
+            yield from _strings(v, skip)
 
 
 @dataclass(frozen=True)
@@ -958,31 +962,35 @@ def _read(document: Any, externals: dict[str, Any]) -> None:
     (``$xs[*]`` of ``xs=5`` is no item at all: it would match nothing, silently)."""
     if not externals:
         return
+    names, items = _externals(document)
     for name, value in externals.items():
-        if not isinstance(value, list | tuple | set | frozenset) and not hasattr(value, "__array__"):
-            if _reads_items(document, f"${name}[*]"):
-                raise QueryError(
-                    "JQ2010", f"{name}= is a list of the values isin(param({name!r})) matches, not "
-                    f"{value!r}: {name}=[{value!r}] for one",
-                )  # fmt: skip
-    from jarenlab.query.lang.document import parse
-
-    names = parse(document).externals
-    extra = sorted(set(externals) - names)
-    if extra:
-        known = ", ".join(f"${n}" for n in sorted(names)) or "none"
-        raise QueryError(
-            "JQ0005", f"{extra[0]}= is not an external of this query (it reads {known}) nor an option of "
-            "this call: check its spelling",
-        )  # fmt: skip
+        if name not in names:
+            known = ", ".join(f"${n}" for n in sorted(names)) or "none"
+            raise QueryError(
+                "JQ0005", f"{name}= is not an external of this query (it reads {known}) nor an option of "
+                "this call: check its spelling",
+            )  # fmt: skip
+        if name in items and not isinstance(value, list | tuple | set | frozenset) and not hasattr(value, "__array__"):
+            raise QueryError(
+                "JQ2010", f"{name}= is a list of the values isin(param({name!r})) matches, not "
+                f"{value!r}: {name}=[{value!r}] for one",
+            )  # fmt: skip
 
 
-def _reads_items(doc: Any, path: str) -> bool:
-    """Whether a document reads ``path`` (``$xs[*]``: an external's items) anywhere."""
-    if isinstance(doc, str):
-        return doc == path
-    if isinstance(doc, list):
-        return any(_reads_items(d, path) for d in doc)
-    if isinstance(doc, dict):
-        return "$const" not in doc and any(_reads_items(v, path) for v in doc.values())
-    return False
+#: Per query document (by its ``repr``): the externals it reads, and those it reads item by
+#: item (``$xs[*]``). A run with externals looks here, not at a parse of its document each time.
+_READS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _externals(document: Any) -> tuple[frozenset[str], frozenset[str]]:
+    key = repr(document)
+    got = _READS.get(key)
+    if got is None:
+        from jarenlab.query.lang.document import parse
+
+        names = parse(document).externals
+        items = frozenset(n for n in names if f"${n}[*]" in _strings(document, ("$const",)))
+        if len(_READS) >= 256:
+            _READS.clear()
+        got = _READS[key] = (names, items)
+    return got

@@ -475,10 +475,10 @@ class OrderKey:
         raise self._again("desc")
 
     def _again(self, name: str) -> QueryError:
-        shown = f"{Expr(self.key)._shown()}.{'desc' if self.descending else 'asc'}()"
+        key = Expr(self.key)._shown()
         return QueryError(
-            "JQ0034", f"{shown}.{name}(): an ordering key takes one direction: write "
-            f"{Expr(self.key)._shown()}.desc() or {Expr(self.key)._shown()}.asc() once",
+            "JQ0034", f"{key}.{'desc' if self.descending else 'asc'}().{name}(): an ordering key takes "
+            f"one direction: write {key}.desc() or {key}.asc() once",
         )  # fmt: skip
 
 

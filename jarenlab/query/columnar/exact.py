@@ -61,6 +61,20 @@ def group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> list[float
 _U = 2.0**-53
 
 
+def _first_exponent(top: float, size: int) -> int:
+    """The binary exponent of the first extraction level's ``sigma`` for ``size`` values of at
+    most ``top`` in magnitude: room above ``top`` for the sum of them all."""
+    return math.frexp(top)[1] + int(size).bit_length() + 1
+
+
+def _extract(values: np.ndarray, sigma: float, q: np.ndarray, r: np.ndarray) -> None:
+    """One extraction level, in place: ``q`` the values rounded to the level's unit (``(values +
+    sigma) - sigma``, exact), ``r`` what is left (``values - q``, exact); ``r`` may be ``values``."""
+    np.add(values, sigma, out=q)
+    np.subtract(q, sigma, out=q)
+    np.subtract(values, q, out=r)
+
+
 class Bounded:
     """Each group's sum of doubles to within a bound, added a block at a time in one pass (the
     caller's blocks, whose scratch stays in cache): after :meth:`add` of every value,
@@ -85,7 +99,7 @@ class Bounded:
     def __init__(self, top: float, size: int, count: int) -> None:
         self.head, self.tail = np.zeros(count), np.zeros(count)
         self.top = top
-        self.exponent = math.frexp(top)[1] + int(size).bit_length() + 1
+        self.exponent = _first_exponent(top, size)
         self.usable = top > 0.0 and self.exponent <= 1023 and self.exponent - 53 >= _LOWEST
         self.sigma = 2.0**self.exponent if self.usable else 0.0
         self.q = np.empty(min(BLOCK, size))
@@ -96,9 +110,7 @@ class Bounded:
         if not self.usable:
             return
         q, r = self.q[: part.size], self.r[: part.size]
-        np.add(part, self.sigma, out=q)
-        np.subtract(q, self.sigma, out=q)
-        np.subtract(part, q, out=r)
+        _extract(part, self.sigma, q, r)
         count = len(self.head)
         self.head += np.bincount(groups, weights=q, minlength=count)
         self.tail += np.bincount(groups, weights=r, minlength=count)
@@ -146,7 +158,7 @@ def group_levels(
     if top == 0.0:
         return levels, slow
     bits = int(vals.size).bit_length() + 1
-    first = math.frexp(top)[1] + bits
+    first = _first_exponent(top, vals.size)
     rest = np.empty(min(block, vals.size), dtype=np.float64)
     q = np.empty_like(rest)
     for start in range(0, vals.size, block):
@@ -160,10 +172,7 @@ def group_levels(
                 # What is left is spread too widely.
                 slow.update({0} if g is None else np.unique(g[r != 0]).tolist())
                 break
-            sigma = 2.0**exponent
-            np.add(r, sigma, out=p)
-            np.subtract(p, sigma, out=p)
-            np.subtract(r, p, out=r)
+            _extract(r, 2.0**exponent, p, r)
             level = np.array([p.sum()]) if g is None else np.bincount(g, weights=p, minlength=count)
             if k == len(levels):
                 levels.append(level)
@@ -219,15 +228,13 @@ def levels(values: np.ndarray) -> tuple[list[np.ndarray], bool]:
     """
     out: list[np.ndarray] = []
     top = float(np.abs(values).max()) if values.size else 0.0
-    bits = int(values.size).bit_length() + 1
     rest = np.array(values, dtype=np.float64)
     while top > 0.0:
-        exponent = math.frexp(top)[1] + bits
+        exponent = _first_exponent(top, values.size)
         if len(out) == _LEVELS or exponent - 53 < _LOWEST:
             return out, True
-        sigma = 2.0**exponent
-        q = (rest + sigma) - sigma
-        rest -= q
+        q = np.empty_like(rest)
+        _extract(rest, 2.0**exponent, q, rest)
         out.append(q)
         top = 2.0 ** (exponent - 53) if rest.any() else 0.0
     return out, False

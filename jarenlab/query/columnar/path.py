@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarenlab.arguments import is_flag
+from jarenlab.arguments import is_progress
 from jarenlab.errors import StoreError
 from jarenlab.query.columnar.budget import DEFAULT_BUDGET, budget_of
 from jarenlab.query.columnar.fresh import OwnCommits, catch_up, probe
@@ -143,7 +143,7 @@ class Columns:
 
     @progress.setter
     def progress(self, value: bool | None) -> None:
-        if value is not None and not is_flag(value):
+        if not is_progress(value):
             raise StoreError(
                 "JD0006",
                 f"store.columns.progress is True (a bar on every build), False (never) or None (builds "
